@@ -1,0 +1,117 @@
+"""What the core needs from a chat platform: a small required Protocol plus optional capabilities."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from starlette.routing import BaseRoute
+
+from gateway.errors import GatewayError
+from gateway.ids import ThreadRef
+from gateway.models import InboundMessage, ThreadItem
+
+if TYPE_CHECKING:
+    from gateway.lease import Lease
+    from gateway.service import Received
+
+
+@dataclass(frozen=True, slots=True)
+class MessageRef:
+    """Where a posted item landed, so it can be edited later (native controls)."""
+
+    thread_id: str
+    message_id: str
+
+
+class ChannelError(Exception):
+    """A platform refused or failed a post. ``retry_after`` is set when the platform said when to retry."""
+
+    def __init__(self, message: str, *, retry_after: float | None = None, permanent: bool = False):
+        super().__init__(message)
+        self.retry_after = retry_after
+        self.permanent = permanent
+
+
+@runtime_checkable
+class Channel(Protocol):
+    """A chat platform the gateway posts into. ``platform`` is the thread id prefix it serves."""
+
+    platform: str
+
+    async def post(self, thread: ThreadRef, item: ThreadItem) -> MessageRef:
+        """Post an item into the thread; raise ChannelError when it cannot be posted."""
+        ...
+
+
+@runtime_checkable
+class PrivateNotices(Protocol):
+    """Capability: tell one person something nobody else in the thread sees."""
+
+    async def notify_private(self, thread: ThreadRef, identity: str, text: str) -> None: ...
+
+
+@runtime_checkable
+class EditsMessages(Protocol):
+    """Capability: replace a posted item (to show a prompt's outcome and retire its controls)."""
+
+    async def edit(self, ref: MessageRef, item: ThreadItem) -> None: ...
+
+
+class Channels:
+    """The configured channels, by platform."""
+
+    def __init__(self, channels: list[Channel] | None = None) -> None:
+        self._by_platform: dict[str, Channel] = {}
+        for channel in channels or []:
+            self.add(channel)
+
+    def add(self, channel: Channel) -> None:
+        self._by_platform[channel.platform] = channel
+
+    def __contains__(self, platform: str) -> bool:
+        return platform in self._by_platform
+
+    def platforms(self) -> list[str]:
+        return sorted(self._by_platform)
+
+    def for_thread(self, thread: ThreadRef) -> Channel:
+        channel = self._by_platform.get(thread.platform)
+        if channel is None:
+            raise GatewayError(
+                "CHANNEL_NOT_CONFIGURED",
+                f"The {thread.platform} channel is not configured on this gateway; set its settings "
+                "(see .env.example) or use a configured channel.",
+                400,
+                {"thread_id": thread.thread_id, "configured": self.platforms()},
+            )
+        return channel
+
+
+class InboundSink(Protocol):
+    """Where a channel hands people's messages and control presses: the core's one entry point."""
+
+    async def receive(self, message: InboundMessage) -> Received: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelContext:
+    """What a running channel gets from the gateway: the inbound sink and a way to hold a lease."""
+
+    sink: InboundSink
+    lease: Callable[[str], Lease]
+
+
+@runtime_checkable
+class ChannelRuntime(Channel, Protocol):
+    """A channel that runs inside ``threadgate serve``: started with the app, stopped on shutdown.
+
+    ``routes()`` lists the HTTP ingress routes it needs on the gateway's server (may be empty).
+    """
+
+    async def start(self, context: ChannelContext) -> None: ...
+
+    async def stop(self) -> None: ...
+
+    def routes(self) -> list[BaseRoute]: ...

@@ -1,0 +1,123 @@
+"""Leases: exactly one process per bot token holds a long-lived platform connection.
+
+A lease is a Redis key holding the holder's id, renewed well before its TTL runs out. Each acquisition
+takes a new fencing token (a counter), so work started under an older token can be told apart. When the
+holder dies, the key expires and another process takes over within one TTL plus one retry interval.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import os
+import socket
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from gateway.logs import event
+
+_RENEW = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0
+"""
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+"""
+
+Work = Callable[[int], Awaitable[None]]
+
+
+def lease_name(platform: str, secret: str) -> str:
+    """A lease name per bot token that does not reveal the token."""
+    return f"{platform}:{hashlib.sha256(secret.encode()).hexdigest()[:16]}"
+
+
+class Lease:
+    """Run ``work(fence)`` only while this process holds the lease ``name``."""
+
+    def __init__(self, redis: Any, name: str, *, ttl_ms: int = 15_000, holder: str | None = None) -> None:
+        self.redis = redis
+        self.name = name
+        self.key = f"tg:lease:{name}"
+        self.fence_key = f"tg:lease:{name}:fence"
+        self.ttl_ms = ttl_ms
+        self.holder = holder or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.fence: int | None = None
+        self._stopping = asyncio.Event()
+
+    @property
+    def held(self) -> bool:
+        return self.fence is not None
+
+    async def current_holder(self) -> str | None:
+        value: str | None = await self.redis.get(self.key)
+        return value
+
+    async def try_acquire(self) -> bool:
+        if await self.redis.set(self.key, self.holder, nx=True, px=self.ttl_ms):
+            self.fence = int(await self.redis.incr(self.fence_key))
+            event("lease.acquired", lease=self.name, holder=self.holder, fence=self.fence)
+            return True
+        return False
+
+    async def renew(self) -> bool:
+        return bool(await self.redis.eval(_RENEW, 1, self.key, self.holder, self.ttl_ms))
+
+    async def release(self) -> None:
+        if self.fence is not None:
+            with contextlib.suppress(Exception):
+                await self.redis.eval(_RELEASE, 1, self.key, self.holder)
+            event("lease.released", lease=self.name, holder=self.holder)
+        self.fence = None
+
+    def stop(self) -> None:
+        self._stopping.set()
+
+    async def run(self, work: Work) -> None:
+        """Acquire, run ``work`` while renewing, release on stop; retry acquisition while another holds it."""
+        interval = self.ttl_ms / 3000
+        while not self._stopping.is_set():
+            try:
+                acquired = await self.try_acquire()
+            except Exception as exc:
+                event("lease.error", logging.WARNING, lease=self.name, error=str(exc))
+                acquired = False
+            if acquired:
+                assert self.fence is not None
+                await self._hold(work(self.fence), interval)
+                await self.release()
+            if not self._stopping.is_set():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stopping.wait(), interval)
+
+    async def _hold(self, work: Awaitable[None], interval: float) -> None:
+        task = asyncio.ensure_future(work)
+        try:
+            while not task.done() and not self._stopping.is_set():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(task), interval)
+                if task.done():
+                    break
+                try:
+                    still_ours = await self.renew()
+                except Exception as exc:
+                    event("lease.renew_failed", logging.WARNING, lease=self.name, error=str(exc))
+                    still_ours = False
+                if not still_ours:
+                    event("lease.lost", logging.WARNING, lease=self.name, holder=self.holder)
+                    break
+        finally:
+            if not task.done():
+                task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+            if task.done() and not task.cancelled() and task.exception() is not None:
+                event("lease.work_failed", logging.WARNING, lease=self.name, error=str(task.exception()))

@@ -1,0 +1,103 @@
+"""The text-answer mapper of seed 000: a person's reply (text or structured answers) to answers.
+
+Pure functions, no I/O. ``map_reply`` is the one entry point every answer path uses.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from gateway.models import APPROVE, DENY, Answer, PromptKind, Question
+
+AFFIRMATIVE = frozenset({"approve", "approved", "yes", "y", "ok", "allow", "1"})
+_SEPARATORS = re.compile(r"[,\s]+")
+
+
+def map_approval(text: str) -> list[str]:
+    """Affirmative tokens approve; everything else denies (deny on uncertainty, deliberately)."""
+    return [APPROVE] if text.strip().casefold() in AFFIRMATIVE else [DENY]
+
+
+def _option_number(token: str, count: int) -> int | None:
+    """The 1-based option a bare decimal number names, or None when it names none."""
+    if not (token.isascii() and token.isdigit()):
+        return None
+    number = int(token)
+    return number if 1 <= number <= count else None
+
+
+def _label_match(text: str, labels: Sequence[str]) -> str | None:
+    wanted = text.strip().casefold()
+    return next((label for label in labels if label.casefold() == wanted), None)
+
+
+def map_question(question: Question, text: str) -> list[str]:
+    """Map text against one ask_user_question question (single-select, multi-select or free text)."""
+    labels = question.labels
+    if not labels:
+        return [text]
+    stripped = text.strip()
+    if question.multi_select:
+        if not stripped:
+            return []
+        tokens = [token for token in _SEPARATORS.split(stripped) if token]
+        numbers = [_option_number(token, len(labels)) for token in tokens]
+        if all(number is not None for number in numbers):
+            chosen = {number for number in numbers if number is not None}
+            return [label for index, label in enumerate(labels, start=1) if index in chosen]
+    else:
+        number = _option_number(stripped, len(labels))
+        if number is not None:
+            return [labels[number - 1]]
+    label = _label_match(stripped, labels)
+    return [label] if label is not None else [text]
+
+
+def map_text(kind: PromptKind, questions: Sequence[Question], text: str) -> list[list[str]]:
+    """Seed 000's "Text answers" table: one list of answers per question, never raising."""
+    if kind is PromptKind.APPROVAL:
+        return [map_approval(text) for _ in questions]
+    if kind is PromptKind.TEXT:
+        return [[text] for _ in questions]
+    return [map_question(question, text) for question in questions]
+
+
+def check_structured(questions: Sequence[Question], entries: Any) -> list[list[str]] | None:
+    """Structured ``metadata.answers``, checked not trusted: one entry per question, each a list.
+
+    Entries name their question by ``question_id`` or ``question`` text. Returns the answers in
+    question order, or None for a partial or malformed set (the caller then maps the text).
+    """
+    if not isinstance(entries, list) or len(entries) != len(questions):
+        return None
+    by_id = {question.id: index for index, question in enumerate(questions)}
+    by_text = {question.question: index for index, question in enumerate(questions)}
+    found: dict[int, list[str]] = {}
+    for entry in entries:
+        if not isinstance(entry, dict):
+            return None
+        index = by_id.get(entry.get("question_id")) if "question_id" in entry else None
+        if index is None:
+            index = by_text.get(entry.get("question"))  # type: ignore[arg-type]
+        answer = entry.get("answer")
+        if index is None or index in found or not isinstance(answer, list):
+            return None
+        if not all(isinstance(value, str) for value in answer):
+            return None
+        found[index] = list(answer)
+    return [found[index] for index in range(len(questions))]
+
+
+def map_reply(
+    kind: PromptKind, questions: Sequence[Question], text: str, structured: Any = None
+) -> list[Answer]:
+    """The answers a reply gives: structured answers when they check out, else the text mapped."""
+    lists = check_structured(questions, structured) if structured is not None else None
+    if lists is None:
+        lists = map_text(kind, questions, text)
+    return [
+        Answer(question=question.question, question_id=question.id or f"q{index}", answer=answer)
+        for index, (question, answer) in enumerate(zip(questions, lists, strict=True), start=1)
+    ]

@@ -1,0 +1,291 @@
+"""The objects of the contract: prompts and their questions, answers, thread items, runs, agents."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Annotated, Any, Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from gateway.ids import is_identity
+
+MAX_QUESTIONS = 4
+MAX_OPTIONS = 25
+MAX_QUESTION_CHARS = 2000
+MAX_LABEL_CHARS = 100
+MAX_DESCRIPTION_CHARS = 300
+MAX_TEXT_CHARS = 40_000
+DEFAULT_EXPIRES_IN = 7 * 24 * 3600
+MAX_EXPIRES_IN = 30 * 24 * 3600
+APPROVE, DENY = "Approve", "Deny"
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def to_ms(moment: datetime) -> int:
+    return int(moment.timestamp() * 1000)
+
+
+def from_ms(ms: int | str) -> datetime:
+    return datetime.fromtimestamp(int(ms) / 1000, UTC)
+
+
+class Model(BaseModel):
+    """Base: unknown fields refused, wire names (``multiSelect``) used both ways."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, serialize_by_alias=True)
+
+
+class PromptKind(StrEnum):
+    APPROVAL = "approval"
+    ASK_USER_QUESTION = "ask_user_question"
+    TEXT = "text"
+
+
+class PromptState(StrEnum):
+    PENDING = "pending"
+    ANSWERED = "answered"
+    CANCELLED = "cancelled"
+
+
+class ReasonCode(StrEnum):
+    RUN_ENDED = "run_ended"
+    SUPERSEDED = "superseded"
+    DECLINED = "declined"
+    EXPIRED = "expired"
+    NEW_MESSAGE = "new_message"
+    ABORTED = "aborted"
+    CANCELLED = "cancelled"
+
+
+Identity = Annotated[str, Field(min_length=3, max_length=160)]
+
+
+def check_identity(value: str) -> str:
+    if not is_identity(value):
+        raise ValueError("must be an identity of the form <platform>:<id>, such as slack:U0123ABC")
+    return value
+
+
+class Option(Model):
+    label: str = Field(min_length=1, max_length=MAX_LABEL_CHARS)
+    description: str | None = Field(default=None, max_length=MAX_DESCRIPTION_CHARS)
+
+    @field_validator("label")
+    @classmethod
+    def _label_not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be blank")
+        return value.strip()
+
+
+class Question(Model):
+    id: str | None = Field(default=None, min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$")
+    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
+    header: str | None = Field(default=None, max_length=100)
+    multi_select: bool = Field(default=False, alias="multiSelect")
+    options: list[Option] = Field(default_factory=list, max_length=MAX_OPTIONS)
+
+    @field_validator("question")
+    @classmethod
+    def _question_not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be blank")
+        return value
+
+    @model_validator(mode="after")
+    def _labels_unique(self) -> Self:
+        seen: set[str] = set()
+        for option in self.options:
+            key = option.label.casefold()
+            if key in seen:
+                raise ValueError(
+                    f"option labels must be unique (case-insensitively); {option.label!r} repeats"
+                )
+            seen.add(key)
+        if self.multi_select and not self.options:
+            raise ValueError("multiSelect needs options")
+        return self
+
+    @property
+    def labels(self) -> list[str]:
+        return [option.label for option in self.options]
+
+
+class ToolCall(Model):
+    name: str = Field(min_length=1, max_length=200)
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class Answer(Model):
+    """One question's answer as the agent receives it: always a list."""
+
+    question: str
+    question_id: str
+    answer: list[str]
+
+
+class PromptRequest(Model):
+    """What an agent sends to raise a prompt. Validation follows seed 000 and the contract."""
+
+    kind: PromptKind
+    questions: list[Question] = Field(min_length=1, max_length=MAX_QUESTIONS)
+    tool_call: ToolCall | None = None
+    expires_in_seconds: int | None = Field(default=None, ge=1, le=MAX_EXPIRES_IN)
+
+    @model_validator(mode="after")
+    def _shape_matches_kind(self) -> Self:
+        if self.kind is PromptKind.APPROVAL:
+            if len(self.questions) != 1:
+                raise ValueError("an approval has exactly one question")
+            question = self.questions[0]
+            if not question.options:
+                question.options = [Option(label=APPROVE), Option(label=DENY)]
+            elif question.labels != [APPROVE, DENY]:
+                raise ValueError("an approval's options are exactly Approve, Deny")
+            if question.multi_select:
+                raise ValueError("an approval is not multiSelect")
+        elif self.kind is PromptKind.TEXT:
+            if len(self.questions) != 1:
+                raise ValueError("a text prompt has exactly one question")
+            if self.questions[0].options:
+                raise ValueError("a text prompt has no options")
+        elif self.tool_call is not None:
+            raise ValueError("tool_call belongs to approvals only")
+        ids: set[str] = set()
+        texts: set[str] = set()
+        for index, question in enumerate(self.questions, start=1):
+            if question.id is None:
+                question.id = f"q{index}"
+            if question.id in ids:
+                raise ValueError(f"question ids must be unique; {question.id!r} repeats")
+            if question.question in texts:
+                raise ValueError("question texts must be unique, since answers may name them")
+            ids.add(question.id)
+            texts.add(question.question)
+        return self
+
+
+class Resolution(StrEnum):
+    HOT = "resolved_hot"
+    PARKED = "resolved_parked"
+
+
+class Prompt(Model):
+    """A prompt as stored and served: the request plus where it lives and how it settled."""
+
+    prompt_id: str
+    run_id: str
+    thread_id: str
+    agent: str
+    kind: PromptKind
+    prompt_state: PromptState = PromptState.PENDING
+    questions: list[Question]
+    tool_call: ToolCall | None = None
+    created_at: datetime
+    expires_at: datetime
+    started_by: str | None = None
+    answers: list[Answer] | None = None
+    answered_by: str | None = None
+    resolution: Resolution | None = None
+    turn_id: str | None = None
+    reason: str | None = None
+    reason_code: ReasonCode | None = None
+    settled_at: datetime | None = None
+
+    @property
+    def pending(self) -> bool:
+        return self.prompt_state is PromptState.PENDING
+
+    def public(self) -> dict[str, Any]:
+        """The contract's JSON: answered carries answers and never reason; cancelled the reverse."""
+        data = self.model_dump(mode="json", exclude={"started_by"})
+        if self.prompt_state is PromptState.ANSWERED:
+            for key in ("reason", "reason_code"):
+                data.pop(key, None)
+        else:
+            data.pop("answers", None)
+            data.pop("answered_by", None)
+            data.pop("resolution", None)
+            data.pop("turn_id", None)
+            if self.prompt_state is PromptState.PENDING:
+                for key in ("reason", "reason_code", "settled_at"):
+                    data.pop(key, None)
+        return data
+
+
+class TextContent(Model):
+    type: Literal["text"] = "text"
+    text: str = Field(max_length=MAX_TEXT_CHARS)
+
+
+class ThreadItem(Model):
+    """What is posted into a chat thread, and kept in the thread's item log."""
+
+    type: Literal["message", "pending_prompt", "pending_prompt_resolved"]
+    content: list[TextContent]
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        return "\n".join(part.text for part in self.content)
+
+
+class InboundMessage(Model):
+    """A person's message or control press, normalised by a channel adapter."""
+
+    thread_id: str
+    sender: Identity
+    text: str = Field(default="", max_length=MAX_TEXT_CHARS)
+    answers: list[dict[str, Any]] | None = None
+    event_id: str | None = Field(default=None, max_length=200)
+    prompt_id: str | None = None
+    received_at: datetime = Field(default_factory=utcnow)
+
+    @field_validator("sender")
+    @classmethod
+    def _identity(cls, value: str) -> str:
+        return check_identity(value)
+
+
+class RunState(StrEnum):
+    RUNNING = "running"
+    ENDED = "ended"
+
+
+class RunRequest(Model):
+    thread_id: str = Field(min_length=1, max_length=200)
+    agent: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$")
+    started_by: Identity | None = None
+
+    @field_validator("started_by")
+    @classmethod
+    def _identity(cls, value: str | None) -> str | None:
+        return None if value is None else check_identity(value)
+
+
+class Run(Model):
+    run_id: str
+    thread_id: str
+    agent: str
+    started_by: str | None
+    state: RunState = RunState.RUNNING
+    created_at: datetime
+
+
+class HumanInput(Model):
+    expires_in_seconds: int = Field(default=DEFAULT_EXPIRES_IN, ge=1, le=MAX_EXPIRES_IN)
+    approvers: list[Identity] = Field(default_factory=list, max_length=1000)
+
+    @field_validator("approvers")
+    @classmethod
+    def _identities(cls, values: list[str]) -> list[str]:
+        return list(dict.fromkeys(check_identity(value) for value in values))
+
+
+class AgentDefinition(Model):
+    name: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$")
+    human_input: HumanInput = Field(default_factory=HumanInput)

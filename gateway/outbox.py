@@ -1,0 +1,219 @@
+"""The outbox: what a state change owes the world, delivered after the change is safe in Redis.
+
+Each thread has two lists written by the same Lua script that changed its state: ``pub`` (events and
+queued messages for the global feeds) and ``chat`` (audit items and agent messages to post, in order).
+Any process may drain any thread, one at a time under a per-thread lock; an item leaves its list only
+after it was delivered, so a crash delivers it again (at least once; ids let readers dedupe).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from gateway.channel import ChannelError, Channels, EditsMessages, MessageRef
+from gateway.errors import GatewayError
+from gateway.ids import parse_thread_id
+from gateway.logs import event
+from gateway.models import Prompt, PromptState, ThreadItem, from_ms, utcnow
+from gateway.render import answers_summary, resolved_item
+from gateway.store import Store, keys
+
+LOCK_TTL_MS = 30_000
+SWEEP_AGE_MS = 10_000
+MAX_BACKOFF_S = 300.0
+
+
+def pending_view(prompt: Prompt) -> Prompt:
+    """The prompt as it was when asked (for ``input.requested``)."""
+    return prompt.model_copy(
+        update={
+            "prompt_state": PromptState.PENDING,
+            "answers": None,
+            "answered_by": None,
+            "resolution": None,
+            "turn_id": None,
+            "reason": None,
+            "reason_code": None,
+            "settled_at": None,
+        }
+    )
+
+
+def feed_event(event_id: str, kind: str, data: dict[str, Any]) -> dict[str, Any]:
+    return {"id": event_id, "type": kind, "created_at": utcnow().isoformat(), "data": data}
+
+
+class Outbox:
+    """Drains threads' outboxes: right away for the changes this process made, and by sweeping."""
+
+    def __init__(self, store: Store, channels: Channels, clock: Callable[[], float] = time.time) -> None:
+        self.store = store
+        self.channels = channels
+        self.clock = clock
+        self._running: dict[str, asyncio.Task[bool]] = {}
+        self._again: set[str] = set()
+        self._retry_at: dict[str, float] = {}
+        self._failures: dict[str, int] = {}
+
+    def kick(self, thread_id: str) -> None:
+        """Drain ``thread_id`` soon, in the background (coalesced with a drain already running)."""
+        if thread_id in self._running:
+            self._again.add(thread_id)
+            return
+        task = asyncio.create_task(self._drain_loop(thread_id), name=f"threadgate.outbox.{thread_id}")
+        self._running[thread_id] = task
+        task.add_done_callback(lambda _t: self._running.pop(thread_id, None))
+
+    async def idle(self) -> None:
+        """Wait until no drain started by this process is running (tests, shutdown)."""
+        while self._running:
+            await asyncio.gather(*list(self._running.values()), return_exceptions=True)
+
+    async def _drain_loop(self, thread_id: str) -> bool:
+        done = False
+        while True:
+            self._again.discard(thread_id)
+            done = await self.drain(thread_id)
+            if thread_id not in self._again:
+                return done
+
+    async def drain(self, thread_id: str) -> bool:
+        """Deliver everything owed for one thread. True when both lists are empty afterwards."""
+        if self._retry_at.get(thread_id, 0.0) > self.clock():
+            return False
+        token = uuid.uuid4().hex
+        if not await self.store.lock_outbox(thread_id, token, LOCK_TTL_MS):
+            return False
+        try:
+            await self._drain_pub(thread_id)
+            return await self._drain_chat(thread_id)
+        finally:
+            await self.store.unlock_outbox(thread_id, token)
+
+    async def _drain_pub(self, thread_id: str) -> None:
+        key = keys.pub_outbox(thread_id)
+        while (raw := await self.store.peek(key)) is not None:
+            await self._publish(thread_id, json.loads(raw))
+            await self.store.pop(key)
+
+    async def _drain_chat(self, thread_id: str) -> bool:
+        key = keys.chat_outbox(thread_id)
+        while (raw := await self.store.peek(key)) is not None:
+            try:
+                await self._post(thread_id, json.loads(raw))
+            except GatewayError as exc:  # no channel for this platform here: another process may have it
+                event("outbox.no_channel", logging.DEBUG, thread_id=thread_id, error=exc.message)
+                return False
+            except ChannelError as exc:
+                self._back_off(thread_id, exc)
+                return False
+            self._failures.pop(thread_id, None)
+            self._retry_at.pop(thread_id, None)
+            await self.store.pop(key)
+        return True
+
+    def _back_off(self, thread_id: str, exc: ChannelError) -> None:
+        failures = self._failures.get(thread_id, 0) + 1
+        self._failures[thread_id] = failures
+        delay = exc.retry_after if exc.retry_after is not None else min(2.0**failures, MAX_BACKOFF_S)
+        self._retry_at[thread_id] = self.clock() + delay
+        event("outbox.post_failed", logging.WARNING, thread_id=thread_id, error=str(exc), retry_in=delay)
+
+    async def _publish(self, thread_id: str, effect: dict[str, Any]) -> None:
+        kind = effect["t"]
+        if kind == "message":
+            message = json.loads(effect["m"])
+            await self._queue_message(message)
+            return
+        prompt = await self.store.get_prompt(effect["pid"], thread_id)
+        if prompt is None:  # retained records expired before delivery; nothing left to say
+            return
+        if kind == "requested":
+            data = pending_view(prompt).public()
+            await self.store.append_feed(
+                keys.EVENTS, feed_event(f"{prompt.prompt_id}.requested", "input.requested", data)
+            )
+        elif kind == "resolved":
+            data = prompt.public()
+            await self.store.append_feed(
+                keys.EVENTS, feed_event(f"{prompt.prompt_id}.resolved", "input.resolved", data)
+            )
+            await self.store.forget_pending(prompt.prompt_id, prompt.agent)
+        elif kind == "parked":
+            await self._queue_message(parked_message(prompt, effect["turn"]))
+
+    async def _queue_message(self, message: dict[str, Any]) -> None:
+        await self.store.append_feed(keys.MESSAGES, message)
+        event_id = f"{message['message_id']}.received"
+        await self.store.append_feed(keys.EVENTS, feed_event(event_id, "message.received", message))
+
+    async def _post(self, thread_id: str, effect: dict[str, Any]) -> None:
+        thread = parse_thread_id(thread_id)
+        channel = self.channels.for_thread(thread)
+        if effect["t"] == "audit":
+            prompt = await self.store.get_prompt(effect["pid"], thread_id)
+            if prompt is None:
+                return
+            item = resolved_item(prompt)
+            await channel.post(thread, item)
+            await self.store.log_item(thread_id, {"role": "gateway", **item.model_dump(mode="json")})
+            await self._retire_controls(channel, thread_id, prompt)
+        elif effect["t"] == "message":
+            item = ThreadItem.model_validate(effect["item"])
+            await channel.post(thread, item)
+            await self.store.log_item(thread_id, {"role": "agent", **item.model_dump(mode="json")})
+
+    async def _retire_controls(self, channel: object, thread_id: str, prompt: Prompt) -> None:
+        """Show the outcome on the prompt's own message, where the platform can edit it."""
+        if not isinstance(channel, EditsMessages):
+            return
+        ref = await self.store.get_prompt_field(thread_id, prompt.prompt_id, "msg")
+        if not ref:
+            return
+        try:
+            await channel.edit(MessageRef(thread_id, ref), resolved_item(prompt))
+        except ChannelError as exc:  # the audit item already says how it settled
+            event("outbox.edit_failed", logging.WARNING, thread_id=thread_id, error=str(exc))
+
+    async def sweep(self, *, everything: bool = False) -> int:
+        """Drain threads marked dirty a while ago (left by a crashed process or a failed post)."""
+        now_ms = int(self.clock() * 1000)
+        cutoff = now_ms if everything else now_ms - SWEEP_AGE_MS
+        drained = 0
+        for thread_id in await self.store.dirty_threads(cutoff):
+            if thread_id in self._running:
+                continue
+            if await self.drain(thread_id):
+                await self.store.drop_dirty(thread_id, now_ms - SWEEP_AGE_MS)
+                drained += 1
+        return drained
+
+    async def run(self, interval: float = 2.0) -> None:
+        """Sweep forever (a background task of the service)."""
+        while True:
+            with contextlib.suppress(Exception):
+                await self.sweep()
+            await asyncio.sleep(interval)
+
+
+def parked_message(prompt: Prompt, turn_id: str) -> dict[str, Any]:
+    """An answer that arrived while the agent was not waiting, re-driven as its next turn's message."""
+    answers = [answer.model_dump(mode="json") for answer in prompt.answers or []]
+    text = answers_summary(prompt.answers or [])
+    return {
+        "message_id": turn_id,
+        "thread_id": prompt.thread_id,
+        "sender": prompt.answered_by,
+        "text": text,
+        "content": [{"type": "text", "text": text}],
+        "metadata": {"answers": answers, "prompt_id": prompt.prompt_id},
+        "received_at": (prompt.settled_at or from_ms(int(time.time() * 1000))).isoformat(),
+        "tag": "parked_answer",
+    }

@@ -1,0 +1,79 @@
+"""Renderers: the thread items a prompt becomes, as seed 000 shows them. Pure functions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gateway.models import Answer, Prompt, PromptState, Question, TextContent, ThreadItem
+
+NO_SELECTION = "(no selection)"
+
+
+def question_text(question: Question) -> str:
+    """The question, then its options numbered ``  N. label — description``."""
+    lines = [question.question]
+    for number, option in enumerate(question.options, start=1):
+        suffix = f" — {option.description}" if option.description else ""
+        lines.append(f"  {number}. {option.label}{suffix}")
+    return "\n".join(lines)
+
+
+def prompt_text(questions: list[Question]) -> str:
+    """The content of a pending_prompt: the questions and nothing else (no header, no instructions)."""
+    return "\n\n".join(question_text(question) for question in questions)
+
+
+def _questions_metadata(prompt: Prompt) -> list[dict[str, Any]]:
+    return [question.model_dump(mode="json", exclude_none=True) for question in prompt.questions]
+
+
+def pending_prompt_item(prompt: Prompt) -> ThreadItem:
+    """The ``pending_prompt`` item; metadata keeps the whole payload for native renderers."""
+    meta: dict[str, Any] = {
+        "prompt_id": prompt.prompt_id,
+        "kind": prompt.kind.value,
+        "prompt_state": PromptState.PENDING.value,
+        "questions": _questions_metadata(prompt),
+    }
+    if prompt.tool_call is not None:
+        meta["tool_call"] = prompt.tool_call.model_dump(mode="json")
+    return ThreadItem(
+        type="pending_prompt",
+        content=[TextContent(text=prompt_text(prompt.questions))],
+        metadata={"type": "pending_prompt", "prompt": meta},
+    )
+
+
+def answers_summary(answers: list[Answer]) -> str:
+    """``staging`` for one answer; ``CSV import · KPI cards, Table`` for several questions."""
+    return " · ".join(", ".join(answer.answer) if answer.answer else NO_SELECTION for answer in answers)
+
+
+def resolved_text(prompt: Prompt) -> str:
+    if prompt.prompt_state is PromptState.ANSWERED:
+        return f"✓ Answered: {answers_summary(prompt.answers or [])}"
+    return f"✗ Cancelled: {prompt.reason or 'cancelled'}"
+
+
+def resolved_item(prompt: Prompt) -> ThreadItem:
+    """The ``pending_prompt_resolved`` audit item: answers when answered, reason when cancelled."""
+    meta: dict[str, Any] = {
+        "prompt_id": prompt.prompt_id,
+        "kind": prompt.kind.value,
+        "prompt_state": prompt.prompt_state.value,
+    }
+    if prompt.prompt_state is PromptState.ANSWERED:
+        meta["answers"] = [
+            {"question": answer.question, "answer": answer.answer} for answer in prompt.answers or []
+        ]
+    else:
+        meta["reason"] = prompt.reason or "cancelled"
+    return ThreadItem(
+        type="pending_prompt_resolved",
+        content=[TextContent(text=resolved_text(prompt))],
+        metadata={"type": "pending_prompt_resolved", "prompt": meta},
+    )
+
+
+def message_item(text: str, metadata: dict[str, Any] | None = None) -> ThreadItem:
+    return ThreadItem(type="message", content=[TextContent(text=text)], metadata=metadata or {})

@@ -1,0 +1,415 @@
+"""The gateway's core service: raise, receive, resolve, cancel, expire, adopt; the outbox does the rest."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from enum import StrEnum
+from typing import Any
+
+from gateway.authz import may_answer
+from gateway.channel import ChannelError, Channels, PrivateNotices
+from gateway.errors import GatewayError, not_found
+from gateway.ids import new_id, parse_thread_id
+from gateway.logs import event
+from gateway.mapper import map_reply
+from gateway.models import (
+    DEFAULT_EXPIRES_IN,
+    Answer,
+    InboundMessage,
+    Prompt,
+    PromptKind,
+    PromptRequest,
+    PromptState,
+    ReasonCode,
+    Resolution,
+    Run,
+    RunRequest,
+    RunState,
+    from_ms,
+)
+from gateway.outbox import Outbox
+from gateway.render import message_item, pending_prompt_item
+from gateway.store import Settlement, Store
+from gateway.waiters import Waiters
+
+RUN_ENDED_REASON = "the run ended"
+SUPERSEDED_REASON = "a newer prompt in this thread replaced it"
+EXPIRED_REASON = "nobody answered before it expired"
+WATCH_GRACE_MS = 10_000
+NOT_ALLOWED_NOTICE = (
+    "Your reply was not taken as an answer: only the person who started this run and the agent's "
+    "approvers can answer its prompts."
+)
+STALE_NOTICE = "That control belongs to a prompt that is no longer open, so nothing was changed."
+
+
+class Outcome(StrEnum):
+    """What became of an inbound message."""
+
+    ANSWERED = "answered"
+    QUEUED = "queued"
+    DUPLICATE = "duplicate"
+    NOT_ALLOWED = "not_allowed"
+    STALE = "stale"
+
+
+@dataclass(frozen=True, slots=True)
+class Received:
+    outcome: Outcome
+    prompt: Prompt | None = None
+
+
+class AnswerStatus(StrEnum):
+    ANSWERED = "answered"  # this call settled it
+    SAME = "same"  # it was already answered exactly this way
+    CONFLICT = "conflict"  # it had already settled otherwise
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerResult:
+    status: AnswerStatus
+    prompt: Prompt
+
+
+def unavailable_message(kind: PromptKind, detail: str) -> str:
+    """Never a denial: the question was not asked."""
+    noun = "Approval" if kind is PromptKind.APPROVAL else "Question"
+    return f"{noun} unavailable: the prompt could not be posted to the chat ({detail})."
+
+
+class Gateway:
+    """The core: every path (chat reply, control press, REST) comes through here."""
+
+    def __init__(
+        self,
+        store: Store,
+        channels: Channels,
+        *,
+        clock: Callable[[], float] = time.time,
+        sweep_interval: float = 2.0,
+    ) -> None:
+        self.store = store
+        self.channels = channels
+        self.clock = clock
+        self.outbox = Outbox(store, channels, clock)
+        self.waiters = Waiters(store.redis)
+        self.sweep_interval = sweep_interval
+        self._tasks: list[asyncio.Task[Any]] = []
+
+    def now_ms(self) -> int:
+        return int(self.clock() * 1000)
+
+    # Lifecycle -------------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Load scripts, listen for settled prompts, adopt pending prompts, start the sweepers."""
+        await self.store.load()
+        await self.waiters.start()
+        adopted = await self.adopt()
+        event("startup.adopted", pending=adopted)
+        await self.outbox.sweep(everything=True)
+        self._tasks = [
+            asyncio.create_task(self._every(self.sweep_interval, self.outbox.sweep), name="threadgate.sweep"),
+            asyncio.create_task(self._every(self.sweep_interval, self.expire_due), name="threadgate.expiry"),
+        ]
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._tasks = []
+        await self.outbox.idle()
+        await self.waiters.stop()
+
+    async def _every(self, interval: float, job: Callable[[], Any]) -> None:
+        while True:
+            try:
+                await job()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                event("background.failed", logging.WARNING, job=getattr(job, "__name__", "?"), error=str(exc))
+            await asyncio.sleep(interval)
+
+    async def adopt(self) -> int:
+        """Take back every pending prompt from Redis: repair its indexes, count it, forget settled ones."""
+        adopted = 0
+        for prompt_id in await self.store.all_pending_ids():
+            prompt = await self.store.get_prompt(prompt_id)
+            if prompt is None or not prompt.pending:
+                agent = prompt.agent if prompt else ""
+                await self.store.forget_pending(prompt_id, agent)
+                continue
+            adopted += 1
+        return adopted
+
+    # Runs ------------------------------------------------------------------------------------------
+
+    async def create_run(self, request: RunRequest) -> Run:
+        thread = parse_thread_id(request.thread_id)
+        self.channels.for_thread(thread)
+        run = Run(
+            run_id=new_id("run"),
+            thread_id=thread.thread_id,
+            agent=request.agent,
+            started_by=request.started_by,
+            created_at=from_ms(self.now_ms()),
+        )
+        await self.store.create_run(run)
+        return run
+
+    async def get_run(self, run_id: str) -> Run:
+        run = await self.store.get_run(run_id)
+        if run is None:
+            raise not_found("RUN_NOT_FOUND", "run", run_id)
+        return run
+
+    async def end_run(self, run_id: str) -> Run:
+        """End a run; its pending prompt is cancelled with reason ``the run ended``."""
+        run = await self.get_run(run_id)
+        found, cancelled = await self.store.end_run(run.thread_id, run_id, RUN_ENDED_REASON, self.now_ms())
+        if not found:
+            raise not_found("RUN_NOT_FOUND", "run", run_id)
+        self.outbox.kick(run.thread_id)
+        if cancelled:
+            event("prompt.cancelled", prompt_id=cancelled, thread_id=run.thread_id, reason_code="run_ended")
+        return run.model_copy(update={"state": RunState.ENDED})
+
+    # Prompts ---------------------------------------------------------------------------------------
+
+    async def raise_prompt(self, run_id: str, request: PromptRequest) -> Prompt:
+        """Record the prompt (superseding the thread's active one), then post it to the chat.
+
+        If the post fails the prompt is cancelled and PROMPT_UNAVAILABLE is raised: never a denial.
+        """
+        run = await self.get_run(run_id)
+        if run.state is RunState.ENDED:
+            raise GatewayError("RUN_ENDED", f"Run {run_id} has ended; start a new run to ask.", 409)
+        thread = parse_thread_id(run.thread_id)
+        channel = self.channels.for_thread(thread)
+        now_ms = self.now_ms()
+        expires_in = request.expires_in_seconds or await self._default_expiry(run.agent)
+        prompt = Prompt(
+            prompt_id=new_id("prm"),
+            run_id=run.run_id,
+            thread_id=run.thread_id,
+            agent=run.agent,
+            kind=request.kind,
+            questions=request.questions,
+            tool_call=request.tool_call,
+            created_at=from_ms(now_ms),
+            expires_at=from_ms(now_ms) + timedelta(seconds=expires_in),
+            started_by=run.started_by,
+        )
+        status, superseded = await self.store.open_prompt(prompt, SUPERSEDED_REASON, now_ms)
+        if status == "no_run":
+            raise not_found("RUN_NOT_FOUND", "run", run_id)
+        if status == "run_ended":
+            raise GatewayError("RUN_ENDED", f"Run {run_id} has ended; start a new run to ask.", 409)
+        if superseded:
+            event("prompt.superseded", prompt_id=superseded, by=prompt.prompt_id, thread_id=prompt.thread_id)
+            await self.outbox.drain(prompt.thread_id)  # its audit item goes out before the new prompt
+        item = pending_prompt_item(prompt)
+        try:
+            ref = await channel.post(thread, item)
+        except ChannelError as exc:
+            detail = str(exc) or type(exc).__name__
+            await self.store.cancel(
+                prompt.thread_id,
+                prompt.prompt_id,
+                unavailable_message(prompt.kind, detail),
+                ReasonCode.CANCELLED,
+                self.now_ms(),
+                audit=False,
+            )
+            self.outbox.kick(prompt.thread_id)
+            event(
+                "prompt.unavailable",
+                logging.WARNING,
+                prompt_id=prompt.prompt_id,
+                thread_id=prompt.thread_id,
+                error=detail,
+            )
+            raise GatewayError(
+                "PROMPT_UNAVAILABLE",
+                unavailable_message(prompt.kind, detail),
+                503,
+                {"prompt_id": prompt.prompt_id},
+            ) from exc
+        await self.store.record_post(
+            prompt.thread_id,
+            prompt.prompt_id,
+            ref.message_id,
+            {"role": "gateway", **item.model_dump(mode="json")},
+        )
+        self.outbox.kick(prompt.thread_id)
+        event("prompt.raised", prompt_id=prompt.prompt_id, thread_id=prompt.thread_id, kind=prompt.kind.value)
+        return prompt
+
+    async def _default_expiry(self, agent: str) -> int:
+        definition = await self.store.get_agent(agent)
+        return definition.human_input.expires_in_seconds if definition else DEFAULT_EXPIRES_IN
+
+    async def get_prompt(self, prompt_id: str) -> Prompt:
+        prompt = await self.store.get_prompt(prompt_id)
+        if prompt is None:
+            raise not_found("PROMPT_NOT_FOUND", "prompt", prompt_id)
+        return prompt
+
+    async def wait_prompt(self, prompt_id: str, timeout: float) -> Prompt:
+        """The prompt, once settled or after ``timeout`` seconds. Woken by Redis pub/sub, not polling."""
+        async with self.waiters.watch(prompt_id) as settled:
+            prompt = await self.get_prompt(prompt_id)
+            if not prompt.pending or timeout <= 0:
+                return prompt
+            await self.store.watch(prompt.thread_id, prompt_id, int(timeout * 1000) + WATCH_GRACE_MS)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(settled.wait(), timeout)
+            return await self.get_prompt(prompt_id)
+
+    async def cancel_prompt(
+        self, prompt_id: str, reason: str = "cancelled", code: ReasonCode = ReasonCode.CANCELLED
+    ) -> Settlement:
+        prompt = await self.get_prompt(prompt_id)
+        settlement = await self.store.cancel(prompt.thread_id, prompt_id, reason, code, self.now_ms())
+        self.outbox.kick(prompt.thread_id)
+        if settlement.ok:
+            event("prompt.cancelled", prompt_id=prompt_id, thread_id=prompt.thread_id, reason_code=code.value)
+        return settlement
+
+    async def answer(
+        self, prompt_id: str, identity: str, *, text: str = "", answers: list[dict[str, Any]] | None = None
+    ) -> AnswerResult:
+        """Answer on a person's behalf (REST): the same rule, mapper and script as a chat reply."""
+        prompt = await self.get_prompt(prompt_id)
+        if not await may_answer(self.store, prompt, identity):
+            raise GatewayError(
+                "FORBIDDEN", f"{identity} may not answer this prompt.", 403, {"prompt_id": prompt_id}
+            )
+        mapped = map_reply(prompt.kind, prompt.questions, text, answers)
+        return await self.settle_answers(prompt, mapped, identity)
+
+    async def settle_answers(
+        self, prompt: Prompt, answers: list[Answer], identity: str | None
+    ) -> AnswerResult:
+        """Resolve with answers already checked; an earlier settlement wins and is reported."""
+        now_ms, turn_id = self.now_ms(), new_id("turn")
+        settlement = await self.store.resolve(
+            prompt.thread_id, prompt.prompt_id, answers, identity, turn_id, now_ms
+        )
+        self.outbox.kick(prompt.thread_id)
+        if settlement.status == "missing":
+            raise not_found("PROMPT_NOT_FOUND", "prompt", prompt.prompt_id)
+        if settlement.ok:
+            event(
+                "prompt.answered",
+                prompt_id=prompt.prompt_id,
+                thread_id=prompt.thread_id,
+                resolution=settlement.resolution.value if settlement.resolution else None,
+            )
+            parked = settlement.resolution is Resolution.PARKED
+            answered = prompt.model_copy(
+                update={
+                    "prompt_state": PromptState.ANSWERED,
+                    "answers": answers,
+                    "answered_by": identity,
+                    "resolution": settlement.resolution,
+                    "turn_id": turn_id if parked else None,
+                    "settled_at": from_ms(now_ms),
+                }
+            )
+            return AnswerResult(AnswerStatus.ANSWERED, answered)
+        settled = settlement.prompt
+        assert settled is not None
+        same = settled.answers is not None and [a.answer for a in settled.answers] == [
+            a.answer for a in answers
+        ]
+        return AnswerResult(AnswerStatus.SAME if same else AnswerStatus.CONFLICT, settled)
+
+    async def expire_due(self) -> int:
+        """Cancel every prompt whose expiry has passed (reason_code ``expired``)."""
+        now_ms = self.now_ms()
+        expired = 0
+        for prompt_id in await self.store.due_prompts(now_ms):
+            thread = await self.store.prompt_thread(prompt_id)
+            if thread is None:
+                await self.store.forget_pending(prompt_id, "")
+                continue
+            settlement = await self.store.expire(thread, prompt_id, EXPIRED_REASON, now_ms)
+            self.outbox.kick(thread)
+            if settlement.ok:
+                expired += 1
+                event("prompt.expired", prompt_id=prompt_id, thread_id=thread)
+            elif settlement.status != "not_due":
+                prompt = settlement.prompt
+                await self.store.forget_pending(prompt_id, prompt.agent if prompt else "")
+        return expired
+
+    # People's messages -----------------------------------------------------------------------------
+
+    async def receive(self, message: InboundMessage) -> Received:
+        """A person's message or control press: dedupe, then answer the active prompt or queue it."""
+        thread = parse_thread_id(message.thread_id)
+        message_id = new_id("msg")
+        entry = {
+            "message_id": message_id,
+            "thread_id": thread.thread_id,
+            "sender": message.sender,
+            "text": message.text,
+            "content": [{"type": "text", "text": message.text}],
+            "metadata": {"answers": message.answers} if message.answers is not None else {},
+            "received_at": message.received_at.isoformat(),
+            "tag": None,
+        }
+        decision = await self.store.receive(
+            thread.thread_id, message.event_id, message.prompt_id, entry, self.now_ms()
+        )
+        if decision.status == "duplicate":
+            return Received(Outcome.DUPLICATE)
+        if decision.status == "stale":
+            await self._tell_privately(thread.thread_id, message.sender, STALE_NOTICE)
+            return Received(Outcome.STALE)
+        if decision.status == "queued":
+            self.outbox.kick(thread.thread_id)
+            return Received(Outcome.QUEUED)
+        prompt = decision.prompt
+        assert prompt is not None
+        if not await may_answer(self.store, prompt, message.sender):
+            await self._tell_privately(thread.thread_id, message.sender, NOT_ALLOWED_NOTICE)
+            event("inbound.not_allowed", thread_id=thread.thread_id, prompt_id=prompt.prompt_id)
+            return Received(Outcome.NOT_ALLOWED, prompt)
+        answers = map_reply(prompt.kind, prompt.questions, message.text, message.answers)
+        result = await self.settle_answers(prompt, answers, message.sender)
+        if result.status is AnswerStatus.ANSWERED:
+            return Received(Outcome.ANSWERED, result.prompt)
+        return Received(Outcome.STALE, result.prompt)
+
+    async def _tell_privately(self, thread_id: str, identity: str, text: str) -> None:
+        thread = parse_thread_id(thread_id)
+        channel = self.channels.for_thread(thread)
+        if isinstance(channel, PrivateNotices):
+            try:
+                await channel.notify_private(thread, identity, text)
+            except ChannelError as exc:
+                event("notice.failed", logging.WARNING, thread_id=thread_id, error=str(exc))
+
+    async def post_message(self, thread_id: str, text: str) -> dict[str, Any]:
+        """Queue an agent message for the chat (posted in order with audit items, retried on failure)."""
+        thread = parse_thread_id(thread_id)
+        self.channels.for_thread(thread)
+        item = message_item(text)
+        effect = {"t": "message", "id": new_id("itm"), "item": item.model_dump(mode="json")}
+        await self.store.push_chat(thread.thread_id, effect, self.now_ms())
+        self.outbox.kick(thread.thread_id)
+        return {"item_id": effect["id"], "thread_id": thread.thread_id, **item.model_dump(mode="json")}
+
+
+__all__ = ["AnswerResult", "AnswerStatus", "Gateway", "Outcome", "Received", "Resolution"]

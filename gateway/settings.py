@@ -1,0 +1,81 @@
+"""Settings from the environment and ``.env`` (contract §4). Secrets are SecretStr: never printed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+ROLES = ("agent", "operator")
+
+
+@dataclass(frozen=True, slots=True)
+class ApiToken:
+    name: str
+    role: str
+    token: SecretStr
+
+
+class Settings(BaseSettings):
+    """Every knob the gateway reads. Field names are the environment variable names, lower-cased."""
+
+    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+
+    redis_url: str | None = None
+    threadgate_api_tokens: SecretStr | None = None
+    threadgate_host: str = "127.0.0.1"
+    threadgate_port: int = Field(default=8787, ge=1, le=65535)
+    threadgate_log_level: str = "INFO"
+    threadgate_webhooks: str | None = None
+    threadgate_webhook_secret: SecretStr | None = None
+
+    slack_bot_token: SecretStr | None = None
+    slack_signing_secret: SecretStr | None = None
+    slack_app_token: SecretStr | None = None
+    slack_api_url: str = "https://slack.com/api/"
+
+    telegram_bot_token: SecretStr | None = None
+    telegram_base_url: str = "https://api.telegram.org/bot"
+    telegram_webhook_url: str | None = None
+    telegram_webhook_secret: SecretStr | None = None
+
+    discord_bot_token: SecretStr | None = None
+    discord_api_base_url: str = "https://discord.com/api/v10"
+    discord_gateway_url: str | None = None
+
+    @field_validator("redis_url", "telegram_webhook_url", "threadgate_webhooks", mode="before")
+    @classmethod
+    def _blank_is_unset(cls, value: object) -> object:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    def api_tokens(self) -> list[ApiToken]:
+        """``THREADGATE_API_TOKENS`` parsed: ``name:role:token`` entries separated by commas."""
+        raw = self.threadgate_api_tokens.get_secret_value() if self.threadgate_api_tokens else ""
+        tokens: list[ApiToken] = []
+        for index, entry in enumerate(filter(None, (part.strip() for part in raw.split(","))), start=1):
+            name, sep, rest = entry.partition(":")
+            role, sep2, token = rest.partition(":")
+            if not (sep and sep2 and name and token) or role not in ROLES:
+                raise ValueError(
+                    f"THREADGATE_API_TOKENS entry {index} is not name:role:token with role agent or operator"
+                )
+            tokens.append(ApiToken(name, role, SecretStr(token)))
+        return tokens
+
+    def webhook_urls(self) -> list[str]:
+        return [url.strip() for url in (self.threadgate_webhooks or "").split(",") if url.strip()]
+
+    @property
+    def slack_enabled(self) -> bool:
+        return self.slack_bot_token is not None and (
+            self.slack_signing_secret is not None or self.slack_app_token is not None
+        )
+
+    @property
+    def telegram_enabled(self) -> bool:
+        return self.telegram_bot_token is not None
+
+    @property
+    def discord_enabled(self) -> bool:
+        return self.discord_bot_token is not None

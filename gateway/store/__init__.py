@@ -1,0 +1,6 @@
+"""The Redis store: keys hash-tagged by thread, one Lua script per state change."""
+
+from gateway.store.connection import Connection, connect, redact_url
+from gateway.store.store import Decision, Settlement, Store
+
+__all__ = ["Connection", "Decision", "Settlement", "Store", "connect", "redact_url"]

@@ -1,0 +1,49 @@
+"""Opening the Redis the gateway keeps its state in: a server from ``REDIS_URL``, or an embedded one."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import redis.asyncio as aioredis
+
+Redis = aioredis.Redis
+
+
+@dataclass(frozen=True, slots=True)
+class Connection:
+    """A Redis client and a one-line description that is safe to log (no password)."""
+
+    client: Any
+    description: str
+    durable: bool
+
+
+def redact_url(url: str) -> str:
+    """``redis://:secret@host:6379/0`` → ``redis://:***@host:6379/0``."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    user = parts.username or ""
+    host = parts.hostname or ""
+    netloc = f"{user}:***@{host}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+def connect(url: str | None) -> Connection:
+    """A client for ``url``; with no URL, an embedded in-process store whose state dies with the process."""
+    if not url:
+        import fakeredis
+
+        fake = fakeredis.FakeAsyncRedis(decode_responses=True, server=fakeredis.FakeServer())
+        return Connection(fake, "embedded in-process store (state is lost when the process exits)", False)
+    if url.startswith(("redis+cluster://", "rediss+cluster://")):
+        from redis.asyncio.cluster import RedisCluster
+
+        plain = url.replace("+cluster", "", 1)
+        return Connection(
+            RedisCluster.from_url(plain, decode_responses=True), f"Redis Cluster at {redact_url(plain)}", True
+        )
+    client = aioredis.from_url(url, decode_responses=True, health_check_interval=30, socket_keepalive=True)
+    return Connection(client, f"Redis at {redact_url(url)}", True)

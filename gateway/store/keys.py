@@ -1,0 +1,70 @@
+"""Redis key names. A thread's keys share the hash tag ``{<thread_id>}``: one Cluster slot per thread."""
+
+from __future__ import annotations
+
+PENDING = "tg:pending"  # zset: pending prompt ids by creation time (the inbox)
+EXPIRY = "tg:expiry"  # zset: pending prompt ids by expiry time
+DIRTY = "tg:dirty"  # zset: threads whose outbox may hold work, by when it was marked
+MESSAGES = "tg:messages"  # stream: people's messages queued for agents
+EVENTS = "tg:events"  # stream: input.requested / input.resolved / message.received
+SETTLED_CHANNEL = "tg:settled"  # pub/sub: a prompt id, published when it settles
+
+
+def thread_prefix(thread_id: str) -> str:
+    """The prefix of every key of one thread; the braces make it a Cluster hash tag."""
+    return f"tg:{{{thread_id}}}:"
+
+
+def prompt(thread_id: str, prompt_id: str) -> str:
+    return f"{thread_prefix(thread_id)}p:{prompt_id}"
+
+
+def run(thread_id: str, run_id: str) -> str:
+    return f"{thread_prefix(thread_id)}run:{run_id}"
+
+
+def active(thread_id: str) -> str:
+    return f"{thread_prefix(thread_id)}active"
+
+
+def items(thread_id: str) -> str:
+    return f"{thread_prefix(thread_id)}items"
+
+
+def watch(thread_id: str, prompt_id: str) -> str:
+    """Alive while the agent waits on the prompt (long-poll, SSE or client wait)."""
+    return f"{thread_prefix(thread_id)}w:{prompt_id}"
+
+
+def chat_outbox(thread_id: str) -> str:
+    return f"{thread_prefix(thread_id)}chat"
+
+
+def pub_outbox(thread_id: str) -> str:
+    return f"{thread_prefix(thread_id)}pub"
+
+
+def outbox_lock(thread_id: str) -> str:
+    return f"{thread_prefix(thread_id)}lock"
+
+
+def prompt_index(prompt_id: str) -> str:
+    """Which thread a prompt lives in."""
+    return f"tg:pidx:{prompt_id}"
+
+
+def run_index(run_id: str) -> str:
+    """Which thread a run lives in."""
+    return f"tg:ridx:{run_id}"
+
+
+def agent_pending(agent: str) -> str:
+    return f"tg:pending:{agent}"
+
+
+def agent(agent: str) -> str:
+    return f"tg:agent:{agent}"
+
+
+def approvers(agent: str) -> str:
+    return f"tg:approvers:{agent}"

@@ -1,0 +1,33 @@
+-- Shared by every script. KEYS[1] is the thread's key prefix "tg:{<thread_id>}:"; every key a script
+-- touches starts with it, so the whole script stays in one Redis Cluster slot.
+local P = KEYS[1]
+
+local function prompt_key(pid)
+  return P .. 'p:' .. pid
+end
+
+-- Settle a pending prompt: record how, free the thread, queue its audit item and its event, wake waiters.
+local function settle(pid, fields, retain_ms, audit)
+  local key = prompt_key(pid)
+  redis.call('HSET', key, unpack(fields))
+  redis.call('PEXPIRE', key, retain_ms)
+  if redis.call('GET', P .. 'active') == pid then
+    redis.call('DEL', P .. 'active')
+  end
+  if audit then
+    redis.call('RPUSH', P .. 'chat', cjson.encode({t = 'audit', pid = pid}))
+  end
+  redis.call('RPUSH', P .. 'pub', cjson.encode({t = 'resolved', pid = pid}))
+  redis.call('PUBLISH', 'tg:settled', pid)
+end
+
+-- A settled prompt's fields, returned to every later caller so it can say how the prompt settled.
+local function settled_reply(pid)
+  local reply = redis.call('HGETALL', prompt_key(pid))
+  table.insert(reply, 1, 'settled')
+  return reply
+end
+
+local function cancel_fields(reason, code, now)
+  return {'state', 'cancelled', 'reason', reason, 'reason_code', code, 'settled_at', now}
+end

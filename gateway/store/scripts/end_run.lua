@@ -1,0 +1,16 @@
+-- End a run and cancel its pending prompt. ARGV: run_id, reason, now ms, retain ms
+local run_key = P .. 'run:' .. ARGV[1]
+if redis.call('EXISTS', run_key) == 0 then
+  return {'no_run'}
+end
+redis.call('HSET', run_key, 'state', 'ended', 'ended_at', ARGV[3])
+local cancelled = ''
+local active = redis.call('GET', P .. 'active')
+if active then
+  local fields = redis.call('HMGET', prompt_key(active), 'state', 'run')
+  if fields[1] == 'pending' and fields[2] == ARGV[1] then
+    settle(active, cancel_fields(ARGV[2], 'run_ended', ARGV[3]), tonumber(ARGV[4]), true)
+    cancelled = active
+  end
+end
+return {'ok', cancelled}

@@ -1,0 +1,23 @@
+-- A person's message reaches the thread: drop a duplicate delivery, log it, then either hand back the
+-- active prompt (the message is its answer) or queue the message as the agent's next turn.
+-- ARGV: event_id ('' for none), dedupe ttl s, prompt id the control was for ('' for none),
+--       message json, log max length
+local event_id, hint, msg = ARGV[1], ARGV[3], ARGV[4]
+if event_id ~= '' then
+  if not redis.call('SET', P .. 'd:' .. event_id, '1', 'NX', 'EX', tonumber(ARGV[2])) then
+    return {'duplicate'}
+  end
+end
+local active = redis.call('GET', P .. 'active')
+if hint ~= '' and hint ~= active then
+  return {'stale', active or ''}
+end
+redis.call('XADD', P .. 'items', 'MAXLEN', '~', ARGV[5], '*', 'j', msg)
+if active then
+  local fields = redis.call('HMGET', prompt_key(active), 'state', 'rec')
+  if fields[1] == 'pending' then
+    return {'active', active, fields[2]}
+  end
+end
+redis.call('RPUSH', P .. 'pub', cjson.encode({t = 'message', m = msg}))
+return {'queued'}

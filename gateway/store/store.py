@@ -1,0 +1,426 @@
+"""The Redis store: every state change is one Lua script on one thread's keys."""
+
+from __future__ import annotations
+
+import json
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+from gateway.models import (
+    AgentDefinition,
+    Answer,
+    HumanInput,
+    Prompt,
+    PromptState,
+    ReasonCode,
+    Resolution,
+    Run,
+    RunState,
+    from_ms,
+    to_ms,
+)
+from gateway.store import keys
+from gateway.store.scripts import Scripts
+
+DAY_MS = 24 * 3600 * 1000
+
+
+@dataclass(frozen=True, slots=True)
+class Settlement:
+    """What a resolve, cancel or expire call did: ``ok`` (this call settled it), ``settled`` (an earlier
+    one did; ``prompt`` says how), ``missing`` (no such prompt), or ``not_due`` (expire only)."""
+
+    status: str
+    prompt: Prompt | None = None
+    resolution: Resolution | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What the thread made of an inbound message: ``duplicate``, ``stale`` (a control for a prompt that
+    is no longer active), ``active`` (it answers ``prompt``), or ``queued`` for the agent."""
+
+    status: str
+    prompt: Prompt | None = None
+
+
+@dataclass(slots=True)
+class Page:
+    items: list[Any] = field(default_factory=list)
+    cursor: str | None = None
+
+
+class _LRU(OrderedDict[str, str]):
+    """A small bounded map for facts that never change (which thread a prompt or run lives in)."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__()
+        self.size = size
+
+    def put(self, key: str, value: str) -> None:
+        self[key] = value
+        self.move_to_end(key)
+        if len(self) > self.size:
+            self.popitem(last=False)
+
+
+def _pairs(flat: list[Any]) -> dict[str, str]:
+    return {str(flat[i]): str(flat[i + 1]) for i in range(0, len(flat), 2)}
+
+
+def prompt_from_fields(fields: dict[str, str]) -> Prompt:
+    """Rebuild a prompt from its hash: the immutable record plus how it settled."""
+    prompt = Prompt.model_validate_json(fields["rec"])
+    state = PromptState(fields.get("state", "pending"))
+    update: dict[str, Any] = {"prompt_state": state}
+    if state is PromptState.ANSWERED:
+        update["answers"] = [Answer.model_validate(a) for a in json.loads(fields["answers"])]
+        update["answered_by"] = fields.get("answered_by") or None
+        update["resolution"] = Resolution(fields["resolution"]) if fields.get("resolution") else None
+        update["turn_id"] = fields.get("turn_id") or None
+    elif state is PromptState.CANCELLED:
+        update["reason"] = fields.get("reason")
+        update["reason_code"] = ReasonCode(fields["reason_code"]) if fields.get("reason_code") else None
+    if fields.get("settled_at"):
+        update["settled_at"] = from_ms(fields["settled_at"])
+    return prompt.model_copy(update=update)
+
+
+class Store:
+    """Prompts, runs, agents, outboxes and feeds in Redis."""
+
+    def __init__(
+        self,
+        client: Any,
+        *,
+        retain_ms: int = 30 * DAY_MS,
+        dedupe_ttl_s: int = 48 * 3600,
+        items_maxlen: int = 500,
+        feed_maxlen: int = 1_000_000,
+    ) -> None:
+        self.redis = client
+        self.scripts = Scripts()
+        self.retain_ms = retain_ms
+        self.dedupe_ttl_s = dedupe_ttl_s
+        self.items_maxlen = items_maxlen
+        self.feed_maxlen = feed_maxlen
+        self._thread_of = _LRU(100_000)
+
+    async def load(self) -> None:
+        await self.scripts.load(self.redis)
+
+    async def _thread_script(self, name: str, thread_id: str, args: list[Any], now_ms: int) -> list[Any]:
+        """Run a thread script after marking the thread dirty for the outbox, in one round trip."""
+        prelude = [("zadd", (keys.DIRTY, {thread_id: now_ms}))]
+        reply = await self.scripts.call_after(
+            self.redis, prelude, name, [keys.thread_prefix(thread_id)], args
+        )
+        return list(reply)
+
+    # Runs -------------------------------------------------------------------------------------------
+
+    async def create_run(self, run: Run) -> None:
+        ttl = self.retain_ms // 1000 + 365 * 24 * 3600
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.set(keys.run_index(run.run_id), run.thread_id, ex=ttl)
+        pipe.hset(
+            keys.run(run.thread_id, run.run_id), mapping={"rec": run.model_dump_json(), "state": "running"}
+        )
+        await pipe.execute()
+        self._thread_of.put(run.run_id, run.thread_id)
+
+    async def run_thread(self, run_id: str) -> str | None:
+        thread = self._thread_of.get(run_id)
+        if thread is None:
+            thread = await self.redis.get(keys.run_index(run_id))
+            if thread is not None:
+                self._thread_of.put(run_id, thread)
+        return thread
+
+    async def get_run(self, run_id: str) -> Run | None:
+        thread = await self.run_thread(run_id)
+        if thread is None:
+            return None
+        fields = await self.redis.hgetall(keys.run(thread, run_id))
+        if not fields:
+            return None
+        run = Run.model_validate_json(fields["rec"])
+        return run.model_copy(update={"state": RunState(fields["state"])})
+
+    async def end_run(self, thread_id: str, run_id: str, reason: str, now_ms: int) -> tuple[bool, str]:
+        """End a run; returns (found, id of the prompt it cancelled or '')."""
+        reply = await self._thread_script(
+            "end_run", thread_id, [run_id, reason, now_ms, self.retain_ms], now_ms
+        )
+        return reply[0] == "ok", (reply[1] if len(reply) > 1 else "")
+
+    # Prompts ----------------------------------------------------------------------------------------
+
+    async def open_prompt(self, prompt: Prompt, supersede_reason: str, now_ms: int) -> tuple[str, str]:
+        """Open ``prompt`` as its thread's active prompt. Returns (status, superseded prompt id or '').
+
+        Status is ``ok``, ``no_run`` or ``run_ended``. The indexes are written first, in the same round
+        trip, so the prompt can be found by id the moment it exists.
+        """
+        thread = prompt.thread_id
+        expires_ms = to_ms(prompt.expires_at)
+        index_ttl_ms = max(expires_ms - now_ms, 0) + self.retain_ms
+        created = to_ms(prompt.created_at)
+        prelude: list[tuple[str, tuple[Any, ...]]] = [
+            ("set", (keys.prompt_index(prompt.prompt_id), thread, None, index_ttl_ms)),
+            ("zadd", (keys.EXPIRY, {prompt.prompt_id: expires_ms})),
+            ("zadd", (keys.PENDING, {prompt.prompt_id: created})),
+            ("zadd", (keys.agent_pending(prompt.agent), {prompt.prompt_id: created})),
+            ("zadd", (keys.DIRTY, {thread: now_ms})),
+        ]
+        args = [
+            prompt.prompt_id,
+            prompt.run_id,
+            prompt.model_dump_json(exclude_none=True),
+            now_ms,
+            expires_ms,
+            self.retain_ms,
+            supersede_reason,
+        ]
+        reply = await self.scripts.call_after(
+            self.redis, prelude, "open_prompt", [keys.thread_prefix(thread)], args
+        )
+        self._thread_of.put(prompt.prompt_id, thread)
+        return reply[0], (reply[1] if len(reply) > 1 else "")
+
+    async def prompt_thread(self, prompt_id: str) -> str | None:
+        thread = self._thread_of.get(prompt_id)
+        if thread is None:
+            thread = await self.redis.get(keys.prompt_index(prompt_id))
+            if thread is not None:
+                self._thread_of.put(prompt_id, thread)
+        return thread
+
+    async def get_prompt(self, prompt_id: str, thread_id: str | None = None) -> Prompt | None:
+        thread = thread_id or await self.prompt_thread(prompt_id)
+        if thread is None:
+            return None
+        fields = await self.redis.hgetall(keys.prompt(thread, prompt_id))
+        return prompt_from_fields(fields) if fields else None
+
+    def _settlement(self, reply: list[Any]) -> Settlement:
+        if reply[0] == "settled":
+            return Settlement("settled", prompt_from_fields(_pairs(reply[1:])))
+        return Settlement(str(reply[0]))
+
+    async def resolve(
+        self,
+        thread_id: str,
+        prompt_id: str,
+        answers: list[Answer],
+        answered_by: str | None,
+        turn_id: str,
+        now_ms: int,
+    ) -> Settlement:
+        """Answer a prompt; the first resolution wins. Hot if the agent is watching, else parked."""
+        payload = json.dumps([answer.model_dump(mode="json") for answer in answers], ensure_ascii=False)
+        args = [prompt_id, payload, answered_by or "", now_ms, self.retain_ms, turn_id]
+        reply = await self._thread_script("resolve_prompt", thread_id, args, now_ms)
+        if reply[0] == "ok":
+            return Settlement("ok", resolution=Resolution(reply[1]))
+        return self._settlement(reply)
+
+    async def watch(self, thread_id: str, prompt_id: str, ttl_ms: int) -> None:
+        """Mark that the agent is waiting on a prompt right now (an answer then resolves hot)."""
+        await self.redis.set(keys.watch(thread_id, prompt_id), "1", px=ttl_ms)
+
+    async def cancel(
+        self,
+        thread_id: str,
+        prompt_id: str,
+        reason: str,
+        code: ReasonCode,
+        now_ms: int,
+        *,
+        audit: bool = True,
+    ) -> Settlement:
+        args = [prompt_id, reason, code.value, now_ms, self.retain_ms, "1" if audit else "0"]
+        return self._settlement(await self._thread_script("cancel_prompt", thread_id, args, now_ms))
+
+    async def expire(self, thread_id: str, prompt_id: str, reason: str, now_ms: int) -> Settlement:
+        args = [prompt_id, reason, now_ms, self.retain_ms]
+        return self._settlement(await self._thread_script("expire_prompt", thread_id, args, now_ms))
+
+    async def set_prompt_field(self, thread_id: str, prompt_id: str, name: str, value: str) -> None:
+        await self.redis.hset(keys.prompt(thread_id, prompt_id), name, value)
+
+    async def record_post(
+        self, thread_id: str, prompt_id: str, message_id: str, entry: dict[str, Any]
+    ) -> None:
+        """Remember where a prompt was posted (to retire its controls later) and log the item."""
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.hset(keys.prompt(thread_id, prompt_id), "msg", message_id)
+        pipe.xadd(
+            keys.items(thread_id),
+            {"j": json.dumps(entry, ensure_ascii=False)},
+            maxlen=self.items_maxlen,
+            approximate=True,
+        )
+        await pipe.execute()
+
+    async def get_prompt_field(self, thread_id: str, prompt_id: str, name: str) -> str | None:
+        value: str | None = await self.redis.hget(keys.prompt(thread_id, prompt_id), name)
+        return value
+
+    async def due_prompts(self, now_ms: int, limit: int = 200) -> list[str]:
+        return list(await self.redis.zrangebyscore(keys.EXPIRY, "-inf", now_ms, start=0, num=limit))
+
+    async def forget_pending(self, prompt_id: str, agent: str) -> None:
+        """Drop a settled prompt from the inbox and expiry indexes."""
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.zrem(keys.PENDING, prompt_id)
+        pipe.zrem(keys.agent_pending(agent), prompt_id)
+        pipe.zrem(keys.EXPIRY, prompt_id)
+        await pipe.execute()
+
+    async def active_prompt_id(self, thread_id: str) -> str | None:
+        value: str | None = await self.redis.get(keys.active(thread_id))
+        return value
+
+    async def pending_ids(
+        self, agent: str | None, cursor: str | None, limit: int
+    ) -> tuple[list[str], str | None]:
+        """Pending prompt ids, newest first, one page after ``cursor``."""
+        index = keys.agent_pending(agent) if agent else keys.PENDING
+        start = int(cursor) if cursor and cursor.isdigit() else 0
+        ids = list(await self.redis.zrevrange(index, start, start + limit))
+        more = len(ids) > limit
+        return ids[:limit], (str(start + limit) if more else None)
+
+    async def all_pending_ids(self, batch: int = 1000) -> list[str]:
+        found: list[str] = []
+        start = 0
+        while True:
+            chunk = list(await self.redis.zrange(keys.PENDING, start, start + batch - 1))
+            found.extend(chunk)
+            if len(chunk) < batch:
+                return found
+            start += batch
+
+    # Inbound messages -------------------------------------------------------------------------------
+
+    async def receive(
+        self,
+        thread_id: str,
+        event_id: str | None,
+        prompt_hint: str | None,
+        message: dict[str, Any],
+        now_ms: int,
+    ) -> Decision:
+        args = [
+            event_id or "",
+            self.dedupe_ttl_s,
+            prompt_hint or "",
+            json.dumps(message, ensure_ascii=False),
+            self.items_maxlen,
+        ]
+        reply = await self._thread_script("receive_message", thread_id, args, now_ms)
+        if reply[0] == "active":
+            fields = {"rec": reply[2], "state": "pending"}
+            return Decision("active", prompt_from_fields(fields))
+        return Decision(str(reply[0]))
+
+    # Agents and approvers ---------------------------------------------------------------------------
+
+    async def put_agent(self, definition: AgentDefinition) -> None:
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.set(keys.agent(definition.name), definition.human_input.model_dump_json(exclude={"approvers"}))
+        pipe.delete(keys.approvers(definition.name))
+        if definition.human_input.approvers:
+            pipe.sadd(keys.approvers(definition.name), *definition.human_input.approvers)
+        await pipe.execute()
+
+    async def get_agent(self, name: str) -> AgentDefinition | None:
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.get(keys.agent(name))
+        pipe.smembers(keys.approvers(name))
+        raw, approvers = await pipe.execute()
+        if raw is None and not approvers:
+            return None
+        settings = json.loads(raw) if raw else {}
+        human = HumanInput.model_validate({**settings, "approvers": sorted(approvers)})
+        return AgentDefinition(name=name, human_input=human)
+
+    async def add_approvers(self, agent: str, identities: list[str]) -> None:
+        await self.redis.sadd(keys.approvers(agent), *identities)
+
+    async def remove_approvers(self, agent: str, identities: list[str]) -> None:
+        await self.redis.srem(keys.approvers(agent), *identities)
+
+    async def is_approver(self, agent: str, identity: str) -> bool:
+        return bool(await self.redis.sismember(keys.approvers(agent), identity))
+
+    # Outbox -----------------------------------------------------------------------------------------
+
+    async def dirty_threads(self, cutoff_ms: int, limit: int = 100) -> list[str]:
+        return list(await self.redis.zrangebyscore(keys.DIRTY, "-inf", cutoff_ms, start=0, num=limit))
+
+    async def drop_dirty(self, thread_id: str, cutoff_ms: int) -> None:
+        await self.scripts.call(self.redis, "drop_dirty", [keys.DIRTY], [thread_id, cutoff_ms])
+
+    async def lock_outbox(self, thread_id: str, token: str, ttl_ms: int) -> bool:
+        return bool(await self.redis.set(keys.outbox_lock(thread_id), token, nx=True, px=ttl_ms))
+
+    async def unlock_outbox(self, thread_id: str, token: str) -> None:
+        if await self.redis.get(keys.outbox_lock(thread_id)) == token:
+            await self.redis.delete(keys.outbox_lock(thread_id))
+
+    async def peek(self, key: str) -> str | None:
+        value: str | None = await self.redis.lindex(key, 0)
+        return value
+
+    async def pop(self, key: str) -> None:
+        await self.redis.lpop(key)
+
+    async def push_chat(self, thread_id: str, effect: dict[str, Any], now_ms: int) -> None:
+        """Queue a chat post for a thread (an agent message), marking the thread dirty first."""
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.zadd(keys.DIRTY, {thread_id: now_ms})
+        pipe.rpush(keys.chat_outbox(thread_id), json.dumps(effect, ensure_ascii=False))
+        await pipe.execute()
+
+    # Logs and feeds ---------------------------------------------------------------------------------
+
+    async def log_item(self, thread_id: str, entry: dict[str, Any]) -> str:
+        entry_id: str = await self.redis.xadd(
+            keys.items(thread_id),
+            {"j": json.dumps(entry, ensure_ascii=False)},
+            maxlen=self.items_maxlen,
+            approximate=True,
+        )
+        return entry_id
+
+    async def thread_items(
+        self, thread_id: str, after: str | None, limit: int
+    ) -> list[tuple[str, dict[str, Any]]]:
+        start = f"({after}" if after else "-"
+        rows = await self.redis.xrange(keys.items(thread_id), min=start, max="+", count=limit)
+        return [(entry_id, json.loads(fields["j"])) for entry_id, fields in rows]
+
+    async def append_feed(self, stream: str, entry: dict[str, Any]) -> str:
+        entry_id: str = await self.redis.xadd(
+            stream, {"j": json.dumps(entry, ensure_ascii=False)}, maxlen=self.feed_maxlen, approximate=True
+        )
+        return entry_id
+
+    async def read_feed(
+        self, stream: str, after: str | None, limit: int, block_ms: int | None = None
+    ) -> list[tuple[str, dict[str, Any]]]:
+        """Entries after the cursor (a stream id; none = from the start), blocking up to ``block_ms``."""
+        cursor = after or "0-0"
+        if block_ms:
+            reply = await self.redis.xread({stream: cursor}, count=limit, block=block_ms)
+            rows = reply[0][1] if reply else []
+        else:
+            rows = await self.redis.xrange(stream, min=f"({cursor}" if after else "-", max="+", count=limit)
+        return [(entry_id, json.loads(fields["j"])) for entry_id, fields in rows]

@@ -1,0 +1,73 @@
+"""Waking the agents that wait on a prompt, in any process: a Redis pub/sub fan-in to local events."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+from gateway.logs import event
+from gateway.store import keys
+
+
+class Waiters:
+    """One subscription per process to the prompt-settled channel, fanned out to local waiters."""
+
+    def __init__(self, redis: Any) -> None:
+        self._redis = redis
+        self._events: dict[str, set[asyncio.Event]] = {}
+        self._task: asyncio.Task[None] | None = None
+        self._ready = asyncio.Event()
+
+    async def start(self) -> None:
+        self._task = asyncio.create_task(self._listen(), name="threadgate.waiters")
+        await asyncio.wait_for(self._ready.wait(), timeout=10)
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    @contextlib.asynccontextmanager
+    async def watch(self, prompt_id: str) -> AsyncIterator[asyncio.Event]:
+        """An event set when ``prompt_id`` settles. Register before reading state: no wake-up is lost."""
+        flag = asyncio.Event()
+        self._events.setdefault(prompt_id, set()).add(flag)
+        try:
+            yield flag
+        finally:
+            watchers = self._events.get(prompt_id)
+            if watchers is not None:
+                watchers.discard(flag)
+                if not watchers:
+                    del self._events[prompt_id]
+
+    def notify(self, prompt_id: str) -> None:
+        for flag in self._events.get(prompt_id, ()):
+            flag.set()
+
+    async def _listen(self) -> None:
+        delay = 0.1
+        while True:
+            pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
+            try:
+                await pubsub.subscribe(keys.SETTLED_CHANNEL)
+                self._ready.set()
+                delay = 0.1
+                while True:
+                    message = await pubsub.get_message(timeout=5.0)
+                    if message and message.get("type") == "message":
+                        self.notify(str(message["data"]))
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # connection lost: waiters fall back to their timeouts meanwhile
+                event("waiters.disconnected", logging.WARNING, error=str(exc), retry_in=delay)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 5.0)
+            finally:
+                with contextlib.suppress(Exception):
+                    await pubsub.aclose()

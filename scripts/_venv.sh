@@ -1,0 +1,29 @@
+# Sourced by scripts/serve and scripts/test: create or update .venv so nothing else is typed first.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+python_bin="${PYTHON:-}"
+if [ -z "$python_bin" ]; then
+  for candidate in python3.13 python3.12 python3.11 python3; do
+    if command -v "$candidate" >/dev/null 2>&1 &&
+       "$candidate" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' 2>/dev/null; then
+      python_bin="$candidate"
+      break
+    fi
+  done
+fi
+if [ -z "$python_bin" ]; then
+  echo "Threadgate needs Python 3.11 or newer (python3.11, python3.12, python3.13 or python3 on PATH)." >&2
+  exit 1
+fi
+if [ ! -x .venv/bin/python ]; then
+  echo "Creating .venv with $python_bin ..." >&2
+  "$python_bin" -m venv .venv
+fi
+stamp=.venv/.threadgate-installed
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+  echo "Installing Threadgate and its dependencies into .venv ..." >&2
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip >&2
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[dev]" >&2
+  touch "$stamp"
+fi

@@ -1,0 +1,69 @@
+"""Shared fixtures: a private redis-server per session, and stores on it and on the embedded store."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gateway.channel import Channels
+from gateway.service import Gateway
+from gateway.store import Store, connect
+from tests.support.memory_channel import MemoryChannel
+from tests.support.redis_server import RedisServer, redis_server_binary, require_real_redis
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> Iterator[RedisServer]:
+    """A redis-server of this test session's own (temp dir, AOF on). Skipped only outside CI."""
+    if redis_server_binary() is None:
+        if require_real_redis():
+            pytest.fail("CI=true and redis-server is missing: install the redis-server package")
+        pytest.skip("redis-server is not installed; install it to run the real-Redis tests")
+    directory = Path(tempfile.mkdtemp(prefix="threadgate-redis-"))
+    server = RedisServer(directory)
+    server.start()
+    yield server
+    server.stop()
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+@pytest.fixture(params=["embedded", "redis"])
+def redis_url(request: pytest.FixtureRequest) -> str | None:
+    """Every store and service test runs twice: on the embedded store and on a real redis-server."""
+    if request.param == "embedded":
+        return None
+    server: RedisServer = request.getfixturevalue("redis_server")
+    server.flush()
+    return server.url
+
+
+@pytest.fixture
+async def redis_client(redis_url: str | None) -> AsyncIterator[Any]:
+    connection = connect(redis_url)
+    yield connection.client
+    await connection.client.aclose()
+
+
+@pytest.fixture
+async def store(redis_client: Any) -> Store:
+    store = Store(redis_client)
+    await store.load()
+    return store
+
+
+@pytest.fixture
+def channel() -> MemoryChannel:
+    return MemoryChannel("slack")
+
+
+@pytest.fixture
+async def gateway(store: Store, channel: MemoryChannel) -> AsyncIterator[Gateway]:
+    service = Gateway(store, Channels([channel]), sweep_interval=0.2)
+    await service.start()
+    yield service
+    await service.stop()
