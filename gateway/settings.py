@@ -20,7 +20,9 @@ class ApiToken:
 class Settings(BaseSettings):
     """Every knob the gateway reads. Field names are the environment variable names, lower-cased."""
 
-    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+    model_config = SettingsConfigDict(
+        env_file=".env", env_file_encoding="utf-8", extra="ignore", env_ignore_empty=True
+    )
 
     redis_url: str | None = None
     threadgate_api_tokens: SecretStr | None = None
