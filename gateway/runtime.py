@@ -35,7 +35,7 @@ class Runtime:
         return cls(settings, connection, store, gateway, list(channels))
 
     def lease(self, name: str) -> Lease:
-        return Lease(self.connection.client, name)
+        return Lease(self.connection.client, name, ttl_ms=self.settings.threadgate_lease_ttl_ms)
 
     async def start(self) -> None:
         if not self.connection.durable:

@@ -31,6 +31,7 @@ class Settings(BaseSettings):
     threadgate_log_level: str = "INFO"
     threadgate_webhooks: str | None = None
     threadgate_webhook_secret: SecretStr | None = None
+    threadgate_lease_ttl_ms: int = Field(default=15_000, ge=1_000, le=300_000)
 
     slack_bot_token: SecretStr | None = None
     slack_signing_secret: SecretStr | None = None

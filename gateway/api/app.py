@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from gateway import __version__
+from gateway.api.ops import router as ops_router
 from gateway.runtime import Runtime
 
 
@@ -23,9 +24,7 @@ def create_app(runtime: Runtime) -> FastAPI:
     app = FastAPI(title="Threadgate", version=__version__, lifespan=lifespan)
     app.state.runtime = runtime
 
-    @app.get("/healthz", include_in_schema=False)
-    async def healthz() -> dict[str, str]:
-        return {"status": "ok"}
+    app.include_router(ops_router)
 
     for channel in runtime.channels:
         app.router.routes.extend(channel.routes())
