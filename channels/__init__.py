@@ -9,6 +9,10 @@ from gateway.settings import Settings
 def build_channels(settings: Settings) -> list[ChannelRuntime]:
     """The channels whose settings are present. Platform SDKs are imported only when configured."""
     built: list[ChannelRuntime] = []
+    if settings.web_enabled:
+        from channels.web import build as build_web
+
+        built.append(build_web(settings))
     if settings.slack_enabled:
         from channels.slack import build as build_slack
 

@@ -33,6 +33,9 @@ class Settings(BaseSettings):
     threadgate_webhook_secret: SecretStr | None = None
     threadgate_lease_ttl_ms: int = Field(default=15_000, ge=1_000, le=300_000)
 
+    threadgate_web_chat: bool = False
+    threadgate_web_token: SecretStr | None = None
+
     slack_bot_token: SecretStr | None = None
     slack_signing_secret: SecretStr | None = None
     slack_app_token: SecretStr | None = None
@@ -74,6 +77,10 @@ class Settings(BaseSettings):
         return self.slack_bot_token is not None and (
             self.slack_signing_secret is not None or self.slack_app_token is not None
         )
+
+    @property
+    def web_enabled(self) -> bool:
+        return self.threadgate_web_chat
 
     @property
     def telegram_enabled(self) -> bool:
