@@ -24,7 +24,10 @@ def _option_number(token: str, count: int) -> int | None:
     """The 1-based option a bare decimal number names, or None when it names none."""
     if not (token.isascii() and token.isdigit()):
         return None
-    number = int(token)
+    digits = token.lstrip("0")
+    if len(digits) > len(str(count)):  # out of range, and int() refuses digit strings past 4300
+        return None
+    number = int(digits or "0")
     return number if 1 <= number <= count else None
 
 
@@ -72,15 +75,16 @@ def check_structured(questions: Sequence[Question], entries: Any) -> list[list[s
     """
     if not isinstance(entries, list) or len(entries) != len(questions):
         return None
-    by_id = {question.id: index for index, question in enumerate(questions)}
+    by_id = {_question_id(question, index): index for index, question in enumerate(questions)}
     by_text = {question.question: index for index, question in enumerate(questions)}
     found: dict[int, list[str]] = {}
     for entry in entries:
         if not isinstance(entry, dict):
             return None
-        index = by_id.get(entry.get("question_id")) if "question_id" in entry else None
-        if index is None:
-            index = by_text.get(entry.get("question"))  # type: ignore[arg-type]
+        question_id, text = entry.get("question_id"), entry.get("question")
+        index = by_id.get(question_id) if isinstance(question_id, str) else None
+        if index is None and isinstance(text, str):
+            index = by_text.get(text)
         answer = entry.get("answer")
         if index is None or index in found or not isinstance(answer, list):
             return None
@@ -98,6 +102,11 @@ def map_reply(
     if lists is None:
         lists = map_text(kind, questions, text)
     return [
-        Answer(question=question.question, question_id=question.id or f"q{index}", answer=answer)
-        for index, (question, answer) in enumerate(zip(questions, lists, strict=True), start=1)
+        Answer(question=question.question, question_id=_question_id(question, index), answer=answer)
+        for index, (question, answer) in enumerate(zip(questions, lists, strict=True))
     ]
+
+
+def _question_id(question: Question, index: int) -> str:
+    """The question's id, or the ``q1``, ``q2``… it would have been assigned (0-based ``index``)."""
+    return question.id or f"q{index + 1}"

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Annotated, Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from gateway.ids import is_identity
 
@@ -96,16 +96,21 @@ class Question(Model):
             raise ValueError("must not be blank")
         return value
 
-    @model_validator(mode="after")
-    def _labels_unique(self) -> Self:
+    @field_validator("options")
+    @classmethod
+    def _labels_unique(cls, options: list[Option]) -> list[Option]:
         seen: set[str] = set()
-        for option in self.options:
+        for option in options:
             key = option.label.casefold()
             if key in seen:
                 raise ValueError(
                     f"option labels must be unique (case-insensitively); {option.label!r} repeats"
                 )
             seen.add(key)
+        return options
+
+    @model_validator(mode="after")
+    def _multi_select_has_options(self) -> Self:
         if self.multi_select and not self.options:
             raise ValueError("multiSelect needs options")
         return self
@@ -136,28 +141,30 @@ class PromptRequest(Model):
     tool_call: ToolCall | None = None
     expires_in_seconds: int | None = Field(default=None, ge=1, le=MAX_EXPIRES_IN)
 
-    @model_validator(mode="after")
-    def _shape_matches_kind(self) -> Self:
-        if self.kind is PromptKind.APPROVAL:
-            if len(self.questions) != 1:
+    # Field validators rather than one model validator, so each error's loc names the field at fault.
+    @field_validator("questions")
+    @classmethod
+    def _questions_fit_kind(cls, questions: list[Question], info: ValidationInfo) -> list[Question]:
+        """The kind's shape (seed 000), unique ids and texts, ids ``q1``, ``q2``… filled in by position."""
+        kind = info.data.get("kind")
+        if kind is PromptKind.APPROVAL:
+            if len(questions) != 1:
                 raise ValueError("an approval has exactly one question")
-            question = self.questions[0]
+            question = questions[0]
             if not question.options:
                 question.options = [Option(label=APPROVE), Option(label=DENY)]
             elif question.labels != [APPROVE, DENY]:
                 raise ValueError("an approval's options are exactly Approve, Deny")
             if question.multi_select:
                 raise ValueError("an approval is not multiSelect")
-        elif self.kind is PromptKind.TEXT:
-            if len(self.questions) != 1:
+        elif kind is PromptKind.TEXT:
+            if len(questions) != 1:
                 raise ValueError("a text prompt has exactly one question")
-            if self.questions[0].options:
+            if questions[0].options:
                 raise ValueError("a text prompt has no options")
-        elif self.tool_call is not None:
-            raise ValueError("tool_call belongs to approvals only")
         ids: set[str] = set()
         texts: set[str] = set()
-        for index, question in enumerate(self.questions, start=1):
+        for index, question in enumerate(questions, start=1):
             if question.id is None:
                 question.id = f"q{index}"
             if question.id in ids:
@@ -166,7 +173,25 @@ class PromptRequest(Model):
                 raise ValueError("question texts must be unique, since answers may name them")
             ids.add(question.id)
             texts.add(question.question)
-        return self
+        # Imported here: the renderer builds on these models. Refused now, a prompt too long to post
+        # never reaches the store only to fail in the chat.
+        from gateway.render import prompt_text
+
+        size = len(prompt_text(questions))
+        if size > MAX_TEXT_CHARS:
+            raise ValueError(
+                f"the questions and their options come to {size} characters once numbered; "
+                f"at most {MAX_TEXT_CHARS} fit in one chat message"
+            )
+        return questions
+
+    @field_validator("tool_call")
+    @classmethod
+    def _tool_call_on_approvals(cls, tool_call: ToolCall | None, info: ValidationInfo) -> ToolCall | None:
+        kind = info.data.get("kind")
+        if tool_call is not None and kind is not None and kind is not PromptKind.APPROVAL:
+            raise ValueError("tool_call belongs to approvals only")
+        return tool_call
 
 
 class Resolution(StrEnum):
@@ -244,6 +269,8 @@ class InboundMessage(Model):
     event_id: str | None = Field(default=None, max_length=200)
     prompt_id: str | None = None
     received_at: datetime = Field(default_factory=utcnow)
+    # False when the channel answers the person itself (an interaction's own ephemeral response).
+    notify: bool = True
 
     @field_validator("sender")
     @classmethod

@@ -75,5 +75,21 @@ def resolved_item(prompt: Prompt) -> ThreadItem:
     )
 
 
+def settled_prompt_item(prompt: Prompt) -> ThreadItem:
+    """The prompt's own message once settled: its questions, then the outcome, and no controls.
+
+    Channels that can edit a posted message replace the prompt with this, so nobody presses a dead
+    button; its metadata is the audit item's, with the questions added for the renderer.
+    """
+    audit = resolved_item(prompt)
+    meta = dict(audit.metadata["prompt"], questions=_questions_metadata(prompt))
+    text = f"{prompt_text(prompt.questions)}\n\n{resolved_text(prompt)}"
+    return ThreadItem(
+        type="pending_prompt_resolved",
+        content=[TextContent(text=text)],
+        metadata={"type": "pending_prompt_resolved", "prompt": meta, "replaces_prompt": True},
+    )
+
+
 def message_item(text: str, metadata: dict[str, Any] | None = None) -> ThreadItem:
     return ThreadItem(type="message", content=[TextContent(text=text)], metadata=metadata or {})

@@ -1,0 +1,301 @@
+"""The thread items a prompt becomes, pending_prompt and its resolved audit, as seed 000 shows them."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from gateway.models import Answer, Prompt, PromptRequest, PromptState, ReasonCode
+from gateway.render import answers_summary, pending_prompt_item, prompt_text, resolved_item
+
+CREATED = datetime(2024, 4, 5, 12, 0, tzinfo=UTC)
+DEPLOY = "What's the deployment target?"
+DEPLOY_OPTIONS = [
+    {"label": "staging", "description": "push to staging.example.com"},
+    {"label": "production", "description": "push to www.example.com"},
+]
+
+
+def make_prompt(kind: str, *questions: dict[str, Any], **fields: Any) -> Prompt:
+    """A stored prompt raised from this request, settled as ``fields`` say."""
+    tool_call = fields.pop("tool_call", None)
+    request = PromptRequest.model_validate(
+        {"kind": kind, "questions": list(questions), "tool_call": tool_call}
+    )
+    return Prompt(
+        prompt_id="prm_01J0000000000000000000000",
+        run_id="run_01J0000000000000000000000",
+        thread_id="slack:C0456:1712345678.000100",
+        agent="ops",
+        kind=request.kind,
+        questions=request.questions,
+        tool_call=request.tool_call,
+        created_at=CREATED,
+        expires_at=CREATED + timedelta(days=7),
+        **fields,
+    )
+
+
+def deploy_prompt(**fields: Any) -> Prompt:
+    return make_prompt("ask_user_question", {"question": DEPLOY, "options": DEPLOY_OPTIONS}, **fields)
+
+
+def answered(prompt: Prompt, *answers: list[str], **fields: Any) -> Prompt:
+    given = [
+        Answer(question=question.question, question_id=question.id or "", answer=answer)
+        for question, answer in zip(prompt.questions, answers, strict=True)
+    ]
+    return prompt.model_copy(
+        update={
+            "prompt_state": PromptState.ANSWERED,
+            "answers": given,
+            "answered_by": "slack:U0123ABC",
+            **fields,
+        }
+    )
+
+
+def cancelled(prompt: Prompt, reason: str | None, **fields: Any) -> Prompt:
+    return prompt.model_copy(
+        update={
+            "prompt_state": PromptState.CANCELLED,
+            "reason": reason,
+            "reason_code": ReasonCode.RUN_ENDED,
+            **fields,
+        }
+    )
+
+
+# pending_prompt: the question and nothing else -----------------------------------------------------
+
+
+def test_pending_prompt_content_is_the_seed_example_byte_for_byte() -> None:
+    item = pending_prompt_item(deploy_prompt())
+    assert item.type == "pending_prompt"
+    assert [part.model_dump() for part in item.content] == [
+        {
+            "type": "text",
+            "text": "What's the deployment target?\n"
+            "  1. staging — push to staging.example.com\n"
+            "  2. production — push to www.example.com",
+        }
+    ]
+
+
+def test_pending_prompt_has_no_header_line_and_no_instructions() -> None:
+    prompt = make_prompt(
+        "ask_user_question", {"question": DEPLOY, "header": "Target", "options": DEPLOY_OPTIONS}
+    )
+    text = pending_prompt_item(prompt).text
+    assert text.splitlines()[0] == DEPLOY
+    assert "Target" not in text
+    assert len(text.splitlines()) == 3
+
+
+def test_option_without_description_is_just_its_label() -> None:
+    prompt = make_prompt(
+        "ask_user_question",
+        {"question": "Colour?", "options": [{"label": "red"}, {"label": "blue", "description": ""}]},
+    )
+    assert pending_prompt_item(prompt).text == "Colour?\n  1. red\n  2. blue"
+
+
+def test_several_questions_each_have_their_own_numbered_list() -> None:
+    prompt = make_prompt(
+        "ask_user_question",
+        {
+            "question": "Where should the data come from?",
+            "options": [{"label": "CSV import"}, {"label": "API"}],
+        },
+        {
+            "question": "Which sections?",
+            "multiSelect": True,
+            "options": [{"label": "KPI cards"}, {"label": "Table"}, {"label": "Chart"}],
+        },
+        {"question": "Any preference for visual style?"},
+    )
+    assert pending_prompt_item(prompt).text == (
+        "Where should the data come from?\n"
+        "  1. CSV import\n"
+        "  2. API\n"
+        "\n"
+        "Which sections?\n"
+        "  1. KPI cards\n"
+        "  2. Table\n"
+        "  3. Chart\n"
+        "\n"
+        "Any preference for visual style?"
+    )
+
+
+def test_free_text_question_is_the_question_alone() -> None:
+    prompt = make_prompt("text", {"question": "Anything else before I ship?"})
+    assert pending_prompt_item(prompt).text == "Anything else before I ship?"
+
+
+def test_approval_numbers_approve_and_deny() -> None:
+    prompt = make_prompt("approval", {"question": "Run db__drop on prod?"}, tool_call={"name": "db__drop"})
+    assert pending_prompt_item(prompt).text == "Run db__drop on prod?\n  1. Approve\n  2. Deny"
+
+
+def test_multi_line_question_is_kept_as_written() -> None:
+    prompt = make_prompt(
+        "ask_user_question", {"question": "Deploy?\nThis restarts the API.", "options": [{"label": "go"}]}
+    )
+    assert prompt_text(prompt.questions) == "Deploy?\nThis restarts the API.\n  1. go"
+
+
+def test_pending_prompt_metadata_keeps_the_whole_prompt() -> None:
+    item = pending_prompt_item(deploy_prompt())
+    assert item.metadata == {
+        "type": "pending_prompt",
+        "prompt": {
+            "prompt_id": "prm_01J0000000000000000000000",
+            "kind": "ask_user_question",
+            "prompt_state": "pending",
+            "questions": [
+                {
+                    "id": "q1",
+                    "question": DEPLOY,
+                    "multiSelect": False,
+                    "options": [
+                        {"label": "staging", "description": "push to staging.example.com"},
+                        {"label": "production", "description": "push to www.example.com"},
+                    ],
+                }
+            ],
+        },
+    }
+
+
+def test_pending_prompt_metadata_keeps_the_header_and_omits_absent_descriptions() -> None:
+    prompt = make_prompt(
+        "ask_user_question", {"question": "Colour?", "header": "Colour", "options": [{"label": "red"}]}
+    )
+    (question,) = pending_prompt_item(prompt).metadata["prompt"]["questions"]
+    assert question == {
+        "id": "q1",
+        "question": "Colour?",
+        "header": "Colour",
+        "multiSelect": False,
+        "options": [{"label": "red"}],
+    }
+
+
+def test_approval_metadata_carries_the_tool_call() -> None:
+    call = {"name": "db__drop", "arguments": {"table": "users"}}
+    prompt = make_prompt("approval", {"question": "Run db__drop?"}, tool_call=call)
+    meta = pending_prompt_item(prompt).metadata["prompt"]
+    assert meta["kind"] == "approval"
+    assert meta["tool_call"] == call
+    assert [option["label"] for option in meta["questions"][0]["options"]] == ["Approve", "Deny"]
+
+
+def test_pending_prompt_metadata_says_pending_whatever_the_stored_state() -> None:
+    prompt = answered(deploy_prompt(), ["staging"])
+    assert pending_prompt_item(prompt).metadata["prompt"]["prompt_state"] == "pending"
+
+
+# pending_prompt_resolved: answered carries answers, cancelled carries reason -------------------------
+
+
+def test_answered_audit_reads_answered_and_the_label() -> None:
+    item = resolved_item(answered(deploy_prompt(), ["staging"]))
+    assert item.type == "pending_prompt_resolved"
+    assert item.text == "✓ Answered: staging"
+
+
+def test_answered_audit_metadata_carries_answers_and_never_reason() -> None:
+    prompt = answered(deploy_prompt(), ["staging"], reason="stale", reason_code=ReasonCode.CANCELLED)
+    assert resolved_item(prompt).metadata == {
+        "type": "pending_prompt_resolved",
+        "prompt": {
+            "prompt_id": "prm_01J0000000000000000000000",
+            "kind": "ask_user_question",
+            "prompt_state": "answered",
+            "answers": [{"question": DEPLOY, "answer": ["staging"]}],
+        },
+    }
+
+
+def test_several_labels_are_joined_by_commas() -> None:
+    prompt = make_prompt(
+        "ask_user_question",
+        {
+            "question": "Which sections?",
+            "multiSelect": True,
+            "options": [{"label": "KPI cards"}, {"label": "Table"}],
+        },
+    )
+    assert resolved_item(answered(prompt, ["KPI cards", "Table"])).text == "✓ Answered: KPI cards, Table"
+
+
+def test_several_questions_are_joined_by_middle_dots() -> None:
+    prompt = make_prompt(
+        "ask_user_question",
+        {"question": "Where should the data come from?", "options": [{"label": "CSV import"}]},
+        {
+            "question": "Which sections?",
+            "multiSelect": True,
+            "options": [{"label": "KPI cards"}, {"label": "Table"}],
+        },
+        {"question": "Any preference for visual style?"},
+    )
+    item = resolved_item(answered(prompt, ["CSV import"], ["KPI cards", "Table"], ["dark theme"]))
+    assert item.text == "✓ Answered: CSV import · KPI cards, Table · dark theme"
+    assert item.metadata["prompt"]["answers"] == [
+        {"question": "Where should the data come from?", "answer": ["CSV import"]},
+        {"question": "Which sections?", "answer": ["KPI cards", "Table"]},
+        {"question": "Any preference for visual style?", "answer": ["dark theme"]},
+    ]
+
+
+def test_empty_multi_select_answer_reads_no_selection() -> None:
+    prompt = make_prompt(
+        "ask_user_question",
+        {"question": "Which sections?", "multiSelect": True, "options": [{"label": "KPI cards"}]},
+        {"question": "Any preference for visual style?"},
+    )
+    item = resolved_item(answered(prompt, [], ["dark theme"]))
+    assert item.text == "✓ Answered: (no selection) · dark theme"
+    assert item.metadata["prompt"]["answers"][0] == {"question": "Which sections?", "answer": []}
+
+
+def test_approval_audit_reads_the_decision() -> None:
+    prompt = make_prompt("approval", {"question": "Run db__drop?"})
+    assert resolved_item(answered(prompt, ["Deny"])).text == "✓ Answered: Deny"
+
+
+def test_answers_summary_is_the_answers_alone() -> None:
+    answers = [
+        Answer(question="a", question_id="q1", answer=["x", "y"]),
+        Answer(question="b", question_id="q2", answer=["z"]),
+    ]
+    assert answers_summary(answers) == "x, y · z"
+
+
+def test_cancelled_audit_reads_cancelled_and_the_reason() -> None:
+    assert resolved_item(cancelled(deploy_prompt(), "the run ended")).text == "✗ Cancelled: the run ended"
+
+
+def test_cancelled_audit_metadata_carries_reason_and_never_answers() -> None:
+    prompt = cancelled(
+        answered(deploy_prompt(), ["staging"]),
+        "superseded by a newer prompt",
+        reason_code=ReasonCode.SUPERSEDED,
+    )
+    assert resolved_item(prompt).metadata == {
+        "type": "pending_prompt_resolved",
+        "prompt": {
+            "prompt_id": "prm_01J0000000000000000000000",
+            "kind": "ask_user_question",
+            "prompt_state": "cancelled",
+            "reason": "superseded by a newer prompt",
+        },
+    }
+
+
+def test_cancelled_without_a_reason_still_gives_one() -> None:
+    item = resolved_item(cancelled(deploy_prompt(), None))
+    assert item.metadata["prompt"]["reason"] == "cancelled"
+    assert item.text == "✗ Cancelled: cancelled"
