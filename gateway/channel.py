@@ -10,7 +10,7 @@ from starlette.routing import BaseRoute
 
 from gateway.errors import GatewayError
 from gateway.ids import ThreadRef
-from gateway.models import InboundMessage, ThreadItem
+from gateway.models import InboundMessage, Prompt, ThreadItem
 
 if TYPE_CHECKING:
     from gateway.lease import Lease
@@ -93,6 +93,10 @@ class InboundSink(Protocol):
     """Where a channel hands people's messages and control presses: the core's one entry point."""
 
     async def receive(self, message: InboundMessage) -> Received: ...
+
+    async def get_prompt(self, prompt_id: str) -> Prompt:
+        """The prompt (to check a control press against its questions); GatewayError 404 if unknown."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,12 +17,13 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from gateway import metrics
 from gateway.channel import ChannelError, Channels, EditsMessages, MessageRef
 from gateway.errors import GatewayError
 from gateway.ids import parse_thread_id
 from gateway.logs import event
 from gateway.models import Prompt, PromptState, ThreadItem, from_ms, utcnow
-from gateway.render import answers_summary, resolved_item
+from gateway.render import answers_summary, resolved_item, settled_prompt_item
 from gateway.store import Store, keys
 
 LOCK_TTL_MS = 30_000
@@ -64,12 +65,25 @@ class Outbox:
 
     def kick(self, thread_id: str) -> None:
         """Drain ``thread_id`` soon, in the background (coalesced with a drain already running)."""
-        if thread_id in self._running:
+        running = self._running.get(thread_id)
+        # A finished drain stays listed until its done-callback runs; new work then needs a new drain.
+        if running is not None and not running.done():
             self._again.add(thread_id)
             return
         task = asyncio.create_task(self._drain_loop(thread_id), name=f"threadgate.outbox.{thread_id}")
         self._running[thread_id] = task
-        task.add_done_callback(lambda _t: self._running.pop(thread_id, None))
+        task.add_done_callback(lambda done: self._forget(thread_id, done))
+
+    def _forget(self, thread_id: str, task: asyncio.Task[bool]) -> None:
+        if self._running.get(thread_id) is task:
+            del self._running[thread_id]
+
+    async def flush(self, thread_id: str) -> bool:
+        """Drain one thread now, after any drain of it this process already has running."""
+        running = self._running.get(thread_id)
+        if running is not None:
+            await asyncio.gather(running, return_exceptions=True)
+        return await self.drain(thread_id)
 
     async def idle(self) -> None:
         """Wait until no drain started by this process is running (tests, shutdown)."""
@@ -125,6 +139,7 @@ class Outbox:
         delay = exc.retry_after if exc.retry_after is not None else min(2.0**failures, MAX_BACKOFF_S)
         self._retry_at[thread_id] = self.clock() + delay
         event("outbox.post_failed", logging.WARNING, thread_id=thread_id, error=str(exc), retry_in=delay)
+        metrics.platform_error(thread_id, exc)
 
     async def _publish(self, thread_id: str, effect: dict[str, Any]) -> None:
         kind = effect["t"]
@@ -136,11 +151,13 @@ class Outbox:
         if prompt is None:  # retained records expired before delivery; nothing left to say
             return
         if kind == "requested":
+            metrics.prompt_raised(prompt)
             data = pending_view(prompt).public()
             await self.store.append_feed(
                 keys.EVENTS, feed_event(f"{prompt.prompt_id}.requested", "input.requested", data)
             )
         elif kind == "resolved":
+            metrics.prompt_settled(prompt)
             data = prompt.public()
             await self.store.append_feed(
                 keys.EVENTS, feed_event(f"{prompt.prompt_id}.resolved", "input.resolved", data)
@@ -178,9 +195,10 @@ class Outbox:
         if not ref:
             return
         try:
-            await channel.edit(MessageRef(thread_id, ref), resolved_item(prompt))
+            await channel.edit(MessageRef(thread_id, ref), settled_prompt_item(prompt))
         except ChannelError as exc:  # the audit item already says how it settled
             event("outbox.edit_failed", logging.WARNING, thread_id=thread_id, error=str(exc))
+            metrics.platform_error(thread_id, exc)
 
     async def sweep(self, *, everything: bool = False) -> int:
         """Drain threads marked dirty a while ago (left by a crashed process or a failed post)."""

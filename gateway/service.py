@@ -12,6 +12,7 @@ from datetime import timedelta
 from enum import StrEnum
 from typing import Any
 
+from gateway import metrics
 from gateway.authz import may_answer
 from gateway.channel import ChannelError, Channels, PrivateNotices
 from gateway.errors import GatewayError, not_found
@@ -137,6 +138,9 @@ class Gateway:
                 raise
             except Exception as exc:
                 event("background.failed", logging.WARNING, job=getattr(job, "__name__", "?"), error=str(exc))
+            # redis-py may swallow a cancellation that lands mid-command; honour it here, or stop() hangs.
+            if (task := asyncio.current_task()) is not None and task.cancelling():
+                raise asyncio.CancelledError
             await asyncio.sleep(interval)
 
     async def adopt(self) -> int:
@@ -180,7 +184,13 @@ class Gateway:
             raise not_found("RUN_NOT_FOUND", "run", run_id)
         self.outbox.kick(run.thread_id)
         if cancelled:
-            event("prompt.cancelled", prompt_id=cancelled, thread_id=run.thread_id, reason_code="run_ended")
+            event(
+                "prompt.cancelled",
+                prompt_id=cancelled,
+                thread_id=run.thread_id,
+                run_id=run_id,
+                reason_code="run_ended",
+            )
         return run.model_copy(update={"state": RunState.ENDED})
 
     # Prompts ---------------------------------------------------------------------------------------
@@ -215,13 +225,20 @@ class Gateway:
         if status == "run_ended":
             raise GatewayError("RUN_ENDED", f"Run {run_id} has ended; start a new run to ask.", 409)
         if superseded:
-            event("prompt.superseded", prompt_id=superseded, by=prompt.prompt_id, thread_id=prompt.thread_id)
-            await self.outbox.drain(prompt.thread_id)  # its audit item goes out before the new prompt
+            event(
+                "prompt.superseded",
+                prompt_id=superseded,
+                by=prompt.prompt_id,
+                thread_id=prompt.thread_id,
+                run_id=run_id,
+            )
+            await self.outbox.flush(prompt.thread_id)  # its audit item goes out before the new prompt
         item = pending_prompt_item(prompt)
         try:
             ref = await channel.post(thread, item)
         except ChannelError as exc:
             detail = str(exc) or type(exc).__name__
+            metrics.platform_error(prompt.thread_id, exc)
             await self.store.cancel(
                 prompt.thread_id,
                 prompt.prompt_id,
@@ -236,6 +253,7 @@ class Gateway:
                 logging.WARNING,
                 prompt_id=prompt.prompt_id,
                 thread_id=prompt.thread_id,
+                run_id=run_id,
                 error=detail,
             )
             raise GatewayError(
@@ -251,7 +269,13 @@ class Gateway:
             {"role": "gateway", **item.model_dump(mode="json")},
         )
         self.outbox.kick(prompt.thread_id)
-        event("prompt.raised", prompt_id=prompt.prompt_id, thread_id=prompt.thread_id, kind=prompt.kind.value)
+        event(
+            "prompt.raised",
+            prompt_id=prompt.prompt_id,
+            thread_id=prompt.thread_id,
+            run_id=run_id,
+            kind=prompt.kind.value,
+        )
         return prompt
 
     async def _default_expiry(self, agent: str) -> int:
@@ -282,7 +306,13 @@ class Gateway:
         settlement = await self.store.cancel(prompt.thread_id, prompt_id, reason, code, self.now_ms())
         self.outbox.kick(prompt.thread_id)
         if settlement.ok:
-            event("prompt.cancelled", prompt_id=prompt_id, thread_id=prompt.thread_id, reason_code=code.value)
+            event(
+                "prompt.cancelled",
+                prompt_id=prompt_id,
+                thread_id=prompt.thread_id,
+                run_id=prompt.run_id,
+                reason_code=code.value,
+            )
         return settlement
 
     async def answer(
@@ -313,6 +343,7 @@ class Gateway:
                 "prompt.answered",
                 prompt_id=prompt.prompt_id,
                 thread_id=prompt.thread_id,
+                run_id=prompt.run_id,
                 resolution=settlement.resolution.value if settlement.resolution else None,
             )
             parked = settlement.resolution is Resolution.PARKED
@@ -375,7 +406,8 @@ class Gateway:
         if decision.status == "duplicate":
             return Received(Outcome.DUPLICATE)
         if decision.status == "stale":
-            await self._tell_privately(thread.thread_id, message.sender, STALE_NOTICE)
+            if message.notify:
+                await self._tell_privately(thread.thread_id, message.sender, STALE_NOTICE)
             return Received(Outcome.STALE)
         if decision.status == "queued":
             self.outbox.kick(thread.thread_id)
@@ -383,8 +415,14 @@ class Gateway:
         prompt = decision.prompt
         assert prompt is not None
         if not await may_answer(self.store, prompt, message.sender):
-            await self._tell_privately(thread.thread_id, message.sender, NOT_ALLOWED_NOTICE)
-            event("inbound.not_allowed", thread_id=thread.thread_id, prompt_id=prompt.prompt_id)
+            if message.notify:
+                await self._tell_privately(thread.thread_id, message.sender, NOT_ALLOWED_NOTICE)
+            event(
+                "inbound.not_allowed",
+                thread_id=thread.thread_id,
+                prompt_id=prompt.prompt_id,
+                run_id=prompt.run_id,
+            )
             return Received(Outcome.NOT_ALLOWED, prompt)
         answers = map_reply(prompt.kind, prompt.questions, message.text, message.answers)
         result = await self.settle_answers(prompt, answers, message.sender)
@@ -400,6 +438,7 @@ class Gateway:
                 await channel.notify_private(thread, identity, text)
             except ChannelError as exc:
                 event("notice.failed", logging.WARNING, thread_id=thread_id, error=str(exc))
+                metrics.platform_error(thread_id, exc)
 
     async def post_message(self, thread_id: str, text: str) -> dict[str, Any]:
         """Queue an agent message for the chat (posted in order with audit items, retried on failure)."""

@@ -27,9 +27,9 @@ class Waiters:
 
     async def stop(self) -> None:
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            while not self._task.done():
+                self._task.cancel()
+                await asyncio.wait([self._task], timeout=1.0)
             self._task = None
 
     @contextlib.asynccontextmanager
@@ -62,6 +62,9 @@ class Waiters:
                     message = await pubsub.get_message(timeout=5.0)
                     if message and message.get("type") == "message":
                         self.notify(str(message["data"]))
+                    # redis-py can swallow a cancellation that lands mid-read; honour it here.
+                    if (task := asyncio.current_task()) is not None and task.cancelling():
+                        raise asyncio.CancelledError
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # connection lost: waiters fall back to their timeouts meanwhile

@@ -31,7 +31,7 @@ def redact_url(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 
 
-def connect(url: str | None) -> Connection:
+def connect(url: str | None, max_connections: int = 256) -> Connection:
     """A client for ``url``; with no URL, an embedded in-process store whose state dies with the process."""
     if not url:
         import fakeredis
@@ -39,11 +39,21 @@ def connect(url: str | None) -> Connection:
         fake = fakeredis.FakeAsyncRedis(decode_responses=True, server=fakeredis.FakeServer())
         return Connection(fake, "embedded in-process store (state is lost when the process exits)", False)
     if url.startswith(("redis+cluster://", "rediss+cluster://")):
+        # Any one node is enough: the client learns the others and follows resharding. Keys are
+        # hash-tagged (see keys.py) so each script and transaction stays in one slot.
         from redis.asyncio.cluster import RedisCluster
 
         plain = url.replace("+cluster", "", 1)
         return Connection(
             RedisCluster.from_url(plain, decode_responses=True), f"Redis Cluster at {redact_url(plain)}", True
         )
-    client = aioredis.from_url(url, decode_responses=True, health_check_interval=30, socket_keepalive=True)
-    return Connection(client, f"Redis at {redact_url(url)}", True)
+    # A blocking pool: a burst beyond max_connections waits for a free connection instead of failing.
+    pool = aioredis.BlockingConnectionPool.from_url(
+        url,
+        decode_responses=True,
+        health_check_interval=30,
+        socket_keepalive=True,
+        max_connections=max_connections,
+        timeout=20,
+    )
+    return Connection(aioredis.Redis(connection_pool=pool), f"Redis at {redact_url(url)}", True)
