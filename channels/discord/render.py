@@ -1,0 +1,87 @@
+"""Render a thread item as Discord messages: within the 2,000-character limit, split or cut visibly."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from gateway.models import ThreadItem
+
+MAX_MESSAGE_CHARS = 2000
+MAX_PARTS = 5
+EMPTY_TEXT = "(empty message)"
+_MARKER_ROOM = len("\n(99/99)")
+
+
+@dataclass(frozen=True, slots=True)
+class DiscordMessage:
+    """One message to send. ``nonce`` lets Discord drop a repeated send of the same part."""
+
+    content: str
+    nonce: str | None = None
+
+
+def render_item(item: ThreadItem) -> list[DiscordMessage]:
+    """The messages an item becomes, in order; the first is the one replies and edits refer to."""
+    parts = split_text(item.text)
+    prompt_id = prompt_id_of(item)
+    if prompt_id is None:
+        return [DiscordMessage(part) for part in parts]
+    return [
+        DiscordMessage(part, stable_nonce(f"{item.type}:{prompt_id}:{index}"))
+        for index, part in enumerate(parts)
+    ]
+
+
+def prompt_id_of(item: ThreadItem) -> str | None:
+    """The prompt a pending_prompt or its audit item belongs to (``None`` for agent messages)."""
+    prompt = item.metadata.get("prompt")
+    if isinstance(prompt, dict) and isinstance(prompt.get("prompt_id"), str):
+        return str(prompt["prompt_id"])
+    return None
+
+
+def stable_nonce(key: str) -> str:
+    """A nonce (at most 25 characters) that is the same each time the same part is sent."""
+    return hashlib.sha256(key.encode()).hexdigest()[:24]
+
+
+def split_text(text: str, *, limit: int = MAX_MESSAGE_CHARS, max_parts: int = MAX_PARTS) -> list[str]:
+    """Text as messages of at most ``limit`` characters.
+
+    Text that fits is sent exactly as it is. Longer text is split at line breaks (else spaces), each part
+    marked ``(n/N)``; past ``max_parts`` the rest is cut with a note saying how much was left out.
+    """
+    if not text.strip():
+        return [EMPTY_TEXT]
+    if len(text) <= limit:
+        return [text]
+    room = limit - _MARKER_ROOM
+    chunks: list[str] = []
+    rest = text
+    while rest:
+        if len(chunks) == max_parts - 1 and len(rest) > room:
+            chunks.append(_cut(rest, room))
+            break
+        chunk = rest if len(rest) <= room else rest[: _break_at(rest, room)]
+        chunks.append(chunk)
+        rest = rest[len(chunk) :]
+    total = len(chunks)
+    return [f"{chunk}\n({index}/{total})" for index, chunk in enumerate(chunks, start=1)]
+
+
+def _break_at(text: str, room: int) -> int:
+    """Where to end a part of at most ``room`` characters: after a line break, a space, or hard."""
+    window = text[:room]
+    for separator in ("\n", " "):
+        position = window.rfind(separator)
+        if position >= room // 2:
+            return position + 1
+    return room
+
+
+def _cut(text: str, room: int) -> str:
+    """The start of ``text`` and a note of how many characters were left out, within ``room``."""
+    note_room = len(f"\n… ({len(text)} more characters not shown)")
+    kept = text[: _break_at(text, room - note_room)]
+    return f"{kept}\n… ({len(text) - len(kept)} more characters not shown)"

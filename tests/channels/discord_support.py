@@ -1,0 +1,118 @@
+"""Helpers for the Discord channel tests: a gateway process wired to the fake Discord, and small waits."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from pydantic import SecretStr
+
+from channels.discord import DiscordChannel, build
+from gateway.models import PromptKind, PromptRequest, Question, RunRequest
+from gateway.runtime import Runtime
+from gateway.service import Gateway
+from gateway.settings import Settings
+from gateway.store import keys
+from tests.fakes.discord import FakeDiscord
+
+CHANNEL_ID = 111_111_111_111_111_111
+GUILD_ID = 222_222_222_222_222_222
+ALICE = 333_333_333_333_333_333
+BOB = 444_444_444_444_444_444
+THREAD = f"discord:{CHANNEL_ID}"
+
+DEPLOY_TARGET = Question.model_validate(
+    {
+        "question": "What's the deployment target?",
+        "options": [
+            {"label": "staging", "description": "push to staging.example.com"},
+            {"label": "production", "description": "push to www.example.com"},
+        ],
+    }
+)
+DEPLOY_TARGET_TEXT = (
+    "What's the deployment target?\n"
+    "  1. staging — push to staging.example.com\n"
+    "  2. production — push to www.example.com"
+)
+
+
+def discord_settings(fake: FakeDiscord, redis_url: str | None, **overrides: Any) -> Settings:
+    values: dict[str, Any] = {
+        "redis_url": redis_url,
+        "discord_bot_token": SecretStr(fake.token),
+        "discord_api_base_url": fake.api_base_url,
+        "discord_gateway_url": fake.gateway_url,
+        "threadgate_lease_ttl_ms": 2000,
+        **overrides,
+    }
+    return Settings(_env_file=None, **values)  # type: ignore[call-arg]
+
+
+@contextlib.asynccontextmanager
+async def discord_gateway(
+    fake: FakeDiscord, redis_url: str | None, *, connected: bool = True, **channel_options: Any
+) -> AsyncIterator[Runtime]:
+    """A started gateway process whose only channel is Discord, built from settings like ``serve`` does."""
+    settings = discord_settings(fake, redis_url)
+    channel = build(settings)
+    if channel_options:
+        assert settings.discord_bot_token is not None
+        channel = DiscordChannel(
+            settings.discord_bot_token.get_secret_value(),
+            api_base_url=settings.discord_api_base_url,
+            gateway_url=settings.discord_gateway_url,
+            **channel_options,
+        )
+    runtime = Runtime.build(settings, channels=[channel])
+    runtime.gateway.sweep_interval = 0.2
+    await runtime.start()
+    try:
+        if connected:
+            await fake.wait_for(lambda: len(fake.open_sessions()) >= 1)
+        yield runtime
+    finally:
+        await runtime.stop()
+
+
+async def eventually(predicate: Callable[[], Any], timeout: float = 5.0, interval: float = 0.02) -> Any:
+    """Poll an async or plain predicate until it returns something truthy; return that."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        result = predicate()
+        if asyncio.iscoroutine(result):
+            result = await result
+        if result:
+            return result
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError("condition not met in time")
+        await asyncio.sleep(interval)
+
+
+async def agent_feed(runtime: Runtime) -> list[dict[str, Any]]:
+    """The messages queued for agents, oldest first."""
+    return [entry for _, entry in await runtime.store.read_feed(keys.MESSAGES, None, 100)]
+
+
+async def feed_until(runtime: Runtime, done: Callable[[list[str]], bool]) -> list[str]:
+    """The texts in the agent feed, once ``done(texts)`` holds."""
+
+    async def texts() -> list[str] | None:
+        found = [entry["text"] for entry in await agent_feed(runtime)]
+        return found if done(found) else None
+
+    result: list[str] = await eventually(texts)
+    return result
+
+
+async def start_run(gateway: Gateway, started_by: int = ALICE, thread_id: str = THREAD) -> str:
+    run = await gateway.create_run(
+        RunRequest(thread_id=thread_id, agent="ops", started_by=f"discord:{started_by}")
+    )
+    return run.run_id
+
+
+def deploy_question(kind: PromptKind = PromptKind.ASK_USER_QUESTION) -> PromptRequest:
+    return PromptRequest(kind=kind, questions=[DEPLOY_TARGET.model_copy(deep=True)])
