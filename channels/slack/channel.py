@@ -1,0 +1,184 @@
+"""The Slack channel: posts thread items into Slack threads and hands people's messages to the core."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+from collections import OrderedDict
+from typing import Any
+
+from slack_bolt.adapter.starlette.async_handler import AsyncSlackRequestHandler
+from slack_sdk.web.async_client import AsyncWebClient
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from channels.slack.calls import MAX_INLINE_WAIT_S, call
+from channels.slack.events import build_app
+from channels.slack.inbound import BotIdentity, to_inbound
+from channels.slack.render import SlackMessage, render_item, render_notice
+from channels.slack.socket import SocketModeLink
+from gateway.channel import ChannelContext, ChannelError, MessageRef
+from gateway.ids import ThreadRef
+from gateway.lease import Lease, lease_name
+from gateway.logs import event
+from gateway.models import ThreadItem
+
+DEFAULT_API_URL = "https://slack.com/api/"
+EVENTS_PATH = "/slack/events"
+MAX_EVENT_BYTES = 1024 * 1024
+_PARTIAL_MEMORY = 256
+
+
+class SlackChannel:
+    """Slack over the HTTP Events API (with a signing secret), Socket Mode (with an app token), or both.
+
+    Thread ids are ``slack:<channel>:<thread_ts>``; every item is posted as a reply in that thread.
+    """
+
+    platform = "slack"
+
+    def __init__(
+        self,
+        bot_token: str,
+        *,
+        signing_secret: str | None = None,
+        app_token: str | None = None,
+        api_url: str = DEFAULT_API_URL,
+        allow_bots: bool = False,
+        max_inline_wait: float = MAX_INLINE_WAIT_S,
+        ping_interval: float = 10.0,
+    ) -> None:
+        if signing_secret is None and app_token is None:
+            raise ValueError("Slack needs SLACK_SIGNING_SECRET (Events API) or SLACK_APP_TOKEN (Socket Mode)")
+        self.client = AsyncWebClient(token=bot_token, base_url=api_url)
+        self.signing_secret = signing_secret
+        self.app_token = app_token
+        self.allow_bots = allow_bots
+        self.max_inline_wait = max_inline_wait
+        self.app = build_app(self.client, signing_secret, self._on_event)
+        self._http = AsyncSlackRequestHandler(self.app)
+        self._link = SocketModeLink(self.app, app_token, ping_interval=ping_interval) if app_token else None
+        self._context: ChannelContext | None = None
+        self._lease: Lease | None = None
+        self._lease_task: asyncio.Task[None] | None = None
+        self._check_task: asyncio.Task[None] | None = None
+        # Parts of a split item already posted when a later part failed: a retry posts only the rest.
+        self._partial: OrderedDict[tuple[str, str], list[str]] = OrderedDict()
+
+    # Lifecycle -------------------------------------------------------------------------------------
+
+    async def start(self, context: ChannelContext) -> None:
+        """Check the token in the background; hold the Socket Mode connection under a lease if configured."""
+        self._context = context
+        self._check_task = asyncio.create_task(self._check_token(), name="threadgate.slack.auth_test")
+        if self._link is not None and self.app_token is not None:
+            self._link.open()
+            self._lease = context.lease(lease_name("slack", self.app_token))
+            self._lease_task = asyncio.create_task(
+                self._lease.run(self._link.hold), name="threadgate.slack.socket_mode"
+            )
+
+    async def _check_token(self) -> None:
+        """Say in the log which workspace and bot the token belongs to, or why it does not work."""
+        try:
+            identity = await call("auth.test", self.client.auth_test, max_wait=self.max_inline_wait)
+            event("slack.ready", team=identity.get("team_id"), bot_user=identity.get("user_id"))
+        except ChannelError as exc:
+            event("slack.auth_failed", logging.WARNING, error=str(exc))
+
+    async def stop(self) -> None:
+        if self._check_task is not None:
+            self._check_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._check_task
+            self._check_task = None
+        if self._lease is not None and self._link is not None:
+            self._link.close()
+            self._lease.stop()
+        if self._lease_task is not None:
+            try:
+                await asyncio.wait_for(self._lease_task, timeout=10)
+            except TimeoutError:
+                event("slack.socket.stop_timeout", logging.WARNING)
+            self._lease_task = None
+        self._lease = None
+        self._context = None
+
+    def routes(self) -> list[BaseRoute]:
+        """``POST /slack/events`` when a signing secret is set (Events API and interactivity)."""
+        if self.signing_secret is None:
+            return []
+        return [Route(EVENTS_PATH, self._receive_http, methods=["POST"])]
+
+    # Outbound --------------------------------------------------------------------------------------
+
+    async def post(self, thread: ThreadRef, item: ThreadItem) -> MessageRef:
+        """Post ``item`` as a reply in the thread (several messages when it is over Slack's limits)."""
+        channel, thread_ts = thread.parts
+        key = (thread.thread_id, hashlib.sha256(item.model_dump_json().encode()).hexdigest())
+        posted = self._partial.pop(key, [])
+        try:
+            for message in render_item(item)[len(posted) :]:
+                posted.append(await self._post_message(channel, thread_ts, message))
+        except ChannelError:
+            if posted:
+                self._remember_partial(key, posted)
+            raise
+        return MessageRef(thread.thread_id, posted[0])
+
+    async def _post_message(self, channel: str, thread_ts: str, message: SlackMessage) -> str:
+        async def send() -> Any:
+            return await self.client.chat_postMessage(
+                channel=channel,
+                thread_ts=thread_ts,
+                text=message.text,
+                blocks=message.blocks,
+                unfurl_links=False,
+                unfurl_media=False,
+            )
+
+        response = await call("chat.postMessage", send, max_wait=self.max_inline_wait)
+        return str(response["ts"])
+
+    def _remember_partial(self, key: tuple[str, str], posted: list[str]) -> None:
+        self._partial[key] = posted
+        while len(self._partial) > _PARTIAL_MEMORY:
+            self._partial.popitem(last=False)
+
+    async def notify_private(self, thread: ThreadRef, identity: str, text: str) -> None:
+        """An ephemeral message in the thread: only ``identity`` sees it."""
+        platform, _, user = identity.partition(":")
+        if platform != self.platform or not user:
+            raise ChannelError(f"{identity} is not a Slack identity", permanent=True)
+        channel, thread_ts = thread.parts
+        notice = render_notice(text)
+
+        async def send() -> Any:
+            return await self.client.chat_postEphemeral(
+                channel=channel, user=user, thread_ts=thread_ts, text=notice.text, blocks=notice.blocks
+            )
+
+        await call("chat.postEphemeral", send, max_wait=self.max_inline_wait)
+
+    # Inbound ---------------------------------------------------------------------------------------
+
+    async def _receive_http(self, request: Request) -> Response:
+        # A non-numeric timestamp would make the SDK's verifier raise (a 500); it is simply unsigned.
+        timestamp = request.headers.get("x-slack-request-timestamp", "")
+        if not timestamp.isascii() or not timestamp.isdigit():
+            return Response(status_code=401)
+        if int(request.headers.get("content-length") or 0) > MAX_EVENT_BYTES:
+            return Response(status_code=413)
+        return await self._http.handle(request)
+
+    async def _on_event(self, payload: dict[str, Any], kind: str, bot: BotIdentity) -> None:
+        message = to_inbound(payload, kind, bot, allow_bots=self.allow_bots)
+        if message is None:
+            return
+        if self._context is None:  # answered 500: Slack delivers it again once we are up
+            raise ChannelError("the Slack channel is not running")
+        received = await self._context.sink.receive(message)
+        event("slack.inbound", thread_id=message.thread_id, outcome=received.outcome.value)
