@@ -31,7 +31,17 @@ def _serve(args: argparse.Namespace) -> int:
     if not runtime.connection.durable:
         print("Warning: REDIS_URL is unset, so state will not survive a restart.", flush=True)
     print(f"Channels: {platforms}", flush=True)
-    uvicorn.run(app, host=host, port=port, log_level="warning", lifespan="on")
+    # On SIGTERM the server stops accepting, gives in-flight requests this long (long-polls and event
+    # streams would otherwise hold it open for as long as they last), then the runtime stops gracefully.
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        log_config=None,  # its warnings go out as our JSON lines (configured above)
+        lifespan="on",
+        timeout_graceful_shutdown=settings.threadgate_shutdown_grace_s,
+    )
     return 0
 
 

@@ -17,6 +17,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from gateway import metrics
 from gateway.logs import event
 
 _RENEW = """
@@ -65,6 +66,7 @@ class Lease:
         if await self.redis.set(self.key, self.holder, nx=True, px=self.ttl_ms):
             self.fence = int(await self.redis.incr(self.fence_key))
             event("lease.acquired", lease=self.name, holder=self.holder, fence=self.fence)
+            metrics.lease_held(self.name, True)
             return True
         return False
 
@@ -76,6 +78,7 @@ class Lease:
             with contextlib.suppress(Exception):
                 await self.redis.eval(_RELEASE, 1, self.key, self.holder)
             event("lease.released", lease=self.name, holder=self.holder)
+            metrics.lease_held(self.name, False)
         self.fence = None
 
     def stop(self) -> None:

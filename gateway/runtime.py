@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass, field
 
+from gateway import metrics
 from gateway.channel import ChannelContext, ChannelRuntime, Channels
 from gateway.lease import Lease
 from gateway.logs import event
 from gateway.service import Gateway
 from gateway.settings import Settings
 from gateway.store import Connection, Store, connect
+from gateway.webhooks import WebhookDispatcher
 
 
 @dataclass
@@ -22,6 +25,10 @@ class Runtime:
     store: Store
     gateway: Gateway
     channels: list[ChannelRuntime] = field(default_factory=list)
+    webhooks: WebhookDispatcher | None = None
+    leases: dict[str, Lease] = field(default_factory=dict)  # the channels' leases, by name (readiness)
+    stopping: bool = False
+    flush_timeout_s: float = 5.0
 
     @classmethod
     def build(cls, settings: Settings, channels: list[ChannelRuntime] | None = None) -> Runtime:
@@ -32,10 +39,13 @@ class Runtime:
         connection = connect(settings.redis_url)
         store = Store(connection.client)
         gateway = Gateway(store, Channels(list(channels)))
-        return cls(settings, connection, store, gateway, list(channels))
+        webhooks = WebhookDispatcher.from_settings(settings, connection.client)
+        return cls(settings, connection, store, gateway, list(channels), webhooks)
 
     def lease(self, name: str) -> Lease:
-        return Lease(self.connection.client, name, ttl_ms=self.settings.threadgate_lease_ttl_ms)
+        lease = Lease(self.connection.client, name, ttl_ms=self.settings.threadgate_lease_ttl_ms)
+        self.leases[name] = lease
+        return lease
 
     async def start(self) -> None:
         if not self.connection.durable:
@@ -48,16 +58,41 @@ class Runtime:
         else:
             event("startup.store", store=self.connection.description)
         await self.gateway.start()
-        context = ChannelContext(sink=self.gateway, lease=self.lease)
+        if self.webhooks is not None:
+            await self.webhooks.start()
+        context = ChannelContext(sink=metrics.CountedInbound(self.gateway), lease=self.lease)
         for channel in self.channels:
             await channel.start(context)
             event("startup.channel", platform=channel.platform)
 
     async def stop(self) -> None:
+        """Graceful stop (SIGTERM, after the server finished its in-flight requests): deliver what this
+        process owes while the channels can still post, then stop them and hand their leases over at once.
+        Nothing pending is lost either way: prompts and outboxes live in Redis for the other processes."""
+        self.stopping = True
+        event("shutdown.started")
+        if self.webhooks is not None:
+            await self.webhooks.stop()
+        await self.gateway.stop()
+        await self._flush_outbox()
         for channel in reversed(self.channels):
             try:
                 await channel.stop()
             except Exception as exc:
                 event("shutdown.channel_failed", logging.WARNING, platform=channel.platform, error=str(exc))
-        await self.gateway.stop()
+        for lease in self.leases.values():
+            lease.stop()
+            await lease.release()
+        await self.gateway.outbox.idle()
         await self.connection.client.aclose()
+        event("shutdown.finished")
+
+    async def _flush_outbox(self) -> None:
+        """Drain every thread with work owed (this process's and any other's), within a deadline."""
+        try:
+            drained = await asyncio.wait_for(
+                self.gateway.outbox.sweep(everything=True), timeout=self.flush_timeout_s
+            )
+            event("shutdown.outbox_flushed", threads=drained)
+        except Exception as exc:  # Redis away or too slow: the other processes' sweepers deliver it
+            event("shutdown.outbox_unflushed", logging.WARNING, error=str(exc) or type(exc).__name__)

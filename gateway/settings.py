@@ -8,6 +8,7 @@ from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 ROLES = ("agent", "operator")
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +33,7 @@ class Settings(BaseSettings):
     threadgate_webhooks: str | None = None
     threadgate_webhook_secret: SecretStr | None = None
     threadgate_lease_ttl_ms: int = Field(default=15_000, ge=1_000, le=300_000)
+    threadgate_shutdown_grace_s: int = Field(default=10, ge=0, le=600)
 
     threadgate_web_chat: bool = False
     threadgate_web_token: SecretStr | None = None
@@ -49,6 +51,14 @@ class Settings(BaseSettings):
     discord_bot_token: SecretStr | None = None
     discord_api_base_url: str = "https://discord.com/api/v10"
     discord_gateway_url: str | None = None
+
+    @field_validator("threadgate_log_level")
+    @classmethod
+    def _known_level(cls, value: str) -> str:
+        level = value.strip().upper()
+        if level not in LOG_LEVELS:
+            raise ValueError(f"THREADGATE_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}")
+        return level
 
     @field_validator("redis_url", "telegram_webhook_url", "threadgate_webhooks", mode="before")
     @classmethod

@@ -14,6 +14,7 @@ from gateway.channel import Channels
 from gateway.service import Gateway
 from gateway.store import Store, connect
 from tests.support.memory_channel import MemoryChannel
+from tests.support.redis_cluster import RedisCluster, redis_cli_binary
 from tests.support.redis_server import RedisServer, redis_server_binary, require_real_redis
 
 
@@ -32,11 +33,32 @@ def redis_server() -> Iterator[RedisServer]:
     shutil.rmtree(directory, ignore_errors=True)
 
 
-@pytest.fixture(params=["embedded", "redis"])
+@pytest.fixture(scope="session")
+def redis_cluster() -> Iterator[RedisCluster]:
+    """A 3-master Redis Cluster of this session's own, on loopback. Skipped only outside CI."""
+    if redis_server_binary() is None or redis_cli_binary() is None:
+        if require_real_redis():
+            pytest.fail("CI=true and redis-server or redis-cli is missing: install the redis-server package")
+        pytest.skip("redis-server and redis-cli are not installed; install them to run the cluster tests")
+    directory = Path(tempfile.mkdtemp(prefix="threadgate-cluster-"))
+    cluster = RedisCluster(directory)
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.stop()
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+@pytest.fixture(params=["embedded", "redis", "cluster"])
 def redis_url(request: pytest.FixtureRequest) -> str | None:
-    """Every store and service test runs twice: on the embedded store and on a real redis-server."""
+    """Every store and service test runs three times: embedded store, a redis-server, a Redis Cluster."""
     if request.param == "embedded":
         return None
+    if request.param == "cluster":
+        cluster: RedisCluster = request.getfixturevalue("redis_cluster")
+        cluster.flush()
+        return cluster.url
     server: RedisServer = request.getfixturevalue("redis_server")
     server.flush()
     return server.url

@@ -8,11 +8,25 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from gateway import __version__
+from gateway.api import events, inputs, respond, runs, threads
+from gateway.api.auth import TokenTable
+from gateway.api.deps import ApiOptions
+from gateway.api.errors import install_error_handlers
+from gateway.api.limits import BodyLimit
 from gateway.api.ops import router as ops_router
+from gateway.ratelimit import RateLimiter
 from gateway.runtime import Runtime
 
+DESCRIPTION = (
+    "Threadgate's HTTP API: agents raise prompts into chat threads and wait for people's answers; "
+    'people (through an operator) answer them. Every error is `{"error": {code, message, details}}`.'
+)
 
-def create_app(runtime: Runtime) -> FastAPI:
+
+def create_app(runtime: Runtime, options: ApiOptions | None = None) -> FastAPI:
+    """The app for one runtime. Tokens are read from the runtime's settings (bad ones refuse to start)."""
+    options = options or ApiOptions()
+
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         await runtime.start()
@@ -21,10 +35,19 @@ def create_app(runtime: Runtime) -> FastAPI:
         finally:
             await runtime.stop()
 
-    app = FastAPI(title="Threadgate", version=__version__, lifespan=lifespan)
+    app = FastAPI(title="Threadgate", version=__version__, description=DESCRIPTION, lifespan=lifespan)
     app.state.runtime = runtime
+    app.state.options = options
+    app.state.tokens = TokenTable(runtime.settings.api_tokens())
+    app.state.limiter = RateLimiter(
+        runtime.connection.client, limit=options.respond_limit, window_s=options.respond_window_s
+    )
+    install_error_handlers(app)
+    app.add_middleware(BodyLimit, max_bytes=options.max_body_bytes)
 
     app.include_router(ops_router)
+    for api in (runs, threads, events, inputs, respond):
+        app.include_router(api.router)
 
     for channel in runtime.channels:
         app.router.routes.extend(channel.routes())

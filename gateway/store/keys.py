@@ -63,8 +63,9 @@ def agent_pending(agent: str) -> str:
 
 
 def agent(agent: str) -> str:
-    return f"tg:agent:{agent}"
+    """An agent's definition; shares the hash tag ``{<agent>}`` with its approvers (written together)."""
+    return f"tg:agent:{{{agent}}}"
 
 
 def approvers(agent: str) -> str:
-    return f"tg:approvers:{agent}"
+    return f"tg:approvers:{{{agent}}}"

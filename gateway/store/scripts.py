@@ -6,6 +6,7 @@ import hashlib
 from importlib import resources
 from typing import Any
 
+from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import NoScriptError
 
 THREAD_SCRIPTS = (
@@ -55,7 +56,18 @@ class Scripts:
         keys: list[str],
         args: list[Any],
     ) -> Any:
-        """Run plain commands then a script in one pipelined round trip; returns the script's reply."""
+        """Run plain commands then a script in one pipelined round trip; returns the script's reply.
+
+        On a Redis Cluster the commands live in other slots than the script, and a cluster pipeline
+        neither carries EVALSHA nor keeps order across nodes: there the commands go first as one
+        pipeline, then the script, so what they write is in place before the script's change exists.
+        """
+        if isinstance(client, RedisCluster):
+            pipe = client.pipeline(transaction=False)
+            for command, command_args in prelude:
+                getattr(pipe, command)(*command_args)
+            await pipe.execute()
+            return await self.call(client, name, keys, args)
         for attempt in range(2):
             pipe = client.pipeline(transaction=False)
             for command, command_args in prelude:

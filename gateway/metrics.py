@@ -1,0 +1,176 @@
+"""Prometheus metrics: one-line calls the core makes as things happen, and gauges read at scrape time."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    PlatformCollector,
+    ProcessCollector,
+    generate_latest,
+)
+
+from gateway.models import Prompt, PromptState
+from gateway.store import keys
+
+if TYPE_CHECKING:
+    from gateway.channel import InboundSink
+    from gateway.models import InboundMessage
+    from gateway.service import Received
+
+REGISTRY = CollectorRegistry()
+ProcessCollector(registry=REGISTRY)
+PlatformCollector(registry=REGISTRY)
+
+# People answer in seconds to days; buckets span that range rather than an HTTP latency's.
+HOUR, DAY = 3600, 86400
+ANSWER_BUCKETS = (1, 5, 15, 30, 60, 120, 300, 900, 1800, HOUR, 4 * HOUR, 12 * HOUR, DAY, 3 * DAY, 7 * DAY)
+# How many dirty threads the scrape looks into to count the items they still owe (bounds its cost).
+DEPTH_SAMPLE = 1000
+
+PROMPTS_RAISED = Counter(
+    "threadgate_prompts_raised", "Prompts raised by agents.", ["kind", "channel"], registry=REGISTRY
+)
+PROMPTS_ANSWERED = Counter(
+    "threadgate_prompts_answered",
+    "Prompts answered, by how the answer reached the agent (resolved_hot or resolved_parked).",
+    ["kind", "channel", "resolution"],
+    registry=REGISTRY,
+)
+PROMPTS_CANCELLED = Counter(
+    "threadgate_prompts_cancelled",
+    "Prompts cancelled, by reason_code (run_ended, superseded, declined, expired, ...).",
+    ["kind", "channel", "reason"],
+    registry=REGISTRY,
+)
+TIME_TO_ANSWER = Histogram(
+    "threadgate_time_to_answer_seconds",
+    "From a prompt being raised to it being answered.",
+    ["kind", "channel"],
+    buckets=ANSWER_BUCKETS,
+    registry=REGISTRY,
+)
+INBOUND = Counter(
+    "threadgate_inbound_messages",
+    "People's messages and control presses, by outcome (answered, queued, not_allowed, duplicate, stale).",
+    ["channel", "outcome"],
+    registry=REGISTRY,
+)
+PLATFORM_ERRORS = Counter(
+    "threadgate_platform_errors",
+    "Platform API calls that failed; kind is rate_limited (a 429 with a retry time) or failed.",
+    ["channel", "kind"],
+    registry=REGISTRY,
+)
+WEBHOOK_DELIVERIES = Counter(
+    "threadgate_webhook_deliveries",
+    "Webhook delivery attempts, by outcome (delivered, retry_scheduled, given_up).",
+    ["outcome"],
+    registry=REGISTRY,
+)
+OUTBOX_THREADS = Gauge(
+    "threadgate_outbox_threads", "Threads whose outbox may still owe a post or an event.", registry=REGISTRY
+)
+OUTBOX_DEPTH = Gauge(
+    "threadgate_outbox_depth",
+    f"Chat posts and events waiting in outboxes (counted over at most {DEPTH_SAMPLE} threads).",
+    registry=REGISTRY,
+)
+WEBHOOK_QUEUE = Gauge(
+    "threadgate_webhook_queue", "Webhook deliveries waiting or retrying.", registry=REGISTRY
+)
+LEASE_HELD = Gauge(
+    "threadgate_lease_held",
+    "1 while this process holds the channel's connection lease, else 0.",
+    ["channel", "lease"],
+    registry=REGISTRY,
+)
+
+
+def channel_of(thread_id: str) -> str:
+    """The platform part of a thread id (``slack:C1:1.2`` → ``slack``): a bounded label."""
+    return thread_id.split(":", 1)[0]
+
+
+def prompt_raised(prompt: Prompt) -> None:
+    PROMPTS_RAISED.labels(prompt.kind.value, channel_of(prompt.thread_id)).inc()
+
+
+def prompt_settled(prompt: Prompt) -> None:
+    """Count a settled prompt once, by how it settled; an answered one also records its time to answer."""
+    kind, channel = prompt.kind.value, channel_of(prompt.thread_id)
+    if prompt.prompt_state is PromptState.ANSWERED:
+        resolution = prompt.resolution.value if prompt.resolution else "unknown"
+        PROMPTS_ANSWERED.labels(kind, channel, resolution).inc()
+        if prompt.settled_at is not None:
+            seconds = (prompt.settled_at - prompt.created_at).total_seconds()
+            TIME_TO_ANSWER.labels(kind, channel).observe(max(seconds, 0.0))
+    elif prompt.prompt_state is PromptState.CANCELLED:
+        reason = prompt.reason_code.value if prompt.reason_code else "unknown"
+        PROMPTS_CANCELLED.labels(kind, channel, reason).inc()
+
+
+def inbound(thread_id: str, outcome: str) -> None:
+    INBOUND.labels(channel_of(thread_id), str(outcome)).inc()
+
+
+class CountedInbound:
+    """The core's inbound entry point, as handed to channels: counts each message by its outcome."""
+
+    def __init__(self, sink: InboundSink) -> None:
+        self.sink = sink
+
+    async def receive(self, message: InboundMessage) -> Received:
+        received = await self.sink.receive(message)
+        inbound(message.thread_id, received.outcome)
+        return received
+
+    async def get_prompt(self, prompt_id: str) -> Prompt:
+        return await self.sink.get_prompt(prompt_id)
+
+    async def read_thread(
+        self, thread_id: str, after: str | None = None, limit: int = 100, wait: float = 0
+    ) -> list[tuple[str, dict[str, Any]]]:
+        return await self.sink.read_thread(thread_id, after, limit, wait)
+
+
+def platform_error(thread_id: str, error: Any) -> None:
+    """Count a failed platform call; ``error`` is a ChannelError (a retry time means rate limited)."""
+    kind = "rate_limited" if getattr(error, "retry_after", None) is not None else "failed"
+    PLATFORM_ERRORS.labels(channel_of(thread_id), kind).inc()
+
+
+def webhook_delivery(outcome: str) -> None:
+    WEBHOOK_DELIVERIES.labels(outcome).inc()
+
+
+def lease_held(name: str, held: bool) -> None:
+    """Record whether this process holds lease ``name`` (``<platform>:<token digest>``)."""
+    LEASE_HELD.labels(channel_of(name), name).set(1 if held else 0)
+
+
+async def refresh(redis: Any) -> None:
+    """Read the gauges that live in Redis (outbox and webhook queue depth) just before a scrape."""
+    from gateway.webhooks import DUE  # here: the webhook dispatcher itself reports through this module
+
+    dirty = list(await redis.zrange(keys.DIRTY, 0, DEPTH_SAMPLE - 1))
+    OUTBOX_THREADS.set(await redis.zcard(keys.DIRTY))
+    depth = 0
+    if dirty:
+        pipe = redis.pipeline(transaction=False)
+        for thread_id in dirty:
+            pipe.llen(keys.chat_outbox(thread_id))
+            pipe.llen(keys.pub_outbox(thread_id))
+        depth = sum(int(n) for n in await pipe.execute())
+    OUTBOX_DEPTH.set(depth)
+    WEBHOOK_QUEUE.set(await redis.zcard(DUE))
+
+
+def render() -> tuple[bytes, str]:
+    """The exposition text and its content type."""
+    return generate_latest(REGISTRY), CONTENT_TYPE_LATEST

@@ -1,0 +1,271 @@
+"""Redis Cluster: every script stays in its thread's slot, and no command the gateway sends crosses slots.
+
+The session's 3-master cluster enforces both: a script touching a key of another slot fails, and so does
+a multi-key command or transaction over several slots. So a scenario that drives every store method and
+every script on the cluster, without an error, is the proof; the tests also check the cluster refuses
+what they claim it would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import httpx
+import pytest
+from redis.asyncio.cluster import RedisCluster as ClusterClient
+from redis.exceptions import RedisClusterException, ResponseError
+
+from gateway import metrics
+from gateway.channel import Channels
+from gateway.lease import Lease
+from gateway.models import AgentDefinition, HumanInput, InboundMessage, PromptRequest, ReasonCode, RunRequest
+from gateway.ratelimit import RateLimiter
+from gateway.service import AnswerStatus, Gateway, Outcome
+from gateway.store import Store, connect, keys
+from gateway.store.scripts import PLAIN_SCRIPTS, THREAD_SCRIPTS, Scripts
+from gateway.waiters import Waiters
+from gateway.webhooks import WebhookDispatcher
+from tests.cluster.slotwatch import SlotWatch
+from tests.support.memory_channel import MemoryChannel
+from tests.support.redis_cluster import RedisCluster
+
+# Threads chosen to land on three different masters (checked below), so the scenario crosses nodes.
+THREADS = ["slack:C0456:1712345678.000100", "telegram:-1001234567890", "discord:80351110224678912"]
+QUESTION = {"kind": "text", "questions": [{"question": "Which branch?"}]}
+
+
+@pytest.fixture
+async def cluster_client(redis_cluster: RedisCluster) -> AsyncIterator[Any]:
+    redis_cluster.flush()
+    connection = connect(redis_cluster.url)
+    await connection.client.initialize()  # learn the slot map now: the tests ask it before any command
+    yield connection.client
+    await connection.client.aclose()
+
+
+class Recorder:
+    """Wraps an object's public coroutine methods to record which were called (our own collaborator)."""
+
+    def __init__(self, target: object) -> None:
+        self.called: set[str] = set()
+        for name in public_coroutines(type(target)):
+            setattr(target, name, self._wrap(name, getattr(target, name)))
+
+    def _wrap(self, name: str, method: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+        async def recorded(*args: Any, **kwargs: Any) -> Any:
+            self.called.add(name)
+            return await method(*args, **kwargs)
+
+        return recorded
+
+
+def public_coroutines(cls: type) -> set[str]:
+    return {
+        name
+        for name, member in inspect.getmembers(cls, inspect.iscoroutinefunction)
+        if not name.startswith("_")
+    }
+
+
+async def test_redis_cluster_url_opens_the_cluster_client(redis_cluster: RedisCluster) -> None:
+    connection = connect(redis_cluster.url)
+    try:
+        assert isinstance(connection.client, ClusterClient)
+        assert connection.durable
+        assert connection.description.startswith("Redis Cluster at redis://127.0.0.1:")
+        assert await connection.client.ping()
+    finally:
+        await connection.client.aclose()
+
+
+async def test_the_test_threads_live_on_three_different_masters(cluster_client: Any) -> None:
+    nodes = {cluster_client.get_node_from_key(keys.thread_prefix(thread)).name for thread in THREADS}
+    assert len(nodes) == 3
+
+
+async def test_slot_watch_catches_a_script_that_leaves_its_slot(
+    cluster_client: Any, redis_cluster: RedisCluster
+) -> None:
+    """What makes the scenario below a proof: a script touching another slot of its own node is seen,
+    although Redis runs such a legacy (shebang-less) script without complaint."""
+    script = "redis.call('SET', KEYS[1] .. 'x', '1'); return redis.call('SET', ARGV[1], '1')"
+    home = cluster_client.get_node_from_key("tg:{a}:")
+    probes = (f"tg:{{probe{n}}}:x" for n in range(10_000))
+    same_node_other_slot = next(
+        key
+        for key in probes
+        if cluster_client.keyslot(key) != cluster_client.keyslot("tg:{a}:")
+        and cluster_client.get_node_from_key(key) == home
+    )
+    async with SlotWatch(redis_cluster.ports).watching() as watch:
+        await cluster_client.eval(script, 1, "tg:{a}:", same_node_other_slot)
+    assert [run.touched for run in watch.crossing()] == [["tg:{a}:x", same_node_other_slot]]
+
+
+async def test_the_cluster_client_refuses_a_multi_key_command_across_slots(cluster_client: Any) -> None:
+    with pytest.raises((RedisClusterException, ResponseError)):
+        await cluster_client.sunionstore("tg:{a}:dest", ["tg:{a}:s", "tg:{b}:s"])
+
+
+async def test_every_script_stays_in_one_slot_and_every_store_method_runs_on_the_cluster(
+    cluster_client: Any, redis_cluster: RedisCluster
+) -> None:
+    """The whole prompt lifecycle on three threads on three masters, watched: every script and store
+    method runs, no command is refused as cross-slot, and no script touches a second slot."""
+    async with SlotWatch(redis_cluster.ports).watching() as watch:
+        ran, called = await run_scenario(cluster_client)
+    assert ran == {*THREAD_SCRIPTS, *PLAIN_SCRIPTS}
+    missing = public_coroutines(Store) - called
+    assert not missing, f"store methods never run on the cluster (add them to this scenario): {missing}"
+    names = {sha: name for name, sha in Scripts().shas.items()}
+    assert {names.get(run.sha, run.sha) for run in watch.runs} >= ran
+    assert watch.crossing() == []
+    assert all(run.touched for run in watch.runs)
+
+
+async def run_scenario(cluster_client: Any) -> tuple[set[str], set[str]]:
+    """Drive the core on three threads; returns the scripts run and the store methods called."""
+    clock = [1_700_000_000.0]
+    store = Store(cluster_client)
+    stored = Recorder(store)
+    ran = record_scripts(store.scripts)
+    channels = [MemoryChannel(platform) for platform in ("slack", "telegram", "discord")]
+    gateway = Gateway(store, Channels(list(channels)), clock=lambda: clock[0], sweep_interval=3600)
+    await gateway.start()
+    try:
+        await store.put_agent(AgentDefinition(name="ops", human_input=HumanInput(approvers=["slack:UBOB"])))
+        await store.add_approvers("ops", ["slack:UCAROL"])
+        assert await store.is_approver("ops", "slack:UCAROL")
+        await store.remove_approvers("ops", ["slack:UCAROL"])
+        assert (await store.get_agent("ops")) is not None
+        for thread in THREADS:
+            await drive_one_thread(gateway, store, thread, clock)
+        assert await store.pending_ids("ops", None, 10) == ([], None)
+        assert await store.pending_ids(None, None, 10) == ([], None)
+        feed = await store.read_feed(keys.EVENTS, None, 1000)
+        assert {row["type"] for _, row in feed} == {"input.requested", "input.resolved", "message.received"}
+        assert await store.read_feed(keys.EVENTS, feed[-1][0], 10, block_ms=10) == []
+    finally:
+        await gateway.stop()
+    return ran, stored.called
+
+
+def record_scripts(scripts: Scripts) -> set[str]:
+    """Record the name of every script run through ``scripts``."""
+    ran: set[str] = set()
+    call, call_after = scripts.call, scripts.call_after
+
+    async def recorded_call(client: Any, name: str, k: list[str], a: list[Any]) -> Any:
+        ran.add(name)
+        return await call(client, name, k, a)
+
+    async def recorded_call_after(client: Any, prelude: Any, name: str, k: list[str], a: list[Any]) -> Any:
+        ran.add(name)
+        return await call_after(client, prelude, name, k, a)
+
+    scripts.call = recorded_call  # type: ignore[method-assign]
+    scripts.call_after = recorded_call_after  # type: ignore[method-assign]
+    return ran
+
+
+async def drive_one_thread(gateway: Gateway, store: Store, thread: str, clock: list[float]) -> None:
+    """One thread's story: every branch of every script, on whichever master the thread hashes to."""
+    sender = f"{thread.split(':')[0]}:UALICE"
+    run = await gateway.create_run(RunRequest(thread_id=thread, agent="ops", started_by=sender))
+    assert (await store.get_run(run.run_id)) is not None
+
+    first = await gateway.raise_prompt(run.run_id, PromptRequest.model_validate(QUESTION))
+    second = await gateway.raise_prompt(run.run_id, PromptRequest.model_validate(QUESTION))  # supersedes
+    assert (await gateway.get_prompt(first.prompt_id)).reason_code is ReasonCode.SUPERSEDED
+    assert await store.active_prompt_id(thread) == second.prompt_id
+
+    stale = InboundMessage(thread_id=thread, sender=sender, text="x", prompt_id=first.prompt_id)
+    assert (await gateway.receive(stale)).outcome is Outcome.STALE
+    stranger = InboundMessage(thread_id=thread, sender=f"{thread.split(':')[0]}:UMALLORY", text="main")
+    assert (await gateway.receive(stranger)).outcome is Outcome.NOT_ALLOWED
+
+    waiting = asyncio.create_task(gateway.wait_prompt(second.prompt_id, 5))  # hot: the agent is waiting
+    await asyncio.sleep(0.05)
+    reply = InboundMessage(thread_id=thread, sender=sender, text="main", event_id=f"e-{thread}")
+    assert (await gateway.receive(reply)).outcome is Outcome.ANSWERED
+    assert (await waiting).answers is not None
+    assert (await gateway.receive(reply)).outcome is Outcome.DUPLICATE
+    assert (await gateway.answer(second.prompt_id, sender, text="main")).status is AnswerStatus.SAME
+
+    third = await gateway.raise_prompt(run.run_id, PromptRequest.model_validate(QUESTION))
+    assert (await gateway.answer(third.prompt_id, sender, text="dev")).prompt.turn_id  # parked
+    fourth = await gateway.raise_prompt(run.run_id, PromptRequest.model_validate(QUESTION))
+    assert (await gateway.cancel_prompt(fourth.prompt_id, "no longer needed")).ok
+    await store.set_prompt_field(thread, fourth.prompt_id, "cancelled_by", sender)
+    assert await store.get_prompt_field(thread, fourth.prompt_id, "cancelled_by") == sender
+
+    fifth = await gateway.raise_prompt(
+        run.run_id, PromptRequest.model_validate({**QUESTION, "expires_in_seconds": 60})
+    )
+    clock[0] += 61
+    assert await gateway.expire_due() >= 1
+    assert (await gateway.get_prompt(fifth.prompt_id)).reason_code is ReasonCode.EXPIRED
+
+    queued = InboundMessage(thread_id=thread, sender=sender, text="next task")
+    assert (await gateway.receive(queued)).outcome is Outcome.QUEUED
+    await gateway.raise_prompt(run.run_id, PromptRequest.model_validate(QUESTION))
+    await gateway.end_run(run.run_id)
+    await gateway.post_message(thread, "done")
+    await gateway.outbox.idle()
+    await gateway.outbox.sweep(everything=True)
+    assert await gateway.adopt() == 0
+    items = await store.thread_items(thread, None, 100)
+    resolved = [row for _, row in items if row.get("type") == "pending_prompt_resolved"]
+    assert len(resolved) == 6  # superseded, answered hot, answered parked, cancelled, expired, run ended
+
+
+async def test_leases_waiters_rate_limits_webhooks_and_metrics_work_on_the_cluster(
+    cluster_client: Any, redis_cluster: RedisCluster
+) -> None:
+    """The gateway's other Redis users, watched the same way."""
+    delivered: list[bytes] = []
+
+    def receiver(request: httpx.Request) -> httpx.Response:
+        delivered.append(request.content)
+        return httpx.Response(200)
+
+    async with SlotWatch(redis_cluster.ports).watching() as watch:
+        first, second = Lease(cluster_client, "slack:abc", ttl_ms=1000), Lease(cluster_client, "slack:abc")
+        assert await first.try_acquire()
+        assert not await second.try_acquire()
+        assert await first.renew()
+        await first.release()
+        assert await second.try_acquire()
+        await second.release()
+
+        waiters, other = Waiters(cluster_client), connect(redis_cluster.url).client
+        await waiters.start()
+        try:
+            async with waiters.watch("prm_1") as settled:
+                await other.publish(keys.SETTLED_CHANNEL, "prm_1")  # from any node, as a script would
+                await asyncio.wait_for(settled.wait(), 5)
+        finally:
+            await waiters.stop()
+            await other.aclose()
+
+        limiter = RateLimiter(cluster_client, limit=1, window_s=60)
+        assert (await limiter.hit("slack:UALICE")).allowed
+        assert not (await limiter.hit("slack:UALICE")).allowed
+
+        dispatcher = WebhookDispatcher(
+            cluster_client, ["http://127.0.0.1:9/hook"], "s3cret", transport=httpx.MockTransport(receiver)
+        )
+        await dispatcher.start()
+        try:
+            await cluster_client.xadd(keys.EVENTS, {"j": '{"id": "evt_1", "type": "input.requested"}'})
+            assert await dispatcher.fan_out() == 1
+            assert await dispatcher.deliver_due() == 1
+        finally:
+            await dispatcher.stop()
+        await metrics.refresh(cluster_client)
+    assert delivered == [b'{"id": "evt_1", "type": "input.requested"}']
+    assert len(watch.runs) >= 6
+    assert watch.crossing() == []
