@@ -1,0 +1,234 @@
+"""The Telegram channel: posts thread items with the Bot API and feeds people's messages to the core.
+
+Updates arrive by long polling (held by one process per bot token through a lease) or, with
+``TELEGRAM_WEBHOOK_URL`` set, at ``POST /telegram/webhook`` on every process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import OrderedDict
+from contextvars import ContextVar
+from typing import Any
+
+from starlette.routing import BaseRoute
+from telegram import Bot, Update
+from telegram.error import InvalidToken, TelegramError
+from telegram.request import HTTPXRequest
+
+from channels.telegram.inbound import ALLOWED_UPDATES, BotIdentity, Incoming, address_of, normalize
+from channels.telegram.polling import POLL_TIMEOUT_S, Poller
+from channels.telegram.render import Outgoing, render_item
+from channels.telegram.send import MAX_INLINE_WAIT_S, Sender, safe_text
+from channels.telegram.threads import start_thread as start_session_thread
+from channels.telegram.webhook import check_secret, webhook_route
+from gateway.channel import ChannelContext, MessageRef
+from gateway.ids import ThreadRef
+from gateway.lease import Lease, lease_name
+from gateway.logs import event
+from gateway.models import ThreadItem
+from gateway.service import Outcome
+
+DEFAULT_BASE_URL = "https://api.telegram.org/bot"
+REMEMBERED = 10_000
+STOP_TIMEOUT_S = 10.0
+
+# The message being handled right now, so a private notice can answer it: (thread id, sender, message id).
+_handling: ContextVar[tuple[str, str, int] | None] = ContextVar("telegram_handling", default=None)
+
+
+class _Recent(OrderedDict[str, int]):
+    """A bounded map from recent keys to Telegram message ids (reply anchors; losing one is harmless)."""
+
+    def remember(self, key: str, message_id: int) -> None:
+        self[key] = message_id
+        self.move_to_end(key)
+        if len(self) > REMEMBERED:
+            self.popitem(last=False)
+
+
+def file_url_for(base_url: str) -> str:
+    """python-telegram-bot's file URL beside a ``…/bot`` API URL."""
+    head, _sep, tail = base_url.rstrip("/").rpartition("/")
+    return f"{head}/file/{tail}" if head else base_url
+
+
+class TelegramChannel:
+    """Telegram chats and forum topics as threads (``telegram:<chat_id>[:<topic_id>]``)."""
+
+    platform = "telegram"
+
+    def __init__(
+        self,
+        token: str,
+        *,
+        base_url: str = DEFAULT_BASE_URL,
+        webhook_url: str | None = None,
+        webhook_secret: str | None = None,
+        poll_timeout: int = POLL_TIMEOUT_S,
+        accept_bots: bool = False,
+        max_inline_wait: float = MAX_INLINE_WAIT_S,
+    ) -> None:
+        if webhook_url is not None:
+            if webhook_secret is None:
+                raise ValueError(
+                    "TELEGRAM_WEBHOOK_URL is set but TELEGRAM_WEBHOOK_SECRET is not: set a secret so the "
+                    "gateway can tell Telegram's webhook calls from anyone else's"
+                )
+            check_secret(webhook_secret)
+        self._token = token
+        self.webhook_url = webhook_url
+        self._webhook_secret = webhook_secret
+        self.accept_bots = accept_bots
+        self.bot = Bot(
+            token,
+            base_url=base_url,
+            base_file_url=file_url_for(base_url),
+            request=HTTPXRequest(connection_pool_size=32, pool_timeout=10.0),
+            get_updates_request=HTTPXRequest(connection_pool_size=1),
+        )
+        self.sender = Sender(self.bot, token, max_inline_wait=max_inline_wait)
+        self.poll_timeout = poll_timeout
+        self.poller: Poller | None = None
+        bot_id = token.partition(":")[0]
+        self.identity = BotIdentity(user_id=int(bot_id) if bot_id.isdigit() else None)
+        self._context: ChannelContext | None = None
+        self.lease: Lease | None = None
+        self._lease_task: asyncio.Task[None] | None = None
+        self._prompt_messages = _Recent()  # prompt id → the prompt's first message (audit replies to it)
+        self._turn_messages = _Recent()  # thread id → the last message queued for the agent there
+
+    # Lifecycle -------------------------------------------------------------------------------------
+
+    async def start(self, context: ChannelContext) -> None:
+        """Learn who the bot is, then set the webhook, or poll while this process holds the token's lease."""
+        await self._learn_identity(fail_on_token=True)
+        self._context = context
+        if self.webhook_url is not None:
+            await self._set_webhook()
+            return
+        self.poller = Poller(self.bot, self._token, self._handle_update, poll_timeout=self.poll_timeout)
+        self.lease = context.lease(lease_name(self.platform, self._token))
+        self._lease_task = asyncio.create_task(self.lease.run(self._poll), name="threadgate.telegram.lease")
+
+    async def stop(self) -> None:
+        """Stop polling and give the lease up at once, so another process can take over."""
+        if self.poller is not None:
+            self.poller.close()
+        if self.lease is not None:
+            self.lease.stop()
+        if self._lease_task is not None:
+            done, _ = await asyncio.wait({self._lease_task}, timeout=STOP_TIMEOUT_S)
+            if not done:
+                self._lease_task.cancel()
+                event("telegram.stop_timed_out", logging.WARNING)
+        self._context = None
+        self.lease = self._lease_task = self.poller = None
+        with contextlib.suppress(Exception):
+            await self.bot.shutdown()
+
+    def routes(self) -> list[BaseRoute]:
+        if self.webhook_url is None or self._webhook_secret is None:
+            return []
+        return [webhook_route(self._webhook_secret, self._handle_json)]
+
+    async def _learn_identity(self, *, fail_on_token: bool = False) -> None:
+        try:
+            await self.bot.initialize()
+        except InvalidToken:
+            if fail_on_token:
+                raise RuntimeError(
+                    "Telegram rejected TELEGRAM_BOT_TOKEN; copy the token again from @BotFather"
+                ) from None
+            return
+        except TelegramError as exc:
+            event("telegram.get_me_failed", logging.WARNING, error=safe_text(exc, self._token))
+            return
+        me = self.bot.bot
+        self.identity = BotIdentity(user_id=me.id, username=me.username)
+
+    async def _set_webhook(self) -> None:
+        assert self.webhook_url is not None
+        try:
+            await self.bot.set_webhook(
+                self.webhook_url, secret_token=self._webhook_secret, allowed_updates=list(ALLOWED_UPDATES)
+            )
+        except TelegramError as exc:
+            event("telegram.set_webhook_failed", logging.WARNING, error=safe_text(exc, self._token))
+        else:
+            event("telegram.webhook.set")
+
+    async def _poll(self, fence: int) -> None:
+        """The lease's work: this process is the token's only poller while it runs."""
+        assert self.poller is not None
+        if self.identity.username is None:
+            await self._learn_identity()
+        await self.poller.run(fence)
+
+    # Inbound ---------------------------------------------------------------------------------------
+
+    async def _handle_json(self, data: dict[str, Any]) -> bool:
+        if self._context is None:
+            return False
+        try:
+            update = Update.de_json(data, self.bot)
+        except Exception as exc:  # acknowledged: sending it again would not make it readable
+            event(
+                "telegram.update.unreadable", logging.WARNING, update_id=data.get("update_id"), error=str(exc)
+            )
+            return True
+        await self._handle_update(update)
+        return True
+
+    async def _handle_update(self, update: Update) -> None:
+        """A person's message goes to the core; everything else (bots, service messages) is ignored."""
+        context = self._context
+        incoming = normalize(update, self.identity, accept_bots=self.accept_bots)
+        if context is None or incoming is None:
+            return
+        received = await self._receive(context, incoming)
+        if received is Outcome.QUEUED:
+            self._turn_messages.remember(incoming.message.thread_id, incoming.message_id)
+        event("telegram.inbound", thread_id=incoming.message.thread_id, outcome=received.value)
+
+    async def _receive(self, context: ChannelContext, incoming: Incoming) -> Outcome:
+        message = incoming.message
+        token = _handling.set((message.thread_id, message.sender, incoming.message_id))
+        try:
+            return (await context.sink.receive(message)).outcome
+        finally:
+            _handling.reset(token)
+
+    # Outbound --------------------------------------------------------------------------------------
+
+    async def post(self, thread: ThreadRef, item: ThreadItem) -> MessageRef:
+        """Post an item; a prompt answers the message that started the turn, an audit item the prompt."""
+        prompt = item.metadata.get("prompt")
+        prompt_id = prompt.get("prompt_id") if isinstance(prompt, dict) else None
+        reply_to: int | None = None
+        if item.type == "pending_prompt":
+            reply_to = self._turn_messages.get(thread.thread_id)
+        elif item.type == "pending_prompt_resolved" and isinstance(prompt_id, str):
+            reply_to = self._prompt_messages.get(prompt_id)
+        address = address_of(thread)
+        sent = [await self.sender.send(address, part) for part in render_item(item, reply_to=reply_to)]
+        if item.type == "pending_prompt" and isinstance(prompt_id, str):
+            self._prompt_messages.remember(prompt_id, sent[0])
+        return MessageRef(thread.thread_id, str(sent[0]))
+
+    async def start_thread(self, channel: ThreadRef, text: str) -> str:
+        """The header goes into the chat or topic named; that chat or topic is the session's thread."""
+        return await start_session_thread(self.sender, channel, text)
+
+    async def notify_private(self, thread: ThreadRef, identity: str, text: str) -> None:
+        """Telegram has no per-person messages in a group: answer the person's own message, in the thread."""
+        handling = _handling.get()
+        reply_to = None
+        if handling is not None and handling[:2] == (thread.thread_id, identity):
+            reply_to = handling[2]
+        await self.sender.send(address_of(thread), Outgoing(text, reply_to=reply_to))
+
+
+__all__ = ["TelegramChannel"]

@@ -1,0 +1,87 @@
+"""Thread items as Telegram messages: plain text within the 4,096-character limit, split visibly."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gateway.models import ThreadItem
+
+MAX_MESSAGE_UNITS = 4096  # Telegram counts UTF-16 code units
+MAX_PARTS = 10
+PLACEHOLDER = "Your answer"
+EMPTY = "(empty message)"
+_MARKER_RESERVE = 12  # room for "\n[10/10]"
+_TRUNCATED = "\n… [truncated: {n} more characters not shown]"
+
+
+@dataclass(frozen=True, slots=True)
+class Outgoing:
+    """One ``sendMessage``: its text, whether it asks for a reply, and the message it answers."""
+
+    text: str
+    force_reply: bool = False
+    reply_to: int | None = None
+
+
+def utf16_len(text: str) -> int:
+    """Length as Telegram measures it: characters outside the BMP count twice."""
+    return len(text) + sum(1 for char in text if ord(char) > 0xFFFF)
+
+
+def _fit(text: str, budget: int) -> int:
+    """The largest prefix length (in characters) whose UTF-16 length is within ``budget``."""
+    used = 0
+    for index, char in enumerate(text):
+        used += 2 if ord(char) > 0xFFFF else 1
+        if used > budget:
+            return index
+    return len(text)
+
+
+def _cut(text: str, budget: int) -> int:
+    """Where to end a part: at a line break or a space in its second half when there is one."""
+    end = _fit(text, budget)
+    if end == len(text):
+        return end
+    for separator in ("\n", " "):
+        at = text.rfind(separator, 0, end)
+        if at > end // 2:
+            return at + 1
+    return end
+
+
+def split_text(text: str, limit: int = MAX_MESSAGE_UNITS, max_parts: int = MAX_PARTS) -> list[str]:
+    """``text`` in parts of at most ``limit`` units. Parts are marked ``[i/n]``; beyond ``max_parts`` the
+    rest is cut and the last part says how many characters were not shown."""
+    if utf16_len(text) <= limit:
+        return [text]
+    budget = limit - _MARKER_RESERVE
+    parts: list[str] = []
+    rest = text
+    while rest and len(parts) < max_parts:
+        end = _cut(rest, budget)
+        parts.append(rest[:end].rstrip("\n"))
+        rest = rest[end:]
+    if rest:
+        last = parts[-1]
+        notice = _TRUNCATED.format(n=len(rest) + len(last))  # an upper bound, refined below
+        keep = _fit(last, budget - utf16_len(notice))
+        parts[-1] = last[:keep] + _TRUNCATED.format(n=len(rest) + len(last) - keep)
+    total = len(parts)
+    return [f"{part}\n[{number}/{total}]" for number, part in enumerate(parts, start=1)]
+
+
+def render_item(item: ThreadItem, *, reply_to: int | None = None) -> list[Outgoing]:
+    """The messages an item becomes. A pending prompt's last part asks for a reply (selective ForceReply),
+    so answers reach the bot in groups with privacy mode on; the first part answers ``reply_to``."""
+    parts = split_text(item.text if item.text.strip() else EMPTY)
+    asks = item.type == "pending_prompt"
+    last = len(parts) - 1
+    return [
+        Outgoing(
+            text=part,
+            force_reply=asks and index == last,
+            reply_to=reply_to if index == 0 else None,
+        )
+        for index, part in enumerate(parts)
+    ]

@@ -1,0 +1,335 @@
+"""A wire-level fake of the Telegram Bot API on 127.0.0.1, for python-telegram-bot to talk to.
+
+It speaks the real protocol (``/bot<token>/<method>``, form-encoded requests, ``{"ok": …}`` answers),
+records every call, serves ``getUpdates`` long polls with Telegram's offset rules (an update stays until
+an offset above it confirms it; a second concurrent poll ends the first with 409 Conflict), pushes
+updates to a webhook with the secret header, and answers 429 with ``retry_after`` when told to.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import socket
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+from aiohttp import web
+
+JSON_FIELDS = frozenset(
+    {"reply_markup", "reply_parameters", "allowed_updates", "entities", "link_preview_options"}
+)
+INT_FIELDS = frozenset({"chat_id", "message_thread_id", "offset", "timeout", "limit", "reply_to_message_id"})
+CONFLICT_OTHER_POLL = (
+    "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running"
+)
+CONFLICT_WEBHOOK = (
+    "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete it first"
+)
+
+
+@dataclass
+class Call:
+    """One API request as the fake received it: the method and its decoded parameters."""
+
+    method: str
+    params: dict[str, Any]
+    status: int = 200
+    at: float = field(default_factory=time.monotonic)
+
+
+@dataclass
+class Sent:
+    """A message the bot sent."""
+
+    message_id: int
+    chat_id: int
+    text: str
+    topic_id: int | None
+    reply_to: int | None
+    reply_markup: dict[str, Any] | None
+
+
+@dataclass
+class _Poll:
+    request: web.Request
+    terminated: bool = False
+
+    @property
+    def connected(self) -> bool:
+        transport = self.request.transport
+        return transport is not None and not transport.is_closing()
+
+
+def _decode(params: dict[str, str]) -> dict[str, Any]:
+    decoded: dict[str, Any] = {}
+    for name, value in params.items():
+        if name in JSON_FIELDS:
+            decoded[name] = json.loads(value)
+        elif name in INT_FIELDS:
+            number = float(value)
+            decoded[name] = int(number) if number.is_integer() else number
+        else:
+            decoded[name] = value
+    return decoded
+
+
+class FakeTelegram:
+    """The Bot API for one bot ``token``. ``base_url`` is python-telegram-bot's ``base_url`` for it."""
+
+    def __init__(self, token: str, *, username: str = "threadgate_bot") -> None:
+        self.token = token
+        self.bot_id = int(token.split(":")[0])
+        self.username = username
+        self.calls: list[Call] = []
+        self.sent: list[Sent] = []
+        self.updates: list[dict[str, Any]] = []
+        self.confirmed_below = 0
+        self.webhook: tuple[str, str | None] | None = None
+        self.conflicts = 0
+        self.max_concurrent_polls = 0
+        self._polls: list[_Poll] = []
+        self._update_ids = itertools.count(1000)
+        self._message_ids = itertools.count(5000)
+        self._limits: dict[str, list[float]] = {}
+        self._forbidden: set[int] = set()
+        self._changed = asyncio.Condition()
+        self._closing = False
+        self._runner: web.AppRunner | None = None
+        self.port = 0
+
+    # Server ----------------------------------------------------------------------------------------
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/bot"
+
+    async def start(self) -> None:
+        app = web.Application()
+        app.router.add_route("*", "/bot{token}/{method}", self._api)
+        self._runner = web.AppRunner(app, handle_signals=False)
+        await self._runner.setup()
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        self.port = sock.getsockname()[1]
+        await web.SockSite(self._runner, sock).start()
+
+    async def stop(self) -> None:
+        self._closing = True
+        await self._notify()
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    async def _notify(self) -> None:
+        async with self._changed:
+            self._changed.notify_all()
+
+    async def _api(self, request: web.Request) -> web.Response:
+        method = request.match_info["method"]
+        if request.content_type == "application/json":
+            raw = {
+                key: json.dumps(value) if isinstance(value, dict | list) else str(value)
+                for key, value in (await request.json()).items()
+            }
+        else:
+            raw = {key: str(value) for key, value in (await request.post()).items()}
+        call = Call(method, _decode(raw))
+        self.calls.append(call)
+        if request.match_info["token"] != self.token:
+            return self._fail(call, 401, "Unauthorized")
+        limits = self._limits.get(method)
+        if limits:
+            retry_after = limits.pop(0)
+            return self._fail(
+                call, 429, f"Too Many Requests: retry after {retry_after:g}", {"retry_after": retry_after}
+            )
+        handler = getattr(self, f"_m_{method}", None)
+        if handler is None:
+            return self._fail(call, 404, "Not Found")
+        response: web.Response = await handler(call, request)
+        return response
+
+    def _ok(self, result: Any) -> web.Response:
+        return web.json_response({"ok": True, "result": result})
+
+    def _fail(
+        self, call: Call, code: int, description: str, parameters: dict[str, Any] | None = None
+    ) -> web.Response:
+        call.status = code
+        body: dict[str, Any] = {"ok": False, "error_code": code, "description": description}
+        if parameters:
+            body["parameters"] = parameters
+        return web.json_response(body, status=code)
+
+    # Methods ---------------------------------------------------------------------------------------
+
+    def bot_user(self) -> dict[str, Any]:
+        return {"id": self.bot_id, "is_bot": True, "first_name": "Threadgate", "username": self.username}
+
+    async def _m_getMe(self, call: Call, request: web.Request) -> web.Response:
+        return self._ok({**self.bot_user(), "can_join_groups": True, "can_read_all_group_messages": False})
+
+    async def _m_setWebhook(self, call: Call, request: web.Request) -> web.Response:
+        self.webhook = (call.params["url"], call.params.get("secret_token"))
+        return self._ok(True)
+
+    async def _m_deleteWebhook(self, call: Call, request: web.Request) -> web.Response:
+        self.webhook = None
+        return self._ok(True)
+
+    async def _m_sendMessage(self, call: Call, request: web.Request) -> web.Response:
+        params = call.params
+        chat_id = params["chat_id"]
+        if chat_id in self._forbidden:
+            return self._fail(call, 403, "Forbidden: bot was kicked from the group chat")
+        reply = params.get("reply_parameters") or {}
+        sent = Sent(
+            message_id=next(self._message_ids),
+            chat_id=chat_id,
+            text=params["text"],
+            topic_id=params.get("message_thread_id"),
+            reply_to=reply.get("message_id", params.get("reply_to_message_id")),
+            reply_markup=params.get("reply_markup"),
+        )
+        self.sent.append(sent)
+        await self._notify()
+        message: dict[str, Any] = {
+            "message_id": sent.message_id,
+            "date": int(time.time()),
+            "chat": self._chat(chat_id),
+            "from": self.bot_user(),
+            "text": sent.text,
+        }
+        if sent.topic_id is not None:
+            message.update(message_thread_id=sent.topic_id, is_topic_message=True)
+        return self._ok(message)
+
+    async def _m_getUpdates(self, call: Call, request: web.Request) -> web.Response:
+        if self.webhook is not None:
+            return self._fail(call, 409, CONFLICT_WEBHOOK)
+        offset = call.params.get("offset")
+        if offset is not None:
+            self.confirmed_below = max(self.confirmed_below, offset)
+        for earlier in self._polls:  # Telegram ends the older long poll when a newer one arrives
+            if not earlier.terminated and earlier.connected:
+                self.conflicts += 1
+            earlier.terminated = True
+        poll = _Poll(request)
+        self._polls.append(poll)
+        self.max_concurrent_polls = max(self.max_concurrent_polls, sum(p.connected for p in self._polls))
+        await self._notify()
+        try:
+            async with self._changed:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(
+                        self._changed.wait_for(
+                            lambda: poll.terminated or self._closing or bool(self.pending())
+                        ),
+                        float(call.params.get("timeout", 0)),
+                    )
+        finally:
+            self._polls.remove(poll)
+        if poll.terminated:
+            return self._fail(call, 409, CONFLICT_OTHER_POLL)
+        return self._ok(self.pending()[: call.params.get("limit", 100)])
+
+    # What tests do ---------------------------------------------------------------------------------
+
+    def pending(self) -> list[dict[str, Any]]:
+        """Updates not yet confirmed by an offset, oldest first."""
+        return [update for update in self.updates if update["update_id"] >= self.confirmed_below]
+
+    def _chat(self, chat_id: int) -> dict[str, Any]:
+        return {"id": chat_id, "type": "private" if chat_id > 0 else "supergroup"}
+
+    def message(
+        self,
+        chat_id: int,
+        user_id: int,
+        text: str | None,
+        *,
+        is_bot: bool = False,
+        topic_id: int | None = None,
+        reply_to: int | None = None,
+        **extra: Any,
+    ) -> dict[str, Any]:
+        """A message as Telegram would put it in an update (with a fresh message id)."""
+        message: dict[str, Any] = {
+            "message_id": next(self._message_ids),
+            "date": int(time.time()),
+            "chat": self._chat(chat_id),
+            "from": {"id": user_id, "is_bot": is_bot, "first_name": f"user{user_id}"},
+            **extra,
+        }
+        if text is not None:
+            message["text"] = text
+        if topic_id is not None:
+            message.update(message_thread_id=topic_id, is_topic_message=True)
+            message["chat"]["is_forum"] = True
+        if reply_to is not None:
+            replied = next(s for s in self.sent if s.message_id == reply_to)
+            message["reply_to_message"] = {
+                "message_id": replied.message_id,
+                "date": int(time.time()),
+                "chat": self._chat(replied.chat_id),
+                "from": self.bot_user(),
+                "text": replied.text,
+            }
+        return message
+
+    def update(self, message: dict[str, Any]) -> dict[str, Any]:
+        """A fresh update carrying ``message``, not yet queued."""
+        return {"update_id": next(self._update_ids), "message": message}
+
+    async def push(self, update: dict[str, Any]) -> dict[str, Any]:
+        """Queue an update for getUpdates (as Telegram does when someone writes to the bot)."""
+        self.updates.append(update)
+        await self._notify()
+        return update
+
+    async def say(self, chat_id: int, user_id: int, text: str | None, **kwargs: Any) -> dict[str, Any]:
+        """Someone writes ``text`` in ``chat_id``: the update is queued for polling."""
+        return await self.push(self.update(self.message(chat_id, user_id, text, **kwargs)))
+
+    def replay_from(self, update_id: int) -> None:
+        """Forget confirmations from ``update_id`` on, as when a poller died before confirming them."""
+        self.confirmed_below = min(self.confirmed_below, update_id)
+
+    async def confirmed(self, update_id: int, timeout: float = 5.0) -> None:
+        """Wait until a poll's offset confirms ``update_id`` (the poller handled it)."""
+        await self.wait_for(lambda: self.confirmed_below > update_id, timeout)
+
+    async def wait_for(self, predicate: Callable[[], bool], timeout: float = 5.0) -> None:
+        async with self._changed:
+            await asyncio.wait_for(self._changed.wait_for(predicate), timeout)
+
+    async def wait_sent(self, count: int, timeout: float = 5.0) -> list[Sent]:
+        await self.wait_for(lambda: len(self.sent) >= count, timeout)
+        return self.sent
+
+    def rate_limit(self, method: str, retry_after: float, times: int = 1) -> None:
+        """Answer the next ``times`` calls of ``method`` with 429 and ``retry_after``."""
+        self._limits.setdefault(method, []).extend([retry_after] * times)
+
+    def forbid(self, chat_id: int) -> None:
+        """The bot was removed from ``chat_id``: sending there answers 403."""
+        self._forbidden.add(chat_id)
+
+    def calls_of(self, method: str) -> list[Call]:
+        return [call for call in self.calls if call.method == method]
+
+    async def deliver(self, update: dict[str, Any], *, secret: str | None = None) -> int:
+        """POST ``update`` to the webhook set with setWebhook, with its secret (or ``secret``); the status."""
+        assert self.webhook is not None, "no webhook is set"
+        url, known_secret = self.webhook
+        headers = {"X-Telegram-Bot-Api-Secret-Token": secret if secret is not None else known_secret or ""}
+        async with (
+            aiohttp.ClientSession() as session,
+            session.post(url, json=update, headers=headers) as reply,
+        ):
+            return reply.status
