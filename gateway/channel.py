@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from starlette.routing import BaseRoute
 
@@ -14,7 +14,7 @@ from gateway.models import InboundMessage, Prompt, ThreadItem
 
 if TYPE_CHECKING:
     from gateway.lease import Lease
-    from gateway.service import Received
+    from gateway.service import Draft, Received
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +59,18 @@ class EditsMessages(Protocol):
     async def edit(self, ref: MessageRef, item: ThreadItem) -> None: ...
 
 
+@runtime_checkable
+class StartsThreads(Protocol):
+    """Capability: post a header message into a channel and return the id of the thread it starts.
+
+    ``channel`` is a parsed channel reference (``slack:C0456``, ``telegram:-100123[:topic]``,
+    ``discord:<channel_id>``, ``web:<room>``); the result is a thread id of the same platform.
+    Raise ChannelError when the header cannot be posted.
+    """
+
+    async def start_thread(self, channel: ThreadRef, text: str) -> str: ...
+
+
 class Channels:
     """The configured channels, by platform."""
 
@@ -96,6 +108,22 @@ class InboundSink(Protocol):
 
     async def get_prompt(self, prompt_id: str) -> Prompt:
         """The prompt (to check a control press against its questions); GatewayError 404 if unknown."""
+        ...
+
+    async def read_thread(
+        self, thread_id: str, after: str | None = None, limit: int = 100, wait: float = 0
+    ) -> list[tuple[str, dict[str, Any]]]:
+        """The thread's item log after ``after`` (for a channel whose chat is that log), waiting up to
+        ``wait`` seconds while there is nothing new."""
+        ...
+
+    async def save_draft(self, prompt_id: str, sender: str, name: str, values: dict[str, str]) -> Draft:
+        """Keep part of an answer in progress (a multi-step control), if ``sender`` may answer the pending
+        prompt; the whole draft after the merge. GatewayError 404 if the prompt is unknown."""
+        ...
+
+    async def get_draft(self, thread_id: str, name: str) -> dict[str, str]:
+        """A draft kept with ``save_draft`` in the thread (empty when there is none)."""
         ...
 
 

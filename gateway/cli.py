@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from types import ModuleType
 
 from pydantic import ValidationError
 
@@ -45,10 +46,87 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_integration_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``hook claude|codex`` and ``mcp``: agents ask people in chat (see docs/integrations.md)."""
+    hook = commands.add_parser(
+        "hook", help="a PermissionRequest hook for Claude Code or Codex: ask in chat, print the decision"
+    )
+    hook.add_argument("tool", choices=["claude", "codex"], help="the tool running the hook")
+    hook.add_argument(
+        "--wait",
+        type=float,
+        metavar="SECONDS",
+        help="give up (print nothing) after this long; default THREADGATE_WAIT_SECONDS or 590",
+    )
+    hook.set_defaults(handler=lambda args: _integrations().hook_command(args.tool, args.wait))
+    mcp = commands.add_parser(
+        "mcp", help="an MCP server on stdio: ask_user, request_approval and a permission prompt tool"
+    )
+    mcp.set_defaults(handler=lambda _args: _integrations().mcp_command())
+
+
+def _integrations() -> ModuleType:
+    from gateway.integrations import commands
+
+    return commands
+
+
+def _demo(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from gateway.demo import serve_demo
+
+    configure("INFO" if args.verbose else "CRITICAL")  # the demo speaks in its own words
+    try:
+        asyncio.run(serve_demo(args.host, args.port, args.room))
+    except OSError as exc:
+        print(f"threadgate: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _add_operator_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``demo``, ``prompts``, ``approvers`` and ``doctor``: trying it out and running it day to day."""
+    from gateway.commands import approvers, prompts
+    from gateway.doctor import doctor_command
+
+    demo = commands.add_parser(
+        "demo",
+        help="try it on this machine: the web chat, a demo agent and the inbox, no tokens needed",
+        description="Start a gateway on the embedded store with the web chat and a demo agent that walks "
+        "you through every kind of prompt, then print the chat and inbox URLs. Nothing is kept after it "
+        "stops; REDIS_URL and platform settings are ignored.",
+    )
+    demo.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    demo.add_argument("--port", type=int, default=8787, help="port to listen on (default 8787; 0 = any free)")
+    demo.add_argument("--room", default="demo", help="the chat room to open (default demo)")
+    demo.add_argument("--verbose", action="store_true", help="show the gateway's log lines")
+    demo.set_defaults(handler=_demo)
+
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--url", help="the gateway's address (default THREADGATE_URL or http://127.0.0.1:8787)"
+    )
+    common.add_argument("--json", action="store_true", help="print JSON for scripts")
+    prompts.add_parsers(commands, common)
+    approvers.add_parsers(commands, common)
+
+    doctor = commands.add_parser(
+        "doctor",
+        help="check the settings, Redis and each configured platform's credentials",
+        description="Check the settings (environment and .env), Redis, and each configured platform's "
+        "credentials with the platform itself. Exits 0 when nothing failed (warnings allowed), 1 otherwise.",
+    )
+    doctor.add_argument("--json", action="store_true", help="print JSON for scripts")
+    doctor.set_defaults(handler=doctor_command)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="threadgate",
         description="A gateway between AI agent runs and the people who answer them in chat.",
+        epilog="New here? Run `threadgate demo`. Exit codes: 0 ok, 1 doctor found a problem, 2 bad "
+        "arguments or settings, 3 gateway unreachable, 4 refused, 5 not found, 6 already settled otherwise.",
     )
     parser.add_argument("--version", action="version", version=f"threadgate {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -56,11 +134,26 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", help="address to listen on (default THREADGATE_HOST or 127.0.0.1)")
     serve.add_argument("--port", type=int, help="port to listen on (default THREADGATE_PORT or 8787)")
     serve.set_defaults(handler=_serve)
+    _add_operator_commands(commands)
+    _add_integration_commands(commands)
     return parser
 
 
+def parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    """Parse ``argv``; words after the options of a command that takes free text (``prompts answer
+    PROMPT_ID --as X approve``) join its text, since argparse alone would refuse them."""
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    rest = getattr(args, "rest", None)
+    if extra and (rest is None or any(word.startswith("-") for word in extra)):
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if rest is not None:
+        setattr(args, rest, getattr(args, rest) + extra)
+    return args
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = parse(argv)
     try:
         code: int = args.handler(args)
     except ValidationError as exc:

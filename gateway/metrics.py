@@ -21,7 +21,7 @@ from gateway.store import keys
 if TYPE_CHECKING:
     from gateway.channel import InboundSink
     from gateway.models import InboundMessage
-    from gateway.service import Received
+    from gateway.service import Draft, Received
 
 REGISTRY = CollectorRegistry()
 ProcessCollector(registry=REGISTRY)
@@ -137,6 +137,12 @@ class CountedInbound:
         self, thread_id: str, after: str | None = None, limit: int = 100, wait: float = 0
     ) -> list[tuple[str, dict[str, Any]]]:
         return await self.sink.read_thread(thread_id, after, limit, wait)
+
+    async def save_draft(self, prompt_id: str, sender: str, name: str, values: dict[str, str]) -> Draft:
+        return await self.sink.save_draft(prompt_id, sender, name, values)
+
+    async def get_draft(self, thread_id: str, name: str) -> dict[str, str]:
+        return await self.sink.get_draft(thread_id, name)
 
 
 def platform_error(thread_id: str, error: Any) -> None:

@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+import logging
+
 from channels.web.channel import WebChannel
+from gateway.logs import event
 from gateway.settings import Settings
 
 
 def build(settings: Settings) -> WebChannel:
-    token = settings.threadgate_web_token.get_secret_value() if settings.threadgate_web_token else None
-    return WebChannel(token=token)
+    """The channel for ``threadgate serve``: sign-in by ``THREADGATE_WEB_TOKEN``, open without one."""
+    tokens = settings.threadgate_web_token.get_secret_value() if settings.threadgate_web_token else None
+    channel = WebChannel(tokens)
+    if channel.access.open:
+        event(
+            "web.open_sign_in",
+            logging.WARNING,
+            warning="THREADGATE_WEB_TOKEN is unset: anyone who reaches /chat/<room> may post under any name",
+        )
+    return channel
 
 
 __all__ = ["WebChannel", "build"]

@@ -1,53 +1,87 @@
 """The web channel: its "platform" is the thread's item log, which the chat page reads live.
 
-Posting needs no network: the core logs every item it posts, and the page renders that log. People's
-messages arrive at ``POST /chat/{room}/messages`` and go to the core like any platform's.
+Posting needs no network: the core logs every item it posts, and the page streams that log
+(``GET /chat/{room}/events``, Server-Sent Events). People's messages arrive at
+``POST /chat/{room}/messages`` and go to the core like any platform's.
 """
 
 from __future__ import annotations
 
-import hmac
+import json
+import re
 import uuid
+from collections.abc import AsyncIterator
 from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
+from channels.web.access import SignInError, WebAccess
+from channels.web.page import asset, chat_page
 from gateway.channel import ChannelContext, MessageRef
 from gateway.errors import GatewayError
 from gateway.ids import ThreadRef, parse_thread_id
-from gateway.models import InboundMessage, ThreadItem
+from gateway.models import MAX_TEXT_CHARS, InboundMessage, ThreadItem
+from gateway.service import NOT_ALLOWED_NOTICE, STALE_NOTICE, Outcome
 
 MAX_BODY = 64 * 1024
+CURSOR = re.compile(r"\d{1,20}-\d{1,20}", re.ASCII)
+NOTICES = {Outcome.NOT_ALLOWED: NOT_ALLOWED_NOTICE, Outcome.STALE: STALE_NOTICE}
+MAX_ROOM = 64
+SUFFIX_CHARS = 10
+
+
+def session_room(room: str) -> str:
+    """A fresh thread id for a session started from ``web:<room>``: the room name plus a random suffix."""
+    return f"web:{room[: MAX_ROOM - SUFFIX_CHARS - 1]}-{uuid.uuid4().hex[:SUFFIX_CHARS]}"
 
 
 class WebPost(BaseModel):
-    """A message typed on the chat page: who (a chosen name) and what."""
+    """A message typed on the chat page: who (a chosen name, unless the token names them) and what."""
 
-    name: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$")
-    text: str = Field(default="", max_length=40_000)
-    answers: list[dict[str, Any]] | None = None
+    name: str | None = Field(default=None, max_length=64)
+    text: str = Field(default="", max_length=MAX_TEXT_CHARS)
+    answers: list[dict[str, Any]] | None = Field(default=None, max_length=10)
     prompt_id: str | None = Field(default=None, max_length=64)
     client_id: str | None = Field(default=None, max_length=64)
+
+
+class SignIn(BaseModel):
+    name: str | None = Field(default=None, max_length=64)
 
 
 def _error(code: str, message: str, status: int) -> JSONResponse:
     return JSONResponse(GatewayError(code, message, status).envelope(), status_code=status)
 
 
+def _bearer(request: Request) -> str | None:
+    header = request.headers.get("authorization", "")
+    return header[7:].strip() if header[:7].lower() == "bearer " else None
+
+
 class WebChannel:
-    """A chat channel served by the gateway. With a token set, posting requires it (Bearer)."""
+    """A chat channel served by the gateway at ``/chat/<room>``.
+
+    ``tokens`` is ``THREADGATE_WEB_TOKEN`` (see ``WebAccess``); without it anyone who reaches the page
+    signs in with a name of their choosing, as in ``threadgate demo``. ``heartbeat_s`` is how often an
+    idle event stream sends a comment line (and notices that the gateway is stopping).
+    """
 
     platform = "web"
 
-    def __init__(self, token: str | None = None) -> None:
-        self.token = token
+    def __init__(self, tokens: str | None = None, *, heartbeat_s: float = 15.0) -> None:
+        self.access = WebAccess(tokens)
+        self.heartbeat_s = heartbeat_s
         self._context: ChannelContext | None = None
 
     async def post(self, thread: ThreadRef, item: ThreadItem) -> MessageRef:
         return MessageRef(thread.thread_id, uuid.uuid4().hex)
+
+    async def start_thread(self, channel: ThreadRef, text: str) -> str:
+        """A new room beside the channel's (``web:<room>-<suffix>``); the core logs the header into it."""
+        return session_room(channel.parts[0])
 
     async def start(self, context: ChannelContext) -> None:
         self._context = context
@@ -56,17 +90,64 @@ class WebChannel:
         self._context = None
 
     def routes(self) -> list[BaseRoute]:
-        return [Route("/chat/{room}/messages", self._receive, methods=["POST"])]
+        return [
+            Route("/chat-assets/{name}", asset, methods=["GET"]),
+            Route("/chat/{room}", self._page, methods=["GET"]),
+            Route("/chat/{room}/session", self._session, methods=["POST"]),
+            Route("/chat/{room}/events", self._events, methods=["GET"]),
+            Route("/chat/{room}/messages", self._receive, methods=["POST"]),
+        ]
 
-    def _authorized(self, request: Request) -> bool:
-        if self.token is None:
-            return True
-        supplied = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
-        return hmac.compare_digest(supplied.encode(), self.token.encode())
+    # Routes ---------------------------------------------------------------------------------------
+
+    async def _page(self, request: Request) -> Response:
+        try:
+            thread = parse_thread_id(f"web:{request.path_params['room']}")
+        except GatewayError as exc:
+            return JSONResponse(exc.envelope(), status_code=exc.status)
+        return chat_page(thread.parts[0], "name" if self.access.open else "token")
+
+    async def _session(self, request: Request) -> JSONResponse:
+        """Check a sign-in before the page uses it: answers the name the visitor chats as."""
+        try:
+            body = SignIn.model_validate_json(await request.body() or b"{}")
+            name = self.access.identify(body.name, _bearer(request))
+        except ValidationError:
+            return _error("INVALID_PARAMS", 'Send {"name": "<your name>"}.', 400)
+        except SignInError as exc:
+            return _error("UNAUTHORIZED", str(exc), 401)
+        return JSONResponse({"name": name, "identity": f"web:{name}"})
+
+    async def _events(self, request: Request) -> Response:
+        """The thread's item log as Server-Sent Events: everything after ``Last-Event-ID``, then live."""
+        if not self.access.may_read(_bearer(request)):
+            return _error("UNAUTHORIZED", "Reading this chat needs its access token.", 401)
+        try:
+            thread = parse_thread_id(f"web:{request.path_params['room']}")
+        except GatewayError as exc:
+            return JSONResponse(exc.envelope(), status_code=exc.status)
+        after = request.headers.get("last-event-id") or request.query_params.get("after") or None
+        if after is not None and not CURSOR.fullmatch(after):
+            return _error("INVALID_PARAMS", "after: expected a log position such as 1712345678901-0.", 400)
+        headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+        return StreamingResponse(
+            self._stream(thread.thread_id, after), media_type="text/event-stream", headers=headers
+        )
+
+    async def _stream(self, thread_id: str, after: str | None) -> AsyncIterator[str]:
+        yield "retry: 2000\n\n"
+        cursor = after
+        while (context := self._context) is not None:
+            rows = await context.sink.read_thread(thread_id, cursor, 100, self.heartbeat_s)
+            if not rows:
+                yield ": heartbeat\n\n"
+                continue
+            for entry_id, entry in rows:
+                cursor = entry_id
+                item = {"id": entry_id, "role": entry.get("role", "person"), "type": "message", **entry}
+                yield f"id: {entry_id}\nevent: item\ndata: {json.dumps(item, ensure_ascii=False)}\n\n"
 
     async def _receive(self, request: Request) -> JSONResponse:
-        if not self._authorized(request):
-            return _error("UNAUTHORIZED", "Posting to this chat needs the web chat token.", 401)
         if self._context is None:
             return _error("UNAVAILABLE", "The web chat is starting or stopping; try again.", 503)
         body = await request.body()
@@ -75,19 +156,26 @@ class WebChannel:
         try:
             post = WebPost.model_validate_json(body)
             thread = parse_thread_id(f"web:{request.path_params['room']}")
+            name = self.access.identify(post.name, _bearer(request))
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(part) for part in first["loc"]) or "body"
             return _error("INVALID_PARAMS", f"{where}: {first['msg']}", 400)
         except GatewayError as exc:
             return JSONResponse(exc.envelope(), status_code=exc.status)
+        except SignInError as exc:
+            return _error("UNAUTHORIZED", str(exc), 401)
         message = InboundMessage(
             thread_id=thread.thread_id,
-            sender=f"web:{post.name}",
+            sender=f"web:{name}",
             text=post.text,
             answers=post.answers,
             prompt_id=post.prompt_id,
             event_id=f"web:{post.client_id}" if post.client_id else None,
+            notify=False,  # the page shows the notice to its sender itself
         )
         received = await self._context.sink.receive(message)
-        return JSONResponse({"outcome": received.outcome.value}, status_code=202)
+        reply: dict[str, Any] = {"outcome": received.outcome.value}
+        if (notice := NOTICES.get(received.outcome)) is not None:
+            reply["notice"] = notice
+        return JSONResponse(reply, status_code=202)

@@ -1,0 +1,77 @@
+"""Who a web chat visitor is: a chosen name in demo mode, a configured token otherwise."""
+
+from __future__ import annotations
+
+import hmac
+import re
+from dataclasses import dataclass
+
+NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}", re.ASCII)
+
+
+class SignInError(Exception):
+    """Sign-in refused; the message says what to do."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    token: bytes
+    name: str | None  # None: the token's holder picks a name
+
+
+def parse_tokens(raw: str) -> list[_Entry]:
+    """``THREADGATE_WEB_TOKEN``: comma-separated ``name:token`` (that token signs in as ``web:name``)
+    or bare ``token`` entries (its holder picks a name, like a room password)."""
+    entries: list[_Entry] = []
+    for index, part in enumerate(filter(None, (piece.strip() for piece in raw.split(","))), start=1):
+        name, sep, token = part.partition(":")
+        if not sep:
+            entries.append(_Entry(part.encode(), None))
+            continue
+        if not NAME.fullmatch(name) or not token:
+            raise ValueError(
+                f"THREADGATE_WEB_TOKEN entry {index} is not name:token (name of letters, digits, . _ -) "
+                "or a bare token"
+            )
+        entries.append(_Entry(token.encode(), name))
+    return entries
+
+
+class WebAccess:
+    """The sign-in rule. ``open`` (no tokens) means anyone who reaches the page picks a name."""
+
+    def __init__(self, tokens: str | None = None) -> None:
+        self._entries = parse_tokens(tokens) if tokens else []
+
+    @property
+    def open(self) -> bool:
+        return not self._entries
+
+    def may_read(self, token: str | None) -> bool:
+        """Reading the chat needs any valid token (or none, when sign-in is open)."""
+        return self.open or self._match(token) is not None
+
+    def _match(self, token: str | None) -> _Entry | None:
+        presented = (token or "").encode("utf-8", "surrogateescape")
+        found: _Entry | None = None
+        for entry in self._entries:  # compare against every token, so timing says nothing
+            if hmac.compare_digest(entry.token, presented) and found is None:
+                found = entry
+        return found
+
+    def identify(self, name: str | None, token: str | None) -> str:
+        """The name a visitor posts and reads as; raises SignInError when refused."""
+        if name is not None and not NAME.fullmatch(name):
+            raise SignInError("A name is 1 to 64 letters, digits, dots, dashes or underscores.")
+        if self.open:
+            if name is None:
+                raise SignInError("Pick a name to chat with.")
+            return name
+        found = self._match(token)
+        if found is None:
+            raise SignInError("This chat needs its access token (THREADGATE_WEB_TOKEN); check it and retry.")
+        if found.name is not None:
+            return found.name
+        if name is None:
+            raise SignInError("Pick a name to chat with.")
+        return name

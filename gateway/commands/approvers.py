@@ -1,0 +1,76 @@
+"""``threadgate approvers add | remove | list``: who besides a run's starter may answer an agent's prompts."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from gateway.client import Threadgate
+from gateway.commands import Exit, emit_json, fail, run_api
+from gateway.ids import is_identity
+
+
+def _bad_identities(identities: list[str]) -> list[str]:
+    return [identity for identity in identities if not is_identity(identity)]
+
+
+def change_command(args: argparse.Namespace) -> int:
+    bad = _bad_identities(args.identities)
+    if bad:
+        return fail(
+            f"not an identity: {', '.join(bad)} (use <platform>:<id>, such as slack:U0123ABC)", Exit.USAGE
+        )
+
+    async def work(client: Threadgate) -> int:
+        current = await client.get_agent(args.agent)
+        approvers = list(current.human_input.approvers)
+        if args.action == "add":
+            approvers += [identity for identity in args.identities if identity not in approvers]
+        else:
+            approvers = [identity for identity in approvers if identity not in args.identities]
+        updated = await client.put_agent(
+            args.agent, approvers=approvers, expires_in_seconds=current.human_input.expires_in_seconds
+        )
+        return _show(args, updated.human_input.approvers)
+
+    return run_api(args.url, work)
+
+
+def list_command(args: argparse.Namespace) -> int:
+    async def work(client: Threadgate) -> int:
+        definition = await client.get_agent(args.agent)
+        return _show(args, definition.human_input.approvers)
+
+    return run_api(args.url, work)
+
+
+def _show(args: argparse.Namespace, approvers: list[str]) -> int:
+    if args.json:
+        emit_json({"agent": args.agent, "approvers": approvers})
+    elif approvers:
+        print("\n".join(approvers))
+    else:
+        print(f"{args.agent} has no approvers: only each run's starter may answer its prompts.")
+    return Exit.OK
+
+
+def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
+    approvers = commands.add_parser(
+        "approvers",
+        help="manage who may answer an agent's prompts besides the run's starter",
+        description="An agent's approvers may answer any of its prompts, in any chat and over the API. "
+        "Changing them needs an operator token (THREADGATE_TOKEN).",
+    )
+    actions = approvers.add_subparsers(dest="action", required=True, metavar="ACTION")
+    for name, verb in (("add", "allow"), ("remove", "stop allowing")):
+        change = actions.add_parser(
+            name, parents=[common], help=f"{verb} people to answer the agent's prompts"
+        )
+        change.add_argument("agent", metavar="AGENT")
+        change.add_argument(
+            "identities", nargs="+", metavar="IDENTITY", help="such as slack:U0123ABC, web:alice"
+        )
+        change.set_defaults(handler=change_command)
+    listing = actions.add_parser("list", parents=[common], help="the agent's approvers")
+    listing.add_argument("agent", metavar="AGENT")
+    listing.set_defaults(handler=list_command)

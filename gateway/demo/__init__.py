@@ -1,0 +1,158 @@
+"""``threadgate demo``: the gateway on the embedded store, the web chat, and a demo agent, on one machine."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+import signal
+import socket
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from urllib.parse import quote
+
+import uvicorn
+
+from gateway.client import Threadgate
+from gateway.demo.agent import AGENT, DemoAgent
+
+OPERATOR_IDENTITY = "web:operator"
+
+
+class _Server(uvicorn.Server):
+    """A uvicorn server that leaves signals to its caller (the demo stops its agent first)."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+@dataclass(frozen=True, slots=True)
+class Demo:
+    """A running demo: where it listens, and the tokens its agent and its inbox use."""
+
+    base_url: str
+    room: str
+    agent_token: str
+    operator_token: str
+
+    @property
+    def chat_url(self) -> str:
+        return f"{self.base_url}/chat/{self.room}"
+
+    @property
+    def inbox_url(self) -> str:
+        """The inbox, signed in through the URL fragment (never sent to the server, so never logged)."""
+        return f"{self.base_url}/inbox#token={quote(self.operator_token)}&as={quote(OPERATOR_IDENTITY)}"
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """The listening socket, or OSError with a sentence that says what to do."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise OSError(
+            f"cannot listen on {host}:{port} ({exc.strerror}); pass --port with a free port"
+        ) from exc
+    return sock
+
+
+@contextlib.asynccontextmanager
+async def running_demo(
+    host: str = "127.0.0.1",
+    port: int = 8787,
+    room: str = "demo",
+    *,
+    heartbeat_s: float = 15.0,
+    poll_s: float = 25.0,
+    grace_s: float = 1.0,
+) -> AsyncIterator[Demo]:
+    """Serve the demo for the duration of the block: state lives in this process and dies with it.
+
+    ``heartbeat_s`` paces idle event streams, ``poll_s`` the agent's long-polls; open streams and
+    long-polls get ``grace_s`` to finish when the block ends.
+    """
+    from channels.web import WebChannel
+    from gateway.api import create_app
+    from gateway.api.deps import ApiOptions
+    from gateway.ids import parse_thread_id
+    from gateway.runtime import Runtime
+    from gateway.settings import Settings
+
+    parse_thread_id(f"web:{room}")
+    agent_token, operator_token = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
+    settings = Settings(
+        _env_file=None,
+        redis_url=None,
+        threadgate_api_tokens=f"demo-agent:agent:{agent_token},demo-inbox:operator:{operator_token}",
+        threadgate_webhooks=None,
+        threadgate_web_chat=True,
+    )
+    runtime = Runtime.build(settings, channels=[WebChannel(heartbeat_s=heartbeat_s)])
+    app = create_app(runtime, ApiOptions(sse_heartbeat_s=heartbeat_s))
+    sock = bind(host, port)
+    # Logging stays as the command configured it (log_level None). uvicorn types the grace as int but
+    # hands it to asyncio.wait_for, which takes fractions (tests stop in a tenth of a second).
+    config = uvicorn.Config(app, lifespan="on", log_level=None, log_config=None)
+    config.timeout_graceful_shutdown = grace_s  # type: ignore[assignment]
+    server = _Server(config)
+    serving = asyncio.create_task(server.serve(sockets=[sock]))
+    try:
+        while not server.started:
+            if serving.done():
+                serving.result()
+                raise RuntimeError("the demo gateway stopped while starting")
+            await asyncio.sleep(0.01)
+        bound = sock.getsockname()[1]
+        shown = f"[{host}]" if ":" in host else host
+        demo = Demo(f"http://{shown}:{bound}", room, agent_token, operator_token)
+        async with (
+            Threadgate(demo.base_url, agent_token) as agent_client,
+            Threadgate(demo.base_url, operator_token) as operator_client,
+        ):
+            await operator_client.put_agent(AGENT, approvers=[OPERATOR_IDENTITY])
+            agent = asyncio.create_task(DemoAgent(agent_client, poll_s=poll_s).run(), name="threadgate.demo")
+            try:
+                yield demo
+            finally:
+                agent.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await agent
+    finally:
+        server.should_exit = True
+        await serving
+        sock.close()
+
+
+def banner(demo: Demo) -> str:
+    return "\n".join(
+        [
+            "Threadgate demo is running on the embedded store: nothing is kept once you stop it.",
+            "",
+            f"  Chat:   {demo.chat_url}",
+            "          pick a name and say hello; the demo agent walks you through every kind of prompt.",
+            f"  Inbox:  {demo.inbox_url}",
+            f"          every pending prompt, answered as {OPERATOR_IDENTITY} (a demo agent approver).",
+            "",
+            "Press Ctrl+C to stop.",
+        ]
+    )
+
+
+async def serve_demo(host: str, port: int, room: str) -> None:
+    """Run the demo until SIGINT or SIGTERM, printing where to open it."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    async with running_demo(host, port, room) as demo:
+        print(banner(demo), flush=True)
+        await stop.wait()
+        print("Stopping the demo…", flush=True)
+
+
+__all__ = ["OPERATOR_IDENTITY", "Demo", "banner", "running_demo", "serve_demo"]

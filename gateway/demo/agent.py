@@ -1,0 +1,193 @@
+"""The demo agent: an ordinary API client that walks a chat through every prompt kind and echoes answers."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import httpx
+
+from gateway.client import Threadgate, ThreadgateError
+from gateway.logs import event
+from gateway.models import Prompt, PromptState
+
+AGENT = "demo"
+ANSWERS_PREFIX = "answers: "
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One prompt of the tour: what it shows, and the prompt the agent raises for it."""
+
+    title: str
+    kind: Literal["approval", "ask_user_question", "text"]
+    questions: list[dict[str, Any]]
+    tool_call: dict[str, Any] | None = field(default=None)
+
+
+TOUR: tuple[Step, ...] = (
+    Step(
+        "an approval of a tool call",
+        "approval",
+        [{"question": "Allow db__drop to run? It deletes the staging database.", "header": "Approval"}],
+        {"name": "db__drop", "arguments": {"database": "staging", "cascade": True}},
+    ),
+    Step(
+        "a single-select question",
+        "ask_user_question",
+        [
+            {
+                "question": "What's the deployment target?",
+                "header": "Target",
+                "options": [
+                    {"label": "staging", "description": "push to staging.example.com"},
+                    {"label": "production", "description": "push to www.example.com"},
+                ],
+            }
+        ],
+    ),
+    Step(
+        "a multi-select question",
+        "ask_user_question",
+        [
+            {
+                "question": "Which sections should the dashboard have?",
+                "header": "Sections",
+                "multiSelect": True,
+                "options": [{"label": "KPI cards"}, {"label": "Table"}, {"label": "Chart"}, {"label": "Map"}],
+            }
+        ],
+    ),
+    Step("a free-text question", "text", [{"question": "What should the release be called?"}]),
+    Step(
+        "a form of three questions",
+        "ask_user_question",
+        [
+            {
+                "question": "Where should the data come from?",
+                "header": "Source",
+                "options": [
+                    {"label": "CSV import", "description": "upload a file"},
+                    {"label": "Postgres", "description": "read the analytics replica"},
+                ],
+            },
+            {
+                "question": "Which sections?",
+                "header": "Sections",
+                "multiSelect": True,
+                "options": [{"label": "KPI cards"}, {"label": "Table"}, {"label": "Chart"}],
+            },
+            {"question": "Any preference for visual style?", "header": "Style"},
+        ],
+    ),
+)
+
+WELCOME = (
+    "Hi {name}! I'm the demo agent. I'll ask you {count} prompts, one of each kind Threadgate supports, "
+    "and echo back the structured answers I receive. Answer with the controls, or type a reply as you "
+    "would in Slack: an option's number or label, approve or deny, or any text."
+)
+GOODBYE = "That's the whole tour. Say anything to start it again."
+
+
+def echo_text(step: Step, prompt: Prompt) -> str:
+    """What the agent says back: the outcome in words, then the structured answers as JSON."""
+    if prompt.prompt_state is not PromptState.ANSWERED:
+        return f"The prompt for {step.title} was cancelled ({prompt.reason}). Moving on."
+    answers = [answer.model_dump(mode="json") for answer in prompt.answers or []]
+    summary = " · ".join(", ".join(answer["answer"]) or "(no selection)" for answer in answers)
+    who = prompt.answered_by or "someone"
+    return (
+        f"Received {step.title} from {who}: {summary}\n"
+        f"{ANSWERS_PREFIX}{json.dumps(answers, ensure_ascii=False)}"
+    )
+
+
+class DemoAgent:
+    """Starts the tour in any web thread where someone speaks while no tour runs there."""
+
+    def __init__(self, client: Threadgate, *, agent: str = AGENT, poll_s: float = 25.0) -> None:
+        self.client = client
+        self.agent = agent
+        self.poll_s = poll_s
+        self._tours: dict[str, asyncio.Task[None]] = {}
+
+    async def run(self) -> None:
+        """Read people's messages for as long as the gateway runs (survives dropped connections)."""
+        cursor: str | None = None
+        try:
+            while True:
+                try:
+                    page = await self.client.messages(after=cursor, wait=self.poll_s)
+                except (httpx.TransportError, ThreadgateError) as exc:
+                    event("demo.messages_failed", logging.WARNING, error=str(exc) or type(exc).__name__)
+                    await asyncio.sleep(0.5)
+                    continue
+                cursor = page.cursor or cursor
+                for message in page.items:
+                    self._on_message(message)
+        finally:
+            for task in self._tours.values():
+                task.cancel()
+            for task in list(self._tours.values()):
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+
+    def _on_message(self, message: dict[str, Any]) -> None:
+        thread_id = str(message.get("thread_id", ""))
+        sender = message.get("sender")
+        if message.get("tag") or not thread_id.startswith("web:") or not sender:
+            return  # parked answers belong to a tour already; other channels are not the demo's
+        running = self._tours.get(thread_id)
+        if running is not None and not running.done():
+            return
+        self._tours[thread_id] = asyncio.create_task(self.tour(thread_id, str(sender)))
+
+    async def tour(self, thread_id: str, person: str) -> None:
+        """Raise each step's prompt in turn, wait for its answer, and echo what came back."""
+        try:
+            run = await self.client.create_run(thread_id, agent=self.agent, started_by=person)
+            log_end = await self._log_end(thread_id)
+            name = person.split(":", 1)[1]
+            log_end = await self._say(thread_id, WELCOME.format(name=name, count=len(TOUR)), log_end)
+            for step in TOUR:
+                raised = await self.client.raise_prompt(
+                    run.run_id, step.kind, step.questions, tool_call=step.tool_call
+                )
+                settled = await self.client.wait_prompt(raised.prompt_id)
+                log_end = await self._say(thread_id, echo_text(step, settled), log_end)
+            await self._say(thread_id, GOODBYE, log_end)
+            await self.client.end_run(run.run_id)
+        except ThreadgateError as exc:
+            event("demo.tour_failed", logging.WARNING, thread_id=thread_id, code=exc.code, error=exc.message)
+
+    async def _log_end(self, thread_id: str) -> str | None:
+        """The cursor of the thread log's last item (None for an empty log)."""
+        cursor: str | None = None
+        while True:
+            page = await self.client.thread_items(thread_id, after=cursor, limit=500)
+            if not page.items:
+                return cursor
+            cursor = page.cursor
+
+    async def _say(self, thread_id: str, text: str, after: str | None, timeout: float = 10.0) -> str | None:
+        """Post a message and wait until it is in the thread's log, so the next prompt shows below it.
+
+        Agent messages go out through the gateway's outbox while prompts are posted at once; waiting
+        keeps the chat in the order the agent spoke. Returns the log cursor past the message.
+        """
+        await self.client.post_message(thread_id, text)
+        deadline = asyncio.get_running_loop().time() + timeout
+        while asyncio.get_running_loop().time() < deadline:
+            page = await self.client.thread_items(thread_id, after=after, limit=100)
+            for item in page.items:
+                after = item["id"]
+                if item.get("role") == "agent" and item.get("content") == [{"type": "text", "text": text}]:
+                    return after
+            if not page.items:
+                await asyncio.sleep(0.05)
+        return after

@@ -1,0 +1,181 @@
+"""``threadgate doctor``: checks the settings, Redis and each configured platform's credentials."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from dataclasses import asdict, dataclass
+from typing import Literal
+
+from pydantic import ValidationError
+
+from gateway.logs import redact
+from gateway.settings import Settings
+
+Status = Literal["ok", "warn", "fail"]
+MARKS = {"ok": "✓", "warn": "!", "fail": "✗"}
+REDIS_TIMEOUT_S = 3.0
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One finding: what was checked, how it went, and a sentence that says what to do."""
+
+    name: str
+    status: Status
+    detail: str
+
+    @classmethod
+    def ok(cls, name: str, detail: str) -> Check:
+        return cls(name, "ok", detail)
+
+    @classmethod
+    def warn(cls, name: str, detail: str) -> Check:
+        return cls(name, "warn", detail)
+
+    @classmethod
+    def fail(cls, name: str, detail: str) -> Check:
+        return cls(name, "fail", detail)
+
+
+def load_settings() -> tuple[Settings | None, list[Check]]:
+    try:
+        settings = Settings()
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in error['loc']).upper() or 'settings'}: {error['msg']}"
+            for error in exc.errors()
+        )
+        return None, [Check.fail("settings", redact(problems))]
+    return settings, [Check.ok("settings", "the environment and .env parse")]
+
+
+def check_tokens(settings: Settings) -> list[Check]:
+    try:
+        tokens = settings.api_tokens()
+    except ValueError as exc:
+        return [Check.fail("api tokens", str(exc))]
+    if not tokens:
+        return [Check.fail("api tokens", "THREADGATE_API_TOKENS is empty: every API call would be refused")]
+    roles = {token.role for token in tokens}
+    names = ", ".join(f"{token.name} ({token.role})" for token in tokens)
+    missing = [role for role in ("agent", "operator") if role not in roles]
+    if missing:
+        return [
+            Check.warn("api tokens", f"{names}; no {' or '.join(missing)} token, so nobody can act as one")
+        ]
+    return [Check.ok("api tokens", names)]
+
+
+async def check_redis(settings: Settings) -> list[Check]:
+    """PING the configured Redis; warn when it keeps no append-only file (pending prompts need one)."""
+    from gateway.store import connect
+
+    if not settings.redis_url:
+        return [
+            Check.warn(
+                "redis",
+                "REDIS_URL is unset: the embedded store loses every prompt on restart; set REDIS_URL",
+            )
+        ]
+    connection = connect(settings.redis_url, max_connections=2)
+    try:
+        async with asyncio.timeout(REDIS_TIMEOUT_S):
+            await connection.client.ping()
+        checks = [Check.ok("redis", f"{connection.description} answers")]
+        try:
+            async with asyncio.timeout(REDIS_TIMEOUT_S):
+                config = await connection.client.config_get("appendonly")
+            if config.get("appendonly") == "no":
+                checks.append(
+                    Check.warn(
+                        "redis",
+                        "appendonly is off: a Redis restart loses pending prompts; enable AOF "
+                        "(appendonly yes)",
+                    )
+                )
+        except Exception:  # managed services may refuse CONFIG: nothing to conclude
+            pass
+        return checks
+    except Exception as exc:
+        reason = redact(str(exc)) or type(exc).__name__
+        return [Check.fail("redis", f"{connection.description} did not answer ({reason}); check REDIS_URL")]
+    finally:
+        await connection.client.aclose()
+
+
+def check_web(settings: Settings) -> list[Check]:
+    if not settings.web_enabled:
+        return []
+    if settings.threadgate_web_token is None:
+        return [
+            Check.warn(
+                "web",
+                "THREADGATE_WEB_CHAT is on without THREADGATE_WEB_TOKEN: anyone who reaches /chat/<room> "
+                "may post under any name; set a token",
+            )
+        ]
+    try:
+        from channels.web.access import parse_tokens
+
+        parse_tokens(settings.threadgate_web_token.get_secret_value())
+    except ValueError as exc:
+        return [Check.fail("web", str(exc))]
+    return [Check.ok("web", "the web chat needs its access token")]
+
+
+def check_webhooks(settings: Settings) -> list[Check]:
+    urls = settings.webhook_urls()
+    if not urls:
+        return []
+    if settings.threadgate_webhook_secret is None:
+        return [
+            Check.warn("webhooks", "THREADGATE_WEBHOOK_SECRET is unset: receivers cannot verify deliveries")
+        ]
+    return [Check.ok("webhooks", f"{len(urls)} receiver(s), deliveries signed")]
+
+
+async def diagnose() -> list[Check]:
+    """Every check, in the order a person would fix them."""
+    settings, checks = load_settings()
+    if settings is None:
+        return checks
+    from channels.doctor import check_platforms
+
+    checks += check_tokens(settings)
+    redis, platforms = await asyncio.gather(check_redis(settings), check_platforms(settings))
+    checks += redis
+    checks += check_web(settings)
+    checks += check_webhooks(settings)
+    if not platforms and not settings.web_enabled:
+        checks.append(
+            Check.warn(
+                "channels",
+                "no chat platform is configured: set SLACK_*, TELEGRAM_* or DISCORD_* (see .env.example), "
+                "or THREADGATE_WEB_CHAT=true",
+            )
+        )
+    return checks + platforms
+
+
+def report(checks: list[Check]) -> str:
+    width = max((len(check.name) for check in checks), default=0)
+    lines = [f"{MARKS[check.status]} {check.name.ljust(width)}  {check.detail}" for check in checks]
+    failed = sum(check.status == "fail" for check in checks)
+    warned = sum(check.status == "warn" for check in checks)
+    verdict = "all good" if not failed else f"{failed} problem(s) to fix"
+    lines.append(f"\n{verdict}" + (f", {warned} warning(s)" if warned else ""))
+    return "\n".join(lines)
+
+
+def doctor_command(args: argparse.Namespace) -> int:
+    """Exit 0 when nothing failed (warnings allowed), 1 otherwise."""
+    from gateway.commands import Exit, emit_json
+
+    checks = asyncio.run(diagnose())
+    ok = not any(check.status == "fail" for check in checks)
+    if args.json:
+        emit_json({"ok": ok, "checks": [asdict(check) for check in checks]})
+    else:
+        print(report(checks))
+    return int(Exit.OK if ok else Exit.FAILED)

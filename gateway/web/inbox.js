@@ -1,0 +1,339 @@
+// Threadgate operator inbox: every pending prompt across agents and threads, newest first, answered
+// through the API's operator endpoint (POST /v1/agents/{agent}/inputs/{id}), kept live by /v1/events.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+const saved = "threadgate.inbox";
+const cards = new Map(); // prompt_id -> card element
+const settledIds = new Set(); // settled while the list was loading: never shown as pending
+let session = null; // {token, as}
+let generation = 0; // bumped on sign-out, so an old event stream stops
+
+function el(tag, props = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(props)) {
+    if (key === "class") node.className = value;
+    else if (key === "dataset") Object.assign(node.dataset, value);
+    else if (key in node) node[key] = value;
+    else node.setAttribute(key, value);
+  }
+  for (const child of children) if (child != null) node.append(child);
+  return node;
+}
+
+async function api(method, path, body) {
+  const response = await fetch(path, {
+    method,
+    headers: { Authorization: `Bearer ${session.token}`, ...(body ? { "Content-Type": "application/json" } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const data = await response.json().catch(() => ({}));
+  if (!response.ok) {
+    const error = new Error(data.error ? data.error.message : `HTTP ${response.status}`);
+    error.status = response.status;
+    throw error;
+  }
+  return data;
+}
+
+function setStatus(text, live = false) {
+  $("status").textContent = text;
+  $("status").classList.toggle("live", live);
+}
+
+function updateCount() {
+  const pending = [...cards.values()].filter((card) => !card.classList.contains("settled")).length;
+  $("count").textContent = `${pending} pending`;
+  $("empty").hidden = cards.size > 0;
+}
+
+// Sign-in ------------------------------------------------------------------------------------------
+
+function showSignIn(message) {
+  session = null;
+  generation += 1;
+  $("sign-in").hidden = false;
+  $("who").hidden = $("sign-out").hidden = true;
+  $("sign-in-error").hidden = !message;
+  $("sign-in-error").textContent = message || "";
+  $("prompts").replaceChildren();
+  cards.clear();
+  $("empty").hidden = true;
+  $("count").textContent = "";
+  setStatus("not signed in");
+}
+
+async function openInbox(token, as) {
+  session = { token, as };
+  const mine = ++generation;
+  sessionStorage.setItem(saved, JSON.stringify(session));
+  $("sign-in").hidden = true;
+  $("who").hidden = $("sign-out").hidden = false;
+  $("who").textContent = `answering as ${as}`;
+  follow(mine);
+  try {
+    await loadPending();
+  } catch (error) {
+    if (error.status === 401 || error.status === 403) showSignIn(error.message);
+    else setStatus(`could not load the inbox: ${error.message}`);
+  }
+}
+
+$("sign-in").addEventListener("submit", (event) => {
+  event.preventDefault();
+  openInbox($("token").value.trim(), $("as").value.trim());
+});
+
+$("sign-out").addEventListener("click", () => {
+  sessionStorage.removeItem(saved);
+  showSignIn("");
+});
+
+// The list, and live updates -----------------------------------------------------------------------
+
+async function loadPending() {
+  let cursor = null;
+  const found = [];
+  for (let page = 0; page < 20; page += 1) {
+    const query = new URLSearchParams({ state: "pending", limit: "100" });
+    if (cursor) query.set("cursor", cursor);
+    const data = await api("GET", `/v1/prompts?${query}`);
+    found.push(...data.items);
+    cursor = data.cursor;
+    if (!cursor) break;
+  }
+  for (const prompt of found) if (!settledIds.has(prompt.prompt_id)) place(prompt, "end");
+  updateCount();
+}
+
+async function follow(mine) {
+  let cursor = null;
+  while (mine === generation) {
+    try {
+      const response = await fetch("/v1/events", {
+        headers: { Authorization: `Bearer ${session.token}`, ...(cursor ? { "Last-Event-ID": cursor } : {}) },
+      });
+      if (response.status === 401) return showSignIn("The token is not valid on this gateway.");
+      if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}`);
+      setStatus("live", true);
+      const reader = response.body.getReader();
+      const decoder = new TextDecoder();
+      let buffer = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done || mine !== generation) break;
+        buffer += decoder.decode(value, { stream: true }).replace(/\r\n/g, "\n");
+        let end;
+        while ((end = buffer.indexOf("\n\n")) >= 0) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          for (const line of block.split("\n")) if (line.startsWith("id:")) cursor = line.slice(3).trim();
+          const data = block.split("\n").filter((line) => line.startsWith("data:")).map((line) => line.slice(5).trim());
+          if (data.length) onEvent(JSON.parse(data.join("\n")));
+        }
+      }
+    } catch (error) {
+      // dropped connection: resume after the last event seen
+    }
+    if (mine !== generation) return;
+    setStatus("reconnecting…");
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+}
+
+function onEvent(entry) {
+  const prompt = entry.data || {};
+  if (entry.type === "input.requested" && !cards.has(prompt.prompt_id) && !settledIds.has(prompt.prompt_id)) {
+    place(prompt, "start");
+  } else if (entry.type === "input.resolved") {
+    settledIds.add(prompt.prompt_id);
+    const card = cards.get(prompt.prompt_id);
+    if (card) settle(card, prompt);
+  }
+  updateCount();
+}
+
+function outcomeText(prompt) {
+  if (prompt.prompt_state === "answered") {
+    const summary = (prompt.answers || []).map((answer) => answer.answer.join(", ") || "(no selection)").join(" · ");
+    return `✓ Answered by ${prompt.answered_by || "someone"}: ${summary}`;
+  }
+  return `✗ Cancelled: ${prompt.reason || "cancelled"}`;
+}
+
+function settle(card, prompt) {
+  card.classList.add("settled");
+  card.dataset.state = prompt.prompt_state;
+  card.querySelector("form").remove();
+  const outcome = card.querySelector(".outcome");
+  outcome.className = `outcome ${prompt.prompt_state}`;
+  outcome.textContent = outcomeText(prompt);
+  outcome.hidden = false;
+}
+
+// Cards --------------------------------------------------------------------------------------------
+
+const KIND_TITLES = { approval: "Approval", ask_user_question: "Question", text: "Free text" };
+
+function threadLink(threadId) {
+  if (threadId.startsWith("web:")) return el("a", { href: `/chat/${threadId.slice(4)}` }, threadId);
+  return el("span", {}, threadId);
+}
+
+function when(iso) {
+  const date = new Date(iso);
+  return el("time", { dateTime: iso, title: iso }, date.toLocaleString());
+}
+
+function place(prompt, where) {
+  const card = el("li", { class: "card", dataset: { promptId: prompt.prompt_id, state: "pending" } });
+  card.append(
+    el(
+      "p",
+      { class: "meta" },
+      el("span", { class: "kind" }, KIND_TITLES[prompt.kind] || prompt.kind),
+      el("span", {}, "agent ", el("b", {}, prompt.agent)),
+      el("span", {}, "thread ", threadLink(prompt.thread_id)),
+      el("span", {}, "asked ", when(prompt.created_at)),
+      el("span", {}, "expires ", when(prompt.expires_at)),
+    ),
+  );
+  if (prompt.tool_call) {
+    card.append(
+      el(
+        "pre",
+        { class: "tool", "aria-label": "Tool call" },
+        el("span", { class: "name" }, prompt.tool_call.name),
+        `(${JSON.stringify(prompt.tool_call.arguments || {}, null, 2)})`,
+      ),
+    );
+  }
+  const form = el("form", {});
+  if (prompt.kind === "approval") {
+    form.append(el("p", {}, prompt.questions[0].question));
+    form.append(
+      el(
+        "div",
+        { class: "actions" },
+        el("button", { type: "submit", name: "decision", value: "approve" }, "Approve"),
+        el("button", { type: "submit", name: "decision", value: "deny", class: "deny" }, "Deny"),
+      ),
+    );
+  } else {
+    prompt.questions.forEach((question) => form.append(questionField(prompt.prompt_id, question)));
+    form.append(
+      el(
+        "div",
+        { class: "actions" },
+        el("button", { type: "submit", name: "decision", value: "accept" }, "Send answer"),
+        el("button", { type: "submit", name: "decision", value: "decline", class: "secondary" }, "Decline"),
+      ),
+    );
+  }
+  form.append(el("p", { class: "error", role: "alert", hidden: true }));
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    answer(prompt, form, event.submitter.value);
+  });
+  card.append(form, el("p", { class: "outcome", role: "status", hidden: true }));
+  cards.set(prompt.prompt_id, card);
+  if (where === "start") $("prompts").prepend(card);
+  else $("prompts").append(card);
+}
+
+function questionField(promptId, question) {
+  const name = `${promptId}-${question.id}`;
+  const legend = el("legend", {}, question.question, question.header ? el("span", { class: "header" }, question.header) : null);
+  const field = el("fieldset", { dataset: { questionId: question.id } }, legend);
+  const options = question.options || [];
+  if (!options.length) {
+    field.append(el("textarea", { name, rows: 2, "aria-label": question.question, placeholder: "Answer" }));
+    return field;
+  }
+  const type = question.multiSelect ? "checkbox" : "radio";
+  options.forEach((option, index) => {
+    field.append(
+      el(
+        "label",
+        { class: "choice" },
+        el("input", { type, name, value: option.label }),
+        el("span", {}, `${index + 1}. ${option.label}`),
+        option.description ? el("span", { class: "desc" }, option.description) : null,
+      ),
+    );
+  });
+  field.append(
+    el(
+      "label",
+      { class: "choice" },
+      "Other:",
+      el("input", { type: "text", class: "other", "aria-label": `Other answer to: ${question.question}` }),
+    ),
+  );
+  return field;
+}
+
+function content(prompt, form) {
+  if (prompt.kind === "text") {
+    const text = form.querySelector("textarea").value;
+    if (!text.trim()) throw new Error("Write an answer first.");
+    return text;
+  }
+  return prompt.questions.map((question) => {
+    const field = form.querySelector(`fieldset[data-question-id="${CSS.escape(question.id)}"]`);
+    if (!(question.options || []).length) {
+      const text = field.querySelector("textarea").value.trim();
+      if (!text) throw new Error(`Answer “${question.question}” first.`);
+      return { question_id: question.id, answer: [text] };
+    }
+    const answer = [...field.querySelectorAll("input:checked")].map((input) => input.value);
+    const other = field.querySelector("input.other").value.trim();
+    if (other) answer.push(other);
+    if (!question.multiSelect && answer.length !== 1) {
+      throw new Error(`Pick one answer to “${question.question}” (an option, or Other).`);
+    }
+    return { question_id: question.id, answer };
+  });
+}
+
+async function answer(prompt, form, decision) {
+  const error = form.querySelector(".error");
+  error.hidden = true;
+  let body;
+  try {
+    if (prompt.kind === "approval") body = { action: "accept", content: decision === "approve", from: session.as };
+    else if (decision === "decline") body = { action: "decline", from: session.as };
+    else body = { action: "accept", content: content(prompt, form), from: session.as };
+  } catch (problem) {
+    error.textContent = problem.message;
+    error.hidden = false;
+    return;
+  }
+  for (const button of form.querySelectorAll("button")) button.disabled = true;
+  try {
+    const settled = await api("POST", `/v1/agents/${encodeURIComponent(prompt.agent)}/inputs/${prompt.prompt_id}`, body);
+    settledIds.add(prompt.prompt_id);
+    const card = cards.get(prompt.prompt_id);
+    if (card && !card.classList.contains("settled")) settle(card, settled);
+    updateCount();
+  } catch (problem) {
+    for (const button of form.querySelectorAll("button")) button.disabled = false;
+    error.textContent = problem.message;
+    error.hidden = false;
+  }
+}
+
+// Start: a link may carry the session in its fragment (#token=…&as=…), which never reaches a server.
+
+(() => {
+  const fragment = new URLSearchParams(location.hash.slice(1));
+  if (fragment.get("token")) {
+    history.replaceState(null, "", location.pathname);
+    $("as").value = fragment.get("as") || "";
+    if (fragment.get("as")) return openInbox(fragment.get("token"), fragment.get("as"));
+    $("token").value = fragment.get("token");
+  }
+  const stored = JSON.parse(sessionStorage.getItem(saved) || "null");
+  if (stored) return openInbox(stored.token, stored.as);
+  showSignIn("");
+})();

@@ -1,0 +1,157 @@
+"""``threadgate doctor``: each configured platform's real SDK asks our local fakes who its token is."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gateway.cli import main
+from tests.fakes.discord import FakeDiscord
+from tests.fakes.slack import FakeSlack
+from tests.fakes.telegram import FakeTelegram
+from tests.support.redis_server import RedisServer, free_port
+
+TOKENS = "robot:agent:agent-token-1,desk:operator:operator-token-1"
+PREFIXES = ("THREADGATE_", "SLACK_", "TELEGRAM_", "DISCORD_", "REDIS_URL")
+
+
+@dataclass
+class Platforms:
+    slack: FakeSlack
+    telegram: FakeTelegram
+    discord: FakeDiscord
+
+
+@pytest.fixture
+async def platforms() -> AsyncIterator[Platforms]:
+    slack, telegram, discord = FakeSlack(), FakeTelegram("123456:fake-telegram-token"), FakeDiscord()
+    await slack.start()
+    await telegram.start()
+    await discord.start()
+    yield Platforms(slack, telegram, discord)
+    await discord.stop()
+    await telegram.stop()
+    await slack.stop()
+
+
+@pytest.fixture
+def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> pytest.MonkeyPatch:
+    """No settings but the test's own: none from the environment, no .env file."""
+    for key in list(os.environ):
+        if key.startswith(PREFIXES):
+            monkeypatch.delenv(key)
+    monkeypatch.chdir(tmp_path)
+    return monkeypatch
+
+
+def configure(env: pytest.MonkeyPatch, platforms: Platforms, **overrides: str) -> None:
+    values = {
+        "THREADGATE_API_TOKENS": TOKENS,
+        "SLACK_BOT_TOKEN": platforms.slack.bot_token,
+        "SLACK_SIGNING_SECRET": platforms.slack.signing_secret,
+        "SLACK_API_URL": platforms.slack.api_url,
+        "TELEGRAM_BOT_TOKEN": platforms.telegram.token,
+        "TELEGRAM_BASE_URL": platforms.telegram.base_url,
+        "DISCORD_BOT_TOKEN": platforms.discord.token,
+        "DISCORD_API_BASE_URL": platforms.discord.api_base_url,
+        **overrides,
+    }
+    for key, value in values.items():
+        env.setenv(key, value)
+
+
+async def doctor(capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, Any]]:
+    capsys.readouterr()
+    code = await asyncio.to_thread(main, ["doctor", "--json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def by_name(report: dict[str, Any]) -> dict[str, list[tuple[str, str]]]:
+    found: dict[str, list[tuple[str, str]]] = {}
+    for check in report["checks"]:
+        found.setdefault(check["name"], []).append((check["status"], check["detail"]))
+    return found
+
+
+async def test_working_credentials_and_redis_pass(
+    clean_env: pytest.MonkeyPatch,
+    platforms: Platforms,
+    redis_server: RedisServer,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    configure(clean_env, platforms, REDIS_URL=redis_server.url)
+    code, report = await doctor(capsys)
+    checks = by_name(report)
+    assert code == 0 and report["ok"] is True
+    assert (
+        checks["slack"] == [("ok", "bot token works: threadgate in team Fake Team")]
+        or checks["slack"][0][0] == "ok"
+    )
+    assert checks["telegram"][0] == ("ok", f"bot token works: @{platforms.telegram.username}")
+    assert checks["discord"][0][0] == "ok"
+    assert [status for status, _ in checks["redis"]] == ["ok"]
+
+
+async def test_each_wrong_credential_is_named_with_what_to_fix(
+    clean_env: pytest.MonkeyPatch, platforms: Platforms, capsys: pytest.CaptureFixture[str]
+) -> None:
+    configure(
+        clean_env,
+        platforms,
+        SLACK_BOT_TOKEN="xoxb-wrong",
+        TELEGRAM_BOT_TOKEN="123456:wrong-token",
+        DISCORD_BOT_TOKEN="wrong-discord-token",
+        REDIS_URL=f"redis://127.0.0.1:{free_port()}/0",
+    )
+    code, report = await doctor(capsys)
+    checks = by_name(report)
+    assert code == 1 and report["ok"] is False
+    assert checks["slack"] == [
+        ("fail", "auth.test refused SLACK_BOT_TOKEN (invalid_auth); check the bot token")
+    ]
+    assert checks["telegram"][0][0] == "fail" and "TELEGRAM_BOT_TOKEN" in checks["telegram"][0][1]
+    assert checks["discord"][0][0] == "fail" and "DISCORD_BOT_TOKEN" in checks["discord"][0][1]
+    assert checks["redis"][0][0] == "fail" and "check REDIS_URL" in checks["redis"][0][1]
+    assert "wrong" not in json.dumps(report)  # never echo a secret
+
+
+async def test_half_configured_slack_and_missing_tokens_are_reported(
+    clean_env: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    clean_env.setenv("SLACK_SIGNING_SECRET", "a-secret")
+    code, report = await doctor(capsys)
+    checks = by_name(report)
+    assert code == 1
+    assert checks["slack"] == [
+        ("fail", "SLACK_SIGNING_SECRET or SLACK_APP_TOKEN is set but SLACK_BOT_TOKEN is not")
+    ]
+    assert checks["api tokens"][0][0] == "fail"
+    assert checks["redis"][0][0] == "warn"
+
+
+async def test_unparseable_settings_say_which_variable(
+    clean_env: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    clean_env.setenv("THREADGATE_PORT", "eighty")
+    code, report = await doctor(capsys)
+    assert code == 1
+    assert report["checks"][0]["status"] == "fail" and "THREADGATE_PORT" in report["checks"][0]["detail"]
+
+
+async def test_plain_report_marks_each_check(
+    clean_env: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    clean_env.setenv("THREADGATE_API_TOKENS", TOKENS)
+    clean_env.setenv("THREADGATE_WEB_CHAT", "true")
+    code = await asyncio.to_thread(main, ["doctor"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "✓ settings" in out and "! redis" in out and "! web" in out
+    assert out.rstrip().endswith("all good, 2 warning(s)")

@@ -1,0 +1,132 @@
+"""Web fixtures: the demo gateway on a free port, and Debian's Chromium driven by Playwright."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+
+from channels.web import WebChannel
+from gateway.api import create_app
+from gateway.api.deps import ApiOptions
+from gateway.demo import Demo, bind, running_demo
+from gateway.runtime import Runtime
+from gateway.settings import Settings
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+# Set to a folder (docs/screenshots) to refresh the README's screenshots while the browser tests run.
+SCREENSHOTS = os.environ.get("THREADGATE_SCREENSHOTS")
+
+
+@pytest.fixture
+async def demo() -> AsyncIterator[Demo]:
+    """``threadgate demo`` in this process, with short heartbeats and polls so shutdown is quick."""
+    async with running_demo("127.0.0.1", 0, "lobby", heartbeat_s=0.5, poll_s=2.0, grace_s=0.1) as running:
+        yield running
+
+
+@pytest.fixture
+def chromium() -> Path:
+    """Debian's Chromium, or a skip; under CI=true its absence fails the test instead."""
+    if not CHROMIUM.exists():
+        if os.environ.get("CI") == "true":
+            pytest.fail("CI=true and /usr/bin/chromium is missing: install the chromium Debian package")
+        pytest.skip("/usr/bin/chromium is missing: apt-get install chromium")
+    return CHROMIUM
+
+
+@pytest.fixture
+async def browser(chromium: Path) -> AsyncIterator[Any]:
+    """Headless Chromium driven by Playwright; each launch gets a fresh temporary profile."""
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as playwright:
+        launched = await playwright.chromium.launch(
+            executable_path=str(chromium), headless=True, args=CHROMIUM_ARGS
+        )
+        try:
+            yield launched
+        finally:
+            await launched.close()
+
+
+def screenshot_path(name: str, tmp_path: Path) -> Path:
+    folder = Path(SCREENSHOTS) if SCREENSHOTS else tmp_path
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / name
+
+
+AGENT_TOKEN = "web-agent-token-3e1f"
+OPERATOR_TOKEN = "web-operator-token-9a7c"
+AGENT_AUTH = {"Authorization": f"Bearer {AGENT_TOKEN}"}
+
+
+@dataclass
+class WebGateway:
+    base_url: str
+    runtime: Runtime
+
+    def client(self, headers: dict[str, str] | None = None) -> httpx.AsyncClient:
+        return httpx.AsyncClient(base_url=self.base_url, headers=headers or {}, timeout=10)
+
+
+@asynccontextmanager
+async def web_gateway(redis_url: str | None = None, tokens: str | None = None) -> AsyncIterator[WebGateway]:
+    """The gateway with only the web channel (sign-in ``tokens``, or open), served on a free port."""
+    settings = Settings(
+        _env_file=None,
+        redis_url=redis_url,
+        threadgate_api_tokens=f"robot:agent:{AGENT_TOKEN},desk:operator:{OPERATOR_TOKEN}",
+        threadgate_web_chat=True,
+    )
+    runtime = Runtime.build(settings, channels=[WebChannel(tokens, heartbeat_s=0.2)])
+    app = create_app(runtime, ApiOptions(max_wait_s=5, sse_heartbeat_s=0.2))
+    sock = bind("127.0.0.1", 0)
+    server = uvicorn.Server(
+        uvicorn.Config(app, lifespan="on", log_level="warning", timeout_graceful_shutdown=1)
+    )
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    try:
+        while not server.started:
+            if task.done():
+                task.result()
+            await asyncio.sleep(0.01)
+        yield WebGateway(f"http://127.0.0.1:{sock.getsockname()[1]}", runtime)
+    finally:
+        server.should_exit = True
+        await task
+        sock.close()
+
+
+async def start_run(agent: httpx.AsyncClient, room: str, started_by: str = "web:alice") -> dict[str, Any]:
+    response = await agent.post(
+        "/v1/runs", json={"thread_id": f"web:{room}", "agent": "ops", "started_by": started_by}
+    )
+    assert response.status_code == 201, response.text
+    run: dict[str, Any] = response.json()
+    return run
+
+
+async def raise_prompt(agent: httpx.AsyncClient, run_id: str, **body: Any) -> dict[str, Any]:
+    body.setdefault("kind", "approval")
+    body.setdefault("questions", [{"question": "Drop the staging database?"}])
+    response = await agent.post(f"/v1/runs/{run_id}/prompts", json=body)
+    assert response.status_code == 201, response.text
+    prompt: dict[str, Any] = response.json()
+    return prompt

@@ -1,0 +1,117 @@
+"""``threadgate demo``: one command serves the chat, the inbox and an agent that asks every prompt kind."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+from typing import Any
+
+import httpx
+import pytest
+
+from gateway.cli import main
+from gateway.demo import Demo
+from gateway.demo.agent import ANSWERS_PREFIX, TOUR
+
+
+async def pending_prompt(client: httpx.AsyncClient, thread_id: str, seen: set[str]) -> dict[str, Any]:
+    """The thread's pending prompt, once there is one not seen before."""
+    async with asyncio.timeout(10):
+        while True:
+            items = (await client.get("/v1/prompts", params={"thread_id": thread_id})).json()["items"]
+            fresh = [item for item in items if item["prompt_id"] not in seen]
+            if fresh:
+                seen.add(fresh[0]["prompt_id"])
+                return fresh[0]
+            await asyncio.sleep(0.05)
+
+
+async def echoes(client: httpx.AsyncClient, thread_id: str, count: int) -> list[list[dict[str, Any]]]:
+    async with asyncio.timeout(10):
+        while True:
+            items = (await client.get(f"/v1/threads/{thread_id}/items", params={"limit": 500})).json()[
+                "items"
+            ]
+            texts = [item["content"][0]["text"] for item in items if item["role"] == "agent"]
+            found = [json.loads(text.split(ANSWERS_PREFIX, 1)[1]) for text in texts if ANSWERS_PREFIX in text]
+            if len(found) >= count:
+                return found
+            await asyncio.sleep(0.05)
+
+
+async def test_demo_agent_asks_each_prompt_kind_in_turn_and_echoes_the_answers(demo: Demo) -> None:
+    thread = f"web:{demo.room}"
+    replies = ["yes", "1", "2,4", "Orion", "2"]
+    headers = {"Authorization": f"Bearer {demo.operator_token}"}
+    async with httpx.AsyncClient(base_url=demo.base_url, headers=headers, timeout=10) as client:
+        await client.post(f"/chat/{demo.room}/messages", json={"name": "alice", "text": "hello"})
+        seen: set[str] = set()
+        asked = []
+        for reply in replies:
+            prompt = await pending_prompt(client, thread, seen)
+            asked.append(prompt)
+            await client.post(f"/chat/{demo.room}/messages", json={"name": "alice", "text": reply})
+        echoed = await echoes(client, thread, len(TOUR))
+
+    assert [prompt["kind"] for prompt in asked] == [step.kind for step in TOUR]
+    assert asked[0]["tool_call"] == {
+        "name": "db__drop",
+        "arguments": {"database": "staging", "cascade": True},
+    }
+    assert [len(prompt["questions"]) for prompt in asked] == [1, 1, 1, 1, 3]
+    assert asked[2]["questions"][0]["multiSelect"] is True
+    assert [[answer["answer"] for answer in answers] for answers in echoed] == [
+        [["Approve"]],
+        [["staging"]],
+        [["Table", "Map"]],
+        [["Orion"]],
+        [["Postgres"], ["Table"], ["2"]],  # one text maps against every question: seed 000
+    ]
+    assert all(prompt["agent"] == "demo" for prompt in asked)
+
+
+def test_demo_command_prints_where_to_go_and_stops_cleanly_on_ctrl_c() -> None:
+    env = {key: value for key, value in os.environ.items() if key != "REDIS_URL"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gateway.cli", "demo", "--port", "0", "--room", "tour"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert process.stdout is not None
+        lines = []
+        for line in process.stdout:
+            lines.append(line)
+            if line.startswith("Press Ctrl+C"):
+                break
+        banner = "".join(lines)
+        chat = re.search(r"Chat:\s+(\S+)", banner)
+        inbox = re.search(r"Inbox:\s+(\S+)#token=", banner)
+        assert chat and inbox, banner
+        assert chat.group(1).endswith("/chat/tour")
+        assert httpx.get(chat.group(1), timeout=5).status_code == 200
+        assert httpx.get(inbox.group(1), timeout=5).status_code == 200
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=15) == 0
+        assert process.stderr is not None and process.stderr.read() == ""
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def test_demo_on_a_busy_port_says_to_pick_another(capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        code = main(["demo", "--port", str(busy.getsockname()[1])])
+    assert code == 2
+    assert "pass --port with a free port" in capsys.readouterr().err

@@ -1,0 +1,184 @@
+"""The web channel over HTTP: sign-in, the live item log, replies and control answers, private notices."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+
+from gateway.service import NOT_ALLOWED_NOTICE
+from tests.web.conftest import AGENT_AUTH, WebGateway, raise_prompt, start_run, web_gateway
+
+DEPLOY = {
+    "kind": "ask_user_question",
+    "questions": [
+        {
+            "question": "What's the deployment target?",
+            "options": [{"label": "staging"}, {"label": "production"}],
+        },
+        {
+            "question": "Which sections?",
+            "multiSelect": True,
+            "options": [{"label": "KPI"}, {"label": "Table"}],
+        },
+    ],
+}
+
+
+@pytest.fixture
+async def web() -> AsyncIterator[WebGateway]:
+    async with web_gateway() as gateway:
+        yield gateway
+
+
+async def read_items(
+    client: httpx.AsyncClient, room: str, count: int, headers: dict[str, str] | None = None
+) -> list[dict[str, Any]]:
+    """The first ``count`` items of the room's event stream."""
+    items: list[dict[str, Any]] = []
+    async with asyncio.timeout(5):
+        async with client.stream("GET", f"/chat/{room}/events", headers=headers or {}) as response:
+            assert response.status_code == 200
+            assert response.headers["content-type"].startswith("text/event-stream")
+            async for line in response.aiter_lines():
+                if line.startswith("data: "):
+                    items.append(json.loads(line[6:]))
+                    if len(items) == count:
+                        return items
+    return items
+
+
+async def say(client: httpx.AsyncClient, room: str, **body: Any) -> httpx.Response:
+    return await client.post(f"/chat/{room}/messages", json=body)
+
+
+async def test_chat_page_is_served_for_a_room_and_refused_for_a_malformed_one(web: WebGateway) -> None:
+    async with web.client() as client:
+        page = await client.get("/chat/ops-room")
+        bad = await client.get("/chat/no%20spaces")
+    assert page.status_code == 200
+    assert 'data-room="ops-room"' in page.text and 'data-sign-in="name"' in page.text
+    assert "default-src 'self'" in page.headers["content-security-policy"]
+    assert bad.status_code == 400 and bad.json()["error"]["code"] == "INVALID_THREAD_ID"
+
+
+async def test_event_stream_replays_the_log_then_follows_it_live(web: WebGateway) -> None:
+    async with web.client() as client, web.client(AGENT_AUTH) as agent:
+        assert (await say(client, "live", name="alice", text="first")).json() == {"outcome": "queued"}
+        reader = asyncio.create_task(read_items(client, "live", 2))
+        await asyncio.sleep(0.3)  # the stream is now blocked waiting for the next item
+        await agent.post("/v1/threads/web:live/items", json={"content": [{"type": "text", "text": "second"}]})
+        first, second = await reader
+        resumed = await read_items(client, "live", 1, {"Last-Event-ID": first["id"]})
+    assert (first["role"], first["sender"], first["text"]) == ("person", "web:alice", "first")
+    assert (second["role"], second["content"][0]["text"]) == ("agent", "second")
+    assert resumed[0]["id"] == second["id"]
+
+
+async def test_typed_reply_is_mapped_against_each_question_of_the_pending_prompt(web: WebGateway) -> None:
+    async with web.client() as client, web.client(AGENT_AUTH) as agent:
+        run = await start_run(agent, "typed")
+        prompt = await raise_prompt(agent, run["run_id"], **DEPLOY)
+        reply = await say(client, "typed", name="alice", text="2")
+        settled = (await agent.get(f"/v1/prompts/{prompt['prompt_id']}")).json()
+    assert reply.json() == {"outcome": "answered"}
+    assert [answer["answer"] for answer in settled["answers"]] == [["production"], ["Table"]]
+
+
+async def test_control_answers_resolve_with_each_question_answered_as_sent(web: WebGateway) -> None:
+    async with web.client() as client, web.client(AGENT_AUTH) as agent:
+        run = await start_run(agent, "controls")
+        prompt = await raise_prompt(agent, run["run_id"], **DEPLOY)
+        answers = [
+            {"question_id": "q1", "answer": ["staging"]},
+            {"question_id": "q2", "answer": ["KPI", "Table"]},
+        ]
+        reply = await say(
+            client,
+            "controls",
+            name="alice",
+            text="staging · KPI, Table",
+            answers=answers,
+            prompt_id=prompt["prompt_id"],
+        )
+        settled = (await agent.get(f"/v1/prompts/{prompt['prompt_id']}")).json()
+        items = await read_items(client, "controls", 3)
+    assert reply.json() == {"outcome": "answered"}
+    assert [answer["answer"] for answer in settled["answers"]] == [["staging"], ["KPI", "Table"]]
+    assert [item["type"] for item in items] == ["pending_prompt", "message", "pending_prompt_resolved"]
+    assert items[2]["content"][0]["text"] == "✓ Answered: staging · KPI, Table"
+
+
+async def test_reply_from_someone_not_allowed_is_not_an_answer_and_only_they_are_told(
+    web: WebGateway,
+) -> None:
+    async with web.client() as client, web.client(AGENT_AUTH) as agent:
+        run = await start_run(agent, "guarded")
+        prompt = await raise_prompt(agent, run["run_id"])
+        reply = await say(client, "guarded", name="mallory", text="approve")
+        still = (await agent.get(f"/v1/prompts/{prompt['prompt_id']}")).json()
+    assert reply.json() == {"outcome": "not_allowed", "notice": NOT_ALLOWED_NOTICE}
+    assert still["prompt_state"] == "pending"
+
+
+async def test_control_press_for_a_settled_prompt_changes_nothing(web: WebGateway) -> None:
+    async with web.client() as client, web.client(AGENT_AUTH) as agent:
+        run = await start_run(agent, "stale")
+        old = await raise_prompt(agent, run["run_id"])
+        await raise_prompt(agent, run["run_id"])  # supersedes the first
+        answers = [{"question_id": "q1", "answer": ["Approve"]}]
+        reply = await say(client, "stale", name="alice", answers=answers, prompt_id=old["prompt_id"])
+    assert reply.json()["outcome"] == "stale"
+
+
+async def test_same_client_message_delivered_twice_counts_once(web: WebGateway) -> None:
+    async with web.client() as client:
+        first = await say(client, "twice", name="alice", text="hi", client_id="c-1")
+        again = await say(client, "twice", name="alice", text="hi", client_id="c-1")
+    assert (first.json()["outcome"], again.json()["outcome"]) == ("queued", "duplicate")
+
+
+async def test_open_sign_in_needs_a_valid_name(web: WebGateway) -> None:
+    async with web.client() as client:
+        nameless = await client.post("/chat/open/session", json={})
+        bad = await client.post("/chat/open/session", json={"name": "alice smith"})
+        good = await client.post("/chat/open/session", json={"name": "alice"})
+    assert nameless.status_code == 401 and bad.status_code == 401
+    assert good.json() == {"name": "alice", "identity": "web:alice"}
+
+
+async def test_configured_token_names_who_posts_and_gates_reading() -> None:
+    async with (
+        web_gateway(tokens="alice:tok-alice,room-pass") as web,
+        web.client() as client,
+        web.client(AGENT_AUTH) as agent,
+    ):
+        page = await client.get("/chat/private")
+        anonymous = await say(client, "private", name="alice", text="hi")
+        unread = await client.get("/chat/private/events")
+        bound = await client.post(
+            "/chat/private/messages",
+            json={"name": "mallory", "text": "hi"},  # the token says who this is, not the name
+            headers={"Authorization": "Bearer tok-alice"},
+        )
+        shared = await client.post(
+            "/chat/private/session", json={"name": "bob"}, headers={"Authorization": "Bearer room-pass"}
+        )
+        log = (await agent.get("/v1/threads/web:private/items")).json()["items"]
+    assert 'data-sign-in="token"' in page.text
+    assert anonymous.status_code == 401 and anonymous.json()["error"]["code"] == "UNAUTHORIZED"
+    assert unread.status_code == 401
+    assert bound.status_code == 202
+    assert [item["sender"] for item in log] == ["web:alice"]
+    assert shared.json()["identity"] == "web:bob"
+
+
+def test_a_malformed_token_setting_is_refused_with_its_entry_number() -> None:
+    from channels.web.access import parse_tokens
+
+    with pytest.raises(ValueError, match="entry 2"):
+        parse_tokens("alice:tok,bad name:tok")
