@@ -8,12 +8,13 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from gateway import __version__
-from gateway.api import events, inputs, respond, runs, threads
+from gateway.api import events, inputs, respond, runs, sessions, threads
 from gateway.api.auth import TokenTable
 from gateway.api.deps import ApiOptions
 from gateway.api.errors import install_error_handlers
 from gateway.api.limits import BodyLimit
 from gateway.api.ops import router as ops_router
+from gateway.api.pages import router as pages_router
 from gateway.ratelimit import RateLimiter
 from gateway.runtime import Runtime
 
@@ -46,7 +47,8 @@ def create_app(runtime: Runtime, options: ApiOptions | None = None) -> FastAPI:
     app.add_middleware(BodyLimit, max_bytes=options.max_body_bytes)
 
     app.include_router(ops_router)
-    for api in (runs, threads, events, inputs, respond):
+    app.include_router(pages_router)
+    for api in (runs, threads, events, inputs, respond, sessions):
         app.include_router(api.router)
 
     for channel in runtime.channels:

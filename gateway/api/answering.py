@@ -1,0 +1,283 @@
+"""People's answers over REST (seeds 002 and 003) turned into the core's answer and cancel calls."""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+from gateway.api.schemas import InputAction, RespondAnswer, RespondBody, RespondResult
+from gateway.authz import may_answer
+from gateway.errors import GatewayError, validation_failed
+from gateway.mapper import check_structured
+from gateway.models import (
+    APPROVE,
+    DENY,
+    Answer,
+    Prompt,
+    PromptKind,
+    PromptState,
+    Question,
+    ReasonCode,
+    Resolution,
+    RunState,
+)
+from gateway.service import AnswerStatus, Gateway
+from gateway.store import keys
+
+DECLINED_REASON = "the person declined to answer"
+CANCELLED_REASON = "cancelled by a person"
+SKIPPED_REASON = "the person skipped the question"
+ADMISSION_TTL_MS = 5_000
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+"""
+
+
+# How a settled prompt settled -------------------------------------------------------------------
+
+
+async def settled_details(gateway: Gateway, prompt: Prompt) -> dict[str, Any]:
+    """State, answers or reason, who and when: what a 409 tells the caller about the earlier outcome."""
+    details: dict[str, Any] = {
+        "prompt_id": prompt.prompt_id,
+        "state": prompt.prompt_state.value,
+        "settled_at": prompt.settled_at.isoformat() if prompt.settled_at else None,
+    }
+    if prompt.prompt_state is PromptState.ANSWERED:
+        details["answers"] = [answer.model_dump(mode="json") for answer in prompt.answers or []]
+        details["by"] = prompt.answered_by
+        details["resolution"] = prompt.resolution.value if prompt.resolution else None
+    else:
+        details["reason"] = prompt.reason
+        details["reason_code"] = prompt.reason_code.value if prompt.reason_code else None
+        field = await gateway.store.get_prompt_field(prompt.thread_id, prompt.prompt_id, "cancelled_by")
+        details["by"] = field or None
+    return details
+
+
+async def already_resolved(gateway: Gateway, code: str, prompt: Prompt) -> GatewayError:
+    details = await settled_details(gateway, prompt)
+    how = f"answered by {details['by']}" if prompt.prompt_state is PromptState.ANSWERED else "cancelled"
+    if prompt.prompt_state is PromptState.CANCELLED and prompt.reason:
+        how = f"cancelled ({prompt.reason})"
+    message = f"Prompt {prompt.prompt_id} was already {how}; details say how it settled."
+    return GatewayError(code, message, 409, details)
+
+
+def _forbidden(prompt: Prompt, identity: str | None) -> GatewayError:
+    if not identity:
+        message = "Say who is answering: name a person allowed to answer (the run's starter or an approver)."
+    else:
+        message = (
+            f"{identity} may not answer this prompt: only the run's starter and the agent's approvers can."
+        )
+    return GatewayError("FORBIDDEN", message, 403, {"prompt_id": prompt.prompt_id})
+
+
+async def _check_may_answer(gateway: Gateway, prompt: Prompt, identity: str | None) -> str:
+    if not identity or not await may_answer(gateway.store, prompt, identity):
+        raise _forbidden(prompt, identity)
+    return identity
+
+
+async def _cancel_for(
+    gateway: Gateway, prompt: Prompt, identity: str, reason: str, code: ReasonCode
+) -> tuple[bool, Prompt]:
+    """Cancel on a person's behalf. Returns (this call cancelled it, the prompt as it now stands)."""
+    settlement = await gateway.cancel_prompt(prompt.prompt_id, reason, code)
+    if settlement.ok:
+        await gateway.store.set_prompt_field(prompt.thread_id, prompt.prompt_id, "cancelled_by", identity)
+        return True, await gateway.get_prompt(prompt.prompt_id)
+    if settlement.prompt is None:
+        raise GatewayError("PROMPT_NOT_FOUND", f"No prompt with id {prompt.prompt_id!r}.", 404)
+    return False, settlement.prompt
+
+
+# Seed 002: POST /v1/agents/{agent}/inputs/{prompt_id} --------------------------------------------
+
+
+def _content_answers(prompt: Prompt, action: InputAction) -> tuple[str, list[dict[str, Any]] | None]:
+    """The text or structured answers an accept (or an approval's decline) carries, checked by kind."""
+    content = action.content
+    if prompt.kind is PromptKind.APPROVAL:
+        if action.action == "decline":
+            approve = False
+        elif content is None or isinstance(content, bool):
+            approve = content is not False
+        else:
+            raise validation_failed("An approval's content is true (approve) or false (deny), or omitted.")
+        question = prompt.questions[0]
+        return "", [{"question_id": question.id, "answer": [APPROVE if approve else DENY]}]
+    if prompt.kind is PromptKind.TEXT:
+        if not isinstance(content, str):
+            raise validation_failed("A text prompt's content is the answer as a string.")
+        return content, None
+    if isinstance(content, str):
+        return content, None
+    if isinstance(content, list):
+        entries = [entry.model_dump(exclude_none=True) for entry in content]
+        if check_structured(prompt.questions, entries) is None:
+            raise validation_failed(
+                "The answers must have one entry per question, each naming its question by question_id "
+                "or question text, with answer a list of strings.",
+                [{"questions": [question.id for question in prompt.questions]}],
+            )
+        return "", entries
+    raise validation_failed("This prompt's content is a list of structured answers, or a string.")
+
+
+async def act_on_input(gateway: Gateway, agent: str, prompt_id: str, action: InputAction) -> Prompt:
+    """Accept, decline or cancel an input for ``from``. The same outcome twice is fine; another is 409."""
+    prompt = await gateway.get_prompt(prompt_id)
+    if prompt.agent != agent:
+        raise GatewayError("PROMPT_NOT_FOUND", f"Agent {agent} has no input {prompt_id!r}.", 404)
+    identity = action.from_
+    if action.action == "accept" or (action.action == "decline" and prompt.kind is PromptKind.APPROVAL):
+        if not identity:
+            raise _forbidden(prompt, identity)
+        text, answers = _content_answers(prompt, action)
+        result = await gateway.answer(prompt_id, identity, text=text, answers=answers)
+        if result.status is AnswerStatus.CONFLICT:
+            raise await already_resolved(gateway, "ALREADY_RESOLVED", result.prompt)
+        return result.prompt
+    identity = await _check_may_answer(gateway, prompt, identity)
+    declined = action.action == "decline"
+    code = ReasonCode.DECLINED if declined else ReasonCode.CANCELLED
+    reason = DECLINED_REASON if declined else CANCELLED_REASON
+    changed, current = await _cancel_for(gateway, prompt, identity, reason, code)
+    if changed or (current.prompt_state is PromptState.CANCELLED and current.reason_code is code):
+        return current
+    raise await already_resolved(gateway, "ALREADY_RESOLVED", current)
+
+
+# Seed 003: POST /v1/agent-runs/{runId}/threads/{threadId}/user-inputs/{requestId}/respond ------------
+
+
+def _one_answer(question: Question, kind: PromptKind, entry: RespondAnswer) -> tuple[list[str], list[str]]:
+    """The answer list for one question, and the problems found with it."""
+    problems: list[str] = []
+    by_fold = {label.casefold(): label for label in question.labels}
+    chosen: list[str] = []
+    for value in entry.selected:
+        label = by_fold.get(value.casefold())
+        if label is None:
+            problems.append(f"{value!r} is not one of the options {question.labels}")
+        elif label in chosen:
+            problems.append(f"{label!r} is selected twice")
+        else:
+            chosen.append(label)
+    other = entry.otherText
+    if not question.options:
+        if entry.selected:
+            problems.append("this question has no options to select; answer with otherText")
+        if other is None:
+            problems.append("answer this free-text question with otherText")
+        return ([other] if other is not None else []), problems
+    if other is not None and kind is PromptKind.APPROVAL:
+        problems.append("an approval is answered by selecting Approve or Deny, not with otherText")
+    answer = chosen + ([other] if other is not None and other != "" else [])
+    if not question.multi_select and len(answer) != 1:
+        problems.append("select exactly one option, or give otherText")
+    return answer, problems
+
+
+def respond_answers(prompt: Prompt, entries: list[RespondAnswer]) -> list[Answer]:
+    """Seed 003's answers checked against the pending questions: each question exactly once."""
+    errors: list[dict[str, Any]] = []
+    by_id = {question.id: question for question in prompt.questions}
+    given: dict[str, RespondAnswer] = {}
+    for entry in entries:
+        if entry.questionId not in by_id:
+            errors.append({"questionId": entry.questionId, "problem": "no such question in this prompt"})
+        elif entry.questionId in given:
+            errors.append({"questionId": entry.questionId, "problem": "answered twice"})
+        else:
+            given[entry.questionId] = entry
+    for question_id in by_id:
+        if question_id not in given:
+            errors.append({"questionId": question_id, "problem": "not answered"})
+    answers: list[Answer] = []
+    for question in prompt.questions:
+        found = given.get(question.id or "")
+        if found is None:
+            continue
+        answer, problems = _one_answer(question, prompt.kind, found)
+        errors.extend({"questionId": question.id, "problem": problem} for problem in problems)
+        answers.append(Answer(question=question.question, question_id=question.id or "", answer=answer))
+    if errors:
+        raise validation_failed("The answers do not match the pending questions.", errors)
+    return answers
+
+
+@contextlib.asynccontextmanager
+async def admission(gateway: Gateway, thread_id: str) -> AsyncIterator[None]:
+    """One answer admitted per thread at a time; a concurrent one is told TURN_ALREADY_ACTIVE."""
+    redis = gateway.store.redis
+    key = f"{keys.thread_prefix(thread_id)}admit"
+    token = uuid.uuid4().hex
+    if not await redis.set(key, token, nx=True, px=ADMISSION_TTL_MS):
+        raise GatewayError(
+            "TURN_ALREADY_ACTIVE",
+            "Another answer for this thread is being admitted right now; retry when it settles.",
+            409,
+            {"thread_id": thread_id, "retry_after": 1},
+        )
+    try:
+        yield
+    finally:
+        with contextlib.suppress(Exception):
+            await redis.eval(_RELEASE, 1, key, token)
+
+
+async def _is_watched(gateway: Gateway, prompt: Prompt) -> bool:
+    return bool(await gateway.store.redis.exists(keys.watch(prompt.thread_id, prompt.prompt_id)))
+
+
+async def respond(
+    gateway: Gateway, run_id: str, thread_id: str, prompt_id: str, body: RespondBody, identity: str | None
+) -> RespondResult:
+    """Answer or skip a pending prompt: hot while the agent waits on it, else parked as the next turn."""
+    run = await gateway.store.get_run(run_id)
+    if run is None or run.thread_id != thread_id:
+        raise GatewayError(
+            "AGENT_THREAD_NOT_FOUND", f"No thread {thread_id!r} with run {run_id!r}.", 404, {"id": thread_id}
+        )
+    prompt = await gateway.store.get_prompt(prompt_id, thread_id)
+    if prompt is None or prompt.run_id != run_id:
+        raise GatewayError(
+            "AGENT_USER_INPUT_NOT_FOUND", f"No user input {prompt_id!r} in this run.", 404, {"id": prompt_id}
+        )
+    if body.answers is not None and run.state is RunState.ENDED:
+        raise GatewayError(
+            "AGENT_RUN_ENDED",
+            f"Run {run_id} has ended, so an answer cannot start a turn; only skip works now.",
+            409,
+            {"run_id": run_id},
+        )
+    identity = await _check_may_answer(gateway, prompt, identity)
+    if not prompt.pending:
+        if body.skip and prompt.reason_code is ReasonCode.RUN_ENDED:
+            return RespondResult(requestId=prompt_id, status=Resolution.PARKED)
+        raise await already_resolved(gateway, "AGENT_USER_INPUT_ALREADY_RESOLVED", prompt)
+    answers = respond_answers(prompt, body.answers) if body.answers is not None else None
+    async with admission(gateway, thread_id):
+        if answers is None:
+            hot = await _is_watched(gateway, prompt)
+            changed, current = await _cancel_for(
+                gateway, prompt, identity, SKIPPED_REASON, ReasonCode.DECLINED
+            )
+            if not changed:
+                raise await already_resolved(gateway, "AGENT_USER_INPUT_ALREADY_RESOLVED", current)
+            return RespondResult(requestId=prompt_id, status=Resolution.HOT if hot else Resolution.PARKED)
+        result = await gateway.settle_answers(prompt, answers, identity)
+    if result.status is not AnswerStatus.ANSWERED:
+        raise await already_resolved(gateway, "AGENT_USER_INPUT_ALREADY_RESOLVED", result.prompt)
+    settled = result.prompt
+    return RespondResult(
+        requestId=prompt_id, status=settled.resolution or Resolution.PARKED, turnId=settled.turn_id
+    )

@@ -1,0 +1,89 @@
+"""Bearer tokens with roles: who is calling, checked in constant time, and what each role may do."""
+
+from __future__ import annotations
+
+import hmac
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from gateway.errors import GatewayError
+from gateway.settings import ApiToken
+
+AGENT, OPERATOR = "agent", "operator"
+
+_bearer = HTTPBearer(auto_error=False, description="A token from THREADGATE_API_TOKENS (name:role:token).")
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """The caller: the token's name (never the token itself) and its role."""
+
+    name: str
+    role: str
+
+
+class TokenTable:
+    """The configured tokens. A lookup compares against every token, so timing says nothing."""
+
+    def __init__(self, tokens: list[ApiToken]) -> None:
+        self._tokens = [(token.token.get_secret_value().encode(), token) for token in tokens]
+
+    def __len__(self) -> int:
+        return len(self._tokens)
+
+    def find(self, presented: str) -> Principal | None:
+        candidate = presented.encode("utf-8", "surrogateescape")
+        found: Principal | None = None
+        for secret, token in self._tokens:
+            if hmac.compare_digest(secret, candidate) and found is None:
+                found = Principal(token.name, token.role)
+        return found
+
+
+def _unauthorized(message: str) -> GatewayError:
+    return GatewayError("UNAUTHORIZED", message, 401)
+
+
+async def principal(
+    request: Request,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> Principal:
+    """The caller named by ``Authorization: Bearer <token>``, or 401 UNAUTHORIZED."""
+    table: TokenTable = request.app.state.tokens
+    if not len(table):
+        raise _unauthorized("This gateway has no API tokens configured; set THREADGATE_API_TOKENS.")
+    if credentials is None:
+        raise _unauthorized("Send Authorization: Bearer <token> with a token from THREADGATE_API_TOKENS.")
+    found = table.find(credentials.credentials)
+    if found is None:
+        raise _unauthorized("The bearer token is not valid on this gateway.")
+    return found
+
+
+Caller = Annotated[Principal, Depends(principal)]
+
+
+async def agent_caller(caller: Caller) -> Principal:
+    """Agent-side writes (runs, prompts, messages into threads) need an ``agent`` token."""
+    if caller.role != AGENT:
+        raise GatewayError("FORBIDDEN", "This call needs an agent token.", 403, {"role": caller.role})
+    return caller
+
+
+async def operator_caller(caller: Caller) -> Principal:
+    """Answers and agent definitions need an ``operator`` token; an agent's token can never answer."""
+    if caller.role != OPERATOR:
+        raise GatewayError(
+            "FORBIDDEN",
+            "This call needs an operator token: an agent's own token can never answer or manage approvers.",
+            403,
+            {"role": caller.role},
+        )
+    return caller
+
+
+AgentCaller = Annotated[Principal, Depends(agent_caller)]
+OperatorCaller = Annotated[Principal, Depends(operator_caller)]

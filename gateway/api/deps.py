@@ -1,0 +1,83 @@
+"""What routes share: the API's tunable limits, the running core, and the check for unencodable text."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from fastapi import Depends, Request
+
+from gateway.api.limits import DEFAULT_MAX_BODY_BYTES
+from gateway.errors import GatewayError
+from gateway.ratelimit import RateLimiter
+from gateway.runtime import Runtime
+from gateway.service import Gateway
+
+MAX_WAIT_S = 60
+
+
+@dataclass(frozen=True, slots=True)
+class ApiOptions:
+    """Limits of the HTTP API. The defaults are the contract's; tests shorten the waits."""
+
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    max_wait_s: float = MAX_WAIT_S  # the longest a long-poll is held, whatever ``wait`` asks
+    sse_heartbeat_s: float = 15.0  # comment lines on idle event streams; also how often SSE re-marks waits
+    respond_limit: int = 30  # respond calls per person per window
+    respond_window_s: int = 60
+
+
+def runtime_of(request: Request) -> Runtime:
+    runtime: Runtime = request.app.state.runtime
+    return runtime
+
+
+def gateway_of(request: Request) -> Gateway:
+    return runtime_of(request).gateway
+
+
+def options_of(request: Request) -> ApiOptions:
+    options: ApiOptions = request.app.state.options
+    return options
+
+
+def limiter_of(request: Request) -> RateLimiter:
+    limiter: RateLimiter = request.app.state.limiter
+    return limiter
+
+
+Core = Annotated[Gateway, Depends(gateway_of)]
+Options = Annotated[ApiOptions, Depends(options_of)]
+
+
+def _bad_text(value: Any) -> bool:
+    """True when ``value`` holds text that cannot be UTF-8 (a lone surrogate from a ``\\ud800`` escape)."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return False
+    if isinstance(value, dict):
+        return any(_bad_text(key) or _bad_text(item) for key, item in value.items())
+    if isinstance(value, list):
+        return any(_bad_text(item) for item in value)
+    return False
+
+
+async def encodable_body(request: Request) -> None:
+    """Refuse a JSON body whose strings are not valid Unicode, before anything stores them."""
+    body = await request.body()
+    if not body:
+        return
+    try:
+        parsed = json.loads(body)
+    except ValueError:
+        return  # the route's own parsing reports malformed JSON
+    if _bad_text(parsed):
+        raise GatewayError(
+            "VALIDATION_FAILED",
+            "The body contains text that is not valid Unicode (a lone surrogate such as \\ud800).",
+            400,
+        )

@@ -1,0 +1,151 @@
+"""``GET /v1/events``: the event feed as Server-Sent Events, resumable with ``Last-Event-ID``.
+
+A stream filtered to one thread or run also says the agent is waiting there: while it is open, the
+thread's pending prompt resolves ``resolved_hot``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Header, Query
+from fastapi.responses import StreamingResponse
+from pydantic import AfterValidator
+
+from gateway.api.auth import Caller
+from gateway.api.deps import ApiOptions, Core, Options
+from gateway.api.errors import error_responses
+from gateway.api.schemas import STREAM_ID, stream_position
+from gateway.errors import not_found
+from gateway.ids import parse_thread_id
+from gateway.service import WATCH_GRACE_MS, Gateway
+from gateway.store import keys
+
+router = APIRouter(prefix="/v1", tags=["agent side"])
+
+EVENT_TYPES = ("input.requested", "input.resolved", "message.received")
+_SSE_DOC: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": "A text/event-stream: each event has `id` (the resume cursor), `event` (its type) and "
+        "`data`, the JSON `{id, type, created_at, data}`. Comment lines keep idle streams open.",
+        "content": {"text/event-stream": {"schema": {"type": "string"}}},
+    }
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Filter:
+    thread_id: str | None = None
+    run_id: str | None = None
+    agent: str | None = None
+
+    def matches(self, entry: dict[str, Any]) -> bool:
+        data = entry.get("data") or {}
+        if self.thread_id is not None and data.get("thread_id") != self.thread_id:
+            return False
+        is_message = entry.get("type") == "message.received"
+        if self.run_id is not None and not is_message and data.get("run_id") != self.run_id:
+            return False
+        return self.agent is None or is_message or data.get("agent") == self.agent
+
+
+def frame(entry_id: str, entry: dict[str, Any]) -> str:
+    """One SSE event; the stream id is the event's SSE id, so ``Last-Event-ID`` resumes after it."""
+    data = json.dumps(entry, ensure_ascii=False, separators=(",", ":"))
+    return f"id: {entry_id}\nevent: {entry.get('type', 'message')}\ndata: {data}\n\n"
+
+
+class WaitMarker:
+    """Marks the agent as waiting on a thread's pending prompt (of one run, if given), renewed as it goes."""
+
+    def __init__(self, gateway: Gateway, thread_id: str, run_id: str | None, every_s: float) -> None:
+        self.gateway = gateway
+        self.thread_id = thread_id
+        self.run_id = run_id
+        self.every_s = every_s
+        self.ttl_ms = int(every_s * 1000) + WATCH_GRACE_MS
+        self._last = 0.0
+
+    async def mark(self, prompt_id: str | None = None) -> None:
+        """Mark ``prompt_id`` now, or the thread's active prompt when it is time to renew."""
+        store = self.gateway.store
+        if prompt_id is None:
+            if time.monotonic() - self._last < self.every_s / 2:
+                return
+            self._last = time.monotonic()
+            prompt_id = await store.active_prompt_id(self.thread_id)
+            if prompt_id is None:
+                return
+            if self.run_id is not None:
+                prompt = await store.get_prompt(prompt_id, self.thread_id)
+                if prompt is None or prompt.run_id != self.run_id:
+                    return
+        await store.watch(self.thread_id, prompt_id, self.ttl_ms)
+
+
+async def _latest_id(gateway: Gateway) -> str:
+    rows = await gateway.store.redis.xrevrange(keys.EVENTS, count=1)
+    return str(rows[0][0]) if rows else "0-0"
+
+
+async def stream(
+    gateway: Gateway, options: ApiOptions, cursor: str | None, where: Filter, marker: WaitMarker | None
+) -> AsyncIterator[str]:
+    """Events after ``cursor`` (default: from now), then each new one as it lands; heartbeats when idle."""
+    position = cursor or await _latest_id(gateway)
+    heartbeat_ms = max(1, int(options.sse_heartbeat_s * 1000))
+    yield f"retry: 2000\n: connected at {position}\n\n"
+    while True:
+        if marker is not None:
+            await marker.mark()
+        rows = await gateway.store.read_feed(keys.EVENTS, position, 100, block_ms=heartbeat_ms)
+        if not rows:
+            yield ": heartbeat\n\n"
+            continue
+        for entry_id, entry in rows:
+            position = entry_id
+            if not where.matches(entry):
+                continue
+            if marker is not None and entry.get("type") == "input.requested":
+                await marker.mark(entry["data"]["prompt_id"])
+            yield frame(entry_id, entry)
+
+
+@router.get("/events", response_class=StreamingResponse, responses={**_SSE_DOC, **error_responses(400, 404)})
+async def events(
+    core: Core,
+    options: Options,
+    _caller: Caller,
+    last_event_id: Annotated[
+        str | None, Header(alias="Last-Event-ID", pattern=STREAM_ID), AfterValidator(stream_position)
+    ] = None,
+    after: Annotated[
+        str | None,
+        Query(pattern=STREAM_ID, description="Resume after this id."),
+        AfterValidator(stream_position),
+    ] = None,
+    thread_id: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
+    run_id: Annotated[str | None, Query(min_length=1, max_length=100)] = None,
+    agent: Annotated[str | None, Query(min_length=1, max_length=64)] = None,
+) -> StreamingResponse:
+    """Server-Sent Events: ``input.requested``, ``input.resolved``, ``message.received``.
+
+    Starts from now, or after ``Last-Event-ID`` (or ``after``) to resume without losing an event. With
+    ``thread_id`` or ``run_id`` the stream carries that thread's events only, and counts as the agent
+    waiting there: a person's answer to its pending prompt then resolves hot.
+    """
+    thread = parse_thread_id(thread_id).thread_id if thread_id is not None else None
+    if run_id is not None:
+        run = await core.store.get_run(run_id)
+        if run is None or (thread is not None and run.thread_id != thread):
+            raise not_found("RUN_NOT_FOUND", "run", run_id)
+        thread = run.thread_id
+    where = Filter(thread, run_id, agent)
+    marker = WaitMarker(core, thread, run_id, options.sse_heartbeat_s) if thread is not None else None
+    headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+    body = stream(core, options, last_event_id or after, where, marker)
+    return StreamingResponse(body, media_type="text/event-stream", headers=headers)

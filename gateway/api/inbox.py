@@ -1,0 +1,29 @@
+"""Pages of pending prompts: the inbox across agents and one agent's inputs (seed 002)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from gateway.ids import parse_thread_id
+from gateway.service import Gateway
+
+
+async def pending_page(
+    gateway: Gateway, *, agent: str | None, thread_id: str | None, cursor: str | None, limit: int
+) -> dict[str, Any]:
+    """``{"items": [prompt, ...], "cursor"}``, newest first; a thread has at most one pending prompt."""
+    store = gateway.store
+    if thread_id is not None:
+        thread = parse_thread_id(thread_id)
+        active = await store.active_prompt_id(thread.thread_id)
+        ids, next_cursor = ([active] if active and not cursor else []), None
+    else:
+        ids, next_cursor = await store.pending_ids(agent, cursor, limit)
+    prompts = await asyncio.gather(*(store.get_prompt(prompt_id) for prompt_id in ids))
+    items = [
+        prompt.public()
+        for prompt in prompts
+        if prompt is not None and prompt.pending and (agent is None or prompt.agent == agent)
+    ]
+    return {"items": items, "cursor": next_cursor}

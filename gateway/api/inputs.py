@@ -1,0 +1,67 @@
+"""Human side (seed 002): an agent's pending inputs, answering them, and agent definitions with approvers."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Depends, Path, Query
+from fastapi.responses import JSONResponse
+
+from gateway.api.answering import act_on_input
+from gateway.api.auth import Caller, OperatorCaller
+from gateway.api.deps import Core, encodable_body
+from gateway.api.errors import error_responses
+from gateway.api.inbox import pending_page
+from gateway.api.runs import PAGE_CURSOR, PromptId
+from gateway.api.schemas import AgentBody, InputAction, PromptList
+from gateway.models import AgentDefinition, Prompt
+
+router = APIRouter(prefix="/v1", tags=["human side"], dependencies=[Depends(encodable_body)])
+
+AgentName = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$")]
+
+
+@router.get("/agents/{agent}/inputs", response_model=PromptList, responses=error_responses())
+async def list_inputs(
+    agent: AgentName,
+    core: Core,
+    _caller: Caller,
+    state: Annotated[Literal["pending"], Query()] = "pending",
+    cursor: Annotated[str | None, Query(pattern=PAGE_CURSOR)] = None,
+    limit: Annotated[int, Query(ge=1, le=100)] = 50,
+) -> JSONResponse:
+    """The agent's inputs waiting for a person, newest first, paged."""
+    return JSONResponse(await pending_page(core, agent=agent, thread_id=None, cursor=cursor, limit=limit))
+
+
+@router.post(
+    "/agents/{agent}/inputs/{prompt_id}",
+    responses={200: {"model": Prompt}, **error_responses(400, 403, 404, 409)},
+)
+async def answer_input(
+    agent: AgentName, prompt_id: PromptId, body: InputAction, core: Core, _caller: OperatorCaller
+) -> JSONResponse:
+    """Accept (``content`` by kind), decline or cancel an input on behalf of ``from``.
+
+    The same answer twice is 200; a different answer to a settled input is 409 ALREADY_RESOLVED whose
+    details say how it settled. Decline on an approval answers Deny; on questions it cancels the input
+    with ``reason_code: declined``.
+    """
+    prompt = await act_on_input(core, agent, prompt_id, body)
+    return JSONResponse(prompt.public())
+
+
+@router.put("/agents/{agent}", response_model=AgentDefinition, responses=error_responses(400, 403))
+async def put_agent(
+    agent: AgentName, body: AgentBody, core: Core, _caller: OperatorCaller
+) -> AgentDefinition:
+    """Define the agent: how long its inputs wait, and who besides the run's starter may answer them."""
+    definition = AgentDefinition(name=agent, human_input=body.human_input)
+    await core.store.put_agent(definition)
+    return definition
+
+
+@router.get("/agents/{agent}", response_model=AgentDefinition, responses=error_responses())
+async def get_agent(agent: AgentName, core: Core, _caller: Caller) -> AgentDefinition:
+    """The agent's definition; an agent never defined has the defaults and no approvers."""
+    return await core.store.get_agent(agent) or AgentDefinition(name=agent)

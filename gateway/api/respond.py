@@ -1,0 +1,81 @@
+"""Human side (seed 003): answer or skip a pending question set, rate-limited per person across processes."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Header, Request
+
+from gateway.api import answering
+from gateway.api.auth import OperatorCaller
+from gateway.api.deps import Core, encodable_body, limiter_of
+from gateway.api.errors import INVALID_PARAMS_STATUS, error_responses
+from gateway.api.schemas import RespondBody, RespondResult
+from gateway.errors import GatewayError
+from gateway.ids import parse_thread_id
+
+router = APIRouter(prefix="/v1", tags=["human side"], dependencies=[Depends(encodable_body)])
+
+RUN_ID = re.compile(r"run_[0-9A-HJKMNP-TV-Z]{26}")
+PROMPT_ID = re.compile(r"prm_[0-9A-HJKMNP-TV-Z]{26}")
+From = Annotated[
+    str | None,
+    Header(
+        alias="X-Threadgate-From",
+        max_length=160,
+        description="The person answering, as <platform>:<id>. The rate limit counts per person.",
+    ),
+]
+
+
+def _invalid(name: str, problem: str) -> GatewayError:
+    return GatewayError(
+        "INVALID_PARAMS",
+        f"Path parameter {name} is invalid: {problem}.",
+        INVALID_PARAMS_STATUS,
+        {"errors": [{"field": name, "in": "path", "problem": problem}]},
+    )
+
+
+async def rate_limited(request: Request, caller: OperatorCaller, person: From = None) -> str | None:
+    """30 responds per 60 s per person (per token when no person is named), counted in Redis."""
+    verdict = await limiter_of(request).hit(f"person:{person}" if person else f"token:{caller.name}")
+    if not verdict.allowed:
+        raise GatewayError(
+            "RATE_LIMITED",
+            f"Too many answers; try again in {verdict.retry_after} s.",
+            429,
+            {"retry_after": verdict.retry_after},
+        )
+    return person
+
+
+@router.post(
+    "/agent-runs/{runId}/threads/{threadId}/user-inputs/{requestId}/respond",
+    response_model=RespondResult,
+    responses=error_responses(400, 403, 404, 409, 429),
+)
+async def respond(
+    runId: str,
+    threadId: str,
+    requestId: str,
+    body: RespondBody,
+    core: Core,
+    person: Annotated[str | None, Depends(rate_limited)],
+) -> RespondResult:
+    """Answer (``answers``) or skip (``skip: true``) a pending question set.
+
+    ``resolved_hot`` while the agent waits on it (an open long-poll, a filtered event stream, or a
+    client wait in the last few seconds); otherwise ``resolved_parked``, and an answer is re-driven as
+    the next turn's message tagged ``parked_answer`` whose id is ``turnId``.
+    """
+    if not RUN_ID.fullmatch(runId):
+        raise _invalid("runId", "expected run_ followed by a 26-character ULID")
+    if not PROMPT_ID.fullmatch(requestId):
+        raise _invalid("requestId", "expected prm_ followed by a 26-character ULID")
+    try:
+        thread = parse_thread_id(threadId)
+    except GatewayError as exc:
+        raise _invalid("threadId", exc.message) from exc
+    return await answering.respond(core, runId, thread.thread_id, requestId, body, person)

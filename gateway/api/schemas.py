@@ -1,0 +1,185 @@
+"""Request and response bodies of the HTTP API that are not core objects (those come from gateway.models)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from gateway.models import (
+    MAX_TEXT_CHARS,
+    HumanInput,
+    Identity,
+    Model,
+    Prompt,
+    Resolution,
+    TextContent,
+    check_identity,
+)
+
+STREAM_ID = r"^\d{1,20}-\d{1,20}$"
+_U64 = 2**64 - 1
+MAX_ANSWER_VALUES = 50
+
+
+def stream_position(value: str | None) -> str | None:
+    """A feed cursor (a Redis stream id ``<ms>-<seq>``) whose parts fit the 64 bits Redis allows."""
+    if value is not None and any(int(part) > _U64 for part in value.split("-")):
+        raise ValueError("not a feed position: both numbers must fit in 64 bits")
+    return value
+
+
+class Open(BaseModel):
+    """A response object that may carry more fields than the ones listed."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+# Agent side --------------------------------------------------------------------------------------
+
+
+class CancelBody(Model):
+    reason: str = Field(default="cancelled by the agent", min_length=1, max_length=500)
+
+
+class PostItemBody(Model):
+    """An agent message for the chat: text parts, posted as one message."""
+
+    content: list[TextContent] = Field(min_length=1, max_length=20)
+
+    @model_validator(mode="after")
+    def _fits_one_message(self) -> Self:
+        if not any(part.text.strip() for part in self.content):
+            raise ValueError("the message has no text")
+        if sum(len(part.text) for part in self.content) > MAX_TEXT_CHARS:
+            raise ValueError(f"the message is longer than {MAX_TEXT_CHARS} characters")
+        return self
+
+    @property
+    def text(self) -> str:
+        return "\n".join(part.text for part in self.content)
+
+
+class PostedItem(Open):
+    item_id: str
+    thread_id: str
+    type: str
+    content: list[TextContent]
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class PromptList(BaseModel):
+    items: list[Prompt]
+    cursor: str | None = Field(description="Pass as `cursor` for the next page; null at the end.")
+
+
+class QueuedMessage(Open):
+    """A person's message queued for the agent, or a parked answer re-driven (``tag: parked_answer``)."""
+
+    message_id: str
+    thread_id: str
+    sender: str | None = None
+    text: str = ""
+    content: list[dict[str, Any]] = Field(default_factory=list)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    received_at: str | None = None
+    tag: str | None = None
+
+
+class MessageList(BaseModel):
+    items: list[QueuedMessage]
+    cursor: str | None = Field(
+        description="The feed position after the last entry read: pass it as `after` next time. "
+        "Null only when nothing was read and no `after` was given."
+    )
+
+
+class LoggedItem(Open):
+    """One entry of a thread's item log: what the gateway or the agent posted, or a person's message."""
+
+    id: str = Field(description="The entry's position in the log; pass as `after` to read past it.")
+    role: str = Field(description="gateway, agent or person")
+    type: str = Field(description="message, pending_prompt or pending_prompt_resolved")
+
+
+class ItemList(BaseModel):
+    items: list[LoggedItem]
+    cursor: str | None = Field(description="The id of the last item returned; null when none was.")
+
+
+# Human side --------------------------------------------------------------------------------------
+
+
+class StructuredAnswer(Model):
+    """One question's answer in the §2 shape, naming the question by id or by its text."""
+
+    question_id: str | None = Field(default=None, max_length=64)
+    question: str | None = Field(default=None, max_length=2000)
+    answer: list[str] = Field(max_length=MAX_ANSWER_VALUES)
+
+    @model_validator(mode="after")
+    def _names_a_question(self) -> Self:
+        if self.question_id is None and self.question is None:
+            raise ValueError("each answer names its question by question_id or question")
+        return self
+
+
+class InputAction(Model):
+    """Seed 002: accept (with ``content`` by kind), decline or cancel, on behalf of ``from``."""
+
+    action: Literal["accept", "decline", "cancel"]
+    content: bool | str | list[StructuredAnswer] | None = Field(
+        default=None,
+        description="approval: true/false (omitted = true); text: a string; ask_user_question: the "
+        "structured answers list, or a string mapped as a text answer.",
+    )
+    from_: Identity | None = Field(default=None, alias="from", description="Who is answering.")
+
+    @field_validator("content")
+    @classmethod
+    def _short_enough(cls, value: object) -> object:
+        if isinstance(value, str) and len(value) > MAX_TEXT_CHARS:
+            raise ValueError(f"at most {MAX_TEXT_CHARS} characters")
+        return value
+
+    @field_validator("from_")
+    @classmethod
+    def _identity(cls, value: str | None) -> str | None:
+        return None if value is None else check_identity(value)
+
+
+class RespondAnswer(BaseModel):
+    """Seed 003's AgentUserInputAnswer."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    questionId: str = Field(min_length=1, max_length=64)
+    selected: list[str] = Field(default_factory=list, max_length=MAX_ANSWER_VALUES)
+    otherText: str | None = Field(default=None, max_length=MAX_TEXT_CHARS)
+
+
+class RespondBody(BaseModel):
+    """Exactly one of ``answers`` or ``skip: true``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    answers: list[RespondAnswer] | None = Field(default=None, max_length=10)
+    skip: Literal[True] | None = None
+
+    @model_validator(mode="after")
+    def _answers_xor_skip(self) -> Self:
+        if (self.answers is None) == (self.skip is None):
+            raise ValueError("send exactly one of answers or skip: true")
+        return self
+
+
+class RespondResult(BaseModel):
+    requestId: str
+    status: Resolution
+    turnId: str | None = None
+
+
+class AgentBody(Model):
+    """``PUT /v1/agents/{agent}``: the agent's human-input settings and approver allow-list."""
+
+    human_input: HumanInput = Field(default_factory=HumanInput)

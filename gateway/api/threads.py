@@ -1,0 +1,105 @@
+"""Agent side: messages into a thread, the thread's item log, and the feed of people's queued messages."""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Path, Query
+from fastapi.responses import JSONResponse
+from pydantic import AfterValidator
+
+from gateway.api.auth import AgentCaller, Caller
+from gateway.api.deps import MAX_WAIT_S, Core, Options, encodable_body
+from gateway.api.errors import error_responses
+from gateway.api.schemas import STREAM_ID, ItemList, MessageList, PostedItem, PostItemBody, stream_position
+from gateway.ids import parse_thread_id
+from gateway.store import Store, keys
+
+router = APIRouter(prefix="/v1", tags=["agent side"], dependencies=[Depends(encodable_body)])
+
+ThreadId = Annotated[str, Path(min_length=1, max_length=200)]
+After = Annotated[
+    str | None,
+    Query(pattern=STREAM_ID, description="Read entries after this cursor."),
+    AfterValidator(stream_position),
+]
+
+
+@router.post(
+    "/threads/{thread_id}/items",
+    status_code=202,
+    response_model=PostedItem,
+    responses=error_responses(400, 403),
+)
+async def post_item(
+    thread_id: ThreadId, body: PostItemBody, core: Core, _caller: AgentCaller
+) -> JSONResponse:
+    """Queue an agent message for the chat: posted in order with the audit items, retried on failure."""
+    posted = await core.post_message(thread_id, body.text)
+    return JSONResponse(posted, status_code=202)
+
+
+def _logged(entry_id: str, entry: dict[str, Any]) -> dict[str, Any]:
+    """A log entry as served: people's messages (logged as they came in) get role and type too."""
+    return {
+        "id": entry_id,
+        "role": entry.get("role", "person"),
+        "type": entry.get("type", "message"),
+        **entry,
+    }
+
+
+@router.get("/threads/{thread_id}/items", response_model=ItemList, responses=error_responses(400))
+async def thread_items(
+    thread_id: ThreadId,
+    core: Core,
+    _caller: Caller,
+    after: After = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+) -> JSONResponse:
+    """The thread's item log, oldest first: prompts, audit items, agent messages and people's messages."""
+    thread = parse_thread_id(thread_id)
+    rows = await core.store.thread_items(thread.thread_id, after, limit)
+    items = [_logged(entry_id, entry) for entry_id, entry in rows]
+    return JSONResponse({"items": items, "cursor": rows[-1][0] if rows else None})
+
+
+async def read_messages(
+    store: Store, *, after: str | None, wait_s: float, thread_id: str | None, limit: int
+) -> tuple[list[dict[str, Any]], str | None]:
+    """Queued messages after the cursor, blocking on the Redis stream up to ``wait_s`` while none match."""
+    deadline = time.monotonic() + wait_s
+    cursor = after
+    while True:
+        block_ms = int((deadline - time.monotonic()) * 1000)
+        rows = await store.read_feed(keys.MESSAGES, cursor, limit, block_ms if block_ms > 0 else None)
+        if rows:
+            cursor = rows[-1][0]
+        items = [entry for _, entry in rows if thread_id is None or entry.get("thread_id") == thread_id]
+        if items or not rows or block_ms <= 0:
+            return items, cursor
+
+
+@router.get("/messages", response_model=MessageList, responses=error_responses(400))
+async def messages(
+    core: Core,
+    options: Options,
+    _caller: Caller,
+    after: After = None,
+    wait: Annotated[float, Query(ge=0, le=MAX_WAIT_S, description="Seconds to hold while empty.")] = 0,
+    thread_id: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+) -> JSONResponse:
+    """People's messages queued for agents, oldest first after ``after``; parked answers carry a ``tag``.
+
+    The cursor is a position in one durable feed: pass the returned ``cursor`` as ``after`` and no message
+    between two reads is lost, across any number of gateway processes.
+    """
+    if thread_id is not None:
+        thread_id = parse_thread_id(thread_id).thread_id
+    wait_s = min(wait, options.max_wait_s)
+    items, cursor = await read_messages(
+        core.store, after=after, wait_s=wait_s, thread_id=thread_id, limit=limit
+    )
+    return JSONResponse({"items": items, "cursor": cursor})

@@ -1,0 +1,343 @@
+"""Signed webhooks: each event POSTed to every configured URL from a durable Redis queue, with retries.
+
+Events reach the queue through a Redis consumer group on the event stream, so every event is taken by
+one gateway process, and entries a crashed process held are claimed again. Each (event, URL) pair is
+queued once (keyed by the event's ``id``), delivered by whichever process claims it first, and retried
+with exponential backoff for days; a restart loses nothing because the queue lives in Redis.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import hmac
+import json
+import logging
+import os
+import random
+import socket
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+from redis.exceptions import ResponseError
+
+from gateway import __version__, metrics
+from gateway.logs import event
+from gateway.settings import Settings
+from gateway.store import keys
+
+SIGNATURE_HEADER = "X-Threadgate-Signature"
+GROUP = "threadgate-webhooks"
+PREFIX = "tg:{wh}:"  # one hash tag: the queue's keys share a Cluster slot, so one script can touch them all
+DUE = f"{PREFIX}due"
+
+# Queue one delivery per URL for an event, unless that (event id, URL) pair was queued before.
+# KEYS[1]: prefix. ARGV: now ms, dedupe ttl s, body, then delivery id and URL pairs.
+_ENQUEUE = """
+local P, now, ttl, body = KEYS[1], ARGV[1], tonumber(ARGV[2]), ARGV[3]
+local queued = 0
+for i = 4, #ARGV, 2 do
+  local id, url = ARGV[i], ARGV[i + 1]
+  if redis.call('SET', P .. 's:' .. id, '1', 'NX', 'EX', ttl) then
+    redis.call('HSET', P .. 'd:' .. id, 'url', url, 'body', body, 'attempts', 0, 'first', now)
+    redis.call('ZADD', P .. 'due', now, id)
+    queued = queued + 1
+  end
+end
+return queued
+"""
+# Claim due deliveries by pushing their due time one lease ahead: a process that dies mid-delivery
+# leaves them to be claimed again when the lease runs out. KEYS[1]: prefix. ARGV: now ms, lease ms, count
+_CLAIM = """
+local P = KEYS[1]
+local ids = redis.call('ZRANGEBYSCORE', P .. 'due', '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
+local until_ms = tonumber(ARGV[1]) + tonumber(ARGV[2])
+for _, id in ipairs(ids) do
+  redis.call('ZADD', P .. 'due', until_ms, id)
+end
+return ids
+"""
+
+
+def sign(secret: str, body: bytes, timestamp: int) -> str:
+    """``t=<unix>,v1=<hex>``: HMAC-SHA256 of ``"<t>.<body>"`` with the webhook secret."""
+    mac = hmac.new(secret.encode(), f"{timestamp}.".encode() + body, hashlib.sha256).hexdigest()
+    return f"t={timestamp},v1={mac}"
+
+
+def verify(
+    secret: str, header: str, body: bytes, *, tolerance_s: int = 300, now: float | None = None
+) -> bool:
+    """Check an ``X-Threadgate-Signature`` header on a received body (for receivers; constant time).
+
+    >>> header = sign("s3cret", b'{"id":"e1"}', 1700000000)
+    >>> verify("s3cret", header, b'{"id":"e1"}', now=1700000010)
+    True
+    """
+    fields = dict(part.split("=", 1) for part in header.split(",") if "=" in part)
+    stamp = fields.get("t", "")
+    if not stamp.isdigit() or "v1" not in fields:
+        return False
+    if abs((time.time() if now is None else now) - int(stamp)) > tolerance_s:
+        return False
+    expected = sign(secret, body, int(stamp)).split("v1=", 1)[1]
+    return hmac.compare_digest(expected, fields["v1"])
+
+
+def target(url: str) -> str:
+    """A URL fit for logs: scheme, host and path only (credentials and query strings stay out)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{host}{port}{parts.path}"
+
+
+def delivery_id(event_id: str, url: str) -> str:
+    return f"{event_id}@{hashlib.sha256(url.encode()).hexdigest()[:16]}"
+
+
+@dataclass(frozen=True, slots=True)
+class Retry:
+    """Backoff: ``base_s`` doubling per failure up to ``max_s``; given up ``give_up_s`` after the first."""
+
+    base_s: float = 2.0
+    max_s: float = 3600.0
+    give_up_s: float = 3 * 24 * 3600.0
+
+    def delay(self, failures: int) -> float:
+        raw: float = min(self.base_s * 2.0 ** (failures - 1), self.max_s)
+        return raw * random.uniform(0.8, 1.2)
+
+
+class WebhookDispatcher:
+    """Moves events from the event stream to the delivery queue, and delivers due entries."""
+
+    def __init__(
+        self,
+        redis: Any,
+        urls: list[str],
+        secret: str,
+        *,
+        retry: Retry | None = None,
+        timeout_s: float = 10.0,
+        concurrency: int = 8,
+        poll_s: float = 1.0,
+        reclaim_idle_ms: int = 60_000,
+        transport: httpx.AsyncBaseTransport | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.redis = redis
+        self.urls = list(urls)
+        self._secret = secret
+        self.retry = retry or Retry()
+        self.timeout_s = timeout_s
+        self.concurrency = concurrency
+        self.poll_s = poll_s
+        self.reclaim_idle_ms = reclaim_idle_ms
+        self.lease_ms = int(timeout_s * 3000)
+        self.clock = clock
+        self.consumer = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self._transport = transport
+        self._http: httpx.AsyncClient | None = None
+        self._wake = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+
+    @classmethod
+    def from_settings(cls, settings: Settings, redis: Any) -> WebhookDispatcher | None:
+        """A dispatcher for ``THREADGATE_WEBHOOKS``, or None when no URL is set. Refuses to send unsigned."""
+        urls = settings.webhook_urls()
+        if not urls:
+            return None
+        for url in urls:
+            if urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).hostname:
+                raise ValueError(
+                    f"THREADGATE_WEBHOOKS has an entry that is not an http(s) URL: {target(url)}"
+                )
+        if settings.threadgate_webhook_secret is None:
+            raise ValueError("THREADGATE_WEBHOOKS is set but THREADGATE_WEBHOOK_SECRET is not: set a secret")
+        return cls(redis, urls, settings.threadgate_webhook_secret.get_secret_value())
+
+    def now_ms(self) -> int:
+        return int(self.clock() * 1000)
+
+    # Lifecycle -------------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        try:
+            await self.redis.xgroup_create(keys.EVENTS, GROUP, id="$", mkstream=True)
+        except ResponseError as exc:
+            if "BUSYGROUP" not in str(exc):
+                raise
+        self._http = httpx.AsyncClient(
+            timeout=self.timeout_s, follow_redirects=False, transport=self._transport
+        )
+        self._tasks = [
+            asyncio.create_task(self._forever(self._fan_out_loop), name="threadgate.webhooks.fan_out"),
+            asyncio.create_task(self._forever(self._deliver_loop), name="threadgate.webhooks.deliver"),
+        ]
+        event("webhooks.started", targets=[target(url) for url in self.urls])
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._tasks = []
+        if self._http is not None:
+            await self._http.aclose()
+            self._http = None
+        with contextlib.suppress(Exception):
+            pending = await self.redis.xpending_range(
+                keys.EVENTS, GROUP, min="-", max="+", count=1, consumername=self.consumer
+            )
+            if not pending:
+                await self.redis.xgroup_delconsumer(keys.EVENTS, GROUP, self.consumer)
+
+    async def _forever(self, loop: Callable[[], Any]) -> None:
+        delay = 0.1
+        while True:
+            try:
+                await loop()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # Redis away: keep trying, the queue is durable
+                event("webhooks.loop_failed", logging.WARNING, error=type(exc).__name__, retry_in=delay)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 5.0)
+
+    # Fan-out: event stream → delivery queue --------------------------------------------------------
+
+    async def _fan_out_loop(self) -> None:
+        last_reclaim = 0.0
+        while True:
+            if time.monotonic() - last_reclaim > self.reclaim_idle_ms / 2000:
+                last_reclaim = time.monotonic()
+                await self.reclaim()
+            await self.fan_out(block_ms=int(self.poll_s * 1000))
+
+    async def fan_out(self, block_ms: int | None = None) -> int:
+        """Queue deliveries for new events taken from the stream; returns how many were queued."""
+        reply = await self.redis.xreadgroup(
+            GROUP, self.consumer, {keys.EVENTS: ">"}, count=100, block=block_ms
+        )
+        rows = reply[0][1] if reply else []
+        return await self._enqueue(rows)
+
+    async def reclaim(self) -> int:
+        """Take over events a crashed process read but never queued."""
+        reply = await self.redis.xautoclaim(
+            keys.EVENTS, GROUP, self.consumer, min_idle_time=self.reclaim_idle_ms, start_id="0-0", count=100
+        )
+        return await self._enqueue(reply[1])
+
+    async def _enqueue(self, rows: list[Any]) -> int:
+        queued = 0
+        for entry_id, fields in rows:
+            raw = fields.get("j") if fields else None
+            if raw:
+                event_id = _event_id(raw) or entry_id
+                pairs: list[str] = []
+                for url in self.urls:
+                    pairs += [delivery_id(event_id, url), url]
+                ttl_s = int(self.retry.give_up_s) + 24 * 3600
+                queued += int(await self.redis.eval(_ENQUEUE, 1, PREFIX, self.now_ms(), ttl_s, raw, *pairs))
+            await self.redis.xack(keys.EVENTS, GROUP, entry_id)
+        if queued:
+            self._wake.set()
+        return queued
+
+    # Delivery ------------------------------------------------------------------------------------
+
+    async def _deliver_loop(self) -> None:
+        while True:
+            if await self.deliver_due():
+                continue
+            self._wake.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self.poll_s)
+
+    async def deliver_due(self) -> int:
+        """Deliver what is due now (up to ``concurrency`` at once); returns how many were attempted."""
+        ids = await self.redis.eval(_CLAIM, 1, PREFIX, self.now_ms(), self.lease_ms, self.concurrency)
+        if not ids:
+            return 0
+        await asyncio.gather(*(self._attempt(str(ident)) for ident in ids))
+        return len(ids)
+
+    async def _attempt(self, ident: str) -> None:
+        key = f"{PREFIX}d:{ident}"
+        record = await self.redis.hgetall(key)
+        if not record:
+            await self.redis.zrem(DUE, ident)
+            return
+        url = record["url"]
+        if url not in self.urls:
+            await self._forget(ident, key)
+            event("webhook.dropped", logging.WARNING, target=target(url), reason="no longer configured")
+            return
+        attempts = int(record.get("attempts", 0)) + 1
+        failure = await self._post(url, record["body"].encode(), ident)
+        if failure is None:
+            await self._forget(ident, key)
+            event("webhook.delivered", logging.DEBUG, target=target(url), attempts=attempts)
+            metrics.webhook_delivery("delivered")
+            return
+        if self.now_ms() - int(record.get("first", 0)) > self.retry.give_up_s * 1000:
+            await self._forget(ident, key)
+            event("webhook.given_up", logging.ERROR, target=target(url), attempts=attempts, error=failure)
+            metrics.webhook_delivery("given_up")
+            return
+        delay = self.retry.delay(attempts)
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.hset(key, "attempts", attempts)
+        pipe.zadd(DUE, {ident: self.now_ms() + int(delay * 1000)})
+        await pipe.execute()
+        event(
+            "webhook.failed",
+            logging.WARNING,
+            target=target(url),
+            attempts=attempts,
+            error=failure,
+            retry_in=round(delay, 3),
+        )
+        metrics.webhook_delivery("retry_scheduled")
+
+    async def _post(self, url: str, body: bytes, ident: str) -> str | None:
+        """POST one signed delivery. None on a 2xx answer, else what went wrong (no URL, no secret)."""
+        assert self._http is not None
+        headers = {
+            "Content-Type": "application/json",
+            "User-Agent": f"threadgate/{__version__}",
+            "X-Threadgate-Delivery": ident,
+            SIGNATURE_HEADER: sign(self._secret, body, int(self.clock())),
+        }
+        try:
+            response = await self._http.post(url, content=body, headers=headers)
+        except httpx.HTTPError as exc:
+            return type(exc).__name__
+        return None if response.is_success else f"HTTP {response.status_code}"
+
+    async def _forget(self, ident: str, key: str) -> None:
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.delete(key)
+        pipe.zrem(DUE, ident)
+        await pipe.execute()
+
+    async def queued(self) -> int:
+        """Deliveries waiting (for tests and operations)."""
+        return int(await self.redis.zcard(DUE))
+
+
+def _event_id(raw: str) -> str | None:
+    try:
+        value = json.loads(raw).get("id")
+    except (ValueError, AttributeError):
+        return None
+    return value if isinstance(value, str) else None

@@ -1,0 +1,116 @@
+"""The Python client against a served gateway: thin calls, `ask` and `approve`, errors as values."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+
+from gateway.client import PromptCancelled, PromptUnavailable, Threadgate, ThreadgateError
+from gateway.models import InboundMessage
+from tests.api.conftest import AGENT_TOKEN, OPERATOR_TOKEN, STARTER, THREAD, Served
+
+
+@pytest.fixture
+async def tg(served: Served) -> AsyncIterator[Threadgate]:
+    async with Threadgate(served.base_url, AGENT_TOKEN) as client:
+        yield client
+
+
+@pytest.fixture
+async def desk(served: Served) -> AsyncIterator[Threadgate]:
+    async with Threadgate(served.base_url, OPERATOR_TOKEN) as client:
+        yield client
+
+
+async def _first_pending(desk: Threadgate) -> str:
+    while True:
+        page = await desk.list_inputs("ops")
+        if page.items:
+            return page.items[0].prompt_id
+        await asyncio.sleep(0.02)
+
+
+async def test_ask_returns_the_chosen_label(tg: Threadgate, desk: Threadgate) -> None:
+    run = await tg.create_run(THREAD, agent="ops", started_by=STARTER)
+    asking = asyncio.create_task(tg.ask(run.run_id, "Deploy where?", ["staging", "production"]))
+    prompt_id = await _first_pending(desk)
+    await desk.answer_input("ops", prompt_id, "accept", content="staging", from_=STARTER)
+    assert await asyncio.wait_for(asking, 5) == ["staging"]
+
+
+async def test_approve_is_true_for_approve_and_false_for_deny(tg: Threadgate, desk: Threadgate) -> None:
+    run = await tg.create_run(THREAD, agent="ops", started_by=STARTER)
+    for content, expected in ((True, True), (False, False)):
+        approving = asyncio.create_task(tg.approve(run.run_id, "db__drop", {"name": "staging"}))
+        prompt_id = await _first_pending(desk)
+        await desk.answer_input("ops", prompt_id, "accept", content=content, from_=STARTER)
+        assert await asyncio.wait_for(approving, 5) is expected
+
+
+async def test_a_cancelled_prompt_is_never_reported_as_a_denial(tg: Threadgate, desk: Threadgate) -> None:
+    run = await tg.create_run(THREAD, agent="ops", started_by=STARTER)
+    approving = asyncio.create_task(tg.approve(run.run_id, "db__drop"))
+    await _first_pending(desk)
+    await tg.end_run(run.run_id)
+    with pytest.raises(PromptCancelled) as raised:
+        await asyncio.wait_for(approving, 5)
+    assert raised.value.prompt.reason_code is not None
+    assert raised.value.prompt.reason_code.value == "run_ended"
+
+
+async def test_a_prompt_that_cannot_be_posted_raises_prompt_unavailable(
+    tg: Threadgate, served: Served
+) -> None:
+    run = await tg.create_run(THREAD, agent="ops", started_by=STARTER)
+    served.channel.fail_next = 1
+    with pytest.raises(PromptUnavailable) as raised:
+        await tg.approve(run.run_id, "db__drop")
+    assert raised.value.message.startswith("Approval unavailable")
+
+
+async def test_errors_carry_the_contracts_code(tg: Threadgate) -> None:
+    with pytest.raises(ThreadgateError) as raised:
+        await tg.get_prompt("prm_nope")
+    assert (raised.value.code, raised.value.status) == ("PROMPT_NOT_FOUND", 404)
+
+
+async def test_respond_and_messages_and_items(tg: Threadgate, desk: Threadgate, served: Served) -> None:
+    await desk.put_agent("ops", approvers=["slack:U0APPROVER"], expires_in_seconds=3600)
+    assert (await tg.get_agent("ops")).human_input.approvers == ["slack:U0APPROVER"]
+    run = await tg.create_run(THREAD, agent="ops", started_by=None)
+    prompt = await tg.raise_prompt(run.run_id, "text", [{"question": "Release name?"}])
+    result = await desk.respond(
+        run.run_id,
+        THREAD,
+        prompt.prompt_id,
+        answers=[{"questionId": "q1", "otherText": "Heron"}],
+        from_="slack:U0APPROVER",
+    )
+    assert result["status"] == "resolved_parked"
+    feed = await tg.messages(wait=2)
+    assert [m["tag"] for m in feed.items] == ["parked_answer"]
+    await served.runtime.gateway.receive(InboundMessage(thread_id=THREAD, sender=STARTER, text="next"))
+    more = await tg.messages(after=feed.cursor, wait=2)
+    assert [m["text"] for m in more.items] == ["next"]
+    await tg.post_message(THREAD, "Thanks!")
+    await served.runtime.gateway.outbox.idle()
+    log = await tg.thread_items(THREAD)
+    assert log.items[-1]["content"][0]["text"] == "Thanks!"
+
+
+async def test_events_iterator_yields_typed_events(tg: Threadgate) -> None:
+    run = await tg.create_run(THREAD, agent="ops", started_by=STARTER)
+    stream = tg.events(thread_id=THREAD)
+    first = asyncio.create_task(anext(stream))
+    await asyncio.sleep(0.2)
+    prompt = await tg.raise_prompt(run.run_id, "approval", [{"question": "Go?"}])
+    event = await asyncio.wait_for(first, 5)
+    assert (event.type, event.id, event.data["prompt_id"]) == (
+        "input.requested",
+        f"{prompt.prompt_id}.requested",
+        prompt.prompt_id,
+    )
+    assert event.cursor
+    await stream.aclose()  # type: ignore[attr-defined]
