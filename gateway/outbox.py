@@ -24,11 +24,13 @@ from gateway.ids import parse_thread_id
 from gateway.logs import event
 from gateway.models import Prompt, PromptState, ThreadItem, from_ms, utcnow
 from gateway.render import answers_summary, resolved_item, settled_prompt_item
-from gateway.store import Store, keys
+from gateway.store import OutboxBatch, Store, keys
+from gateway.store.store import prompt_from_fields
 
 LOCK_TTL_MS = 30_000
 SWEEP_AGE_MS = 10_000
 MAX_BACKOFF_S = 300.0
+BATCH = 100  # effects taken from each of a thread's two lists per pass
 
 
 def pending_view(prompt: Prompt) -> Prompt:
@@ -78,6 +80,11 @@ class Outbox:
         if self._running.get(thread_id) is task:
             del self._running[thread_id]
 
+    def busy(self, thread_id: str) -> bool:
+        """Whether this process has a drain of ``thread_id`` running or due."""
+        running = self._running.get(thread_id)
+        return running is not None and not running.done()
+
     async def flush(self, thread_id: str) -> bool:
         """Drain one thread now, after any drain of it this process already has running."""
         running = self._running.get(thread_id)
@@ -99,39 +106,54 @@ class Outbox:
                 return done
 
     async def drain(self, thread_id: str) -> bool:
-        """Deliver everything owed for one thread. True when both lists are empty afterwards."""
+        """Deliver everything owed for one thread. True when both lists are empty afterwards.
+
+        Each pass is one round trip to take a batch (acknowledging the pass before), one to publish its
+        events, and the chat posts themselves.
+        """
         if self._retry_at.get(thread_id, 0.0) > self.clock():
             return False
         token = uuid.uuid4().hex
-        if not await self.store.lock_outbox(thread_id, token, LOCK_TTL_MS):
-            return False
-        try:
-            await self._drain_pub(thread_id)
-            return await self._drain_chat(thread_id)
-        finally:
-            await self.store.unlock_outbox(thread_id, token)
-
-    async def _drain_pub(self, thread_id: str) -> None:
-        key = keys.pub_outbox(thread_id)
-        while (raw := await self.store.peek(key)) is not None:
-            await self._publish(thread_id, json.loads(raw))
-            await self.store.pop(key)
-
-    async def _drain_chat(self, thread_id: str) -> bool:
-        key = keys.chat_outbox(thread_id)
-        while (raw := await self.store.peek(key)) is not None:
+        batch = await self.store.take_outbox(thread_id, token, LOCK_TTL_MS, "acquire", size=BATCH)
+        while batch is not None and not batch.empty:
             try:
-                await self._post(thread_id, json.loads(raw))
+                await self._publish(batch)
+                posted, logged, complete = await self._post_all(thread_id, batch)
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    await self.store.take_outbox(thread_id, token, LOCK_TTL_MS, "release")
+                raise
+            batch = await self.store.take_outbox(
+                thread_id,
+                token,
+                LOCK_TTL_MS,
+                "continue" if complete else "release",
+                pub_done=len(batch.pub),
+                chat_done=posted,
+                logged=logged,
+                size=BATCH,
+            )
+            if not complete:
+                return False
+        return batch is not None
+
+    async def _post_all(self, thread_id: str, batch: OutboxBatch) -> tuple[int, list[dict[str, Any]], bool]:
+        """Post the batch's chat items in order: (how many were posted, their log entries, all of them)."""
+        logged: list[dict[str, Any]] = []
+        for posted, effect in enumerate(batch.chat):
+            try:
+                entry = await self._post(thread_id, effect, batch.prompts)
             except GatewayError as exc:  # no channel for this platform here: another process may have it
                 event("outbox.no_channel", logging.DEBUG, thread_id=thread_id, error=exc.message)
-                return False
+                return posted, logged, False
             except ChannelError as exc:
                 self._back_off(thread_id, exc)
-                return False
+                return posted, logged, False
             self._failures.pop(thread_id, None)
             self._retry_at.pop(thread_id, None)
-            await self.store.pop(key)
-        return True
+            if entry is not None:
+                logged.append(entry)
+        return len(batch.chat), logged, True
 
     def _back_off(self, thread_id: str, exc: ChannelError) -> None:
         failures = self._failures.get(thread_id, 0) + 1
@@ -141,58 +163,65 @@ class Outbox:
         event("outbox.post_failed", logging.WARNING, thread_id=thread_id, error=str(exc), retry_in=delay)
         metrics.platform_error(thread_id, exc)
 
-    async def _publish(self, thread_id: str, effect: dict[str, Any]) -> None:
-        kind = effect["t"]
-        if kind == "message":
-            message = json.loads(effect["m"])
-            await self._queue_message(message)
-            return
-        prompt = await self.store.get_prompt(effect["pid"], thread_id)
-        if prompt is None:  # retained records expired before delivery; nothing left to say
-            return
-        if kind == "requested":
-            metrics.prompt_raised(prompt)
-            data = pending_view(prompt).public()
-            await self.store.append_feed(
-                keys.EVENTS, feed_event(f"{prompt.prompt_id}.requested", "input.requested", data)
-            )
-        elif kind == "resolved":
-            metrics.prompt_settled(prompt)
-            data = prompt.public()
-            await self.store.append_feed(
-                keys.EVENTS, feed_event(f"{prompt.prompt_id}.resolved", "input.resolved", data)
-            )
-            await self.store.forget_pending(prompt.prompt_id, prompt.agent)
-        elif kind == "parked":
-            await self._queue_message(parked_message(prompt, effect["turn"]))
+    async def _publish(self, batch: OutboxBatch) -> None:
+        """The batch's events and queued messages, appended to the feeds in one round trip."""
+        entries: list[tuple[str, dict[str, Any]]] = []
+        settled: list[Prompt] = []
+        for effect in batch.pub:
+            kind = effect["t"]
+            if kind == "message":
+                entries.extend(_message_entries(json.loads(effect["m"])))
+                continue
+            fields = batch.prompts.get(effect["pid"])
+            if not fields:  # retained records expired before delivery; nothing left to say
+                continue
+            prompt = prompt_from_fields(fields)
+            if kind == "requested":
+                metrics.prompt_raised(prompt)
+                data = pending_view(prompt).public()
+                entries.append(
+                    (keys.EVENTS, feed_event(f"{prompt.prompt_id}.requested", "input.requested", data))
+                )
+            elif kind == "resolved":
+                metrics.prompt_settled(prompt)
+                data = prompt.public()
+                entries.append(
+                    (keys.EVENTS, feed_event(f"{prompt.prompt_id}.resolved", "input.resolved", data))
+                )
+                settled.append(prompt)
+            elif kind == "parked":
+                entries.extend(_message_entries(parked_message(prompt, effect["turn"])))
+        if entries or settled:
+            await self.store.publish(entries, settled)
 
-    async def _queue_message(self, message: dict[str, Any]) -> None:
-        await self.store.append_feed(keys.MESSAGES, message)
-        event_id = f"{message['message_id']}.received"
-        await self.store.append_feed(keys.EVENTS, feed_event(event_id, "message.received", message))
-
-    async def _post(self, thread_id: str, effect: dict[str, Any]) -> None:
+    async def _post(
+        self, thread_id: str, effect: dict[str, Any], prompts: dict[str, dict[str, str]]
+    ) -> dict[str, Any] | None:
+        """Post one chat item; returns what the thread's item log should record of it."""
         thread = parse_thread_id(thread_id)
         channel = self.channels.for_thread(thread)
         if effect["t"] == "audit":
-            prompt = await self.store.get_prompt(effect["pid"], thread_id)
-            if prompt is None:
-                return
+            fields = prompts.get(effect["pid"])
+            if not fields:
+                return None
+            prompt = prompt_from_fields(fields)
             item = resolved_item(prompt)
+            if fields.get("msg"):  # lets a channel post the audit item as a reply to the prompt
+                item.metadata["prompt_message_id"] = fields["msg"]
             await channel.post(thread, item)
-            await self.store.log_item(thread_id, {"role": "gateway", **item.model_dump(mode="json")})
-            await self._retire_controls(channel, thread_id, prompt)
-        elif effect["t"] == "message":
+            await self._retire_controls(channel, thread_id, prompt, fields.get("msg"))
+            return {"role": "gateway", **item.model_dump(mode="json")}
+        if effect["t"] == "message":
             item = ThreadItem.model_validate(effect["item"])
             await channel.post(thread, item)
-            await self.store.log_item(thread_id, {"role": "agent", **item.model_dump(mode="json")})
+            return {"role": "agent", **item.model_dump(mode="json")}
+        return None
 
-    async def _retire_controls(self, channel: object, thread_id: str, prompt: Prompt) -> None:
-        """Show the outcome on the prompt's own message, where the platform can edit it."""
-        if not isinstance(channel, EditsMessages):
-            return
-        ref = await self.store.get_prompt_field(thread_id, prompt.prompt_id, "msg")
-        if not ref:
+    async def _retire_controls(
+        self, channel: object, thread_id: str, prompt: Prompt, ref: str | None
+    ) -> None:
+        """Show the outcome on the prompt's own message (``ref``), where the platform can edit it."""
+        if not isinstance(channel, EditsMessages) or not ref:
             return
         try:
             await channel.edit(MessageRef(thread_id, ref), settled_prompt_item(prompt))
@@ -219,6 +248,12 @@ class Outbox:
             with contextlib.suppress(Exception):
                 await self.sweep()
             await asyncio.sleep(interval)
+
+
+def _message_entries(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """A message queued for agents: on the messages feed, and announced on the events feed."""
+    event_id = f"{message['message_id']}.received"
+    return [(keys.MESSAGES, message), (keys.EVENTS, feed_event(event_id, "message.received", message))]
 
 
 def parked_message(prompt: Prompt, turn_id: str) -> dict[str, Any]:

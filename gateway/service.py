@@ -36,7 +36,8 @@ from gateway.models import (
 )
 from gateway.outbox import Outbox
 from gateway.render import message_item, pending_prompt_item
-from gateway.store import Settlement, Store
+from gateway.store import ReadyAnswer, Settlement, Store, keys
+from gateway.tasks import cancel_and_wait
 from gateway.waiters import Waiters
 
 RUN_ENDED_REASON = "the run ended"
@@ -76,6 +77,20 @@ class AnswerStatus(StrEnum):
 class AnswerResult:
     status: AnswerStatus
     prompt: Prompt
+
+
+class DraftStatus(StrEnum):
+    """What became of a step of an answer in progress."""
+
+    SAVED = "saved"
+    NOT_ALLOWED = "not_allowed"  # the person may not answer this prompt
+    STALE = "stale"  # the prompt is no longer pending
+
+
+@dataclass(frozen=True, slots=True)
+class Draft:
+    status: DraftStatus
+    values: dict[str, str]
 
 
 def unavailable_message(kind: PromptKind, detail: str) -> str:
@@ -121,11 +136,7 @@ class Gateway:
         ]
 
     async def stop(self) -> None:
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait(self._tasks)
         self._tasks = []
         await self.outbox.idle()
         await self.waiters.stop()
@@ -200,7 +211,10 @@ class Gateway:
 
         If the post fails the prompt is cancelled and PROMPT_UNAVAILABLE is raised: never a denial.
         """
-        run = await self.get_run(run_id)
+        # A run this process knows is not read again: the open script checks that it is still running.
+        run = await self.store.get_run(run_id, state_may_be_stale=True)
+        if run is None:
+            raise not_found("RUN_NOT_FOUND", "run", run_id)
         if run.state is RunState.ENDED:
             raise GatewayError("RUN_ENDED", f"Run {run_id} has ended; start a new run to ask.", 409)
         thread = parse_thread_id(run.thread_id)
@@ -232,7 +246,10 @@ class Gateway:
                 thread_id=prompt.thread_id,
                 run_id=run_id,
             )
-            await self.outbox.flush(prompt.thread_id)  # its audit item goes out before the new prompt
+        if superseded or self.outbox.busy(prompt.thread_id):
+            # What this process already owes the thread (a superseded prompt's audit item, an agent
+            # message) goes out before the new prompt.
+            await self.outbox.flush(prompt.thread_id)
         item = pending_prompt_item(prompt)
         try:
             ref = await channel.post(thread, item)
@@ -279,8 +296,7 @@ class Gateway:
         return prompt
 
     async def _default_expiry(self, agent: str) -> int:
-        definition = await self.store.get_agent(agent)
-        return definition.human_input.expires_in_seconds if definition else DEFAULT_EXPIRES_IN
+        return await self.store.default_expiry(agent, DEFAULT_EXPIRES_IN)
 
     async def get_prompt(self, prompt_id: str) -> Prompt:
         prompt = await self.store.get_prompt(prompt_id)
@@ -339,24 +355,7 @@ class Gateway:
         if settlement.status == "missing":
             raise not_found("PROMPT_NOT_FOUND", "prompt", prompt.prompt_id)
         if settlement.ok:
-            event(
-                "prompt.answered",
-                prompt_id=prompt.prompt_id,
-                thread_id=prompt.thread_id,
-                run_id=prompt.run_id,
-                resolution=settlement.resolution.value if settlement.resolution else None,
-            )
-            parked = settlement.resolution is Resolution.PARKED
-            answered = prompt.model_copy(
-                update={
-                    "prompt_state": PromptState.ANSWERED,
-                    "answers": answers,
-                    "answered_by": identity,
-                    "resolution": settlement.resolution,
-                    "turn_id": turn_id if parked else None,
-                    "settled_at": from_ms(now_ms),
-                }
-            )
+            answered = _answered(prompt, answers, identity, settlement.resolution, turn_id, now_ms)
             return AnswerResult(AnswerStatus.ANSWERED, answered)
         settled = settlement.prompt
         assert settled is not None
@@ -364,6 +363,26 @@ class Gateway:
             a.answer for a in answers
         ]
         return AnswerResult(AnswerStatus.SAME if same else AnswerStatus.CONFLICT, settled)
+
+    async def save_draft(self, prompt_id: str, sender: str, name: str, values: dict[str, str]) -> Draft:
+        """Keep part of an answer in progress (a step of a multi-step control) in the prompt's thread.
+
+        Only while the prompt is pending and only for a person who may answer it: the same rule as an
+        answer. The draft ``name`` lives until the prompt expires; empty ``values`` only checks and reads.
+        """
+        prompt = await self.get_prompt(prompt_id)
+        if not prompt.pending:
+            return Draft(DraftStatus.STALE, {})
+        if not await may_answer(self.store, prompt, sender):
+            return Draft(DraftStatus.NOT_ALLOWED, {})
+        expire_at_ms = int(prompt.expires_at.timestamp() * 1000)
+        merged = await self.store.update_draft(prompt.thread_id, name, values, expire_at_ms)
+        return Draft(DraftStatus.SAVED, merged)
+
+    async def get_draft(self, thread_id: str, name: str) -> dict[str, str]:
+        """The thread's draft ``name`` (empty when there is none, or it expired with its prompt)."""
+        thread = parse_thread_id(thread_id)
+        return await self.store.get_draft(thread.thread_id, name)
 
     async def expire_due(self) -> int:
         """Cancel every prompt whose expiry has passed (reason_code ``expired``)."""
@@ -400,9 +419,25 @@ class Gateway:
             "received_at": message.received_at.isoformat(),
             "tag": None,
         }
+        # The hot path: someone allowed to answer replies to the prompt this process last saw in the
+        # thread. It is mapped now and settled by the receive script itself if still the active one.
+        now_ms, latest, ready = self.now_ms(), self.store.latest_prompt(thread.thread_id), None
+        if (
+            latest is not None
+            and message.prompt_id in (None, latest.prompt_id)
+            and await may_answer(self.store, latest, message.sender)
+        ):
+            mapped = map_reply(latest.kind, latest.questions, message.text, message.answers)
+            ready = ReadyAnswer(latest.prompt_id, mapped, message.sender, new_id("turn"))
         decision = await self.store.receive(
-            thread.thread_id, message.event_id, message.prompt_id, entry, self.now_ms()
+            thread.thread_id, message.event_id, message.prompt_id, entry, now_ms, ready
         )
+        if decision.status == "answered" and latest is not None and ready is not None:
+            self.outbox.kick(thread.thread_id)
+            answered = _answered(
+                latest, ready.answers, ready.answered_by, decision.resolution, ready.turn_id, now_ms
+            )
+            return Received(Outcome.ANSWERED, answered)
         if decision.status == "duplicate":
             return Received(Outcome.DUPLICATE)
         if decision.status == "stale":
@@ -450,5 +485,53 @@ class Gateway:
         self.outbox.kick(thread.thread_id)
         return {"item_id": effect["id"], "thread_id": thread.thread_id, **item.model_dump(mode="json")}
 
+    async def read_thread(
+        self, thread_id: str, after: str | None = None, limit: int = 100, wait: float = 0
+    ) -> list[tuple[str, dict[str, Any]]]:
+        """The thread's item log after the cursor ``after``, oldest first, as (cursor, entry) pairs.
 
-__all__ = ["AnswerResult", "AnswerStatus", "Gateway", "Outcome", "Received", "Resolution"]
+        While nothing is there yet, waits up to ``wait`` seconds for the next item (XREAD BLOCK).
+        """
+        thread = parse_thread_id(thread_id)
+        block_ms = int(wait * 1000) if wait > 0 else None
+        return await self.store.read_feed(keys.items(thread.thread_id), after, limit, block_ms)
+
+
+def _answered(
+    prompt: Prompt,
+    answers: list[Answer],
+    identity: str | None,
+    resolution: Resolution | None,
+    turn_id: str,
+    now_ms: int,
+) -> Prompt:
+    """The prompt as this call answered it (logged once, here, for every answer path)."""
+    event(
+        "prompt.answered",
+        prompt_id=prompt.prompt_id,
+        thread_id=prompt.thread_id,
+        run_id=prompt.run_id,
+        resolution=resolution.value if resolution else None,
+    )
+    return prompt.model_copy(
+        update={
+            "prompt_state": PromptState.ANSWERED,
+            "answers": answers,
+            "answered_by": identity,
+            "resolution": resolution,
+            "turn_id": turn_id if resolution is Resolution.PARKED else None,
+            "settled_at": from_ms(now_ms),
+        }
+    )
+
+
+__all__ = [
+    "AnswerResult",
+    "AnswerStatus",
+    "Draft",
+    "DraftStatus",
+    "Gateway",
+    "Outcome",
+    "Received",
+    "Resolution",
+]

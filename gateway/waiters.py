@@ -10,6 +10,7 @@ from typing import Any
 
 from gateway.logs import event
 from gateway.store import keys
+from gateway.tasks import cancel_and_wait
 
 
 class Waiters:
@@ -27,9 +28,7 @@ class Waiters:
 
     async def stop(self) -> None:
         if self._task is not None:
-            while not self._task.done():
-                self._task.cancel()
-                await asyncio.wait([self._task], timeout=1.0)
+            await cancel_and_wait([self._task])
             self._task = None
 
     @contextlib.asynccontextmanager

@@ -31,6 +31,7 @@ from gateway import __version__, metrics
 from gateway.logs import event
 from gateway.settings import Settings
 from gateway.store import keys
+from gateway.tasks import cancel_and_wait
 
 SIGNATURE_HEADER = "X-Threadgate-Signature"
 GROUP = "threadgate-webhooks"
@@ -184,11 +185,7 @@ class WebhookDispatcher:
         event("webhooks.started", targets=[target(url) for url in self.urls])
 
     async def stop(self) -> None:
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait(self._tasks)
         self._tasks = []
         if self._http is not None:
             await self._http.aclose()
