@@ -108,11 +108,19 @@ def check_web(settings: Settings) -> list[Check]:
     if not settings.web_enabled:
         return []
     if settings.threadgate_web_token is None:
+        if settings.threadgate_web_chat == "open":
+            return [
+                Check.warn(
+                    "web",
+                    "THREADGATE_WEB_CHAT=open: anyone who reaches /chat/<room> may post under any name; "
+                    "set THREADGATE_WEB_TOKEN outside a trusted network",
+                )
+            ]
         return [
-            Check.warn(
+            Check.fail(
                 "web",
-                "THREADGATE_WEB_CHAT is on without THREADGATE_WEB_TOKEN: anyone who reaches /chat/<room> "
-                "may post under any name; set a token",
+                "THREADGATE_WEB_CHAT is on without THREADGATE_WEB_TOKEN: set a token, or "
+                "THREADGATE_WEB_CHAT=open for a trusted network",
             )
         ]
     try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -35,7 +36,7 @@ class Settings(BaseSettings):
     threadgate_lease_ttl_ms: int = Field(default=15_000, ge=1_000, le=300_000)
     threadgate_shutdown_grace_s: int = Field(default=10, ge=0, le=600)
 
-    threadgate_web_chat: bool = False
+    threadgate_web_chat: Literal["off", "on", "open"] = "off"
     threadgate_web_token: SecretStr | None = None
 
     slack_bot_token: SecretStr | None = None
@@ -59,6 +60,17 @@ class Settings(BaseSettings):
         if level not in LOG_LEVELS:
             raise ValueError(f"THREADGATE_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}")
         return level
+
+    @field_validator("threadgate_web_chat", mode="before")
+    @classmethod
+    def _web_chat_mode(cls, value: object) -> object:
+        """``true``/``false`` read as ``on``/``off``; ``open`` lets anyone pick a name (no token)."""
+        text = str(value).strip().lower()
+        if text in ("1", "true", "yes", "on"):
+            return "on"
+        if text in ("0", "false", "no", "off", ""):
+            return "off"
+        return text
 
     @field_validator("redis_url", "telegram_webhook_url", "threadgate_webhooks", mode="before")
     @classmethod
@@ -90,7 +102,7 @@ class Settings(BaseSettings):
 
     @property
     def web_enabled(self) -> bool:
-        return self.threadgate_web_chat
+        return self.threadgate_web_chat != "off"
 
     @property
     def telegram_enabled(self) -> bool:

@@ -90,7 +90,7 @@ async def running_demo(
         redis_url=None,
         threadgate_api_tokens=f"demo-agent:agent:{agent_token},demo-inbox:operator:{operator_token}",
         threadgate_webhooks=None,
-        threadgate_web_chat=True,
+        threadgate_web_chat="open",
     )
     runtime = Runtime.build(settings, channels=[WebChannel(heartbeat_s=heartbeat_s)])
     app = create_app(runtime, ApiOptions(sse_heartbeat_s=heartbeat_s))

@@ -41,7 +41,7 @@ class GatewayProcess:
         env = {
             **os.environ,
             "REDIS_URL": self.redis_url,
-            "THREADGATE_WEB_CHAT": "true",
+            "THREADGATE_WEB_CHAT": "open",
             "THREADGATE_API_TOKENS": TOKENS,
             "THREADGATE_LOG_LEVEL": "WARNING",
         }

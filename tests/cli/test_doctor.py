@@ -149,9 +149,20 @@ async def test_plain_report_marks_each_check(
     clean_env: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     clean_env.setenv("THREADGATE_API_TOKENS", TOKENS)
-    clean_env.setenv("THREADGATE_WEB_CHAT", "true")
+    clean_env.setenv("THREADGATE_WEB_CHAT", "open")
     code = await asyncio.to_thread(main, ["doctor"])
     out = capsys.readouterr().out
     assert code == 0
     assert "✓ settings" in out and "! redis" in out and "! web" in out
     assert out.rstrip().endswith("all good, 2 warning(s)")
+
+
+async def test_web_chat_on_without_a_token_is_a_problem(
+    clean_env: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    clean_env.setenv("THREADGATE_API_TOKENS", TOKENS)
+    clean_env.setenv("THREADGATE_WEB_CHAT", "true")
+    code, report = await doctor(capsys)
+    web = next(check for check in report["checks"] if check["name"] == "web")
+    assert code == 1
+    assert web["status"] == "fail" and "THREADGATE_WEB_TOKEN" in web["detail"]

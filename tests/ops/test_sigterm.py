@@ -56,7 +56,7 @@ def start(name: str, redis_url: str, directory: Path) -> Process:
         **{k: v for k, v in os.environ.items() if not k.startswith(("THREADGATE_", "SLACK_", "TELEGRAM_"))},
         "REDIS_URL": redis_url,
         "THREADGATE_API_TOKENS": "agent:agent:agent-token,ops:operator:operator-token",
-        "THREADGATE_WEB_CHAT": "true",
+        "THREADGATE_WEB_CHAT": "open",
         "THREADGATE_SHUTDOWN_GRACE_S": "5",
         "THREADGATE_LOG_LEVEL": "INFO",
     }

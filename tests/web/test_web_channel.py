@@ -182,3 +182,15 @@ def test_a_malformed_token_setting_is_refused_with_its_entry_number() -> None:
 
     with pytest.raises(ValueError, match="entry 2"):
         parse_tokens("alice:tok,bad name:tok")
+
+
+def test_web_chat_on_refuses_to_start_without_a_token() -> None:
+    from channels.web import build
+    from gateway.settings import Settings
+
+    with pytest.raises(ValueError, match="THREADGATE_WEB_TOKEN"):
+        build(Settings(_env_file=None, threadgate_web_chat="true"))
+    assert build(Settings(_env_file=None, threadgate_web_chat="open")).access.open
+    assert not build(
+        Settings(_env_file=None, threadgate_web_chat="on", threadgate_web_token="alice:s3cret")
+    ).access.open
