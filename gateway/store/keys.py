@@ -69,3 +69,18 @@ def agent(agent: str) -> str:
 
 def approvers(agent: str) -> str:
     return f"tg:approvers:{{{agent}}}"
+
+
+def session_thread(session_key: str) -> str:
+    """The thread an agent session's prompts go to; shares the hash tag ``{<key>}`` with its claim."""
+    return f"tg:session:{{{session_key}}}"
+
+
+def session_claim(session_key: str) -> str:
+    """Held while one process posts a session's header, so two first prompts start one thread."""
+    return f"tg:session-claim:{{{session_key}}}"
+
+
+def draft(thread_id: str, name: str) -> str:
+    """A channel's answer in progress in the thread (a step-by-step form, a pending text request)."""
+    return f"{thread_prefix(thread_id)}draft:{name}"

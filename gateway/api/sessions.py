@@ -1,0 +1,76 @@
+"""Agent side: the thread of an agent session (Claude Code, Codex, an MCP client), found or started."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Path, Request
+from fastapi.responses import JSONResponse
+from pydantic import Field
+
+from gateway.api.auth import AgentCaller, Caller
+from gateway.api.deps import Core, encodable_body
+from gateway.api.errors import error_responses
+from gateway.errors import GatewayError
+from gateway.models import Model
+from gateway.session_threads import SessionThreads
+
+router = APIRouter(prefix="/v1", tags=["agent side"], dependencies=[Depends(encodable_body)])
+
+SessionKey = Annotated[str, Path(min_length=1, max_length=160, pattern=r"^[A-Za-z0-9_.:-]+$")]
+
+
+class SessionThreadBody(Model):
+    """Where a new session's header goes (a channel, not a thread) and what it says."""
+
+    channel: str = Field(min_length=1, max_length=200, description="slack:C0456, telegram:-100123, …")
+    header: str = Field(min_length=1, max_length=500, description="e.g. Claude Code in api, session 1b2c")
+
+
+class SessionThreadOut(Model):
+    session_key: str
+    thread_id: str
+    created: bool
+
+
+def _threads(request: Request, core: Core) -> SessionThreads:
+    threads: SessionThreads | None = getattr(request.app.state, "session_threads", None)
+    if threads is None:
+        threads = SessionThreads(core.store, core.channels)
+        request.app.state.session_threads = threads
+    return threads
+
+
+Threads = Annotated[SessionThreads, Depends(_threads)]
+
+
+@router.put(
+    "/sessions/{session_key}/thread",
+    response_model=SessionThreadOut,
+    responses={201: {"model": SessionThreadOut}, **error_responses(400, 403, 503)},
+)
+async def ensure_session_thread(
+    session_key: SessionKey, body: SessionThreadBody, threads: Threads, _caller: AgentCaller
+) -> JSONResponse:
+    """The session's thread: 200 with the one it has, or 201 after posting ``header`` into ``channel``.
+
+    The binding lives in Redis, so later prompts, other gateway processes and restarts find the same thread.
+    503 SESSION_THREAD_UNAVAILABLE when the header could not be posted (nothing was asked).
+    """
+    found = await threads.thread_for(session_key, body.channel, body.header)
+    out = SessionThreadOut(session_key=found.session_key, thread_id=found.thread_id, created=found.created)
+    return JSONResponse(out.model_dump(mode="json"), status_code=201 if found.created else 200)
+
+
+@router.get("/sessions/{session_key}/thread", response_model=SessionThreadOut, responses=error_responses(404))
+async def get_session_thread(session_key: SessionKey, threads: Threads, _caller: Caller) -> SessionThreadOut:
+    """The session's thread, or 404 SESSION_NOT_FOUND when no prompt of the session has started one."""
+    thread_id = await threads.get(session_key)
+    if thread_id is None:
+        raise GatewayError(
+            "SESSION_NOT_FOUND",
+            f"Session {session_key!r} has no thread yet.",
+            404,
+            {"session_key": session_key},
+        )
+    return SessionThreadOut(session_key=session_key, thread_id=thread_id, created=False)

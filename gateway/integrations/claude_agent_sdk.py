@@ -1,0 +1,67 @@
+"""A Claude Agent SDK ``can_use_tool`` callback that asks a person in chat, returning the SDK's own results.
+
+Example::
+
+    from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient
+
+    from gateway.integrations.claude_agent_sdk import gateway_can_use_tool
+
+    options = ClaudeAgentOptions(can_use_tool=gateway_can_use_tool())
+
+Approvals become ``approval`` prompts showing the real call; ``AskUserQuestion`` becomes an
+``ask_user_question`` prompt whose answers go back in ``updated_input``. When nobody could be asked, the call
+is refused with a message that says so ("Approval unavailable"), never as a person's denial.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from claude_agent_sdk import (
+    CanUseTool,
+    PermissionResult,
+    PermissionResultAllow,
+    PermissionResultDeny,
+    ToolPermissionContext,
+)
+
+from gateway.client import Threadgate
+from gateway.integrations.permissions import ask_permission
+from gateway.integrations.sessions import session_header, session_key
+from gateway.integrations.settings import Target
+
+
+def gateway_can_use_tool(
+    target: Target | None = None,
+    *,
+    session_id: str | None = None,
+    product: str = "Claude Agent SDK",
+    cwd: str | None = None,
+    client: Callable[[], Threadgate] = Threadgate,
+) -> CanUseTool:
+    """A ``can_use_tool`` callback for ``ClaudeAgentOptions``. One callback is one agent session (one thread).
+
+    ``target`` defaults to the environment (``THREADGATE_SESSION_CHANNEL`` or ``THREADGATE_THREAD``,
+    ``THREADGATE_AGENT``, ``THREADGATE_STARTED_BY``, ``THREADGATE_WAIT_SECONDS``); ``client`` makes the
+    gateway client (``THREADGATE_URL``, ``THREADGATE_TOKEN``).
+    """
+    settings = target or Target.from_env("claude-agent-sdk")
+    session = session_id or uuid.uuid4().hex[:12]
+    key = session_key("claude-agent-sdk", session)
+    header = session_header(product, cwd or os.getcwd(), session)
+
+    async def can_use_tool(
+        tool_name: str, tool_input: dict[str, Any], context: ToolPermissionContext
+    ) -> PermissionResult:
+        async with client() as tg:
+            verdict = await ask_permission(tg, settings, tool_name, tool_input, key=key, header=header)
+        if verdict.behavior == "allow":
+            return PermissionResultAllow(updated_input=verdict.updated_input)
+        if verdict.behavior == "deny":
+            return PermissionResultDeny(message=verdict.message or "Denied in chat.")
+        return PermissionResultDeny(message=verdict.unavailable_message(tool_name))
+
+    return can_use_tool

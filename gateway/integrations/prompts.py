@@ -1,0 +1,95 @@
+"""Pure conversions between agents' tool calls and Threadgate prompts, and back to what each tool expects."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from gateway.models import APPROVE, MAX_QUESTION_CHARS, Prompt, PromptState, ReasonCode
+
+ASK_USER_QUESTION = "AskUserQuestion"
+MAX_INLINE_COMMAND = 200
+MAX_SHOWN = 1500
+
+
+def _shown(text: str, limit: int = MAX_SHOWN) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def approval_question(tool_name: str, tool_input: dict[str, Any]) -> str:
+    """The question a person sees for a tool call: the call itself, then the agent's stated reason."""
+    command = tool_input.get("command")
+    target = tool_input.get("file_path") or tool_input.get("path") or tool_input.get("url")
+    if isinstance(command, str) and command.strip():
+        if "\n" not in command and len(command) <= MAX_INLINE_COMMAND:
+            text = f"Allow {tool_name} to run `{command}`?"
+        else:
+            text = f"Allow {tool_name} to run this?\n```\n{_shown(command)}\n```"
+    elif isinstance(target, str) and target.strip():
+        text = f"Allow {tool_name} on {_shown(target, 300)}?"
+    elif tool_input:
+        arguments = json.dumps(tool_input, ensure_ascii=False, sort_keys=True)
+        text = f"Allow {tool_name} with {_shown(arguments, 600)}?"
+    else:
+        text = f"Allow {tool_name}?"
+    description = tool_input.get("description")
+    if isinstance(description, str) and description.strip():
+        text += f"\n{_shown(description.strip(), 300)}"
+    return text[:MAX_QUESTION_CHARS]
+
+
+def approval_body(tool_name: str, tool_input: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The questions and ``tool_call`` of an approval prompt showing the real call."""
+    questions = [{"question": approval_question(tool_name, tool_input)}]
+    return questions, {"name": tool_name[:200], "arguments": tool_input}
+
+
+def ask_user_questions(tool_input: dict[str, Any]) -> list[dict[str, Any]]:
+    """AskUserQuestion's ``questions`` as prompt questions (question, header, options, multiSelect).
+
+    Raises ValueError when the input has no questions list.
+    """
+    raw = tool_input.get("questions")
+    if not isinstance(raw, list) or not raw:
+        raise ValueError("AskUserQuestion input has no questions")
+    questions: list[dict[str, Any]] = []
+    for entry in raw:
+        if not isinstance(entry, dict) or not isinstance(entry.get("question"), str):
+            raise ValueError("each AskUserQuestion question needs its question text")
+        question: dict[str, Any] = {
+            "question": entry["question"],
+            "multiSelect": bool(entry.get("multiSelect", False)),
+            "options": [
+                {"label": option["label"], "description": option.get("description") or None}
+                for option in entry.get("options") or []
+                if isinstance(option, dict) and isinstance(option.get("label"), str)
+            ],
+        }
+        if isinstance(entry.get("header"), str) and entry["header"].strip():
+            question["header"] = entry["header"]
+        questions.append(question)
+    return questions
+
+
+def answers_by_question(prompt: Prompt) -> dict[str, str]:
+    """Answers as AskUserQuestion takes them: question text → label, several labels joined with ``", "``."""
+    return {answer.question: ", ".join(answer.answer) for answer in prompt.answers or []}
+
+
+def approved(prompt: Prompt) -> bool:
+    answers = prompt.answers or []
+    return prompt.prompt_state is PromptState.ANSWERED and bool(answers) and answers[0].answer == [APPROVE]
+
+
+def declined(prompt: Prompt) -> bool:
+    """The person declined (skipped) the question: a refusal, unlike expiry or a superseding prompt."""
+    return prompt.prompt_state is PromptState.CANCELLED and prompt.reason_code is ReasonCode.DECLINED
+
+
+def denial_message(prompt: Prompt) -> str:
+    who = prompt.answered_by or "a person"
+    return f"Denied in chat by {who}."
+
+
+def declined_message(_prompt: Prompt) -> str:
+    return "The person declined to answer in chat."

@@ -1,0 +1,152 @@
+"""A real ``threadgate serve`` (web chat on, the session's redis-server) and helpers to play both sides.
+
+The agent side is the integration under test (a hook process, the MCP server, the SDK callback); the
+person's side answers from the web chat (``POST /chat/{room}/messages``) as someone typing would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.support.redis_server import RedisServer, free_port
+
+AGENT_TOKEN = "integrations-agent-token-5d1e"
+OPERATOR_TOKEN = "integrations-operator-token-9a7c"
+PERSON = "alice"
+SESSION_CHANNEL = "web:sessions"
+FIXTURES = Path(__file__).parent / "fixtures"
+THREADGATE = str(Path(sys.executable).with_name("threadgate"))
+
+
+def fixture(name: str, **overrides: Any) -> dict[str, Any]:
+    """A hook payload written from the tool's documented schema, with some fields replaced."""
+    payload: dict[str, Any] = json.loads((FIXTURES / name).read_text())
+    payload.update(overrides)
+    return payload
+
+
+@dataclass
+class Gateway:
+    """A running gateway process: where it listens and how to act as the agent or the person."""
+
+    url: str
+    process: subprocess.Popen[bytes]
+
+    def env(self, agent: str, **extra: str) -> dict[str, str]:
+        """The environment an integration runs with: this gateway, a session channel, who may answer."""
+        env = {key: value for key, value in os.environ.items() if not key.startswith("THREADGATE_")}
+        env.update(
+            THREADGATE_URL=self.url,
+            THREADGATE_TOKEN=AGENT_TOKEN,
+            THREADGATE_SESSION_CHANNEL=SESSION_CHANNEL,
+            THREADGATE_AGENT=agent,
+            THREADGATE_STARTED_BY=f"web:{PERSON}",
+        )
+        env.update(extra)
+        return env
+
+    def agent_client(self) -> httpx.AsyncClient:
+        return httpx.AsyncClient(
+            base_url=self.url, headers={"Authorization": f"Bearer {AGENT_TOKEN}"}, timeout=10
+        )
+
+    async def pending_prompt(self, agent: str, timeout: float = 10.0) -> dict[str, Any]:
+        """The first pending prompt of ``agent`` once the integration has raised it."""
+        deadline = time.monotonic() + timeout
+        async with self.agent_client() as client:
+            while time.monotonic() < deadline:
+                response = await client.get("/v1/prompts", params={"state": "pending", "agent": agent})
+                items = response.json()["items"]
+                if items:
+                    prompt: dict[str, Any] = items[0]
+                    return prompt
+                await asyncio.sleep(0.05)
+        raise AssertionError(f"no prompt of {agent} appeared within {timeout} s")
+
+    async def prompt(self, prompt_id: str) -> dict[str, Any]:
+        async with self.agent_client() as client:
+            data: dict[str, Any] = (await client.get(f"/v1/prompts/{prompt_id}")).json()
+            return data
+
+    async def thread_items(self, thread_id: str) -> list[dict[str, Any]]:
+        async with self.agent_client() as client:
+            items: list[dict[str, Any]] = (await client.get(f"/v1/threads/{thread_id}/items")).json()["items"]
+            return items
+
+    async def say(
+        self, thread_id: str, text: str = "", *, answers: list[dict[str, Any]] | None = None
+    ) -> str:
+        """The person types ``text`` (or sends structured ``answers``) in the web chat of ``thread_id``."""
+        room = thread_id.removeprefix("web:")
+        body: dict[str, Any] = {"name": PERSON, "text": text}
+        if answers is not None:
+            body["answers"] = answers
+        async with httpx.AsyncClient(base_url=self.url, timeout=10) as client:
+            response = await client.post(f"/chat/{room}/messages", json=body)
+        assert response.status_code == 202, response.text
+        outcome: str = response.json()["outcome"]
+        return outcome
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def _wait_healthy(url: str, process: subprocess.Popen[bytes], log: Path, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(
+                f"threadgate serve exited with {process.returncode}: {log.read_text()[-2000:]}"
+            )
+        try:
+            if httpx.get(f"{url}/healthz", timeout=0.5).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.05)
+    raise RuntimeError(f"threadgate serve did not become healthy in time: {log.read_text()[-2000:]}")
+
+
+@pytest.fixture(scope="module")
+def gateway(redis_server: RedisServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
+    """``threadgate serve`` with the web chat on, on the test session's redis-server."""
+    port = free_port()
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("THREADGATE_", "SLACK_"))}
+    env.update(
+        REDIS_URL=redis_server.url,
+        THREADGATE_WEB_CHAT="open",
+        THREADGATE_API_TOKENS=f"robot:agent:{AGENT_TOKEN},desk:operator:{OPERATOR_TOKEN}",
+        THREADGATE_HOST="127.0.0.1",
+        THREADGATE_PORT=str(port),
+        THREADGATE_LOG_LEVEL="WARNING",
+    )
+    for name in ("TELEGRAM_BOT_TOKEN", "DISCORD_BOT_TOKEN"):
+        env.pop(name, None)
+    log = tmp_path_factory.mktemp("gateway") / "serve.log"
+    with log.open("wb") as sink:
+        process = subprocess.Popen([THREADGATE, "serve"], env=env, stdout=sink, stderr=sink, cwd="/")
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_healthy(url, process, log)
+        yield Gateway(url, process)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()

@@ -1,0 +1,233 @@
+"""``threadgate hook claude|codex`` fed real-format PermissionRequest payloads, answered from the web chat.
+
+Each test runs the hook as the tool would (a process, JSON on stdin) against a running gateway and checks
+its stdout against the decision shape the tool documents.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import httpx
+
+from tests.integrations.conftest import OPERATOR_TOKEN, PERSON, THREADGATE, Gateway, fixture, unique
+from tests.support.redis_server import free_port
+
+DECISION = {"hookEventName": "PermissionRequest"}
+
+
+async def start_hook(tool: str, payload: dict[str, Any] | str, env: dict[str, str], *args: str) -> Any:
+    process = await asyncio.create_subprocess_exec(
+        THREADGATE,
+        "hook",
+        tool,
+        *args,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=env,
+    )
+    data = payload if isinstance(payload, str) else json.dumps(payload)
+
+    async def finish() -> tuple[int, str, str]:
+        out, err = await asyncio.wait_for(process.communicate(data.encode()), 30)
+        return process.returncode or 0, out.decode(), err.decode()
+
+    return asyncio.create_task(finish())
+
+
+async def test_claude_approval_answered_approve_prints_allow(gateway: Gateway) -> None:
+    agent = unique("claude")
+    payload = fixture("claude_permission_request_bash.json", session_id=unique("session"))
+    hook = await start_hook("claude", payload, gateway.env(agent))
+
+    prompt = await gateway.pending_prompt(agent)
+    assert prompt["kind"] == "approval"
+    assert prompt["tool_call"] == {"name": "Bash", "arguments": payload["tool_input"]}
+    assert "rm -rf node_modules" in prompt["questions"][0]["question"]
+    assert await gateway.say(prompt["thread_id"], "approve") == "answered"
+
+    code, out, _err = await hook
+    assert code == 0
+    assert json.loads(out) == {"hookSpecificOutput": {**DECISION, "decision": {"behavior": "allow"}}}
+
+
+async def test_claude_approval_answered_no_prints_deny_with_who_denied(gateway: Gateway) -> None:
+    agent = unique("claude")
+    payload = fixture("claude_permission_request_bash.json", session_id=unique("session"))
+    hook = await start_hook("claude", payload, gateway.env(agent))
+
+    prompt = await gateway.pending_prompt(agent)
+    await gateway.say(prompt["thread_id"], "no, not on this branch")
+
+    code, out, _err = await hook
+    decision = json.loads(out)["hookSpecificOutput"]
+    assert code == 0
+    assert decision["hookEventName"] == "PermissionRequest"
+    assert decision["decision"] == {"behavior": "deny", "message": f"Denied in chat by web:{PERSON}."}
+
+
+async def test_claude_ask_user_question_allows_with_answers_in_updated_input(gateway: Gateway) -> None:
+    agent = unique("claude")
+    payload = fixture("claude_permission_request_ask_user_question.json", session_id=unique("session"))
+    hook = await start_hook("claude", payload, gateway.env(agent))
+
+    prompt = await gateway.pending_prompt(agent)
+    assert prompt["kind"] == "ask_user_question"
+    asked = [
+        (q["question"], q["header"], q["multiSelect"], [o["label"] for o in q["options"]])
+        for q in prompt["questions"]
+    ]
+    assert asked == [
+        ("Where should the data come from?", "Data", False, ["CSV import", "Live API"]),
+        ("Which sections should I include?", "Sections", True, ["KPI cards", "Table", "Chart"]),
+    ]
+    answers = [
+        {"question_id": "q1", "answer": ["CSV import"]},
+        {"question_id": "q2", "answer": ["KPI cards", "Chart"]},
+    ]
+    assert (
+        await gateway.say(prompt["thread_id"], "CSV import · KPI cards, Chart", answers=answers) == "answered"
+    )
+
+    code, out, _err = await hook
+    decision = json.loads(out)["hookSpecificOutput"]["decision"]
+    assert code == 0
+    assert decision["behavior"] == "allow"
+    # updatedInput replaces the whole input: the questions come back unchanged, with the answers beside them.
+    assert decision["updatedInput"] == {
+        "questions": payload["tool_input"]["questions"],
+        "answers": {
+            "Where should the data come from?": "CSV import",
+            "Which sections should I include?": "KPI cards, Chart",
+        },
+    }
+
+
+async def test_ask_user_question_free_text_reaches_the_tool_verbatim(gateway: Gateway) -> None:
+    agent = unique("claude")
+    payload = fixture("claude_permission_request_ask_user_question.json", session_id=unique("session"))
+    payload["tool_input"]["questions"] = payload["tool_input"]["questions"][:1]
+    hook = await start_hook("claude", payload, gateway.env(agent))
+
+    prompt = await gateway.pending_prompt(agent)
+    await gateway.say(prompt["thread_id"], "a Postgres read replica")
+
+    _code, out, _err = await hook
+    answers = json.loads(out)["hookSpecificOutput"]["decision"]["updatedInput"]["answers"]
+    assert answers == {"Where should the data come from?": "a Postgres read replica"}
+
+
+async def test_codex_approval_prints_only_the_fields_codex_accepts(gateway: Gateway) -> None:
+    agent = unique("codex")
+    payload = fixture("codex_permission_request_bash.json", session_id=unique("session"))
+    approved = await start_hook("codex", payload, gateway.env(agent))
+    prompt = await gateway.pending_prompt(agent)
+    assert prompt["tool_call"]["arguments"]["command"] == "git push --force origin main"
+    await gateway.say(prompt["thread_id"], "yes")
+    _code, out, _err = await approved
+    # Codex fails closed on updatedInput, updatedPermissions and interrupt: only behavior (and message).
+    assert json.loads(out) == {"hookSpecificOutput": {**DECISION, "decision": {"behavior": "allow"}}}
+
+    denied = await start_hook("codex", payload, gateway.env(agent))
+    prompt = await gateway.pending_prompt(agent)
+    await gateway.say(prompt["thread_id"], "deny")
+    _code, out, _err = await denied
+    assert json.loads(out)["hookSpecificOutput"]["decision"] == {
+        "behavior": "deny",
+        "message": f"Denied in chat by web:{PERSON}.",
+    }
+
+
+async def test_a_declined_question_is_a_deny(gateway: Gateway) -> None:
+    agent = unique("claude")
+    payload = fixture("claude_permission_request_ask_user_question.json", session_id=unique("session"))
+    hook = await start_hook("claude", payload, gateway.env(agent))
+    prompt = await gateway.pending_prompt(agent)
+    headers = {"Authorization": f"Bearer {OPERATOR_TOKEN}"}
+    async with httpx.AsyncClient(base_url=gateway.url, headers=headers, timeout=10) as operator:
+        response = await operator.post(
+            f"/v1/agents/{agent}/inputs/{prompt['prompt_id']}",
+            json={"action": "decline", "from": f"web:{PERSON}"},
+        )
+    assert response.status_code == 200, response.text
+    _code, out, _err = await hook
+    assert json.loads(out)["hookSpecificOutput"]["decision"] == {
+        "behavior": "deny",
+        "message": "The person declined to answer in chat.",
+    }
+
+
+async def test_a_sessions_prompts_share_one_thread_started_by_one_header(gateway: Gateway) -> None:
+    agent, session = unique("claude"), unique("session")
+    payload = fixture("claude_permission_request_bash.json", session_id=session)
+    threads = []
+    for _ in range(2):
+        hook = await start_hook("claude", payload, gateway.env(agent))
+        prompt = await gateway.pending_prompt(agent)
+        threads.append(prompt["thread_id"])
+        await gateway.say(prompt["thread_id"], "ok")
+        await hook
+
+    assert threads[0] == threads[1]
+    assert threads[0].startswith("web:sessions-")
+    headers = [
+        item
+        for item in await gateway.thread_items(threads[0])
+        if item["metadata"].get("type") == "session_header"
+    ]
+    assert [item["content"][0]["text"] for item in headers] == [f"Claude Code in api, session {session[:8]}"]
+
+
+async def test_a_fixed_thread_is_used_as_named(gateway: Gateway) -> None:
+    agent, room = unique("claude"), unique("fixed")
+    env = gateway.env(agent, THREADGATE_THREAD=f"web:{room}")
+    hook = await start_hook("claude", fixture("claude_permission_request_bash.json"), env)
+    prompt = await gateway.pending_prompt(agent)
+    assert prompt["thread_id"] == f"web:{room}"
+    await gateway.say(prompt["thread_id"], "approve")
+    _code, out, _err = await hook
+    assert json.loads(out)["hookSpecificOutput"]["decision"]["behavior"] == "allow"
+
+
+async def test_gateway_down_prints_nothing_and_exits_0(gateway: Gateway) -> None:
+    env = gateway.env(unique("claude"), THREADGATE_URL=f"http://127.0.0.1:{free_port()}")
+    hook = await start_hook("claude", fixture("claude_permission_request_bash.json"), env)
+    code, out, err = await hook
+    assert (code, out) == (0, "")
+    assert "unavailable" in err
+
+
+async def test_prompt_that_cannot_be_posted_prints_nothing(gateway: Gateway) -> None:
+    # No Slack on this gateway: the thread's channel is not configured, so nothing can be posted there.
+    env = gateway.env(unique("claude"), THREADGATE_THREAD="slack:C0NOPE:1712345678.000100")
+    code, out, err = await (await start_hook("claude", fixture("claude_permission_request_bash.json"), env))
+    assert (code, out) == (0, "")
+    assert "not configured" in err
+
+
+async def test_no_answer_in_time_prints_nothing_and_withdraws_the_prompt(gateway: Gateway) -> None:
+    agent = unique("claude")
+    hook = await start_hook(
+        "claude", fixture("claude_permission_request_bash.json"), gateway.env(agent), "--wait", "1"
+    )
+    prompt = await gateway.pending_prompt(agent)
+    code, out, _err = await hook
+    assert (code, out) == (0, "")
+    settled = await gateway.prompt(prompt["prompt_id"])
+    assert settled["prompt_state"] == "cancelled"
+    assert settled["reason"] == "the agent stopped waiting for an answer"
+
+
+async def test_malformed_input_prints_nothing(gateway: Gateway) -> None:
+    code, out, err = await (await start_hook("claude", "not json", gateway.env(unique("claude"))))
+    assert (code, out) == (0, "")
+    assert "threadgate hook" in err
+
+
+async def test_other_hook_events_are_left_alone(gateway: Gateway) -> None:
+    payload = fixture("claude_permission_request_bash.json", hook_event_name="PreToolUse")
+    code, out, _err = await (await start_hook("claude", payload, gateway.env(unique("claude"))))
+    assert (code, out) == (0, "")

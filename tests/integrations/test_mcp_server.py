@@ -1,0 +1,148 @@
+"""``threadgate mcp`` driven by the official ``mcp`` client over stdio, answered from the web chat."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from mcp import Client, StdioServerParameters
+from mcp.types import CallToolResult, TextContent
+
+from tests.integrations.conftest import PERSON, THREADGATE, Gateway, fixture, unique
+from tests.support.redis_server import free_port
+
+
+@asynccontextmanager
+async def mcp_client(env: dict[str, str]) -> AsyncIterator[Client]:
+    async with Client(StdioServerParameters(command=THREADGATE, args=["mcp"], env=env)) as client:
+        yield client
+
+
+def text_of(result: CallToolResult) -> str:
+    (block,) = result.content
+    assert isinstance(block, TextContent)
+    return block.text
+
+
+async def answered(gateway: Gateway, agent: str, call: Any, *replies: Any) -> CallToolResult:
+    """Run ``call`` (a tool call) while the person answers its prompt from the chat."""
+    task = asyncio.create_task(call)
+    prompt = await gateway.pending_prompt(agent)
+    for reply in replies:
+        if isinstance(reply, str):
+            await gateway.say(prompt["thread_id"], reply)
+        else:
+            await gateway.say(prompt["thread_id"], "see answers", answers=reply)
+    result: CallToolResult = await asyncio.wait_for(task, 20)
+    return result
+
+
+async def test_the_server_offers_ask_user_request_approval_and_permission_prompt(gateway: Gateway) -> None:
+    async with mcp_client(gateway.env(unique("mcp"))) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+    assert set(tools) >= {"ask_user", "request_approval", "permission_prompt"}
+    assert set(tools["permission_prompt"].input_schema["properties"]) == {"tool_name", "input", "tool_use_id"}
+
+
+async def test_ask_user_returns_each_questions_answer(gateway: Gateway) -> None:
+    agent = unique("mcp")
+    questions = [
+        {"question": "Deploy where?", "options": [{"label": "staging"}, {"label": "production"}]},
+        {
+            "question": "Which checks?",
+            "multiSelect": True,
+            "options": [{"label": "lint"}, {"label": "tests"}, {"label": "e2e"}],
+        },
+        {"question": "Anything else to know?"},
+    ]
+    answers = [
+        {"question_id": "q1", "answer": ["staging"]},
+        {"question_id": "q2", "answer": ["lint", "e2e"]},
+        {"question_id": "q3", "answer": ["the cache is cold"]},
+    ]
+    async with mcp_client(gateway.env(agent)) as client:
+        result = await answered(
+            gateway, agent, client.call_tool("ask_user", {"questions": questions}), answers
+        )
+    assert not result.is_error
+    assert result.structured_content == {
+        "answers": [
+            {"question": "Deploy where?", "answer": ["staging"]},
+            {"question": "Which checks?", "answer": ["lint", "e2e"]},
+            {"question": "Anything else to know?", "answer": ["the cache is cold"]},
+        ],
+        "answered_by": f"web:{PERSON}",
+    }
+
+
+async def test_request_approval_reports_approve_and_deny(gateway: Gateway) -> None:
+    agent = unique("mcp")
+    call = {"tool_name": "db__drop", "arguments": {"database": "staging"}}
+    async with mcp_client(gateway.env(agent)) as client:
+        yes = await answered(gateway, agent, client.call_tool("request_approval", call), "approve")
+        no = await answered(gateway, agent, client.call_tool("request_approval", call), "nope")
+    assert yes.structured_content is not None and yes.structured_content["approved"] is True
+    assert no.structured_content is not None and no.structured_content["approved"] is False
+    assert no.structured_content["message"] == f"Denied in chat by web:{PERSON}."
+
+
+async def test_request_approval_shows_the_real_call(gateway: Gateway) -> None:
+    agent = unique("mcp")
+    call = {"tool_name": "db__drop", "arguments": {"database": "staging"}}
+    async with mcp_client(gateway.env(agent)) as client:
+        task = asyncio.create_task(client.call_tool("request_approval", call))
+        prompt = await gateway.pending_prompt(agent)
+        await gateway.say(prompt["thread_id"], "ok")
+        await task
+    assert prompt["tool_call"] == {"name": "db__drop", "arguments": {"database": "staging"}}
+
+
+async def test_permission_prompt_answers_in_the_json_the_flag_expects(gateway: Gateway) -> None:
+    agent = unique("mcp")
+    bash = {"tool_name": "Bash", "input": {"command": "make deploy"}, "tool_use_id": "toolu_01ABC"}
+    async with mcp_client(gateway.env(agent)) as client:
+        allowed = await answered(gateway, agent, client.call_tool("permission_prompt", bash), "yes")
+        denied = await answered(gateway, agent, client.call_tool("permission_prompt", bash), "no")
+    assert json.loads(text_of(allowed)) == {"behavior": "allow", "updatedInput": {"command": "make deploy"}}
+    assert json.loads(text_of(denied)) == {"behavior": "deny", "message": f"Denied in chat by web:{PERSON}."}
+
+
+async def test_permission_prompt_answers_ask_user_question_in_updated_input(gateway: Gateway) -> None:
+    agent = unique("mcp")
+    tool_input = fixture("claude_permission_request_ask_user_question.json")["tool_input"]
+    call = {"tool_name": "AskUserQuestion", "input": tool_input}
+    answers = [
+        {"question_id": "q1", "answer": ["Live API"]},
+        {"question_id": "q2", "answer": ["Table"]},
+    ]
+    async with mcp_client(gateway.env(agent)) as client:
+        result = await answered(gateway, agent, client.call_tool("permission_prompt", call), answers)
+    assert json.loads(text_of(result)) == {
+        "behavior": "allow",
+        "updatedInput": {
+            "questions": tool_input["questions"],
+            "answers": {
+                "Where should the data come from?": "Live API",
+                "Which sections should I include?": "Table",
+            },
+        },
+    }
+
+
+async def test_gateway_down_is_unavailable_never_a_denial(gateway: Gateway) -> None:
+    env = gateway.env(unique("mcp"), THREADGATE_URL=f"http://127.0.0.1:{free_port()}")
+    async with mcp_client(env) as client:
+        permission = await client.call_tool(
+            "permission_prompt", {"tool_name": "Bash", "input": {"command": "ls"}}
+        )
+        question = await client.call_tool("ask_user", {"questions": [{"question": "Go?"}]})
+    decision = json.loads(text_of(permission))
+    assert decision["behavior"] == "deny"
+    assert decision["message"].startswith("Approval unavailable:")
+    assert "Denied" not in decision["message"]
+    assert question.is_error
+    assert "Question unavailable:" in text_of(question)
+    assert "declined" not in text_of(question) and "Denied" not in text_of(question)
