@@ -7,6 +7,7 @@ import contextlib
 import logging
 import uuid
 from collections import OrderedDict
+from typing import Any
 
 import aiohttp
 import discord
@@ -14,9 +15,12 @@ import yarl
 from starlette.routing import BaseRoute
 
 from channels.discord.connection import GatewayConnection, gateway_intents
+from channels.discord.controls import PromptControls, prompt_view, tool_call_embed
 from channels.discord.errors import channel_error
 from channels.discord.inbound import user_id_of
-from channels.discord.render import DiscordMessage, prompt_id_of, render_item
+from channels.discord.presses import DEFAULT_ACK_DEADLINE, PressHandler
+from channels.discord.render import DiscordMessage, fit_edit, prompt_id_of, render_item
+from channels.discord.threads import start_thread as start_session_thread
 from gateway.channel import ChannelContext, ChannelError, InboundSink, MessageRef
 from gateway.errors import GatewayError
 from gateway.ids import ThreadRef
@@ -40,8 +44,8 @@ def point_discord_py_at(api_base_url: str, gateway_url: str | None) -> None:
 class DiscordChannel:
     """Discord text channels, threads and DMs as threads ``discord:<channel_id>``.
 
-    Posting works on every gateway process. The gateway connection that brings people's messages in is
-    held by one process per bot token, under a lease.
+    Posting works on every gateway process. The gateway connection that brings people's messages and
+    control presses in is held by one process per bot token, under a lease.
     """
 
     platform = "discord"
@@ -56,6 +60,7 @@ class DiscordChannel:
         inline_rate_limit_wait: float = 5.0,
         fatal_pause: float = 60.0,
         remembered_prompts: int = 1000,
+        ack_deadline: float = DEFAULT_ACK_DEADLINE,
     ) -> None:
         self._token = token
         self._api_base_url = api_base_url
@@ -66,8 +71,13 @@ class DiscordChannel:
         self._rest: discord.Client | None = None
         self._login_lock = asyncio.Lock()
         self._inbox: asyncio.Queue[InboundMessage] = asyncio.Queue()
+        self._presses = PressHandler(ack_deadline=ack_deadline)
         self._connection = GatewayConnection(
-            token, self._inbox.put_nowait, accept_bots=accept_bots, fatal_pause=fatal_pause
+            token,
+            self._inbox.put_nowait,
+            self._presses.handle,
+            accept_bots=accept_bots,
+            fatal_pause=fatal_pause,
         )
         self._lease: Lease | None = None
         self._tasks: list[asyncio.Task[None]] = []
@@ -82,6 +92,7 @@ class DiscordChannel:
     async def start(self, context: ChannelContext) -> None:
         """Start handing inbound messages to the core, and hold the gateway connection when leased."""
         point_discord_py_at(self._api_base_url, self._gateway_url)
+        self._presses.sink = context.sink
         self._connection.stopping.clear()
         self._stopped = False
         self._lease = context.lease(lease_name(self.platform, self._token))
@@ -142,24 +153,52 @@ class DiscordChannel:
     # Outbound --------------------------------------------------------------------------------------
 
     async def post(self, thread: ThreadRef, item: ThreadItem) -> MessageRef:
-        """Post ``item`` as one or more messages; an audit item replies to its prompt's message."""
+        """Post ``item`` as one or more messages; an audit item replies to its prompt's message.
+
+        A pending prompt's controls (and an approval's tool call) go on its last message, under the whole
+        text; that message is the one returned, the one its outcome is edited into later.
+        """
         channel_id = int(thread.parts[0])
         doing = f"posting to channel {channel_id}"
         reference = self._reply_target(channel_id, item)
+        controls = PromptControls.of(item.metadata) if item.type == "pending_prompt" else None
+        parts = render_item(item)
         first: int | None = None
+        last: int | None = None
         try:
             client = await self._client()
             target = client.get_partial_messageable(channel_id)
-            for part in render_item(item):
-                sent = await self._send(target, part, reference if first is None else None)
+            for index, part in enumerate(parts):
+                with_controls = controls if index == len(parts) - 1 else None
+                sent = await self._send(target, part, reference if first is None else None, with_controls)
                 first = sent.id if first is None else first
+                last = sent.id
         except SEND_ERRORS as exc:
             raise channel_error(exc, doing) from exc
-        assert first is not None
-        prompt_id = prompt_id_of(item)
-        if item.type == "pending_prompt" and prompt_id is not None:
-            self._remember_prompt(prompt_id, first)
+        assert first is not None and last is not None
+        if controls is not None:
+            self._remember_prompt(controls.prompt_id, last)
+            return MessageRef(thread.thread_id, str(last))
         return MessageRef(thread.thread_id, str(first))
+
+    async def edit(self, ref: MessageRef, item: ThreadItem) -> None:
+        """Replace a prompt's message with its outcome and take its controls away (the outbox calls this
+        once the prompt settled). The approval's tool call stays, as the record of what was decided."""
+        channel_id = int(ref.thread_id.removeprefix(f"{self.platform}:"))
+        doing = f"editing message {ref.message_id} in channel {channel_id}"
+        try:
+            client = await self._client()
+            message = client.get_partial_messageable(channel_id).get_partial_message(int(ref.message_id))
+            await message.edit(content=fit_edit(item.text), view=None, allowed_mentions=NO_MENTIONS)
+        except SEND_ERRORS as exc:
+            raise channel_error(exc, doing) from exc
+
+    async def start_thread(self, channel: ThreadRef, text: str) -> str:
+        """A header message in the channel and a thread started from it: the agent session's thread."""
+        try:
+            return await start_session_thread(await self._client(), channel, text)
+        except SEND_ERRORS as exc:
+            raise channel_error(exc, f"starting a thread in channel {channel.parts[0]}") from exc
 
     async def notify_private(self, thread: ThreadRef, identity: str, text: str) -> None:
         """Tell one person by DM; the text never carries the prompt itself."""
@@ -180,12 +219,27 @@ class DiscordChannel:
         target: discord.PartialMessageable,
         part: DiscordMessage,
         reference: discord.MessageReference | None,
+        controls: PromptControls | None = None,
     ) -> discord.Message:
         # discord.py retries a POST after a 5xx; the nonce makes Discord keep only the first copy.
-        nonce = part.nonce or uuid.uuid4().hex[:24]
-        if reference is None:
-            return await target.send(part.content, nonce=nonce, allowed_mentions=NO_MENTIONS)
-        return await target.send(part.content, nonce=nonce, allowed_mentions=NO_MENTIONS, reference=reference)
+        options: dict[str, Any] = {
+            "nonce": part.nonce or uuid.uuid4().hex[:24],
+            "allowed_mentions": NO_MENTIONS,
+        }
+        if reference is not None:
+            options["reference"] = reference
+        view = None
+        if controls is not None:
+            view = options["view"] = prompt_view(controls)
+            if controls.tool_call is not None:
+                options["embed"] = tool_call_embed(controls.tool_call)
+        try:
+            return await target.send(part.content, **options)
+        finally:
+            if view is not None:
+                # Presses are decoded from their custom ids by the gateway connection (of whichever
+                # process holds it), so this REST client need not keep the view listening.
+                view.stop()
 
     async def _client(self) -> discord.Client:
         """The REST client, logged in on first use (so a Discord outage does not stop the gateway)."""

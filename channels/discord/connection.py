@@ -1,11 +1,12 @@
-"""The Discord gateway connection: a websocket session that hands people's messages to a callback."""
+"""The Discord gateway connection: a websocket session that hands people's messages and presses on."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import discord
 
@@ -14,6 +15,11 @@ from gateway.logs import event
 from gateway.models import InboundMessage
 
 Deliver = Callable[[InboundMessage], None]
+Press = Callable[[discord.Interaction[Any]], Awaitable[None]]
+
+
+async def ignore_presses(interaction: discord.Interaction[Any]) -> None:
+    """For a connection that serves no controls."""
 
 
 def gateway_intents() -> discord.Intents:
@@ -27,9 +33,9 @@ def gateway_intents() -> discord.Intents:
 
 
 class GatewayClient(discord.Client):
-    """A discord.py client that keeps no caches it does not need and forwards people's messages."""
+    """A discord.py client that keeps no caches it does not need and forwards messages and presses."""
 
-    def __init__(self, deliver: Deliver, *, accept_bots: bool, fence: int) -> None:
+    def __init__(self, deliver: Deliver, press: Press, *, accept_bots: bool, fence: int) -> None:
         super().__init__(
             intents=gateway_intents(),
             max_messages=None,
@@ -37,6 +43,7 @@ class GatewayClient(discord.Client):
             member_cache_flags=discord.MemberCacheFlags.none(),
         )
         self._deliver = deliver
+        self._press = press
         self._accept_bots = accept_bots
         self._fence = fence
 
@@ -53,22 +60,33 @@ class GatewayClient(discord.Client):
         if inbound is not None:
             self._deliver(inbound)
 
+    async def on_interaction(self, interaction: discord.Interaction[Any]) -> None:
+        # discord.py runs each event handler as its own task, so presses are handled concurrently.
+        await self._press(interaction)
+
 
 class GatewayConnection:
     """Runs one gateway session at a time; ``run`` is the work a lease holder does."""
 
     def __init__(
-        self, token: str, deliver: Deliver, *, accept_bots: bool = False, fatal_pause: float = 60.0
+        self,
+        token: str,
+        deliver: Deliver,
+        press: Press = ignore_presses,
+        *,
+        accept_bots: bool = False,
+        fatal_pause: float = 60.0,
     ) -> None:
         self._token = token
         self._deliver = deliver
+        self._press = press
         self._accept_bots = accept_bots
         self._fatal_pause = fatal_pause
         self.stopping = asyncio.Event()
 
     async def run(self, fence: int) -> None:
         """Connect and stay connected (discord.py resumes and reconnects) until cancelled or stopping."""
-        client = GatewayClient(self._deliver, accept_bots=self._accept_bots, fence=fence)
+        client = GatewayClient(self._deliver, self._press, accept_bots=self._accept_bots, fence=fence)
         session = asyncio.ensure_future(self._connect(client))
         stopping = asyncio.ensure_future(self.stopping.wait())
         try:

@@ -22,7 +22,7 @@ class DiscordMessage:
 
 
 def render_item(item: ThreadItem) -> list[DiscordMessage]:
-    """The messages an item becomes, in order; the first is the one replies and edits refer to."""
+    """The messages an item becomes, in order (a pending prompt's controls go on the last)."""
     parts = split_text(item.text)
     prompt_id = prompt_id_of(item)
     if prompt_id is None:
@@ -68,6 +68,19 @@ def split_text(text: str, *, limit: int = MAX_MESSAGE_CHARS, max_parts: int = MA
         rest = rest[len(chunk) :]
     total = len(chunks)
     return [f"{chunk}\n({index}/{total})" for index, chunk in enumerate(chunks, start=1)]
+
+
+def fit_edit(text: str, *, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """A settled prompt's text for its (last) message: whole when it fits, else its end, which holds the
+    outcome, with a note of how much of the start was left out."""
+    if len(text) <= limit:
+        return text
+    note_room = len(f"… ({len(text)} earlier characters not shown)\n")
+    tail = text[len(text) - (limit - note_room) :]
+    start = tail.find("\n")
+    if 0 <= start < len(tail) // 2:  # begin at a line, unless that would drop too much
+        tail = tail[start + 1 :]
+    return f"… ({len(text) - len(tail)} earlier characters not shown)\n{tail}"
 
 
 def _break_at(text: str, room: int) -> int:

@@ -1,13 +1,17 @@
 """A wire-level fake of Discord on 127.0.0.1: the REST API and the gateway websocket, recording every call.
 
 discord.py is pointed at it (``DISCORD_API_BASE_URL``, ``DISCORD_GATEWAY_URL``) and runs its real code:
-login, IDENTIFY/READY, heartbeats, RESUME with replay, rate-limit buckets, nonces. Tests inject events as
-Discord would (``MESSAGE_CREATE`` dispatches) and inspect what the bot sent.
+login, IDENTIFY/READY, heartbeats, RESUME with replay, rate-limit buckets, nonces, message components,
+interaction responses and forms (modals). Tests inject events as Discord would (``MESSAGE_CREATE``,
+``INTERACTION_CREATE`` for a person pressing a control found in a message the bot posted) and inspect what
+the bot sent. What the bot sends is held to Discord's limits (custom ids, labels, rows, form fields) and
+answered 400 ``Invalid Form Body`` when it breaks one, as Discord does.
 """
 
 from __future__ import annotations
 
 import asyncio
+import copy
 import itertools
 import json
 import time
@@ -21,6 +25,9 @@ DISCORD_EPOCH_MS = 1_420_070_400_000
 BOT_ID = 900_000_000_000_000_001
 APPLICATION_ID = 900_000_000_000_000_002
 MAX_CONTENT = 2000
+INTERACTION_DEADLINE_S = 3.0
+EPHEMERAL = 64
+BUTTON, SELECT, TEXT_INPUT, ROW, LABEL = 2, 3, 4, 1, 18
 
 
 @dataclass
@@ -69,6 +76,125 @@ def _error(status: int, code: int, message: str) -> web.Response:
     return _json({"message": message, "code": code}, status)
 
 
+@dataclass
+class Interaction:
+    """One INTERACTION_CREATE the fake sent (a person pressed something), and how the bot answered it."""
+
+    id: str
+    token: str
+    user_id: int
+    payload: dict[str, Any]
+    dispatched_at: float
+    responses: list[dict[str, Any]] = field(default_factory=list)
+    original_edits: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def response(self) -> dict[str, Any] | None:
+        return self.responses[0] if self.responses else None
+
+    @property
+    def form(self) -> dict[str, Any] | None:
+        """The form (modal) the bot opened in answer, if it did."""
+        response = self.response
+        return response["data"] if response is not None and response["type"] == 9 else None
+
+    @property
+    def notice(self) -> str | None:
+        """What the presser sees: the ephemeral answer, or the last edit of a deferred one."""
+        if self.original_edits:
+            return str(self.original_edits[-1].get("content"))
+        response = self.response
+        if response is None or response["type"] != 4:
+            return None
+        return str(response["data"].get("content"))
+
+    @property
+    def private(self) -> bool:
+        """True when every visible answer was ephemeral (only the presser saw it)."""
+        shown = [r for r in self.responses if r["type"] in (4, 5)]
+        return bool(shown) and all(r["data"].get("flags", 0) & EPHEMERAL for r in shown)
+
+
+def _too_long(value: Any, limit: int) -> bool:
+    return isinstance(value, str) and len(value) > limit
+
+
+def _select_problem(select: dict[str, Any]) -> str | None:
+    options = select.get("options") or []
+    if not 1 <= len(options) <= 25:
+        return "a select has 1 to 25 options"
+    if _too_long(select.get("placeholder"), 150):
+        return "a select placeholder is at most 150 characters"
+    for option in options:
+        if any(_too_long(option.get(key), 100) for key in ("label", "value", "description")):
+            return "select option label, value and description are at most 100 characters"
+    low, high = select.get("min_values", 1), select.get("max_values", 1)
+    if not 0 <= low <= high <= len(options):
+        return "a select needs 0 <= min_values <= max_values <= its options"
+    return None
+
+
+def _custom_ids(components: list[dict[str, Any]]) -> list[str]:
+    found: list[str] = []
+    for component in components:
+        if "custom_id" in component:
+            found.append(component["custom_id"])
+        found.extend(_custom_ids(component.get("components") or []))
+        if isinstance(component.get("component"), dict):
+            found.extend(_custom_ids([component["component"]]))
+    return found
+
+
+def message_problem(body: dict[str, Any]) -> str | None:
+    """What in a message's components or embeds Discord would refuse (``None`` when it takes them)."""
+    rows = body.get("components") or []
+    if len(rows) > 5:
+        return "a message has at most 5 action rows"
+    for row in rows:
+        children = row.get("components") or []
+        if row.get("type") != ROW or not 1 <= len(children) <= 5:
+            return "an action row holds 1 to 5 components"
+        if any(child["type"] == SELECT for child in children) and len(children) != 1:
+            return "a select fills its action row alone"
+        for child in children:
+            if child["type"] == BUTTON and (not child.get("label") or _too_long(child["label"], 80)):
+                return "a button label is 1 to 80 characters"
+            if child["type"] == SELECT and (problem := _select_problem(child)):
+                return problem
+    ids = _custom_ids(rows)
+    if any(len(custom_id) > 100 for custom_id in ids) or len(ids) != len(set(ids)):
+        return "custom_ids are unique and at most 100 characters"
+    for embed in body.get("embeds") or []:
+        if _too_long(embed.get("title"), 256) or _too_long(embed.get("description"), 4096):
+            return "an embed title is at most 256 characters and its description at most 4096"
+    return None
+
+
+def form_problem(form: dict[str, Any]) -> str | None:
+    """What in a modal Discord would refuse."""
+    fields = form.get("components") or []
+    if not form.get("title") or _too_long(form["title"], 45):
+        return "a modal title is 1 to 45 characters"
+    if not 1 <= len(fields) <= 5:
+        return "a modal has 1 to 5 components"
+    for field_ in fields:
+        if field_.get("type") != LABEL:
+            return "modal fields are wrapped in labels"
+        if not field_.get("label") or _too_long(field_["label"], 45):
+            return "a label's text is 1 to 45 characters"
+        if _too_long(field_.get("description"), 100):
+            return "a label's description is at most 100 characters"
+        inner = field_.get("component") or {}
+        if inner.get("type") == SELECT and (problem := _select_problem(inner)):
+            return problem
+        if inner.get("type") == TEXT_INPUT and not 1 <= inner.get("max_length", 4000) <= 4000:
+            return "a text input holds at most 4000 characters"
+    ids = [*_custom_ids(fields), form.get("custom_id", "")]
+    if any(len(custom_id) > 100 for custom_id in ids) or len(ids) != len(set(ids)):
+        return "custom_ids are unique and at most 100 characters"
+    return None
+
+
 class FakeDiscord:
     """Discord's REST API under ``/api/v10`` and its gateway at ``/gw``."""
 
@@ -81,6 +207,8 @@ class FakeDiscord:
         self.sessions: list[Session] = []
         self.dm_channels: dict[int, int] = {}
         self.replay_from: int | None = None
+        self.interactions: list[Interaction] = []
+        self.edits: list[dict[str, Any]] = []
         self._ids = itertools.count(1)
         self._nonces: dict[str, dict[str, Any]] = {}
         self._changed = asyncio.Condition()
@@ -97,6 +225,11 @@ class FakeDiscord:
         app.router.add_get("/api/v10/gateway/bot", self._gateway_bot)
         app.router.add_post("/api/v10/channels/{channel_id}/messages", self._create_message)
         app.router.add_post("/api/v10/users/@me/channels", self._create_dm)
+        app.router.add_patch("/api/v10/channels/{channel_id}/messages/{message_id}", self._edit_message)
+        app.router.add_post("/api/v10/interactions/{interaction_id}/{token}/callback", self._callback)
+        app.router.add_patch(
+            "/api/v10/webhooks/{application_id}/{token}/messages/@original", self._edit_original
+        )
         self._runner = web.AppRunner(app)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
@@ -214,6 +347,9 @@ class FakeDiscord:
             return _error(400, 50006, "Cannot send an empty message")
         if len(content) > MAX_CONTENT:
             return _error(400, 50035, f"Invalid Form Body: content must be {MAX_CONTENT} or fewer in length.")
+        problem = message_problem(body)
+        if problem is not None:
+            return _error(400, 50035, f"Invalid Form Body: {problem}")
         failure = self.failures.pop(0) if self.failures else None
         if failure is not None and failure.status == 429:
             retry_after = failure.retry_after or 1.0
@@ -246,7 +382,8 @@ class FakeDiscord:
             "mentions": [],
             "mention_roles": [],
             "attachments": [],
-            "embeds": [],
+            "embeds": body.get("embeds") or [],
+            "components": body.get("components") or [],
             "pinned": False,
             "nonce": nonce,
             "allowed_mentions": body.get("allowed_mentions"),
@@ -319,9 +456,10 @@ class FakeDiscord:
         assert session.socket is not None
         await session.socket.send_json(frame)
 
-    async def dispatch(self, name: str, data: dict[str, Any]) -> int:
-        """Send an event to every open session (one, when the lease works). Returns how many got it."""
-        sessions = self.open_sessions()
+    async def dispatch(self, name: str, data: dict[str, Any], sessions: list[Session] | None = None) -> int:
+        """Send an event to every open session (one, when the lease works), or to ``sessions``.
+        Returns how many got it."""
+        sessions = self.open_sessions() if sessions is None else sessions
         for session in sessions:
             await self._send_event(session, name, data)
         return len(sessions)
@@ -368,3 +506,253 @@ class FakeDiscord:
         for session in self.open_sessions():
             assert session.socket is not None
             await session.socket.send_json({"op": 7, "d": None})
+
+    # Message edits --------------------------------------------------------------------------------
+
+    async def _edit_message(self, request: web.Request) -> web.Response:
+        call = await self._record(request)
+        if not self._authorized(call):
+            return _error(401, 0, "401: Unauthorized")
+        body = call.body or {}
+        index = next(
+            (i for i, m in enumerate(self.messages) if m["id"] == request.match_info["message_id"]), None
+        )
+        if index is None or self.messages[index]["channel_id"] != request.match_info["channel_id"]:
+            return _error(404, 10008, "Unknown Message")
+        if len(body.get("content") or "") > MAX_CONTENT:
+            return _error(400, 50035, f"Invalid Form Body: content must be {MAX_CONTENT} or fewer in length.")
+        problem = message_problem(body)
+        if problem is not None:
+            return _error(400, 50035, f"Invalid Form Body: {problem}")
+        # A new dict: a message a test kept is what a person's client showed before the edit.
+        edited = dict(self.messages[index], edited_timestamp="2026-01-01T00:00:01+00:00")
+        for key in ("content", "components", "embeds"):
+            if key in body:
+                edited[key] = body[key] or ([] if key != "content" else "")
+        self.messages[index] = edited
+        self.edits.append({"message_id": edited["id"], **body})
+        await self._changed_now()
+        return _json(edited)
+
+    def message(self, message_id: str) -> dict[str, Any]:
+        """A message as it is now (after any edits)."""
+        return next(m for m in self.messages if m["id"] == str(message_id))
+
+    # Interactions: a person pressing what the bot posted ---------------------------------------------
+
+    @staticmethod
+    def controls(message: dict[str, Any]) -> list[dict[str, Any]]:
+        """The buttons and selects of a message, in order."""
+        return [child for row in message.get("components") or [] for child in row.get("components") or []]
+
+    def button(self, message: dict[str, Any], label: str) -> dict[str, Any]:
+        found = [c for c in self.controls(message) if c["type"] == BUTTON and c.get("label") == label]
+        if not found:
+            raise LookupError(f"no button {label!r} on the message; it has {self.controls(message)}")
+        return found[0]
+
+    async def press(
+        self,
+        message: dict[str, Any],
+        label: str,
+        *,
+        user_id: int,
+        guild_id: int | None = None,
+        custom_id: str | None = None,
+        session: Session | None = None,
+    ) -> Interaction:
+        """Press the button labelled ``label`` on ``message`` as shown to the person (``custom_id``
+        replaces the button's own, as a forged or tampered press would)."""
+        button = self.button(message, label)
+        data = {"custom_id": custom_id or button["custom_id"], "component_type": BUTTON}
+        return await self.interact(3, data, message, user_id=user_id, guild_id=guild_id, session=session)
+
+    async def choose(
+        self, message: dict[str, Any], labels: list[str], *, user_id: int, guild_id: int | None = None
+    ) -> Interaction:
+        """Choose ``labels`` in the message's select menu and close it."""
+        [select] = [c for c in self.controls(message) if c["type"] == SELECT]
+        values = [_option_value(select, label) for label in labels]
+        data = {"custom_id": select["custom_id"], "component_type": SELECT, "values": values}
+        return await self.interact(3, data, message, user_id=user_id, guild_id=guild_id)
+
+    async def submit_form(
+        self,
+        opened: Interaction,
+        answers: dict[str, str | list[str]],
+        *,
+        user_id: int | None = None,
+        guild_id: int | None = None,
+    ) -> Interaction:
+        """Fill the form the bot opened in answer to ``opened`` (fields by their label: option labels
+        for a select, text for a text field; fields not named are left empty) and submit it."""
+        form = opened.form
+        if form is None:
+            raise LookupError(f"the bot opened no form; it answered {opened.responses}")
+        left = dict(answers)
+        submitted = []
+        for field_ in form["components"]:
+            inner = field_["component"]
+            given = left.pop(field_["label"], None)
+            if inner["type"] == SELECT:
+                chosen = [given] if isinstance(given, str) else given or []
+                values = {"values": [_option_value(inner, label) for label in chosen]}
+                submitted.append(
+                    {"type": LABEL, "component": {"type": SELECT, "custom_id": inner["custom_id"], **values}}
+                )
+            else:
+                value = given if isinstance(given, str) else ""
+                text = {"type": TEXT_INPUT, "custom_id": inner["custom_id"], "value": value}
+                submitted.append({"type": LABEL, "component": text})
+        if left:
+            raise LookupError(
+                f"the form has no fields {sorted(left)}; it has {[f['label'] for f in form['components']]}"
+            )
+        data = {"custom_id": form["custom_id"], "components": submitted}
+        message = opened.payload.get("message")
+        return await self.interact(
+            5, data, message, user_id=user_id or opened.user_id, guild_id=guild_id or _guild_of(opened)
+        )
+
+    async def interact(
+        self,
+        kind: int,
+        data: dict[str, Any],
+        message: dict[str, Any] | None,
+        *,
+        user_id: int,
+        guild_id: int | None = None,
+        channel_id: int | None = None,
+        session: Session | None = None,
+    ) -> Interaction:
+        """Dispatch an INTERACTION_CREATE (3 component, 5 form submitted) as Discord sends it."""
+        channel = int(channel_id or (message or {})["channel_id"])
+        interaction_id, token = str(self.snowflake()), f"tok-{uuid.uuid4().hex}"
+        payload: dict[str, Any] = {
+            "id": interaction_id,
+            "application_id": str(APPLICATION_ID),
+            "type": kind,
+            "token": token,
+            "version": 1,
+            "data": data,
+            "channel_id": str(channel),
+            "locale": "en-US",
+            "app_permissions": "0",
+            "entitlements": [],
+            "authorizing_integration_owners": {},
+            "attachment_size_limit": 8 * 1024 * 1024,
+        }
+        if message is not None:
+            payload["message"] = copy.deepcopy(message)
+        person = self.user(user_id)
+        if guild_id is not None:
+            payload["guild_id"] = str(guild_id)
+            payload["channel"] = {
+                "id": str(channel),
+                "type": 0,
+                "guild_id": str(guild_id),
+                "name": "general",
+                "position": 0,
+                "permission_overwrites": [],
+                "nsfw": False,
+                "parent_id": None,
+                "topic": None,
+                "last_message_id": None,
+                "rate_limit_per_user": 0,
+                "flags": 0,
+            }
+            payload["member"] = {
+                "user": person,
+                "roles": [],
+                "flags": 0,
+                "joined_at": "2026-01-01T00:00:00+00:00",
+                "deaf": False,
+                "mute": False,
+                "permissions": "0",
+            }
+        else:
+            payload["channel"] = {"id": str(channel), "type": 1, "recipients": [person]}
+            payload["user"] = person
+        interaction = Interaction(interaction_id, token, user_id, payload, time.monotonic())
+        self.interactions.append(interaction)
+        await self.dispatch("INTERACTION_CREATE", payload, None if session is None else [session])
+        return interaction
+
+    async def answered(self, interaction: Interaction, timeout: float = 5.0) -> Interaction:
+        """Wait until the bot answered ``interaction`` (and, when it deferred, edited its answer in)."""
+
+        def done() -> bool:
+            response = interaction.response
+            return response is not None and (response["type"] != 5 or bool(interaction.original_edits))
+
+        await self.wait_for(done, timeout)
+        return interaction
+
+    def _interaction(self, interaction_id: str | None = None, token: str | None = None) -> Interaction | None:
+        return next(
+            (
+                i
+                for i in self.interactions
+                if (interaction_id is None or i.id == interaction_id) and (token is None or i.token == token)
+            ),
+            None,
+        )
+
+    async def _callback(self, request: web.Request) -> web.Response:
+        call = await self._record(request)
+        interaction = self._interaction(request.match_info["interaction_id"], request.match_info["token"])
+        if interaction is None or time.monotonic() - interaction.dispatched_at > INTERACTION_DEADLINE_S:
+            return _error(404, 10062, "Unknown interaction")
+        if interaction.responses:
+            return _error(400, 40060, "Interaction has already been acknowledged.")
+        body = call.body or {}
+        kind, data = body.get("type"), body.get("data") or {}
+        problem = form_problem(data) if kind == 9 else message_problem(data)
+        if problem is None and len(data.get("content") or "") > MAX_CONTENT:
+            problem = f"content must be {MAX_CONTENT} or fewer in length"
+        if problem is not None:
+            return _error(400, 50035, f"Invalid Form Body: {problem}")
+        interaction.responses.append({"type": kind, "data": data, "at": time.monotonic()})
+        await self._changed_now()
+        flags = data.get("flags", 0)
+        resource: dict[str, Any] = {"type": kind}
+        answer = {
+            "interaction": {
+                "id": interaction.id,
+                "type": interaction.payload["type"],
+                "response_message_loading": kind == 5,
+                "response_message_ephemeral": bool(flags & EPHEMERAL),
+            },
+            "resource": resource,
+        }
+        if kind == 4:
+            reply = self._message_for(interaction.payload["channel_id"], {"content": data.get("content", "")})
+            self.messages.remove(reply)  # ephemeral: only the presser sees it, not the channel
+            reply["flags"] = flags
+            resource["message"] = reply
+            answer["interaction"]["response_message_id"] = reply["id"]
+        return _json(answer)
+
+    async def _edit_original(self, request: web.Request) -> web.Response:
+        call = await self._record(request)
+        interaction = self._interaction(token=request.match_info["token"])
+        if interaction is None or not interaction.responses or interaction.responses[0]["type"] not in (4, 5):
+            return _error(404, 10008, "Unknown Message")
+        body = call.body or {}
+        interaction.original_edits.append(body)
+        await self._changed_now()
+        reply = self._message_for(interaction.payload["channel_id"], {"content": body.get("content") or "…"})
+        self.messages.remove(reply)
+        return _json(reply)
+
+
+def _option_value(select: dict[str, Any], label: str) -> str:
+    for option in select.get("options") or []:
+        if option["label"] == label:
+            return str(option["value"])
+    raise LookupError(f"no option {label!r} in {[o['label'] for o in select.get('options') or []]}")
+
+
+def _guild_of(interaction: Interaction) -> int | None:
+    guild = interaction.payload.get("guild_id")
+    return int(guild) if guild is not None else None

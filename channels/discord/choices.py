@@ -1,0 +1,140 @@
+"""What a press or a submitted form answers, checked against the prompt it claims. Pure functions."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from channels.discord.control_ids import TEXT_FIELD, Action, ControlId, field_id
+from gateway.models import Prompt, PromptKind, Question
+from gateway.render import NO_SELECTION
+
+FieldValue = str | list[str]
+
+NOT_THIS_PROMPT = "That control does not match its prompt, so nothing was changed."
+NOT_ON_A_FORM = "Answer every question of the form (pick an option or type an answer), then submit again."
+EMPTY_TEXT = "Type an answer before submitting; nothing was changed."
+
+
+class Refused(Exception):
+    """A press that is not taken; the message is what the person is told, privately."""
+
+    def __init__(self, message: str = NOT_THIS_PROMPT) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def single_select(question: Question) -> bool:
+    return bool(question.options) and not question.multi_select
+
+
+def the_question(prompt: Prompt, control: ControlId) -> Question:
+    """The one question a message control belongs to: such controls exist on one-question prompts only."""
+    if len(prompt.questions) != 1 or control.question != 0:
+        raise Refused()
+    return prompt.questions[0]
+
+
+def check_opens_form(prompt: Prompt, control: ControlId) -> None:
+    """A button that opens a form must be one this prompt's message could carry."""
+    if control.action is Action.WRITE:
+        question = the_question(prompt, control)
+        if prompt.kind is PromptKind.APPROVAL or (prompt.kind is PromptKind.TEXT and question.options):
+            raise Refused()
+    elif control.action is Action.FORM:
+        if prompt.kind is not PromptKind.ASK_USER_QUESTION:
+            raise Refused()
+    else:
+        raise Refused()
+
+
+def press_answers(prompt: Prompt, control: ControlId, values: Sequence[object]) -> list[list[str]]:
+    """A button or select on the prompt's message: one answer list for its one question."""
+    question = the_question(prompt, control)
+    labels = question.labels
+    if control.action is Action.PICK:
+        if not single_select(question) or control.option >= len(labels):
+            raise Refused()
+        return [[labels[control.option]]]
+    if control.action is Action.NONE:
+        if not question.multi_select:
+            raise Refused()
+        return [[]]
+    if control.action is Action.MENU:
+        if not labels or prompt.kind is PromptKind.APPROVAL:
+            raise Refused()
+        return [chosen_labels(question, values)]
+    raise Refused()
+
+
+def text_answers(prompt: Prompt, control: ControlId, fields: Mapping[str, FieldValue]) -> list[list[str]]:
+    """The text form: a free-text answer, or the Other… answer to an option list, verbatim."""
+    if control.action is not Action.TEXT:
+        raise Refused()
+    check_opens_form(prompt, ControlId(Action.WRITE, control.prompt_id, control.question))
+    return [[typed(fields.get(TEXT_FIELD), required=True)]]
+
+
+def form_answers(prompt: Prompt, fields: Mapping[str, FieldValue]) -> list[list[str]]:
+    """The form of every question: one answer list per question, in the prompt's order."""
+    if prompt.kind is not PromptKind.ASK_USER_QUESTION:
+        raise Refused()
+    answers: list[list[str]] = []
+    for index, question in enumerate(prompt.questions):
+        if not question.options:
+            answers.append([typed(fields.get(field_id("text", index)), required=True)])
+            continue
+        other = typed(fields.get(field_id("other", index)), required=False)
+        picked = fields.get(field_id("pick", index), [])
+        chosen = chosen_labels(question, picked if isinstance(picked, list) else [picked], allow_none=True)
+        if question.multi_select:
+            answers.append(chosen + ([other] if other else []))
+        elif other:  # Other… overrides a pick: the person typed what they meant
+            answers.append([other])
+        elif chosen:
+            answers.append(chosen)
+        else:
+            raise Refused(NOT_ON_A_FORM)
+    return answers
+
+
+def chosen_labels(question: Question, values: Sequence[object], *, allow_none: bool = False) -> list[str]:
+    """Option indexes from a select as labels, in option order; one for a single-select question."""
+    labels = question.labels
+    indexes: set[int] = set()
+    for value in values:
+        if not (isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 2):
+            raise Refused()
+        index = int(value)
+        if index >= len(labels) or index in indexes:
+            raise Refused()
+        indexes.add(index)
+    if single_select(question) and len(indexes) > 1:
+        raise Refused()
+    if single_select(question) and not indexes and not allow_none:
+        raise Refused()
+    return [label for index, label in enumerate(labels) if index in indexes]
+
+
+def typed(value: FieldValue | None, *, required: bool) -> str:
+    """A text field's value, verbatim; blank counts as not given."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        if required:
+            raise Refused(EMPTY_TEXT)
+        return ""
+    if not isinstance(value, str):
+        raise Refused()
+    return value
+
+
+def structured(prompt: Prompt, answers: list[list[str]]) -> list[dict[str, Any]]:
+    """The full answer set the core takes as it stands: one entry per question, by question id."""
+    return [
+        {"question_id": question.id or f"q{index + 1}", "question": question.question, "answer": answer}
+        for index, (question, answer) in enumerate(zip(prompt.questions, answers, strict=True))
+    ]
+
+
+def summary(answers: list[list[str]]) -> str:
+    """``staging``; ``CSV import · KPI cards, Table`` for several questions: for people reading the log."""
+    return " · ".join(", ".join(answer) if answer else NO_SELECTION for answer in answers)
