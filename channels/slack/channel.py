@@ -18,10 +18,12 @@ from starlette.routing import BaseRoute, Route
 from channels.slack.calls import MAX_INLINE_WAIT_S, call
 from channels.slack.events import build_app
 from channels.slack.inbound import BotIdentity, to_inbound
-from channels.slack.render import SlackMessage, render_item, render_notice
+from channels.slack.presses import Presses
+from channels.slack.render import SlackMessage, render_item, render_notice, render_settled
 from channels.slack.socket import SocketModeLink
+from channels.slack.threads import start_thread as start_session_thread
 from gateway.channel import ChannelContext, ChannelError, MessageRef
-from gateway.ids import ThreadRef
+from gateway.ids import ThreadRef, parse_thread_id
 from gateway.lease import Lease, lease_name
 from gateway.logs import event
 from gateway.models import ThreadItem
@@ -35,7 +37,9 @@ _PARTIAL_MEMORY = 256
 class SlackChannel:
     """Slack over the HTTP Events API (with a signing secret), Socket Mode (with an app token), or both.
 
-    Thread ids are ``slack:<channel>:<thread_ts>``; every item is posted as a reply in that thread.
+    Thread ids are ``slack:<channel>:<thread_ts>``; every item is posted as a reply in that thread. A
+    pending prompt carries native controls (``presses``); once it settles its message is edited to show
+    the outcome without them.
     """
 
     platform = "slack"
@@ -59,6 +63,8 @@ class SlackChannel:
         self.allow_bots = allow_bots
         self.max_inline_wait = max_inline_wait
         self.app = build_app(self.client, signing_secret, self._on_event)
+        self.presses = Presses(self.client, self.notify_private, max_inline_wait=max_inline_wait)
+        self.presses.install(self.app)
         self._http = AsyncSlackRequestHandler(self.app)
         self._link = SocketModeLink(self.app, app_token, ping_interval=ping_interval) if app_token else None
         self._context: ChannelContext | None = None
@@ -73,6 +79,7 @@ class SlackChannel:
     async def start(self, context: ChannelContext) -> None:
         """Check the token in the background; hold the Socket Mode connection under a lease if configured."""
         self._context = context
+        self.presses.sink = context.sink
         self._check_task = asyncio.create_task(self._check_token(), name="threadgate.slack.auth_test")
         if self._link is not None and self.app_token is not None:
             self._link.open()
@@ -105,6 +112,8 @@ class SlackChannel:
                 event("slack.socket.stop_timeout", logging.WARNING)
             self._lease_task = None
         self._lease = None
+        await self.presses.stop()
+        self.presses.sink = None
         self._context = None
 
     def routes(self) -> list[BaseRoute]:
@@ -116,7 +125,11 @@ class SlackChannel:
     # Outbound --------------------------------------------------------------------------------------
 
     async def post(self, thread: ThreadRef, item: ThreadItem) -> MessageRef:
-        """Post ``item`` as a reply in the thread (several messages when it is over Slack's limits)."""
+        """Post ``item`` as a reply in the thread (several messages when it is over Slack's limits).
+
+        The reference is the first message's ts, or for a prompt the message that carries its controls
+        (its last), which is the one edited once it settles.
+        """
         channel, thread_ts = thread.parts
         key = (thread.thread_id, hashlib.sha256(item.model_dump_json().encode()).hexdigest())
         posted = self._partial.pop(key, [])
@@ -127,7 +140,7 @@ class SlackChannel:
             if posted:
                 self._remember_partial(key, posted)
             raise
-        return MessageRef(thread.thread_id, posted[0])
+        return MessageRef(thread.thread_id, posted[-1] if item.type == "pending_prompt" else posted[0])
 
     async def _post_message(self, channel: str, thread_ts: str, message: SlackMessage) -> str:
         async def send() -> Any:
@@ -143,10 +156,26 @@ class SlackChannel:
         response = await call("chat.postMessage", send, max_wait=self.max_inline_wait)
         return str(response["ts"])
 
+    async def edit(self, ref: MessageRef, item: ThreadItem) -> None:
+        """Replace a settled prompt's message: its text and the outcome, its controls gone."""
+        channel = parse_thread_id(ref.thread_id).parts[0]
+        message = render_settled(item)
+
+        async def send() -> Any:
+            return await self.client.chat_update(
+                channel=channel, ts=ref.message_id, text=message.text, blocks=message.blocks
+            )
+
+        await call("chat.update", send, max_wait=self.max_inline_wait)
+
     def _remember_partial(self, key: tuple[str, str], posted: list[str]) -> None:
         self._partial[key] = posted
         while len(self._partial) > _PARTIAL_MEMORY:
             self._partial.popitem(last=False)
+
+    async def start_thread(self, channel: ThreadRef, text: str) -> str:
+        """A top-level message in the channel; the agent session's thread grows from it."""
+        return await start_session_thread(self.client, channel, text, max_wait=self.max_inline_wait)
 
     async def notify_private(self, thread: ThreadRef, identity: str, text: str) -> None:
         """An ephemeral message in the thread: only ``identity`` sees it."""

@@ -1,4 +1,4 @@
-"""Thread items as Slack messages: text in section blocks, split within Slack's limits. Pure functions."""
+"""Thread items as Slack messages: text in section blocks within Slack's limits, a prompt's controls. Pure."""
 
 from __future__ import annotations
 
@@ -6,13 +6,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from gateway.models import ThreadItem
+from channels.slack.controls import control_blocks
+from gateway.models import Question, ThreadItem
+from gateway.render import prompt_text
 
 SECTION_LIMIT = 3_000  # characters in one section block's text
 MESSAGE_TEXT_LIMIT = 40_000  # characters in a message's top-level text
 MAX_BLOCKS = 50  # blocks in one message
 MAX_PARTS = 10  # messages one item may become; beyond that the rest is cut, visibly
 _SECTIONS_PER_MESSAGE = MAX_BLOCKS - 1  # one block is kept for the "Part i of n" marker
+CONTROL_RESERVE = 3  # blocks kept free for a prompt's controls (tool call, options, buttons)
 EMPTY_TEXT = "(empty message)"  # Slack refuses a message with no text
 _ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 
@@ -75,14 +78,15 @@ def _context(text: str) -> dict[str, Any]:
     return {"type": "context", "elements": [{"type": "plain_text", "text": text, "emoji": False}]}
 
 
-def _group(pieces: list[str]) -> list[list[str]]:
-    """Pack pieces into messages: at most 49 sections and 40,000 characters of fallback text each."""
+def _group(pieces: list[str], reserve: int = 0) -> list[list[str]]:
+    """Pack pieces into messages: at most 49 sections (less ``reserve`` blocks kept for controls) and
+    40,000 characters of fallback text each."""
     groups: list[list[str]] = [[]]
     size = 0
     for piece in pieces:
         piece_size = len(escape(piece)) + 1
         if groups[-1] and (
-            len(groups[-1]) == _SECTIONS_PER_MESSAGE or size + piece_size > MESSAGE_TEXT_LIMIT
+            len(groups[-1]) == _SECTIONS_PER_MESSAGE - reserve or size + piece_size > MESSAGE_TEXT_LIMIT
         ):
             groups.append([])
             size = 0
@@ -96,13 +100,23 @@ def render_item(item: ThreadItem) -> list[SlackMessage]:
 
     Prompts and audit items are plain text, so their wording (numbered options, labels with ``*`` or
     ``_``) shows exactly as the gateway wrote it; agent messages are Slack markup. Over-long text is split
-    across messages marked "Part i of n"; past ten messages the rest is cut with a visible note.
+    across messages marked "Part i of n"; past ten messages the rest is cut with a visible note. A
+    pending prompt's controls follow its text in its last message (see ``controls``).
     """
     plain = item.type != "message"
     if not item.text.strip():
         return [SlackMessage(text=EMPTY_TEXT, blocks=[_section(EMPTY_TEXT, plain=True)])]
-    pieces = split_text(item.text, SECTION_LIMIT, _plain_length if plain else _escaped_length)
-    groups = _group(pieces)
+    prompt = item.metadata.get("prompt") if item.type == "pending_prompt" else None
+    controls = control_blocks(prompt) if isinstance(prompt, dict) else []
+    messages = _render_text(item.text, plain, reserve=CONTROL_RESERVE if controls else 0)
+    last = messages[-1]
+    messages[-1] = SlackMessage(text=last.text, blocks=last.blocks + controls)
+    return messages
+
+
+def _render_text(text: str, plain: bool, reserve: int = 0) -> list[SlackMessage]:
+    pieces = split_text(text, SECTION_LIMIT, _plain_length if plain else _escaped_length)
+    groups = _group(pieces, reserve)
     cut_chars = 0
     if len(groups) > MAX_PARTS:
         cut_chars = sum(len(piece) for group in groups[MAX_PARTS:] for piece in group)
@@ -119,6 +133,21 @@ def render_item(item: ThreadItem) -> list[SlackMessage]:
             blocks.append(_context(" · ".join(notes)))
         messages.append(SlackMessage(text=escape("\n".join(group)), blocks=blocks))
     return messages
+
+
+def render_settled(item: ThreadItem) -> SlackMessage:
+    """What a settled prompt's message becomes (``settled_prompt_item``): its text, then the outcome,
+    and no controls. A prompt that took several messages keeps its earlier parts; the last one, which
+    carried the controls, becomes this."""
+    questions = (item.metadata.get("prompt") or {}).get("questions") or []
+    body = prompt_text([Question.model_validate(question) for question in questions]) if questions else ""
+    if not body or not item.text.startswith(body):
+        return _render_text(item.text, plain=True)[0]
+    outcome = item.text[len(body) :].strip("\n")
+    last = _render_text(body, plain=True, reserve=CONTROL_RESERVE)[-1]
+    outcome_sections = [_section(piece, plain=True) for piece in split_text(outcome, SECTION_LIMIT)]
+    text = f"{last.text}\n\n{escape(outcome)}"[:MESSAGE_TEXT_LIMIT]
+    return SlackMessage(text=text, blocks=(last.blocks + outcome_sections)[:MAX_BLOCKS])
 
 
 def render_notice(text: str) -> SlackMessage:

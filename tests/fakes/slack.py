@@ -6,6 +6,12 @@
   (v0 HMAC-SHA256 over ``v0:<timestamp>:<body>``), optionally as a retry (``X-Slack-Retry-Num``).
 - Socket Mode: ``apps.connections.open`` hands out ``ws://`` URLs to this server; ``push()`` sends an
   envelope over the open connection and waits for the client's acknowledgement.
+- Interactivity: ``press()`` presses a control found in a posted message (a button, a select menu's
+  option, a checkbox) as a person would and sends the ``block_actions`` payload Slack sends, form-encoded
+  and signed (or over Socket Mode); ``submit()`` fills in and submits a modal the app opened with
+  ``views.open``. Each press carries a fresh ``trigger_id`` (valid 3 s, once) and a ``response_url``
+  on this server. Like Slack, a gateway that does not acknowledge within 3 s has failed the interaction.
+- Messages are kept as they are now: ``chat.update`` replaces one, and ``message()`` shows it.
 - Rate limits and refusals: ``rate_limit()`` and ``refuse()`` make the next calls to a method fail.
 """
 
@@ -18,8 +24,10 @@ import itertools
 import json
 import socket
 import time
+import urllib.parse
 import uuid
 from collections import defaultdict, deque
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +37,9 @@ from aiohttp import web
 SECTION_LIMIT = 3_000
 TEXT_LIMIT = 40_000
 MAX_BLOCKS = 50
+MAX_VIEW_BLOCKS = 100
+INTERACTION_DEADLINE_S = 3.0  # Slack's wait for an acknowledgement, and a trigger id's life
+OPTION_TEXT_LIMIT = 75
 
 
 @dataclass
@@ -68,6 +79,13 @@ class FakeSlack:
     _ts: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _runner: web.AppRunner | None = None
     port: int = 0
+    ack_deadline: float = INTERACTION_DEADLINE_S  # how long Slack waits for an interaction's ack
+    messages: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)  # (channel, ts) → now
+    views: dict[str, dict[str, Any]] = field(default_factory=dict)  # modals opened, by view id
+    responses: list[dict[str, Any]] = field(default_factory=list)  # bodies posted to response_urls
+    interactions: list[tuple[int, bytes]] = field(default_factory=list)  # (status, body) per interaction
+    _triggers: dict[str, float] = field(default_factory=dict)  # trigger id → when issued
+    _response_urls: set[str] = field(default_factory=set)
 
     # Server ----------------------------------------------------------------------------------------
 
@@ -75,6 +93,7 @@ class FakeSlack:
         app = web.Application()
         app.router.add_post("/api/{method}", self._api)
         app.router.add_get("/link/", self._socket)
+        app.router.add_post("/respond/{token}", self._respond)
         self._runner = web.AppRunner(app)
         await self._runner.setup()
         sock = socket.socket()
@@ -107,6 +126,17 @@ class FakeSlack:
 
     def ephemerals(self) -> list[dict[str, Any]]:
         return [call.params for call in self.calls_to("chat.postEphemeral") if call.ok]
+
+    def message(self, posted: dict[str, Any]) -> dict[str, Any]:
+        """A posted message (as ``posted()`` lists it) as it is now, after any ``chat.update``."""
+        return self.messages[(posted["channel"], posted["ts"])]
+
+    def private_notices(self) -> list[str]:
+        """Texts only one person saw: ephemeral messages and ephemeral responses, oldest first."""
+        texts = [params.get("text", "") for params in self.ephemerals()]
+        return texts + [
+            body.get("text", "") for body in self.responses if body.get("response_type") == "ephemeral"
+        ]
 
     def rate_limit(self, method: str, retry_after: float, times: int = 1, after: int = 0) -> None:
         """After ``after`` more calls, the next ``times`` calls to ``method`` answer 429 with Retry-After."""
@@ -171,9 +201,38 @@ class FakeSlack:
             return {"ok": False, "error": problem}
         ts = self.next_ts()
         params["ts"] = ts
-        message = {"type": "message", "user": self.bot_user_id, "bot_id": self.bot_id, "ts": ts}
+        message: dict[str, Any] = {"type": "message", "user": self.bot_user_id, "bot_id": self.bot_id}
+        message["ts"] = ts
         message.update({key: params[key] for key in ("text", "blocks", "thread_ts") if key in params})
+        message["blocks"] = _blocks(params)
+        self.messages[(params["channel"], ts)] = message
         return {"ok": True, "channel": params["channel"], "ts": ts, "message": message}
+
+    def _chat_update(self, params: dict[str, Any]) -> dict[str, Any]:
+        current = self.messages.get((params.get("channel", ""), params.get("ts", "")))
+        if current is None:
+            return {"ok": False, "error": "message_not_found"}
+        problem = _message_problem(params)
+        if problem:
+            return {"ok": False, "error": problem}
+        current.update(text=params.get("text", ""), blocks=_blocks(params), edited={"user": self.bot_user_id})
+        return {"ok": True, "channel": params["channel"], "ts": params["ts"], "text": current["text"]}
+
+    def _views_open(self, params: dict[str, Any]) -> dict[str, Any]:
+        issued = self._triggers.pop(str(params.get("trigger_id")), None)
+        if issued is None:
+            return {"ok": False, "error": "invalid_trigger_id"}
+        if time.monotonic() - issued > INTERACTION_DEADLINE_S:
+            return {"ok": False, "error": "expired_trigger_id"}
+        raw = params.get("view")
+        view = json.loads(raw) if isinstance(raw, str) else raw
+        problem = _view_problem(view)
+        if problem or not isinstance(view, dict):
+            return {"ok": False, "error": "invalid_arguments", "response_metadata": {"messages": [problem]}}
+        view_id = f"V{uuid.uuid4().hex[:10].upper()}"
+        opened = {**view, "id": view_id, "hash": uuid.uuid4().hex, "team_id": self.team_id}
+        self.views[view_id] = opened
+        return {"ok": True, "view": opened}
 
     def _chat_postEphemeral(self, params: dict[str, Any]) -> dict[str, Any]:
         problem = _message_problem(params)
@@ -242,6 +301,151 @@ class FakeSlack:
             self.deliveries.append((response.status, await response.read()))
             return response.status
 
+    # Interactivity ---------------------------------------------------------------------------------
+
+    def _user(self, user: str) -> dict[str, Any]:
+        return {"id": user, "username": user.lower(), "name": user.lower(), "team_id": self.team_id}
+
+    def _trigger(self) -> str:
+        trigger_id = f"{int(time.time())}.{uuid.uuid4().int % 10**12}.{uuid.uuid4().hex}"
+        self._triggers[trigger_id] = time.monotonic()
+        return trigger_id
+
+    def press_payload(
+        self,
+        posted: dict[str, Any],
+        label: str,
+        *,
+        user: str,
+        ticked: list[str] | None = None,
+        value: str | None = None,
+    ) -> dict[str, Any]:
+        """The ``block_actions`` payload for pressing the control labelled ``label`` in a posted message.
+
+        ``label`` names a button, a select menu's option (chosen) or a checkbox (toggled). ``ticked``
+        names the boxes the person has ticked in the message (its ``state.values``). ``value`` replaces
+        the control's value, as a forged request would.
+        """
+        message = dict(self.message(posted))
+        blocks = _blocks(posted)
+        message["blocks"] = blocks  # what the person's client shows: the message as posted
+        action = _find_action(blocks, label)
+        if value is not None:
+            target = action.get("selected_option") or action
+            target["value"] = value
+        response_url = f"http://127.0.0.1:{self.port}/respond/{uuid.uuid4().hex}"
+        self._response_urls.add(response_url.rsplit("/", 1)[1])
+        return {
+            "type": "block_actions",
+            "user": self._user(user),
+            "api_app_id": self.api_app_id,
+            "token": "legacy-verification-token",
+            "container": {
+                "type": "message",
+                "message_ts": posted["ts"],
+                "channel_id": posted["channel"],
+                "is_ephemeral": False,
+                "thread_ts": posted.get("thread_ts"),
+            },
+            "trigger_id": self._trigger(),
+            "team": {"id": self.team_id, "domain": "fake"},
+            "enterprise": None,
+            "is_enterprise_install": False,
+            "channel": {"id": posted["channel"], "name": "team"},
+            "message": message,
+            "state": {"values": _message_state(blocks, ticked or [])},
+            "response_url": response_url,
+            "actions": [action],
+        }
+
+    def opened_views(self) -> list[dict[str, Any]]:
+        return list(self.views.values())
+
+    def submit_payload(
+        self, view: dict[str, Any], *, user: str, fill: Mapping[str, list[str] | str] | None = None
+    ) -> dict[str, Any]:
+        """The ``view_submission`` payload for a modal, its inputs filled in by label.
+
+        A list names the options chosen in a radio group, checkboxes or a select menu; a string is typed
+        into a text box. Inputs not named keep their initial value.
+        """
+        values: dict[str, Any] = {}
+        fill = dict(fill or {})
+        for block in view["blocks"]:
+            if block.get("type") != "input":
+                continue
+            values[block["block_id"]] = {
+                block["element"]["action_id"]: _input_state(
+                    block["element"], fill.pop(block["label"]["text"], None)
+                )
+            }
+        if fill:
+            raise AssertionError(f"no input labelled {sorted(fill)} in the view")
+        submitted = {**view, "state": {"values": values}}
+        return {
+            "type": "view_submission",
+            "team": {"id": self.team_id, "domain": "fake"},
+            "user": self._user(user),
+            "api_app_id": self.api_app_id,
+            "token": "legacy-verification-token",
+            "trigger_id": self._trigger(),
+            "view": submitted,
+            "response_urls": [],
+            "is_enterprise_install": False,
+            "enterprise": None,
+        }
+
+    async def interact(self, url: str, payload: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """Send an interaction payload as Slack does (form-encoded ``payload=``, signed); returns the
+        gateway's status and JSON answer ({} when empty). Past ``ack_deadline`` Slack gives up: status 0."""
+        raw = urllib.parse.urlencode({"payload": json.dumps(payload)}).encode()
+        stamp = int(time.time())
+        headers = {
+            "Content-Type": "application/x-www-form-urlencoded",
+            "X-Slack-Request-Timestamp": str(stamp),
+            "X-Slack-Signature": self.sign(raw, stamp),
+        }
+        timeout = aiohttp.ClientTimeout(total=self.ack_deadline)
+        try:
+            async with (
+                aiohttp.ClientSession(timeout=timeout) as session,
+                session.post(url, data=raw, headers=headers) as response,
+            ):
+                body = await response.read()
+                status = response.status
+        except TimeoutError:
+            status, body = 0, b""
+        self.interactions.append((status, body))
+        return status, json.loads(body) if body.strip() else {}
+
+    async def press(self, url: str, posted: dict[str, Any], label: str, **kwargs: Any) -> int:
+        """Press a control of a posted message (see ``press_payload``) over HTTP; returns the status."""
+        status, _ = await self.interact(url, self.press_payload(posted, label, **kwargs))
+        return status
+
+    async def submit(
+        self, url: str, view: dict[str, Any], *, user: str, fill: Mapping[str, list[str] | str] | None = None
+    ) -> dict[str, Any]:
+        """Submit a modal over HTTP; returns the gateway's answer (``{}`` closes the modal)."""
+        status, answer = await self.interact(url, self.submit_payload(view, user=user, fill=fill))
+        if status != 200:
+            raise AssertionError(f"the gateway answered the submission with HTTP {status}")
+        return answer
+
+    async def _respond(self, request: web.Request) -> web.Response:
+        if request.match_info["token"] not in self._response_urls:
+            return web.Response(status=404, text="no_such_response_url")
+        self.responses.append(await request.json())
+        return web.json_response({"ok": True})
+
+    async def wait_for(self, condition: Any, timeout: float = 5.0) -> None:
+        """Wait until ``condition()`` is true (a press is handled after it is acknowledged)."""
+        deadline = time.monotonic() + timeout
+        while not condition():
+            if time.monotonic() > deadline:
+                raise AssertionError("the fake Slack did not see what was expected in time")
+            await asyncio.sleep(0.01)
+
     # Socket Mode -----------------------------------------------------------------------------------
 
     @property
@@ -274,9 +478,15 @@ class FakeSlack:
             await asyncio.sleep(0.02)
 
     async def push(
-        self, body: dict[str, Any], *, retry_attempt: int = 0, timeout: float = 5.0
+        self,
+        body: dict[str, Any],
+        *,
+        retry_attempt: int = 0,
+        timeout: float = 5.0,
+        envelope_type: str = "events_api",
     ) -> dict[str, Any]:
-        """Send an ``events_api`` envelope over the open connection; returns the client's ack."""
+        """Send an ``events_api`` (or ``interactive``) envelope over the open connection; returns the
+        client's ack."""
         open_sockets = [ws for ws in self._sockets if not ws.closed]
         if len(open_sockets) != 1:
             raise AssertionError(f"{len(open_sockets)} Socket Mode connections open, expected 1")
@@ -286,8 +496,8 @@ class FakeSlack:
         await open_sockets[0].send_json(
             {
                 "envelope_id": envelope_id,
-                "type": "events_api",
-                "accepts_response_payload": False,
+                "type": envelope_type,
+                "accepts_response_payload": envelope_type == "interactive",
                 "retry_attempt": retry_attempt,
                 "retry_reason": "timeout" if retry_attempt else "",
                 "payload": body,
@@ -315,7 +525,175 @@ def _message_problem(params: dict[str, Any]) -> str | None:
             content = block.get("text", {}).get("text") if block.get("type") == "section" else None
             if block.get("type") == "section" and not (content and len(content) <= SECTION_LIMIT):
                 return "invalid_blocks"
+        if _blocks_problem(blocks, allow_inputs=False):
+            return "invalid_blocks"
     return None
+
+
+def _blocks(params: dict[str, Any]) -> list[dict[str, Any]]:
+    blocks = params.get("blocks") or []
+    return json.loads(blocks) if isinstance(blocks, str) else list(blocks)
+
+
+def _text_problem(text: Any, limit: int, what: str) -> str | None:
+    if not isinstance(text, dict) or text.get("type") not in ("plain_text", "mrkdwn"):
+        return f"{what} is not a text object"
+    if not text.get("text") or len(text["text"]) > limit:
+        return f"{what} must be 1 to {limit} characters"
+    return None
+
+
+def _options_problem(element: dict[str, Any], limit: int) -> str | None:
+    options = element.get("options") or []
+    if not 1 <= len(options) <= limit:
+        return f"{element['type']} takes 1 to {limit} options"
+    values = [option.get("value") for option in options]
+    if len(set(values)) != len(values) or not all(isinstance(v, str) and 0 < len(v) <= 150 for v in values):
+        return "option values must be unique strings of at most 150 characters"
+    for option in options:
+        problem = _text_problem(option.get("text"), OPTION_TEXT_LIMIT, "an option's text")
+        if problem or ("description" in option and _text_problem(option["description"], 75, "a description")):
+            return problem or "an option's description is too long"
+    return None
+
+
+_OPTION_LIMITS = {
+    "checkboxes": 10,
+    "radio_buttons": 10,
+    "static_select": 100,
+    "multi_static_select": 100,
+}
+_INPUT_ELEMENTS = {"plain_text_input", *_OPTION_LIMITS}
+
+
+def _element_problem(element: dict[str, Any]) -> str | None:
+    """What Slack would refuse in an interactive element (the limits the gateway relies on)."""
+    kind = element.get("type")
+    action_id = element.get("action_id")
+    if not isinstance(action_id, str) or not 0 < len(action_id) <= 255:
+        return "action_id must be 1 to 255 characters"
+    if kind == "button":
+        value = element.get("value", "")
+        if len(value) > 2_000:
+            return "a button's value is at most 2000 characters"
+        return _text_problem(element.get("text"), OPTION_TEXT_LIMIT, "a button's text")
+    if kind in _OPTION_LIMITS:
+        return _options_problem(element, _OPTION_LIMITS[kind])
+    if kind == "plain_text_input":
+        return None if 0 < element.get("max_length", 3_000) <= 3_000 else "max_length is at most 3000"
+    return f"unknown element type {kind!r}"
+
+
+def _blocks_problem(blocks: list[dict[str, Any]], *, allow_inputs: bool) -> str | None:
+    """Block Kit rules for actions, input, context and rich_text blocks; unique block and action ids."""
+    block_ids = [block["block_id"] for block in blocks if "block_id" in block]
+    if len(set(block_ids)) != len(block_ids) or any(len(block_id) > 255 for block_id in block_ids):
+        return "block_id values must be unique and at most 255 characters"
+    for block in blocks:
+        kind = block.get("type")
+        if kind == "actions":
+            elements = block.get("elements") or []
+            action_ids = [element.get("action_id") for element in elements]
+            if not 1 <= len(elements) <= 25 or len(set(action_ids)) != len(action_ids):
+                return "an actions block takes 1 to 25 elements with unique action_id values"
+            if any(element.get("type") == "plain_text_input" for element in elements):
+                return "a text input belongs in an input block"
+            problem = next(filter(None, map(_element_problem, elements)), None)
+            if problem:
+                return problem
+        elif kind == "input":
+            if not allow_inputs:
+                return "input blocks belong in modals"
+            element = block.get("element") or {}
+            if element.get("type") not in _INPUT_ELEMENTS:
+                return "unsupported input element"
+            problem = _text_problem(block.get("label"), 2_000, "a label") or _element_problem(element)
+            if problem:
+                return problem
+        elif kind == "context":
+            if not 1 <= len(block.get("elements") or []) <= 10:
+                return "a context block takes 1 to 10 elements"
+        elif kind == "rich_text":
+            if not block.get("elements"):
+                return "a rich_text block needs elements"
+        elif kind != "section":
+            return f"unknown block type {kind!r}"
+    return None
+
+
+def _view_problem(view: Any) -> str | None:
+    """What Slack would refuse in a modal opened with ``views.open``."""
+    if not isinstance(view, dict) or view.get("type") != "modal":
+        return "view must be a modal"
+    for key in ("title", "submit", "close"):
+        if key in view and _text_problem(view[key], 24, key):
+            return f"{key} must be plain text of 1 to 24 characters"
+    if len(view.get("private_metadata", "")) > 3_000 or len(view.get("callback_id", "")) > 255:
+        return "private_metadata or callback_id too long"
+    blocks = view.get("blocks") or []
+    if not 1 <= len(blocks) <= MAX_VIEW_BLOCKS:
+        return "a view takes 1 to 100 blocks"
+    if any(block.get("type") == "input" for block in blocks) and "submit" not in view:
+        return "a view with inputs needs a submit button"
+    if sum(1 for block in blocks if (block.get("element") or {}).get("focus_on_load")) > 1:
+        return "only one element may have focus_on_load"
+    return _blocks_problem(blocks, allow_inputs=True)
+
+
+def _find_action(blocks: list[dict[str, Any]], label: str) -> dict[str, Any]:
+    """The action Slack reports when a person presses the control labelled ``label``."""
+    now = f"{time.time():.6f}"
+    for block in blocks:
+        if block.get("type") != "actions":
+            continue
+        for element in block["elements"]:
+            common = {
+                "type": element["type"],
+                "action_id": element["action_id"],
+                "block_id": block["block_id"],
+            }
+            if element["type"] == "button" and element["text"]["text"] == label:
+                return {**common, "text": element["text"], "value": element.get("value"), "action_ts": now}
+            for option in element.get("options") or []:
+                if option["text"]["text"] != label:
+                    continue
+                if element["type"] == "static_select":
+                    return {**common, "selected_option": dict(option), "action_ts": now}
+                return {**common, "selected_options": [dict(option)], "action_ts": now}
+    raise AssertionError(f"no control labelled {label!r} in the message")
+
+
+def _message_state(blocks: list[dict[str, Any]], ticked: list[str]) -> dict[str, Any]:
+    """A message's ``state.values``: what its stateful elements hold for the person pressing."""
+    values: dict[str, Any] = {}
+    for block in blocks:
+        for element in (block.get("elements") or []) if block.get("type") == "actions" else []:
+            if element["type"] in ("checkboxes", "multi_static_select"):
+                chosen = [dict(option) for option in element["options"] if option["text"]["text"] in ticked]
+                state = {"type": element["type"], "selected_options": chosen}
+                values.setdefault(block["block_id"], {})[element["action_id"]] = state
+    return values
+
+
+def _input_state(element: dict[str, Any], filled: list[str] | str | None) -> dict[str, Any]:
+    """An input element's entry in a submitted view's ``state.values``."""
+    kind = element["type"]
+    if kind == "plain_text_input":
+        value = filled if isinstance(filled, str) else element.get("initial_value")
+        return {"type": kind, "value": value or None}
+    options = element.get("options") or []
+    if filled is None:
+        chosen = list(element.get("initial_options") or [])
+        if "initial_option" in element:
+            chosen = [element["initial_option"]]
+    else:
+        labels = [filled] if isinstance(filled, str) else filled
+        chosen = [option for option in options if option["text"]["text"] in labels]
+        if len(chosen) != len(labels):
+            raise AssertionError(f"not every one of {labels} is an option of the input")
+    if kind in ("checkboxes", "multi_static_select"):
+        return {"type": kind, "selected_options": chosen}
+    return {"type": kind, "selected_option": chosen[0] if chosen else None}
 
 
 def message_event(

@@ -1,0 +1,241 @@
+"""A pending prompt's native controls in a Slack message, and what a press on them answers. Pure functions.
+
+Control data is compact and checked, never trusted: an ``action_id`` names what the control does
+(``tg.pick.<n>``, ``tg.choose``, ``tg.toggle``, ``tg.submit``, ``tg.other``, ``tg.form``) and its value
+is ``<prompt_id>[.<question index>[.<option index>]]``. Indexes, not labels, so a value stays short
+whatever the labels, and the labels a press answers with always come from the stored prompt.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from gateway.models import Answer, Prompt, PromptKind, Question, ToolCall
+
+PREFIX = "tg."
+MAX_BUTTONS = 5  # option buttons in a message; past that a select menu
+MAX_CHECKBOXES = 10  # Slack's limit for checkboxes and radio buttons
+OPTION_TEXT_LIMIT = 75  # characters in a button's or an option's text (and an option's description)
+TOOL_ARGS_LIMIT = 2_500  # characters of a tool call's arguments shown before the rest is cut, visibly
+ACTIONS_BLOCK = "tg.buttons"
+TOGGLES_BLOCK = "tg.toggles"
+_VALUE = re.compile(r"(?P<pid>prm_[0-9A-Za-z]{1,40})(?:\.(?P<q>\d{1,2})(?:\.(?P<o>\d{1,3}))?)?", re.ASCII)
+
+
+class Verb(StrEnum):
+    """What a control does when pressed."""
+
+    PICK = "pick"  # a button that answers with its option
+    CHOOSE = "choose"  # a select menu that answers with the chosen option
+    TOGGLE = "toggle"  # a checkbox changed: nothing to do until Submit
+    SUBMIT = "submit"  # answers a multi-select with the checked boxes
+    OTHER = "other"  # opens the form with the "Other" answer box focused
+    FORM = "form"  # opens the form (free text, several questions)
+
+
+@dataclass(frozen=True, slots=True)
+class ControlRef:
+    """What a control's value points at: a prompt, and maybe one of its questions and options."""
+
+    prompt_id: str
+    question: int | None = None
+    option: int | None = None
+
+    def encode(self) -> str:
+        parts = [self.prompt_id]
+        if self.question is not None:
+            parts.append(str(self.question))
+            if self.option is not None:
+                parts.append(str(self.option))
+        return ".".join(parts)
+
+
+def decode(value: object) -> ControlRef | None:
+    """The ControlRef a control's value spells, or None when it is malformed."""
+    match = _VALUE.fullmatch(value) if isinstance(value, str) else None
+    if match is None:
+        return None
+    question, option = match["q"], match["o"]
+    return ControlRef(
+        match["pid"],
+        int(question) if question is not None else None,
+        int(option) if option is not None else None,
+    )
+
+
+def verb_of(action_id: object) -> Verb | None:
+    """The verb an ``action_id`` names (``tg.pick.2`` → PICK), or None when it is not one of ours."""
+    if not isinstance(action_id, str) or not action_id.startswith(PREFIX):
+        return None
+    name = action_id.removeprefix(PREFIX).split(".", 1)[0]
+    return Verb(name) if name in Verb._value2member_map_ else None
+
+
+def shorten(text: str, limit: int = OPTION_TEXT_LIMIT) -> str:
+    """``text`` cut to ``limit`` characters with a visible ellipsis."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def plain(text: str) -> dict[str, Any]:
+    return {"type": "plain_text", "text": text, "emoji": False}
+
+
+def button(text: str, action: str, value: str, style: str | None = None) -> dict[str, Any]:
+    element: dict[str, Any] = {"type": "button", "text": plain(shorten(text)), "action_id": action}
+    element["value"] = value
+    if style is not None:
+        element["style"] = style
+    return element
+
+
+def option(text: str, value: str, description: str | None = None) -> dict[str, Any]:
+    entry: dict[str, Any] = {"text": plain(shorten(text)), "value": value}
+    if description:
+        entry["description"] = plain(shorten(description))
+    return entry
+
+
+def tool_call_block(tool_call: ToolCall) -> dict[str, Any]:
+    """The real call an approval is for: its name, then its arguments as JSON, cut visibly when long."""
+    arguments = json.dumps(tool_call.arguments, indent=2, ensure_ascii=False, default=str)
+    if len(arguments) > TOOL_ARGS_LIMIT:
+        cut = len(arguments) - TOOL_ARGS_LIMIT
+        arguments = f"{arguments[:TOOL_ARGS_LIMIT]}\n… truncated: {cut} more characters not shown"
+    heading = [
+        {"type": "text", "text": "Tool call: ", "style": {"bold": True}},
+        {"type": "text", "text": tool_call.name, "style": {"code": True}},
+    ]
+    return {
+        "type": "rich_text",
+        "elements": [
+            {"type": "rich_text_section", "elements": heading},
+            {"type": "rich_text_preformatted", "elements": [{"type": "text", "text": arguments}]},
+        ],
+    }
+
+
+def _choice_blocks(prompt_id: str, question: Question) -> list[dict[str, Any]]:
+    """Single-select: a button per option (a select menu past five), then "Other…"."""
+    other = button("Other…", f"{PREFIX}{Verb.OTHER}", ControlRef(prompt_id, 0).encode())
+    if len(question.options) <= MAX_BUTTONS:
+        elements = [
+            button(label, f"{PREFIX}{Verb.PICK}.{index}", ControlRef(prompt_id, 0, index).encode())
+            for index, label in enumerate(question.labels)
+        ]
+    else:
+        menu = {
+            "type": "static_select",
+            "action_id": f"{PREFIX}{Verb.CHOOSE}",
+            "placeholder": plain("Choose…"),
+            "options": [
+                option(label, ControlRef(prompt_id, 0, index).encode())
+                for index, label in enumerate(question.labels)
+            ],
+        }
+        elements = [menu]
+    return [{"type": "actions", "block_id": ACTIONS_BLOCK, "elements": [*elements, other]}]
+
+
+def _toggle_blocks(prompt_id: str, question: Question) -> list[dict[str, Any]]:
+    """Multi-select: checkboxes (a multi-select menu past ten), then Submit and "Other…"."""
+    options = [
+        option(item.label, ControlRef(prompt_id, 0, index).encode(), item.description)
+        for index, item in enumerate(question.options)
+    ]
+    toggles: dict[str, Any] = {"action_id": f"{PREFIX}{Verb.TOGGLE}", "options": options}
+    if len(options) <= MAX_CHECKBOXES:
+        toggles["type"] = "checkboxes"
+    else:
+        toggles.update(type="multi_static_select", placeholder=plain("Choose any…"))
+        for entry in options:
+            entry.pop("description", None)
+    reference = ControlRef(prompt_id, 0).encode()
+    buttons = [
+        button("Submit", f"{PREFIX}{Verb.SUBMIT}", reference, style="primary"),
+        button("Other…", f"{PREFIX}{Verb.OTHER}", reference),
+    ]
+    return [
+        {"type": "actions", "block_id": TOGGLES_BLOCK, "elements": [toggles]},
+        {"type": "actions", "block_id": ACTIONS_BLOCK, "elements": buttons},
+    ]
+
+
+def control_blocks(prompt_meta: dict[str, Any]) -> list[dict[str, Any]]:
+    """The controls for a ``pending_prompt`` item's ``metadata.prompt``: blocks that follow its text."""
+    prompt_id = str(prompt_meta["prompt_id"])
+    kind = PromptKind(prompt_meta["kind"])
+    questions = [Question.model_validate(question) for question in prompt_meta["questions"]]
+    blocks: list[dict[str, Any]] = []
+    if kind is PromptKind.APPROVAL:
+        if prompt_meta.get("tool_call"):
+            blocks.append(tool_call_block(ToolCall.model_validate(prompt_meta["tool_call"])))
+        approve = button("Approve", f"{PREFIX}{Verb.PICK}.0", ControlRef(prompt_id, 0, 0).encode(), "primary")
+        deny = button("Deny", f"{PREFIX}{Verb.PICK}.1", ControlRef(prompt_id, 0, 1).encode(), "danger")
+        blocks.append({"type": "actions", "block_id": ACTIONS_BLOCK, "elements": [approve, deny]})
+        return blocks
+    if len(questions) == 1 and questions[0].options:
+        question = questions[0]
+        if question.multi_select:
+            return _toggle_blocks(prompt_id, question)
+        return _choice_blocks(prompt_id, question)
+    answer = button("Answer…", f"{PREFIX}{Verb.FORM}", ControlRef(prompt_id).encode(), style="primary")
+    return [{"type": "actions", "block_id": ACTIONS_BLOCK, "elements": [answer]}]
+
+
+def single_options_question(prompt: Prompt) -> Question | None:
+    """The one question a message's option controls answer, when the prompt has such controls."""
+    if len(prompt.questions) != 1 or not prompt.questions[0].options:
+        return None
+    return prompt.questions[0]
+
+
+def _in_range(ref: ControlRef, prompt: Prompt, question: Question) -> bool:
+    return (
+        ref.prompt_id == prompt.prompt_id
+        and ref.question == 0
+        and ref.option is not None
+        and ref.option < len(question.options)
+    )
+
+
+def press_answer(prompt: Prompt, verb: Verb, ref: ControlRef, checked: list[ControlRef]) -> list[str] | None:
+    """The labels a PICK, CHOOSE or SUBMIT press answers its prompt's one question with.
+
+    None when the press does not fit the prompt (another prompt, an index out of range, a control of
+    another shape): such a press is refused and never reaches the core.
+    """
+    question = single_options_question(prompt)
+    if question is None or ref.prompt_id != prompt.prompt_id:
+        return None
+    if verb in (Verb.PICK, Verb.CHOOSE):
+        if question.multi_select or not _in_range(ref, prompt, question):
+            return None
+        assert ref.option is not None
+        return [question.labels[ref.option]]
+    if verb is Verb.SUBMIT and question.multi_select and ref.question == 0 and ref.option is None:
+        if not all(_in_range(box, prompt, question) for box in checked):
+            return None
+        chosen = {box.option for box in checked}
+        return [label for index, label in enumerate(question.labels) if index in chosen]
+    return None
+
+
+def opens_form(prompt: Prompt, verb: Verb, ref: ControlRef) -> bool:
+    """Whether an OTHER or FORM press fits the prompt (OTHER: its one option question; FORM: the prompt)."""
+    if ref.prompt_id != prompt.prompt_id or ref.option is not None:
+        return False
+    if verb is Verb.OTHER:
+        return ref.question == 0 and single_options_question(prompt) is not None
+    return verb is Verb.FORM and ref.question is None and prompt.kind is not PromptKind.APPROVAL
+
+
+def structured(prompt: Prompt, answers: list[list[str]]) -> list[Answer]:
+    """One Answer per question, in order: the full set the core expects in ``metadata.answers``."""
+    return [
+        Answer(question=question.question, question_id=question.id or f"q{index + 1}", answer=answer)
+        for index, (question, answer) in enumerate(zip(prompt.questions, answers, strict=True))
+    ]

@@ -1,0 +1,167 @@
+"""The answer form, a Slack modal with every question of a prompt, read back as one set of answers. Pure.
+
+Each question is an input block: options as radio buttons or checkboxes (a select menu past ten), with
+an optional "Other answer" box under them, since every option list also takes free text; a question
+without options is a text box. The prompt id rides in ``private_metadata``; a question's blocks are
+``q<i>`` (its options), ``o<i>`` (its "Other answer") and ``t<i>`` (its text box), by position.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from channels.slack.controls import MAX_CHECKBOXES, option, plain, shorten
+from gateway.models import Prompt, Question
+
+FORM_CALLBACK = "tg.form"
+CHOICE, TEXT = "choice", "text"  # the action ids of the inputs inside a form
+TEXT_INPUT_LIMIT = 3_000  # Slack's longest plain_text_input
+LABEL_LIMIT = 2_000  # characters in an input block's label
+OTHER_LABEL = "Other answer"
+PICK_ONE = "Choose an option, or type your own answer below."
+NOT_BOTH = "Choose an option or type your own answer, not both."
+TYPE_SOMETHING = "Type an answer."
+
+
+@dataclass(frozen=True, slots=True)
+class FormReading:
+    """A submitted form: one answer list per question, or errors by block id to show in the form.
+
+    ``answers`` is None when the submission does not fit the prompt (a block missing, an option index
+    out of range): it is refused, not shown as an error.
+    """
+
+    answers: list[list[str]] | None
+    errors: dict[str, str] = field(default_factory=dict)
+
+
+def other_label(question: Question, several: bool) -> str:
+    """The label of a question's "Other answer" box: names the question when the form has several."""
+    if not several:
+        return OTHER_LABEL
+    return f"{OTHER_LABEL} ({shorten(question.header or question.question, 80)})"
+
+
+def _options_element(question: Question, checked: list[int]) -> dict[str, Any]:
+    few = len(question.options) <= MAX_CHECKBOXES
+    options = [
+        option(item.label, str(index), item.description if few else None)
+        for index, item in enumerate(question.options)
+    ]
+    element: dict[str, Any] = {"action_id": CHOICE, "options": options}
+    if question.multi_select:
+        element["type"] = "checkboxes" if few else "multi_static_select"
+        initial = [options[index] for index in checked if 0 <= index < len(options)]
+        if initial:
+            element["initial_options"] = initial
+    else:
+        element["type"] = "radio_buttons" if few else "static_select"
+    if not few:
+        element["placeholder"] = plain("Choose any…" if question.multi_select else "Choose…")
+    return element
+
+
+def _text_element(*, multiline: bool, focus: bool) -> dict[str, Any]:
+    element: dict[str, Any] = {
+        "type": "plain_text_input",
+        "action_id": TEXT,
+        "multiline": multiline,
+        "max_length": TEXT_INPUT_LIMIT,
+    }
+    if focus:
+        element["focus_on_load"] = True
+    return element
+
+
+def _input(block_id: str, label: str, element: dict[str, Any], *, optional: bool) -> dict[str, Any]:
+    return {
+        "type": "input",
+        "block_id": block_id,
+        "label": plain(shorten(label, LABEL_LIMIT)),
+        "element": element,
+        "optional": optional,
+    }
+
+
+def form_view(
+    prompt: Prompt, *, focus_other: bool = False, checked: list[int] | None = None
+) -> dict[str, Any]:
+    """The modal for ``prompt``. ``focus_other`` puts the cursor in the first "Other answer" box (the
+    "Other…" button); ``checked`` carries a multi-select's boxes already ticked in the message."""
+    several = len(prompt.questions) > 1
+    blocks: list[dict[str, Any]] = []
+    for index, question in enumerate(prompt.questions):
+        if question.options:
+            element = _options_element(question, (checked or []) if index == 0 else [])
+            blocks.append(_input(f"q{index}", question.question, element, optional=True))
+            focus = focus_other and index == 0
+            other = _text_element(multiline=False, focus=focus)
+            blocks.append(_input(f"o{index}", other_label(question, several), other, optional=True))
+        else:
+            text = _text_element(multiline=True, focus=index == 0 and not focus_other)
+            blocks.append(_input(f"t{index}", question.question, text, optional=False))
+    return {
+        "type": "modal",
+        "callback_id": FORM_CALLBACK,
+        "private_metadata": prompt.prompt_id,
+        "title": plain("Answer"),
+        "submit": plain("Submit"),
+        "close": plain("Cancel"),
+        "blocks": blocks,
+    }
+
+
+def _indexes(state: dict[str, Any], count: int) -> list[int] | None:
+    """The option indexes an options input holds, or None when one is not an option of the question."""
+    chosen = state.get("selected_options")
+    if chosen is None:
+        single = state.get("selected_option")
+        chosen = [single] if single else []
+    indexes: list[int] = []
+    for entry in chosen:
+        value = entry.get("value") if isinstance(entry, dict) else None
+        if not (isinstance(value, str) and value.isascii() and value.isdigit() and int(value) < count):
+            return None
+        indexes.append(int(value))
+    return indexes
+
+
+def _text(values: dict[str, Any], block_id: str) -> str | None:
+    """A text box's value ('' when left empty), or None when the block is not in the form."""
+    state = values.get(block_id, {}).get(TEXT)
+    if not isinstance(state, dict):
+        return None
+    value = state.get("value")
+    return value if isinstance(value, str) else ""
+
+
+def read_form(prompt: Prompt, values: dict[str, Any]) -> FormReading:
+    """The answers a submitted form's ``state.values`` give, checked against the prompt's questions."""
+    answers: list[list[str]] = []
+    errors: dict[str, str] = {}
+    for index, question in enumerate(prompt.questions):
+        if not question.options:
+            text = _text(values, f"t{index}")
+            if text is None:
+                return FormReading(None)
+            if not text.strip():
+                errors[f"t{index}"] = TYPE_SOMETHING
+            answers.append([text])
+            continue
+        state = values.get(f"q{index}", {}).get(CHOICE)
+        other = _text(values, f"o{index}")
+        indexes = _indexes(state, len(question.options)) if isinstance(state, dict) else None
+        if indexes is None or other is None:
+            return FormReading(None)
+        other = other.strip()
+        labels = [label for number, label in enumerate(question.labels) if number in set(indexes)]
+        if question.multi_select:
+            answers.append(labels + ([other] if other else []))
+        elif labels and other:
+            errors[f"o{index}"] = NOT_BOTH
+        elif not labels and not other:
+            errors[f"q{index}"] = PICK_ONE
+        else:
+            answers.append(labels or [other])
+    return FormReading(None if errors else answers, errors)
