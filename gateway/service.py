@@ -44,6 +44,7 @@ RUN_ENDED_REASON = "the run ended"
 SUPERSEDED_REASON = "a newer prompt in this thread replaced it"
 EXPIRED_REASON = "nobody answered before it expired"
 WATCH_GRACE_MS = 10_000
+DRAFT_GRACE_MS = 60_000
 NOT_ALLOWED_NOTICE = (
     "Your reply was not taken as an answer: only the person who started this run and the agent's "
     "approvers can answer its prompts."
@@ -375,8 +376,9 @@ class Gateway:
             return Draft(DraftStatus.STALE, {})
         if not await may_answer(self.store, prompt, sender):
             return Draft(DraftStatus.NOT_ALLOWED, {})
-        expire_at_ms = int(prompt.expires_at.timestamp() * 1000)
-        merged = await self.store.update_draft(prompt.thread_id, name, values, expire_at_ms)
+        # Relative to this process's clock, as the prompt's expiry is; due but not yet swept: a minute.
+        ttl_ms = max(int(prompt.expires_at.timestamp() * 1000) - self.now_ms(), DRAFT_GRACE_MS)
+        merged = await self.store.update_draft(prompt.thread_id, name, values, ttl_ms)
         return Draft(DraftStatus.SAVED, merged)
 
     async def get_draft(self, thread_id: str, name: str) -> dict[str, str]:

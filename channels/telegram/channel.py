@@ -19,13 +19,15 @@ from telegram.error import InvalidToken, TelegramError
 from telegram.request import HTTPXRequest
 
 from channels.telegram.inbound import ALLOWED_UPDATES, BotIdentity, Incoming, address_of, normalize
+from channels.telegram.keyboards import PromptView, prompt_messages
 from channels.telegram.polling import POLL_TIMEOUT_S, Poller
-from channels.telegram.render import Outgoing, render_item
+from channels.telegram.presses import ACK_DEADLINE_S, Presses
+from channels.telegram.render import Outgoing, fit_tail, render_item
 from channels.telegram.send import MAX_INLINE_WAIT_S, Sender, safe_text
 from channels.telegram.threads import start_thread as start_session_thread
 from channels.telegram.webhook import check_secret, webhook_route
-from gateway.channel import ChannelContext, MessageRef
-from gateway.ids import ThreadRef
+from gateway.channel import ChannelContext, ChannelError, MessageRef
+from gateway.ids import ThreadRef, parse_thread_id
 from gateway.lease import Lease, lease_name
 from gateway.logs import event
 from gateway.models import ThreadItem
@@ -70,6 +72,7 @@ class TelegramChannel:
         poll_timeout: int = POLL_TIMEOUT_S,
         accept_bots: bool = False,
         max_inline_wait: float = MAX_INLINE_WAIT_S,
+        press_ack_deadline: float = ACK_DEADLINE_S,
     ) -> None:
         if webhook_url is not None:
             if webhook_secret is None:
@@ -90,6 +93,7 @@ class TelegramChannel:
             get_updates_request=HTTPXRequest(connection_pool_size=1),
         )
         self.sender = Sender(self.bot, token, max_inline_wait=max_inline_wait)
+        self.presses = Presses(self.sender, ack_deadline=press_ack_deadline)
         self.poll_timeout = poll_timeout
         self.poller: Poller | None = None
         bot_id = token.partition(":")[0]
@@ -97,7 +101,6 @@ class TelegramChannel:
         self._context: ChannelContext | None = None
         self.lease: Lease | None = None
         self._lease_task: asyncio.Task[None] | None = None
-        self._prompt_messages = _Recent()  # prompt id → the prompt's first message (audit replies to it)
         self._turn_messages = _Recent()  # thread id → the last message queued for the agent there
 
     # Lifecycle -------------------------------------------------------------------------------------
@@ -106,6 +109,7 @@ class TelegramChannel:
         """Learn who the bot is, then set the webhook, or poll while this process holds the token's lease."""
         await self._learn_identity(fail_on_token=True)
         self._context = context
+        self.presses.sink = context.sink
         if self.webhook_url is not None:
             await self._set_webhook()
             return
@@ -125,6 +129,7 @@ class TelegramChannel:
                 self._lease_task.cancel()
                 event("telegram.stop_timed_out", logging.WARNING)
         self._context = None
+        self.presses.sink = None
         self.lease = self._lease_task = self.poller = None
         with contextlib.suppress(Exception):
             await self.bot.shutdown()
@@ -183,15 +188,31 @@ class TelegramChannel:
         return True
 
     async def _handle_update(self, update: Update) -> None:
-        """A person's message goes to the core; everything else (bots, service messages) is ignored."""
+        """A press of a prompt's button, or a person's message, goes to the core; everything else (bots,
+        service messages) is ignored."""
         context = self._context
+        if context is not None and update.callback_query is not None:
+            await self.presses.on_press(update.callback_query)
+            return
         incoming = normalize(update, self.identity, accept_bots=self.accept_bots)
         if context is None or incoming is None:
+            return
+        notice = await self.presses.on_reply(incoming)
+        if notice is not None:
+            if not notice.ok:  # a refused answer to a text request: said in reply to it
+                await self._tell(incoming, notice.text)
             return
         received = await self._receive(context, incoming)
         if received is Outcome.QUEUED:
             self._turn_messages.remember(incoming.message.thread_id, incoming.message_id)
         event("telegram.inbound", thread_id=incoming.message.thread_id, outcome=received.value)
+
+    async def _tell(self, incoming: Incoming, text: str) -> None:
+        thread = parse_thread_id(incoming.message.thread_id)
+        try:
+            await self.sender.send(address_of(thread), Outgoing(text, reply_to=incoming.message_id))
+        except ChannelError as exc:  # the refusal stands; handling the update again would not help
+            event("notice.failed", logging.WARNING, thread_id=thread.thread_id, error=str(exc))
 
     async def _receive(self, context: ChannelContext, incoming: Incoming) -> Outcome:
         message = incoming.message
@@ -204,19 +225,28 @@ class TelegramChannel:
     # Outbound --------------------------------------------------------------------------------------
 
     async def post(self, thread: ThreadRef, item: ThreadItem) -> MessageRef:
-        """Post an item; a prompt answers the message that started the turn, an audit item the prompt."""
-        prompt = item.metadata.get("prompt")
-        prompt_id = prompt.get("prompt_id") if isinstance(prompt, dict) else None
+        """Post an item; a prompt (with its buttons on its last message, whose id is returned) answers
+        the message that started the turn, an audit item the prompt's message."""
         reply_to: int | None = None
         if item.type == "pending_prompt":
             reply_to = self._turn_messages.get(thread.thread_id)
-        elif item.type == "pending_prompt_resolved" and isinstance(prompt_id, str):
-            reply_to = self._prompt_messages.get(prompt_id)
+        elif item.type == "pending_prompt_resolved":
+            reply_to = _message_id(item.metadata.get("prompt_message_id"))
+        view = PromptView.of_metadata(item.metadata) if item.type == "pending_prompt" else None
+        parts = (
+            render_item(item, reply_to=reply_to) if view is None else prompt_messages(view, reply_to=reply_to)
+        )
         address = address_of(thread)
-        sent = [await self.sender.send(address, part) for part in render_item(item, reply_to=reply_to)]
-        if item.type == "pending_prompt" and isinstance(prompt_id, str):
-            self._prompt_messages.remember(prompt_id, sent[0])
-        return MessageRef(thread.thread_id, str(sent[0]))
+        sent = [await self.sender.send(address, part) for part in parts]
+        return MessageRef(thread.thread_id, str(sent[-1]))
+
+    async def edit(self, ref: MessageRef, item: ThreadItem) -> None:
+        """Show a settled prompt's outcome on its message; the edit drops its buttons."""
+        message_id = _message_id(ref.message_id)
+        if message_id is None:
+            return
+        address = address_of(parse_thread_id(ref.thread_id))
+        await self.sender.edit(address, message_id, fit_tail(item.text))
 
     async def start_thread(self, channel: ThreadRef, text: str) -> str:
         """The header goes into the chat or topic named; that chat or topic is the session's thread."""
@@ -229,6 +259,13 @@ class TelegramChannel:
         if handling is not None and handling[:2] == (thread.thread_id, identity):
             reply_to = handling[2]
         await self.sender.send(address_of(thread), Outgoing(text, reply_to=reply_to))
+
+
+def _message_id(value: object) -> int | None:
+    """A Telegram message id kept as text (a MessageRef, an item's metadata); None when there is none."""
+    if isinstance(value, int):
+        return value
+    return int(value) if isinstance(value, str) and value.lstrip("-").isdigit() else None
 
 
 __all__ = ["TelegramChannel"]

@@ -10,7 +10,7 @@ from telegram import Message, Update
 from gateway.ids import ThreadRef
 from gateway.models import MAX_TEXT_CHARS, InboundMessage
 
-ALLOWED_UPDATES = ("message",)
+ALLOWED_UPDATES = ("message", "callback_query")
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +27,7 @@ class Incoming:
 
     message: InboundMessage
     message_id: int
+    reply_to_bot: int | None = None  # the bot's message this one replies to (a text control's answer)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,4 +85,6 @@ def normalize(update: Update, bot: BotIdentity, *, accept_bots: bool = False) ->
         text=strip_mention(text, bot.username)[:MAX_TEXT_CHARS],
         event_id=f"message:{message.message_id}",
     )
-    return Incoming(inbound, message.message_id)
+    replied = message.reply_to_message
+    to_bot = replied is not None and replied.from_user is not None and replied.from_user.id == bot.user_id
+    return Incoming(inbound, message.message_id, replied.message_id if replied and to_bot else None)

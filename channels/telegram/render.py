@@ -15,12 +15,36 @@ _TRUNCATED = "\n… [truncated: {n} more characters not shown]"
 
 
 @dataclass(frozen=True, slots=True)
+class Button:
+    """An inline keyboard button: what it says and the callback data it sends when pressed."""
+
+    text: str
+    data: str
+
+
+Keyboard = tuple[tuple[Button, ...], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Mention:
+    """A person named in a message's text (UTF-16 offsets), so a selective ForceReply is for them."""
+
+    user_id: int
+    first_name: str
+    offset: int
+    length: int
+
+
+@dataclass(frozen=True, slots=True)
 class Outgoing:
-    """One ``sendMessage``: its text, whether it asks for a reply, and the message it answers."""
+    """One ``sendMessage``: its text, whether it asks for a reply or carries buttons, the message it
+    answers, and the person it names."""
 
     text: str
     force_reply: bool = False
     reply_to: int | None = None
+    keyboard: Keyboard | None = None
+    mention: Mention | None = None
 
 
 def utf16_len(text: str) -> int:
@@ -69,6 +93,18 @@ def split_text(text: str, limit: int = MAX_MESSAGE_UNITS, max_parts: int = MAX_P
         parts[-1] = last[:keep] + _TRUNCATED.format(n=len(rest) + len(last) - keep)
     total = len(parts)
     return [f"{part}\n[{number}/{total}]" for number, part in enumerate(parts, start=1)]
+
+
+def fit_tail(text: str, limit: int = MAX_MESSAGE_UNITS) -> str:
+    """``text`` in one message: whole when it fits, else its end (where a settled prompt's outcome is),
+    with a note of how many characters of the start were left out."""
+    if utf16_len(text) <= limit:
+        return text
+    note = "… [{n} earlier characters not shown]\n"
+    room = limit - utf16_len(note.format(n=len(text)))
+    keep = _fit(text[::-1], room)
+    tail = text[len(text) - keep :]
+    return note.format(n=len(text) - len(tail)) + tail
 
 
 def render_item(item: ThreadItem, *, reply_to: int | None = None) -> list[Outgoing]:

@@ -4,9 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import warnings
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
+from typing import TypeVar
 
-from telegram import Bot, ForceReply, ReplyParameters
+from telegram import (
+    Bot,
+    ForceReply,
+    InlineKeyboardButton,
+    InlineKeyboardMarkup,
+    Message,
+    MessageEntity,
+    ReplyParameters,
+    User,
+)
 from telegram.error import (
     BadRequest,
     ChatMigrated,
@@ -18,12 +29,15 @@ from telegram.error import (
 from telegram.warnings import PTBDeprecationWarning
 
 from channels.telegram.inbound import ChatAddress
-from channels.telegram.render import PLACEHOLDER, Outgoing
+from channels.telegram.render import PLACEHOLDER, Keyboard, Mention, Outgoing
 from gateway.channel import ChannelError
 from gateway.logs import event, redact
 
 MAX_INLINE_WAIT_S = 5.0
 MAX_ATTEMPTS = 4
+MAX_PRESS_ANSWER = 200  # answerCallbackQuery's text limit
+NOT_MODIFIED = "message is not modified"
+T = TypeVar("T")
 
 
 def retry_after_seconds(exc: RetryAfter) -> float:
@@ -60,38 +74,103 @@ def channel_error(exc: TelegramError, token: str) -> ChannelError:
 
 
 class Sender:
-    """Posts messages with ``bot``, waiting out flood-control waits of up to ``max_inline_wait`` seconds."""
+    """Sends and edits messages with ``bot``, waiting out flood-control waits of up to
+    ``max_inline_wait`` seconds."""
 
     def __init__(self, bot: Bot, token: str, *, max_inline_wait: float = MAX_INLINE_WAIT_S) -> None:
         self.bot = bot
         self._token = token
         self.max_inline_wait = max_inline_wait
 
-    async def send(self, address: ChatAddress, outgoing: Outgoing) -> int:
-        """Send one message; its Telegram message id. Raises ChannelError when it cannot be sent."""
+    async def _call(self, chat_id: int | str, call: Callable[[], Awaitable[T]]) -> T:
         for attempt in range(1, MAX_ATTEMPTS + 1):
             try:
-                message = await self.bot.send_message(
-                    chat_id=address.chat_id,
-                    text=outgoing.text,
-                    message_thread_id=address.topic_id,
-                    reply_parameters=_reply_to(outgoing.reply_to),
-                    reply_markup=(
-                        ForceReply(selective=True, input_field_placeholder=PLACEHOLDER)
-                        if outgoing.force_reply
-                        else None
-                    ),
-                )
-                return message.message_id
+                return await call()
             except RetryAfter as exc:
                 wait = retry_after_seconds(exc)
                 if wait > self.max_inline_wait or attempt == MAX_ATTEMPTS:
                     raise channel_error(exc, self._token) from None
-                event("telegram.flood_wait", chat_id=address.chat_id, retry_after=wait, attempt=attempt)
+                event("telegram.flood_wait", chat_id=chat_id, retry_after=wait, attempt=attempt)
                 await asyncio.sleep(wait)
             except TelegramError as exc:
                 raise channel_error(exc, self._token) from None
         raise AssertionError("unreachable: the last attempt returns or raises")
+
+    async def send(self, address: ChatAddress, outgoing: Outgoing) -> int:
+        """Send one message; its Telegram message id. Raises ChannelError when it cannot be sent."""
+        markup: InlineKeyboardMarkup | ForceReply | None = inline_markup(outgoing.keyboard)
+        if outgoing.force_reply:
+            markup = ForceReply(selective=True, input_field_placeholder=PLACEHOLDER)
+
+        async def call() -> Message:
+            return await self.bot.send_message(
+                chat_id=address.chat_id,
+                text=outgoing.text,
+                message_thread_id=address.topic_id,
+                reply_parameters=_reply_to(outgoing.reply_to),
+                reply_markup=markup,
+                entities=_mention(outgoing.mention),
+            )
+
+        return (await self._call(address.chat_id, call)).message_id
+
+    async def edit(
+        self, address: ChatAddress, message_id: int, text: str, keyboard: Keyboard | None = None
+    ) -> None:
+        """Replace a message's text and buttons (no ``keyboard``: the buttons go). An edit that changes
+        nothing is not an error."""
+
+        async def call() -> object:
+            return await self.bot.edit_message_text(
+                text=text,
+                chat_id=address.chat_id,
+                message_id=message_id,
+                reply_markup=inline_markup(keyboard),
+            )
+
+        await self._unless_unchanged(address, call)
+
+    async def edit_keyboard(self, address: ChatAddress, message_id: int, keyboard: Keyboard) -> None:
+        """Replace a message's buttons, keeping its text."""
+
+        async def call() -> object:
+            return await self.bot.edit_message_reply_markup(
+                chat_id=address.chat_id, message_id=message_id, reply_markup=inline_markup(keyboard)
+            )
+
+        await self._unless_unchanged(address, call)
+
+    async def _unless_unchanged(self, address: ChatAddress, call: Callable[[], Awaitable[object]]) -> None:
+        try:
+            await self._call(address.chat_id, call)
+        except ChannelError as exc:
+            if NOT_MODIFIED not in str(exc).lower():
+                raise
+
+    async def answer_press(self, query_id: str, text: str, *, alert: bool = False) -> None:
+        """Answer a button press (``answerCallbackQuery``): a toast, or an alert the person dismisses."""
+
+        async def call() -> bool:
+            return await self.bot.answer_callback_query(
+                query_id, text=text[:MAX_PRESS_ANSWER] or None, show_alert=alert
+            )
+
+        await self._call(query_id, call)
+
+
+def inline_markup(keyboard: Keyboard | None) -> InlineKeyboardMarkup | None:
+    if keyboard is None:
+        return None
+    return InlineKeyboardMarkup(
+        [[InlineKeyboardButton(button.text, callback_data=button.data) for button in row] for row in keyboard]
+    )
+
+
+def _mention(mention: Mention | None) -> list[MessageEntity] | None:
+    if mention is None:
+        return None
+    user = User(id=mention.user_id, first_name=mention.first_name, is_bot=False)
+    return [MessageEntity(MessageEntity.TEXT_MENTION, mention.offset, mention.length, user=user)]
 
 
 def _reply_to(message_id: int | None) -> ReplyParameters | None:

@@ -1,6 +1,15 @@
 """The Redis store: keys hash-tagged by thread, one Lua script per state change."""
 
 from gateway.store.connection import Connection, connect, redact_url
-from gateway.store.store import Decision, Settlement, Store
+from gateway.store.store import Decision, OutboxBatch, ReadyAnswer, Settlement, Store
 
-__all__ = ["Connection", "Decision", "Settlement", "Store", "connect", "redact_url"]
+__all__ = [
+    "Connection",
+    "Decision",
+    "OutboxBatch",
+    "ReadyAnswer",
+    "Settlement",
+    "Store",
+    "connect",
+    "redact_url",
+]

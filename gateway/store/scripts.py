@@ -16,6 +16,7 @@ THREAD_SCRIPTS = (
     "expire_prompt",
     "end_run",
     "receive_message",
+    "take_outbox",
 )
 PLAIN_SCRIPTS = ("drop_dirty",)
 

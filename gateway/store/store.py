@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from gateway.models import (
     AgentDefinition,
@@ -24,6 +25,8 @@ from gateway.store import keys
 from gateway.store.scripts import Scripts
 
 DAY_MS = 24 * 3600 * 1000
+AGENT_CACHE_S = 2.0  # how long a process reuses an agent's default expiry before reading it again
+V = TypeVar("V")
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,10 +46,36 @@ class Settlement:
 @dataclass(frozen=True, slots=True)
 class Decision:
     """What the thread made of an inbound message: ``duplicate``, ``stale`` (a control for a prompt that
-    is no longer active), ``active`` (it answers ``prompt``), or ``queued`` for the agent."""
+    is no longer active), ``active`` (it answers ``prompt``), ``answered`` (the ready answer settled the
+    active prompt, with ``resolution``), or ``queued`` for the agent."""
 
     status: str
     prompt: Prompt | None = None
+    resolution: Resolution | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ReadyAnswer:
+    """A reply already mapped against the prompt the caller believes is active; settled only if it is."""
+
+    prompt_id: str
+    answers: list[Answer]
+    answered_by: str
+    turn_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxBatch:
+    """One pass over a thread's outbox, taken under its lock: the head of each list, decoded, and the
+    fields of every prompt they name. ``None`` from ``take_outbox`` means the lock is not ours."""
+
+    pub: list[dict[str, Any]]
+    chat: list[dict[str, Any]]
+    prompts: dict[str, dict[str, str]]
+
+    @property
+    def empty(self) -> bool:
+        return not self.pub and not self.chat
 
 
 @dataclass(slots=True)
@@ -55,14 +84,14 @@ class Page:
     cursor: str | None = None
 
 
-class _LRU(OrderedDict[str, str]):
+class _LRU(OrderedDict[str, V]):
     """A small bounded map for facts that never change (which thread a prompt or run lives in)."""
 
     def __init__(self, size: int) -> None:
         super().__init__()
         self.size = size
 
-    def put(self, key: str, value: str) -> None:
+    def put(self, key: str, value: V) -> None:
         self[key] = value
         self.move_to_end(key)
         if len(self) > self.size:
@@ -71,6 +100,13 @@ class _LRU(OrderedDict[str, str]):
 
 def _pairs(flat: list[Any]) -> dict[str, str]:
     return {str(flat[i]): str(flat[i + 1]) for i in range(0, len(flat), 2)}
+
+
+def _forget(pipe: Any, prompt_id: str, agent: str) -> None:
+    """Queue on ``pipe`` what drops a settled prompt from the inbox and expiry indexes."""
+    pipe.zrem(keys.PENDING, prompt_id)
+    pipe.zrem(keys.agent_pending(agent), prompt_id)
+    pipe.zrem(keys.EXPIRY, prompt_id)
 
 
 def prompt_from_fields(fields: dict[str, str]) -> Prompt:
@@ -109,7 +145,12 @@ class Store:
         self.dedupe_ttl_s = dedupe_ttl_s
         self.items_maxlen = items_maxlen
         self.feed_maxlen = feed_maxlen
-        self._thread_of = _LRU(100_000)
+        self._thread_of: _LRU[str] = _LRU(100_000)
+        # Immutable records this process has seen: a run (its state aside) and each thread's latest
+        # prompt, so a raise and a starter's reply need not read them back before their one script.
+        self._runs: _LRU[Run] = _LRU(10_000)
+        self._latest: _LRU[Prompt] = _LRU(10_000)
+        self._expiry: dict[str, tuple[float, int]] = {}
 
     async def load(self) -> None:
         await self.scripts.load(self.redis)
@@ -133,6 +174,7 @@ class Store:
         )
         await pipe.execute()
         self._thread_of.put(run.run_id, run.thread_id)
+        self._runs.put(run.run_id, run)
 
     async def run_thread(self, run_id: str) -> str | None:
         thread = self._thread_of.get(run_id)
@@ -142,7 +184,11 @@ class Store:
                 self._thread_of.put(run_id, thread)
         return thread
 
-    async def get_run(self, run_id: str) -> Run | None:
+    async def get_run(self, run_id: str, *, state_may_be_stale: bool = False) -> Run | None:
+        """The run; with ``state_may_be_stale`` a record this process already has (for a caller whose
+        script checks the state itself)."""
+        if state_may_be_stale and (known := self._runs.get(run_id)) is not None:
+            return known
         thread = await self.run_thread(run_id)
         if thread is None:
             return None
@@ -150,6 +196,7 @@ class Store:
         if not fields:
             return None
         run = Run.model_validate_json(fields["rec"])
+        self._runs.put(run_id, run)
         return run.model_copy(update={"state": RunState(fields["state"])})
 
     async def end_run(self, thread_id: str, run_id: str, reason: str, now_ms: int) -> tuple[bool, str]:
@@ -191,6 +238,8 @@ class Store:
             self.redis, prelude, "open_prompt", [keys.thread_prefix(thread)], args
         )
         self._thread_of.put(prompt.prompt_id, thread)
+        if reply[0] == "ok":
+            self._latest.put(thread, prompt)
         return reply[0], (reply[1] if len(reply) > 1 else "")
 
     async def prompt_thread(self, prompt_id: str) -> str | None:
@@ -272,15 +321,29 @@ class Store:
         value: str | None = await self.redis.hget(keys.prompt(thread_id, prompt_id), name)
         return value
 
+    async def update_draft(
+        self, thread_id: str, name: str, values: dict[str, str], ttl_ms: int
+    ) -> dict[str, str]:
+        """Merge ``values`` into the thread's draft ``name``, kept ``ttl_ms`` more; the whole draft."""
+        key = keys.draft(thread_id, name)
+        pipe = self.redis.pipeline(transaction=True)
+        if values:
+            pipe.hset(key, mapping=values)
+        pipe.pexpire(key, ttl_ms)
+        pipe.hgetall(key)
+        replies = await pipe.execute()
+        return dict(replies[-1])
+
+    async def get_draft(self, thread_id: str, name: str) -> dict[str, str]:
+        return dict(await self.redis.hgetall(keys.draft(thread_id, name)))
+
     async def due_prompts(self, now_ms: int, limit: int = 200) -> list[str]:
         return list(await self.redis.zrangebyscore(keys.EXPIRY, "-inf", now_ms, start=0, num=limit))
 
     async def forget_pending(self, prompt_id: str, agent: str) -> None:
         """Drop a settled prompt from the inbox and expiry indexes."""
         pipe = self.redis.pipeline(transaction=False)
-        pipe.zrem(keys.PENDING, prompt_id)
-        pipe.zrem(keys.agent_pending(agent), prompt_id)
-        pipe.zrem(keys.EXPIRY, prompt_id)
+        _forget(pipe, prompt_id, agent)
         await pipe.execute()
 
     async def active_prompt_id(self, thread_id: str) -> str | None:
@@ -309,6 +372,10 @@ class Store:
 
     # Inbound messages -------------------------------------------------------------------------------
 
+    def latest_prompt(self, thread_id: str) -> Prompt | None:
+        """The last prompt this process saw opened or active in the thread: a guess, checked by Redis."""
+        return self._latest.get(thread_id)
+
     async def receive(
         self,
         thread_id: str,
@@ -316,21 +383,41 @@ class Store:
         prompt_hint: str | None,
         message: dict[str, Any],
         now_ms: int,
+        ready: ReadyAnswer | None = None,
     ) -> Decision:
-        args = [
+        args: list[Any] = [
             event_id or "",
             self.dedupe_ttl_s,
             prompt_hint or "",
             json.dumps(message, ensure_ascii=False),
             self.items_maxlen,
         ]
+        if ready is not None:
+            answers = json.dumps([a.model_dump(mode="json") for a in ready.answers], ensure_ascii=False)
+            args += [ready.prompt_id, answers, ready.answered_by, now_ms, self.retain_ms, ready.turn_id]
         reply = await self._thread_script("receive_message", thread_id, args, now_ms)
+        if reply[0] in ("answered", "queued"):  # no prompt of the thread is open any more
+            self._latest.pop(thread_id, None)
+        if reply[0] == "answered":
+            return Decision("answered", resolution=Resolution(reply[1]))
         if reply[0] == "active":
-            fields = {"rec": reply[2], "state": "pending"}
-            return Decision("active", prompt_from_fields(fields))
+            prompt = prompt_from_fields({"rec": reply[2], "state": "pending"})
+            self._latest.put(thread_id, prompt)
+            return Decision("active", prompt)
         return Decision(str(reply[0]))
 
     # Agents and approvers ---------------------------------------------------------------------------
+
+    async def default_expiry(self, agent: str, default: int) -> int:
+        """An agent's default prompt expiry in seconds, read at most every ``AGENT_CACHE_S`` per process."""
+        now = time.monotonic()
+        cached = self._expiry.get(agent)
+        if cached is not None and cached[0] > now:
+            return cached[1]
+        raw = await self.redis.get(keys.agent(agent))
+        seconds = int(json.loads(raw).get("expires_in_seconds", default)) if raw else default
+        self._expiry[agent] = (now + AGENT_CACHE_S, seconds)
+        return seconds
 
     async def put_agent(self, definition: AgentDefinition) -> None:
         pipe = self.redis.pipeline(transaction=True)
@@ -339,6 +426,7 @@ class Store:
         if definition.human_input.approvers:
             pipe.sadd(keys.approvers(definition.name), *definition.human_input.approvers)
         await pipe.execute()
+        self._expiry.pop(definition.name, None)
 
     async def get_agent(self, name: str) -> AgentDefinition | None:
         pipe = self.redis.pipeline(transaction=False)
@@ -368,19 +456,50 @@ class Store:
     async def drop_dirty(self, thread_id: str, cutoff_ms: int) -> None:
         await self.scripts.call(self.redis, "drop_dirty", [keys.DIRTY], [thread_id, cutoff_ms])
 
-    async def lock_outbox(self, thread_id: str, token: str, ttl_ms: int) -> bool:
-        return bool(await self.redis.set(keys.outbox_lock(thread_id), token, nx=True, px=ttl_ms))
+    async def take_outbox(
+        self,
+        thread_id: str,
+        token: str,
+        ttl_ms: int,
+        mode: str,
+        *,
+        pub_done: int = 0,
+        chat_done: int = 0,
+        logged: list[dict[str, Any]] | None = None,
+        size: int = 100,
+    ) -> OutboxBatch | None:
+        """One round trip per pass: acknowledge the last pass, then take the next batch or release the lock.
 
-    async def unlock_outbox(self, thread_id: str, token: str) -> None:
-        if await self.redis.get(keys.outbox_lock(thread_id)) == token:
-            await self.redis.delete(keys.outbox_lock(thread_id))
+        ``mode`` is ``acquire`` (lock it if free), ``continue`` (we hold it) or ``release``. The batch is
+        empty once the lock was released; ``None`` means another process holds it (or ours lapsed).
+        """
+        entries = [json.dumps(entry, ensure_ascii=False) for entry in logged or []]
+        args = [token, ttl_ms, mode, pub_done, chat_done, size, self.items_maxlen, *entries]
+        reply = await self.scripts.call(self.redis, "take_outbox", [keys.thread_prefix(thread_id)], args)
+        if reply[0] == "busy":
+            return None
+        if reply[0] == "released":
+            return OutboxBatch([], [], {})
+        _, pub, chat, prompts = reply
+        return OutboxBatch(
+            [json.loads(raw) for raw in pub],
+            [json.loads(raw) for raw in chat],
+            {str(prompts[i]): _pairs(prompts[i + 1]) for i in range(0, len(prompts), 2)},
+        )
 
-    async def peek(self, key: str) -> str | None:
-        value: str | None = await self.redis.lindex(key, 0)
-        return value
-
-    async def pop(self, key: str) -> None:
-        await self.redis.lpop(key)
+    async def publish(self, entries: list[tuple[str, dict[str, Any]]], settled: list[Prompt]) -> None:
+        """Append feed entries and drop settled prompts from the inbox and expiry indexes: one round trip."""
+        pipe = self.redis.pipeline(transaction=False)
+        for stream, entry in entries:
+            pipe.xadd(
+                stream,
+                {"j": json.dumps(entry, ensure_ascii=False)},
+                maxlen=self.feed_maxlen,
+                approximate=True,
+            )
+        for prompt in settled:
+            _forget(pipe, prompt.prompt_id, prompt.agent)
+        await pipe.execute()
 
     async def push_chat(self, thread_id: str, effect: dict[str, Any], now_ms: int) -> None:
         """Queue a chat post for a thread (an agent message), marking the thread dirty first."""
@@ -406,12 +525,6 @@ class Store:
         start = f"({after}" if after else "-"
         rows = await self.redis.xrange(keys.items(thread_id), min=start, max="+", count=limit)
         return [(entry_id, json.loads(fields["j"])) for entry_id, fields in rows]
-
-    async def append_feed(self, stream: str, entry: dict[str, Any]) -> str:
-        entry_id: str = await self.redis.xadd(
-            stream, {"j": json.dumps(entry, ensure_ascii=False)}, maxlen=self.feed_maxlen, approximate=True
-        )
-        return entry_id
 
     async def read_feed(
         self, stream: str, after: str | None, limit: int, block_ms: int | None = None

@@ -9,7 +9,6 @@ import pytest
 import redis.asyncio
 
 from channels.telegram import TelegramChannel, build
-from channels.telegram.render import PLACEHOLDER
 from gateway.channel import ChannelContext, InboundSink
 from gateway.errors import GatewayError
 from gateway.lease import Lease, lease_name
@@ -88,7 +87,7 @@ async def test_a_message_with_no_prompt_open_reaches_the_agent_feed(
     )
 
 
-async def test_a_prompt_is_posted_as_the_seed_text_with_a_selective_force_reply(
+async def test_a_prompt_is_posted_as_the_seed_text_with_its_buttons_in_reply_to_the_turn(
     runtime: Runtime, fake: FakeTelegram
 ) -> None:
     turn = await answer(fake, ALICE, ALICE, "deploy it")
@@ -97,12 +96,8 @@ async def test_a_prompt_is_posted_as_the_seed_text_with_a_selective_force_reply(
 
     [posted] = fake.sent
     assert posted.chat_id == ALICE
-    assert posted.text == DEPLOY_TEXT
-    assert posted.reply_markup == {
-        "force_reply": True,
-        "selective": True,
-        "input_field_placeholder": PLACEHOLDER,
-    }
+    assert posted.text == DEPLOY_TEXT  # the numbered options stay, so a typed 2 still answers
+    assert [b.text for b in fake.buttons(posted.message_id)] == ["1. staging", "2. production", "Other…"]
     assert posted.reply_to == turn["message"]["message_id"]
 
 

@@ -60,7 +60,7 @@ async def test_starting_sets_the_webhook_with_its_secret_and_does_not_poll(
     _runtime, base_url = served
 
     assert fake.webhook == (f"{base_url}/telegram/webhook", SECRET)
-    assert fake.calls_of("setWebhook")[0].params["allowed_updates"] == ["message"]
+    assert fake.calls_of("setWebhook")[0].params["allowed_updates"] == ["message", "callback_query"]
     assert fake.calls_of("getUpdates") == []
 
 

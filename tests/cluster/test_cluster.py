@@ -143,6 +143,8 @@ async def run_scenario(cluster_client: Any) -> tuple[set[str], set[str]]:
         assert (await store.get_agent("ops")) is not None
         for thread in THREADS:
             await drive_one_thread(gateway, store, thread, clock)
+        await store.forget_pending("prm_gone", "ops")  # what adoption and expiry do with a settled one
+        await store.log_item(THREADS[0], {"role": "gateway", "type": "message", "content": []})
         assert await store.pending_ids("ops", None, 10) == ([], None)
         assert await store.pending_ids(None, None, 10) == ([], None)
         feed = await store.read_feed(keys.EVENTS, None, 1000)
@@ -181,6 +183,8 @@ async def drive_one_thread(gateway: Gateway, store: Store, thread: str, clock: l
     second = await gateway.raise_prompt(run.run_id, PromptRequest.model_validate(QUESTION))  # supersedes
     assert (await gateway.get_prompt(first.prompt_id)).reason_code is ReasonCode.SUPERSEDED
     assert await store.active_prompt_id(thread) == second.prompt_id
+    drafted = await gateway.save_draft(second.prompt_id, sender, second.prompt_id, {"q1": '["a"]'})
+    assert await store.get_draft(thread, second.prompt_id) == drafted.values == {"q1": '["a"]'}
 
     stale = InboundMessage(thread_id=thread, sender=sender, text="x", prompt_id=first.prompt_id)
     assert (await gateway.receive(stale)).outcome is Outcome.STALE

@@ -4,6 +4,10 @@ It speaks the real protocol (``/bot<token>/<method>``, form-encoded requests, ``
 records every call, serves ``getUpdates`` long polls with Telegram's offset rules (an update stays until
 an offset above it confirms it; a second concurrent poll ends the first with 409 Conflict), pushes
 updates to a webhook with the secret header, and answers 429 with ``retry_after`` when told to.
+
+It keeps each message the bot sent as Telegram shows it now (text and inline keyboard, after edits), so
+a test presses the buttons the bot actually posted: a callback query carries the message as it stands,
+and answerCallbackQuery is accepted once per query, as Telegram does.
 """
 
 from __future__ import annotations
@@ -24,7 +28,10 @@ from aiohttp import web
 JSON_FIELDS = frozenset(
     {"reply_markup", "reply_parameters", "allowed_updates", "entities", "link_preview_options"}
 )
-INT_FIELDS = frozenset({"chat_id", "message_thread_id", "offset", "timeout", "limit", "reply_to_message_id"})
+INT_FIELDS = frozenset(
+    {"chat_id", "message_thread_id", "offset", "timeout", "limit", "reply_to_message_id", "message_id"}
+)
+BOOL_FIELDS = frozenset({"show_alert"})
 CONFLICT_OTHER_POLL = (
     "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running"
 )
@@ -55,6 +62,24 @@ class Sent:
     reply_markup: dict[str, Any] | None
 
 
+@dataclass(frozen=True)
+class Button:
+    """An inline keyboard button as the bot posted it."""
+
+    text: str
+    data: str
+
+
+@dataclass
+class Edit:
+    """An edit of a message the bot sent: its new text (None: kept) and keyboard (None: removed)."""
+
+    method: str
+    message_id: int
+    text: str | None
+    reply_markup: dict[str, Any] | None
+
+
 @dataclass
 class _Poll:
     request: web.Request
@@ -71,6 +96,8 @@ def _decode(params: dict[str, str]) -> dict[str, Any]:
     for name, value in params.items():
         if name in JSON_FIELDS:
             decoded[name] = json.loads(value)
+        elif name in BOOL_FIELDS:
+            decoded[name] = value.lower() in ("true", "1")
         elif name in INT_FIELDS:
             number = float(value)
             decoded[name] = int(number) if number.is_integer() else number
@@ -88,6 +115,11 @@ class FakeTelegram:
         self.username = username
         self.calls: list[Call] = []
         self.sent: list[Sent] = []
+        self.messages: dict[int, dict[str, Any]] = {}  # what the bot sent, as it stands now
+        self.edits: list[Edit] = []
+        self.press_answers: dict[str, dict[str, Any]] = {}  # callback query id → the bot's answer
+        self._queries: set[str] = set()
+        self._query_ids = itertools.count(9_000_000)
         self.updates: list[dict[str, Any]] = []
         self.confirmed_below = 0
         self.webhook: tuple[str, str | None] | None = None
@@ -196,8 +228,6 @@ class FakeTelegram:
             reply_to=reply.get("message_id", params.get("reply_to_message_id")),
             reply_markup=params.get("reply_markup"),
         )
-        self.sent.append(sent)
-        await self._notify()
         message: dict[str, Any] = {
             "message_id": sent.message_id,
             "date": int(time.time()),
@@ -207,7 +237,70 @@ class FakeTelegram:
         }
         if sent.topic_id is not None:
             message.update(message_thread_id=sent.topic_id, is_topic_message=True)
+        if params.get("entities"):
+            message["entities"] = params["entities"]
+        if sent.reply_markup and "inline_keyboard" in sent.reply_markup:  # ForceReply is not shown back
+            message["reply_markup"] = sent.reply_markup
+        self.messages[sent.message_id] = message
+        self.sent.append(sent)
+        await self._notify()
         return self._ok(message)
+
+    def _editable(self, call: Call) -> dict[str, Any] | web.Response:
+        message = self.messages.get(call.params.get("message_id", -1))
+        if message is None or message["chat"]["id"] != call.params.get("chat_id"):
+            return self._fail(call, 400, "Bad Request: message to edit not found")
+        return message
+
+    async def _m_editMessageText(self, call: Call, request: web.Request) -> web.Response:
+        message = self._editable(call)
+        if isinstance(message, web.Response):
+            return message
+        text, markup = call.params["text"], call.params.get("reply_markup")
+        if text == message["text"] and markup == message.get("reply_markup"):
+            return self._fail(
+                call,
+                400,
+                "Bad Request: message is not modified: specified new message content and reply "
+                "markup are exactly the same as a current content and reply markup of the message",
+            )
+        message["text"] = text
+        message.pop("entities", None)
+        if markup is None:  # editing the text without a keyboard removes the keyboard
+            message.pop("reply_markup", None)
+        else:
+            message["reply_markup"] = markup
+        self.edits.append(Edit("editMessageText", message["message_id"], text, markup))
+        await self._notify()
+        return self._ok(message)
+
+    async def _m_editMessageReplyMarkup(self, call: Call, request: web.Request) -> web.Response:
+        message = self._editable(call)
+        if isinstance(message, web.Response):
+            return message
+        markup = call.params.get("reply_markup")
+        if markup == message.get("reply_markup"):
+            return self._fail(call, 400, "Bad Request: message is not modified")
+        if markup is None:
+            message.pop("reply_markup", None)
+        else:
+            message["reply_markup"] = markup
+        self.edits.append(Edit("editMessageReplyMarkup", message["message_id"], None, markup))
+        await self._notify()
+        return self._ok(message)
+
+    async def _m_answerCallbackQuery(self, call: Call, request: web.Request) -> web.Response:
+        query_id = call.params["callback_query_id"]
+        if query_id not in self._queries or query_id in self.press_answers:
+            return self._fail(
+                call, 400, "Bad Request: query is too old and response timeout expired or query ID is invalid"
+            )
+        self.press_answers[query_id] = {
+            "text": call.params.get("text"),
+            "show_alert": call.params.get("show_alert", False),
+        }
+        await self._notify()
+        return self._ok(True)
 
     async def _m_getUpdates(self, call: Call, request: web.Request) -> web.Response:
         if self.webhook is not None:
@@ -272,15 +365,50 @@ class FakeTelegram:
             message.update(message_thread_id=topic_id, is_topic_message=True)
             message["chat"]["is_forum"] = True
         if reply_to is not None:
-            replied = next(s for s in self.sent if s.message_id == reply_to)
-            message["reply_to_message"] = {
-                "message_id": replied.message_id,
-                "date": int(time.time()),
-                "chat": self._chat(replied.chat_id),
-                "from": self.bot_user(),
-                "text": replied.text,
-            }
+            message["reply_to_message"] = dict(self.messages[reply_to])
         return message
+
+    # Buttons ---------------------------------------------------------------------------------------
+
+    def buttons(self, message_id: int) -> list[Button]:
+        """The inline buttons of a message the bot sent, as it shows them now, row by row."""
+        markup = self.messages[message_id].get("reply_markup") or {}
+        return [
+            Button(button["text"], button["callback_data"])
+            for row in markup.get("inline_keyboard", [])
+            for button in row
+        ]
+
+    def button(self, message_id: int, text: str) -> Button:
+        """The button of that message whose text is ``text`` (or ends with it)."""
+        [found] = [b for b in self.buttons(message_id) if b.text == text or b.text.endswith(text)]
+        return found
+
+    def press_update(
+        self, user_id: int, message_id: int, data: str, *, first_name: str | None = None
+    ) -> dict[str, Any]:
+        """A callback query update: ``user_id`` pressed a button carrying ``data`` on that message."""
+        query_id = str(next(self._query_ids))
+        self._queries.add(query_id)
+        user = {"id": user_id, "is_bot": False, "first_name": first_name or f"user{user_id}"}
+        query = {
+            "id": query_id,
+            "from": user,
+            "chat_instance": "-4242",
+            "data": data,
+            "message": dict(self.messages[message_id]),
+        }
+        return {"update_id": next(self._update_ids), "callback_query": query}
+
+    async def press(self, user_id: int, message_id: int, data: str, **kwargs: Any) -> dict[str, Any]:
+        """Someone presses a button: the callback query is queued for polling."""
+        return await self.push(self.press_update(user_id, message_id, data, **kwargs))
+
+    async def answered(self, update: dict[str, Any], timeout: float = 5.0) -> dict[str, Any]:
+        """The bot's answerCallbackQuery to a press, once it came."""
+        query_id = update["callback_query"]["id"]
+        await self.wait_for(lambda: query_id in self.press_answers, timeout)
+        return self.press_answers[query_id]
 
     def update(self, message: dict[str, Any]) -> dict[str, Any]:
         """A fresh update carrying ``message``, not yet queued."""
@@ -323,10 +451,14 @@ class FakeTelegram:
     def calls_of(self, method: str) -> list[Call]:
         return [call for call in self.calls if call.method == method]
 
-    async def deliver(self, update: dict[str, Any], *, secret: str | None = None) -> int:
-        """POST ``update`` to the webhook set with setWebhook, with its secret (or ``secret``); the status."""
+    async def deliver(
+        self, update: dict[str, Any], *, secret: str | None = None, url: str | None = None
+    ) -> int:
+        """POST ``update`` to the webhook set with setWebhook (or to ``url``, another process's copy of
+        it), with its secret (or ``secret``); the status."""
         assert self.webhook is not None, "no webhook is set"
-        url, known_secret = self.webhook
+        known_url, known_secret = self.webhook
+        url = url or known_url
         headers = {"X-Telegram-Bot-Api-Secret-Token": secret if secret is not None else known_secret or ""}
         async with (
             aiohttp.ClientSession() as session,

@@ -28,6 +28,24 @@ local function settled_reply(pid)
   return reply
 end
 
+-- Answer a pending prompt: hot when the agent is waiting on it (its watch key is alive); otherwise parked,
+-- and the answer is re-driven to the agent as the next turn's tagged message. Returns the resolution.
+local function answer(pid, answers, answered_by, now, retain_ms, turn_id)
+  local resolution = 'resolved_hot'
+  if redis.call('EXISTS', P .. 'w:' .. pid) == 0 then
+    resolution = 'resolved_parked'
+    redis.call('RPUSH', P .. 'pub', cjson.encode({t = 'parked', pid = pid, turn = turn_id}))
+  end
+  local fields = {'state', 'answered', 'answers', answers, 'answered_by', answered_by,
+                  'resolution', resolution, 'settled_at', now}
+  if resolution == 'resolved_parked' then
+    table.insert(fields, 'turn_id')
+    table.insert(fields, turn_id)
+  end
+  settle(pid, fields, tonumber(retain_ms), true)
+  return resolution
+end
+
 local function cancel_fields(reason, code, now)
   return {'state', 'cancelled', 'reason', reason, 'reason_code', code, 'settled_at', now}
 end

@@ -1,0 +1,153 @@
+"""A pending prompt as Telegram messages with inline keyboards: one question's controls at a time.
+
+The text stays the seed's numbered questions, so a typed ``2`` still answers; an approval adds the tool
+call it is about, and a prompt of several questions adds a line saying which question the buttons are
+for. Multi-select ticks live in the keyboard itself (a ``✓`` on the button), so no server keeps them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from channels.telegram.control_data import Action, BadControl, Control, decode
+from channels.telegram.render import MAX_MESSAGE_UNITS, Button, Keyboard, Outgoing, split_text
+from gateway.models import Prompt, PromptKind, Question, ToolCall
+from gateway.render import prompt_text
+
+TICK = "✓ "
+OTHER = "Other…"
+WRITE = "✎ Answer…"
+SUBMIT = "Submit"
+APPROVE_TEXT, DENY_TEXT = "✅ Approve", "❌ Deny"
+MAX_BUTTON_CHARS = 60
+MAX_STEP_QUESTION_CHARS = 200
+STEP_RESERVE = 320  # room kept in the last part for the step line
+MAX_ARGUMENTS_CHARS = 1500
+
+
+@dataclass(frozen=True, slots=True)
+class PromptView:
+    """What the controls are rendered from: the prompt as its metadata or the core describes it."""
+
+    prompt_id: str
+    kind: PromptKind
+    questions: list[Question]
+    tool_call: ToolCall | None = None
+
+    @classmethod
+    def of_metadata(cls, metadata: dict[str, Any]) -> PromptView | None:
+        """From a pending_prompt item's metadata; ``None`` when it holds no readable prompt."""
+        prompt = metadata.get("prompt")
+        if metadata.get("type") != "pending_prompt" or not isinstance(prompt, dict):
+            return None
+        try:
+            tool_call = prompt.get("tool_call")
+            return cls(
+                prompt_id=str(prompt["prompt_id"]),
+                kind=PromptKind(prompt["kind"]),
+                questions=[Question.model_validate(question) for question in prompt["questions"]],
+                tool_call=ToolCall.model_validate(tool_call) if tool_call else None,
+            )
+        except (KeyError, TypeError, ValueError):
+            return None
+
+    @classmethod
+    def of_prompt(cls, prompt: Prompt) -> PromptView:
+        return cls(prompt.prompt_id, prompt.kind, prompt.questions, prompt.tool_call)
+
+
+def shorten(text: str, limit: int) -> str:
+    """``text`` on one line within ``limit`` characters, cut visibly with ``…``."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def tool_call_text(tool_call: ToolCall) -> str:
+    """The call an approval is about: its name and JSON arguments, cut visibly when long."""
+    arguments = json.dumps(tool_call.arguments, indent=2, ensure_ascii=False, default=str)
+    if len(arguments) > MAX_ARGUMENTS_CHARS:
+        cut = len(arguments) - MAX_ARGUMENTS_CHARS
+        arguments = f"{arguments[:MAX_ARGUMENTS_CHARS]}\n… [truncated: {cut} more characters not shown]"
+    return f"Tool call: {tool_call.name}\n{arguments}"
+
+
+def step_line(view: PromptView, step: int) -> str:
+    """Which question the buttons are for, when the prompt has several."""
+    question = view.questions[step]
+    text = shorten(question.question, MAX_STEP_QUESTION_CHARS)
+    return f"▶ Question {step + 1} of {len(view.questions)}: {text}"
+
+
+def prompt_parts(view: PromptView, step: int = 0) -> list[str]:
+    """The prompt's messages; the buttons go on the last, which also names the question they are for."""
+    body = prompt_text(view.questions)
+    if view.kind is PromptKind.APPROVAL and view.tool_call is not None:
+        body = f"{body}\n\n{tool_call_text(view.tool_call)}"
+    if len(view.questions) == 1:
+        return split_text(body)
+    parts = split_text(body, limit=MAX_MESSAGE_UNITS - STEP_RESERVE)
+    parts[-1] = f"{parts[-1]}\n\n{step_line(view, step)}"
+    return parts
+
+
+def _button_text(number: int, label: str) -> str:
+    return shorten(f"{number}. {label}", MAX_BUTTON_CHARS)
+
+
+def keyboard(view: PromptView, step: int = 0, ticked: frozenset[int] = frozenset()) -> Keyboard:
+    """The buttons of question ``step``: an approval's two, an option each (ticked ones marked ``✓``
+    on a multi-select, with Submit), Other… on every option list, or one button to write an answer."""
+    question = view.questions[step]
+
+    def button(text: str, action: Action, option: int = 0) -> Button:
+        return Button(text, Control(action, view.prompt_id, step, option).encode())
+
+    if view.kind is PromptKind.APPROVAL:
+        return ((button(APPROVE_TEXT, Action.PICK, 0), button(DENY_TEXT, Action.PICK, 1)),)
+    if not question.options:
+        return ((button(WRITE, Action.WRITE),),)
+    if question.multi_select:
+        rows: list[tuple[Button, ...]] = [
+            (button(TICK * (index in ticked) + _button_text(index + 1, label), Action.TOGGLE, index),)
+            for index, label in enumerate(question.labels)
+        ]
+        rows.append((button(OTHER, Action.WRITE), button(SUBMIT, Action.SUBMIT)))
+        return tuple(rows)
+    rows = [
+        (button(_button_text(index + 1, label), Action.PICK, index),)
+        for index, label in enumerate(question.labels)
+    ]
+    rows.append((button(OTHER, Action.WRITE),))
+    return tuple(rows)
+
+
+def prompt_messages(view: PromptView, *, reply_to: int | None = None) -> list[Outgoing]:
+    """The messages a pending prompt becomes: the first answers ``reply_to``, the last has the buttons."""
+    parts = prompt_parts(view)
+    last = len(parts) - 1
+    return [
+        Outgoing(
+            text=part,
+            reply_to=reply_to if index == 0 else None,
+            keyboard=keyboard(view) if index == last else None,
+        )
+        for index, part in enumerate(parts)
+    ]
+
+
+def ticked_in(rows: Keyboard, prompt_id: str, step: int) -> frozenset[int]:
+    """The options ticked on a keyboard as the message shows it (read from a press's own message)."""
+    ticked: set[int] = set()
+    for row in rows:
+        for button in row:
+            try:
+                control = decode(button.data)
+            except BadControl:
+                continue
+            if (control.action, control.prompt_id, control.question) != (Action.TOGGLE, prompt_id, step):
+                continue
+            if button.text.startswith(TICK):
+                ticked.add(control.option)
+    return frozenset(ticked)

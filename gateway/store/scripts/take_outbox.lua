@@ -1,0 +1,47 @@
+-- Drain a thread's outbox under its lock, in one step per pass: acknowledge what the last pass delivered
+-- (trim both lists, log the posted items), then hand back the next batch with the prompts it names, or
+-- release the lock once nothing is left (so nothing queued meanwhile is stranded until a sweep).
+-- ARGV: token, lock ttl ms, mode (acquire|continue|release), pub done, chat done, batch size,
+--       item log max length, then the log entries of the posted items
+local lock = P .. 'lock'
+local token, mode = ARGV[1], ARGV[3]
+local holder = redis.call('GET', lock)
+if holder ~= token then
+  if holder or mode ~= 'acquire' then
+    return {'busy'}
+  end
+  redis.call('SET', lock, token, 'PX', ARGV[2])
+end
+if tonumber(ARGV[4]) > 0 then
+  redis.call('LTRIM', P .. 'pub', ARGV[4], -1)
+end
+for i = 8, #ARGV do
+  redis.call('XADD', P .. 'items', 'MAXLEN', '~', ARGV[7], '*', 'j', ARGV[i])
+end
+if tonumber(ARGV[5]) > 0 then
+  redis.call('LTRIM', P .. 'chat', ARGV[5], -1)
+end
+if mode == 'release' then
+  redis.call('DEL', lock)
+  return {'released'}
+end
+local size = tonumber(ARGV[6])
+local pub = redis.call('LRANGE', P .. 'pub', 0, size - 1)
+local chat = redis.call('LRANGE', P .. 'chat', 0, size - 1)
+if #pub == 0 and #chat == 0 then
+  redis.call('DEL', lock)
+  return {'released'}
+end
+redis.call('PEXPIRE', lock, ARGV[2])
+local prompts, seen = {}, {}
+for _, list in ipairs({pub, chat}) do
+  for _, raw in ipairs(list) do
+    local pid = cjson.decode(raw).pid
+    if pid and not seen[pid] then
+      seen[pid] = true
+      table.insert(prompts, pid)
+      table.insert(prompts, redis.call('HGETALL', prompt_key(pid)))
+    end
+  end
+end
+return {'batch', pub, chat, prompts}

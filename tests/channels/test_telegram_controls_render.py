@@ -1,0 +1,170 @@
+"""Telegram prompt controls as pure data: callback data within 64 bytes, keyboards per question, the
+approval's tool call, the step line of several questions, and ticks read back from a keyboard."""
+
+from __future__ import annotations
+
+import pytest
+
+from channels.telegram.control_data import MAX_BYTES, Action, BadControl, Control, decode
+from channels.telegram.keyboards import (
+    MAX_ARGUMENTS_CHARS,
+    PromptView,
+    keyboard,
+    prompt_messages,
+    prompt_parts,
+    ticked_in,
+    tool_call_text,
+)
+from channels.telegram.render import MAX_MESSAGE_UNITS, fit_tail, utf16_len
+from gateway.models import PromptKind, Question, ToolCall
+from gateway.render import prompt_text
+
+PROMPT_ID = "prm_01J0000000000000000000000Z"
+
+
+def question(text: str, labels: list[str], *, multi: bool = False) -> Question:
+    options = [{"label": label} for label in labels]
+    return Question.model_validate({"question": text, "multiSelect": multi, "options": options})
+
+
+def view(*questions: Question, kind: PromptKind = PromptKind.ASK_USER_QUESTION) -> PromptView:
+    return PromptView(PROMPT_ID, kind, list(questions))
+
+
+def test_every_button_of_the_largest_prompt_fits_telegrams_64_bytes() -> None:
+    long_labels = [f"{index:02d} " + "é" * 97 for index in range(25)]  # 25 options of 100 characters
+    largest = view(
+        question("single", long_labels),
+        question("multi", long_labels, multi=True),
+        question("free text", []),
+        question("last", long_labels),
+    )
+    sizes = [
+        len(button.data.encode())
+        for step in range(4)
+        for row in keyboard(largest, step, frozenset(range(25)))
+        for button in row
+    ]
+    assert len(sizes) == 26 + 27 + 1 + 26  # options, Other…, Submit; and one Answer… button
+    assert max(sizes) <= MAX_BYTES
+
+
+def test_callback_data_carries_indexes_and_reads_back_as_it_was_written() -> None:
+    control = Control(Action.TOGGLE, PROMPT_ID, 3, 24)
+
+    assert control.encode() == f"t|{PROMPT_ID}|3|24"
+    assert decode(control.encode()) == control
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        None,
+        "",
+        "approve",
+        f"x|{PROMPT_ID}|0|0",  # an action no button has
+        f"p|{PROMPT_ID}|0",  # a field missing
+        f"p|{PROMPT_ID}|0|0|0",  # a field too many
+        f"p|{PROMPT_ID}|-1|0",
+        f"p|{PROMPT_ID}|0|100",  # more options than a question can have
+        "p|prm_short|0|0",
+        f"p|{PROMPT_ID.lower()}|0|0",
+        "p|" + "x" * 70,
+    ],
+)
+def test_data_no_button_carries_is_refused(data: str | None) -> None:
+    with pytest.raises(BadControl):
+        decode(data)
+
+
+def test_an_approval_has_approve_and_deny_and_shows_the_tool_call() -> None:
+    approval = PromptView(
+        PROMPT_ID,
+        PromptKind.APPROVAL,
+        [question("Allow db__drop to run?", ["Approve", "Deny"])],
+        ToolCall(name="db__drop", arguments={"table": "users"}),
+    )
+
+    [only] = prompt_messages(approval)
+
+    assert (
+        only.text
+        == 'Allow db__drop to run?\n  1. Approve\n  2. Deny\n\nTool call: db__drop\n{\n  "table": "users"\n}'
+    )
+    assert only.keyboard is not None
+    assert [(b.text, decode(b.data).option) for row in only.keyboard for b in row] == [
+        ("✅ Approve", 0),
+        ("❌ Deny", 1),
+    ]
+
+
+def test_long_tool_call_arguments_are_cut_visibly() -> None:
+    text = tool_call_text(ToolCall(name="fs__write", arguments={"content": "x" * 5000}))
+
+    shown, _sep, note = text.rpartition("\n")
+    assert len(shown) < MAX_ARGUMENTS_CHARS + 100
+    assert note.startswith("… [truncated: ") and note.endswith(" more characters not shown]")
+
+
+def test_a_single_select_has_a_button_per_option_and_other() -> None:
+    rows = keyboard(view(question("Target?", ["staging", "production"])))
+
+    assert [[(b.text, decode(b.data).action) for b in row] for row in rows] == [
+        [("1. staging", Action.PICK)],
+        [("2. production", Action.PICK)],
+        [("Other…", Action.WRITE)],
+    ]
+
+
+def test_a_multi_select_marks_its_ticked_options_and_ends_with_other_and_submit() -> None:
+    rows = keyboard(view(question("Sections?", ["KPI cards", "Chart"], multi=True)), 0, frozenset({1}))
+
+    assert [[b.text for b in row] for row in rows] == [["1. KPI cards"], ["✓ 2. Chart"], ["Other…", "Submit"]]
+
+
+def test_ticks_are_read_back_only_for_the_question_and_prompt_pressed() -> None:
+    sections = view(question("A?", ["a", "b", "c"], multi=True), question("B?", ["d", "e"], multi=True))
+    first = keyboard(sections, 0, frozenset({0, 2}))
+    second = keyboard(sections, 1, frozenset({1}))
+
+    assert ticked_in(first + second, PROMPT_ID, 0) == {0, 2}
+    assert ticked_in(first + second, PROMPT_ID, 1) == {1}
+    assert ticked_in(first, "prm_01J0000000000000000000000Y", 0) == frozenset()
+
+
+def test_several_questions_keep_the_seed_text_and_add_a_line_naming_the_current_one() -> None:
+    questions = [question("Where from?", ["CSV import", "API"]), question("Which style?", [])]
+
+    [step_two] = prompt_parts(view(*questions), step=1)
+
+    assert step_two == f"{prompt_text(questions)}\n\n▶ Question 2 of 2: Which style?"
+
+
+def test_a_long_prompt_is_split_and_its_buttons_and_step_line_go_on_the_last_part() -> None:
+    labels = [f"{index:02d} " + "y" * 96 for index in range(25)]
+    questions = [question(f"Question {number}?", labels) for number in range(1, 3)]
+    big = view(
+        *[
+            q.model_copy(
+                update={"options": [o.model_copy(update={"description": "d" * 300}) for o in q.options]}
+            )
+            for q in questions
+        ]
+    )
+
+    messages = prompt_messages(big)
+
+    assert len(messages) > 1
+    assert all(utf16_len(message.text) <= MAX_MESSAGE_UNITS for message in messages)
+    assert [message.keyboard is not None for message in messages] == [False] * (len(messages) - 1) + [True]
+    assert messages[-1].text.endswith("▶ Question 1 of 2: Question 1?")
+
+
+def test_a_settled_prompt_too_long_for_one_message_keeps_its_end_where_the_outcome_is() -> None:
+    text = "\n".join(f"line {number}" for number in range(1000)) + "\n\n✓ Answered: staging"
+
+    fitted = fit_tail(text)
+
+    assert utf16_len(fitted) <= MAX_MESSAGE_UNITS
+    assert fitted.endswith("✓ Answered: staging")
+    assert fitted.startswith("… [") and "earlier characters not shown]" in fitted.split("\n", 1)[0]
