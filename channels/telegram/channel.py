@@ -226,22 +226,26 @@ class TelegramChannel:
 
     async def post(self, thread: ThreadRef, item: ThreadItem) -> MessageRef:
         """Post an item; a prompt (with its buttons on its last message, whose id is returned) answers
-        the message that started the turn, an audit item the prompt's message."""
+        the message that started the turn, an audit item the prompt's message. In a group the prompt's
+        question asks for a reply and its buttons follow on a message of their own."""
         reply_to: int | None = None
         if item.type == "pending_prompt":
             reply_to = self._turn_messages.get(thread.thread_id)
         elif item.type == "pending_prompt_resolved":
             reply_to = _message_id(item.metadata.get("prompt_message_id"))
+        address = address_of(thread)
         view = PromptView.of_metadata(item.metadata) if item.type == "pending_prompt" else None
         parts = (
-            render_item(item, reply_to=reply_to) if view is None else prompt_messages(view, reply_to=reply_to)
+            render_item(item, reply_to=reply_to)
+            if view is None
+            else prompt_messages(view, reply_to=reply_to, group=address.is_group)
         )
-        address = address_of(thread)
         sent = [await self.sender.send(address, part) for part in parts]
         return MessageRef(thread.thread_id, str(sent[-1]))
 
     async def edit(self, ref: MessageRef, item: ThreadItem) -> None:
-        """Show a settled prompt's outcome on its message; the edit drops its buttons."""
+        """Show a settled prompt's questions and outcome on the message with its buttons; the edit drops
+        the buttons (in a group the question's own message, with its ForceReply, stays as it was)."""
         message_id = _message_id(ref.message_id)
         if message_id is None:
             return

@@ -20,6 +20,11 @@ class ChatAddress:
     chat_id: int
     topic_id: int | None = None
 
+    @property
+    def is_group(self) -> bool:
+        """Groups and supergroups have negative chat ids; a private chat's id is the person's."""
+        return self.chat_id < 0
+
 
 @dataclass(frozen=True, slots=True)
 class Incoming:

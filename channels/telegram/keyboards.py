@@ -3,6 +3,9 @@
 The text stays the seed's numbered questions, so a typed ``2`` still answers; an approval adds the tool
 call it is about, and a prompt of several questions adds a line saying which question the buttons are
 for. Multi-select ticks live in the keyboard itself (a ``✓`` on the button), so no server keeps them.
+
+In a group the question asks for a reply with a selective ForceReply (with privacy mode on, only replies
+reach the bot) and the buttons follow on a short message of their own: a message has one reply markup.
 """
 
 from __future__ import annotations
@@ -12,7 +15,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from channels.telegram.control_data import Action, BadControl, Control, decode
-from channels.telegram.render import MAX_MESSAGE_UNITS, Button, Keyboard, Outgoing, split_text
+from channels.telegram.render import (
+    MAX_MESSAGE_UNITS,
+    Button,
+    Keyboard,
+    Outgoing,
+    asking_for_reply,
+    split_text,
+)
 from gateway.models import Prompt, PromptKind, Question, ToolCall
 from gateway.render import prompt_text
 
@@ -25,6 +35,10 @@ MAX_BUTTON_CHARS = 60
 MAX_STEP_QUESTION_CHARS = 200
 STEP_RESERVE = 320  # room kept in the last part for the step line
 MAX_ARGUMENTS_CHARS = 1500
+PICK_HINT = "Answer with the buttons, or reply with a number or text."
+APPROVE_HINT = "Answer with the buttons, or reply yes or no."
+WRITE_HINT = "Answer with the button, or reply with your answer."
+STEPS_HINT = "Answer with the buttons, one question at a time."
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,16 +94,36 @@ def step_line(view: PromptView, step: int) -> str:
     return f"▶ Question {step + 1} of {len(view.questions)}: {text}"
 
 
-def prompt_parts(view: PromptView, step: int = 0) -> list[str]:
-    """The prompt's messages; the buttons go on the last, which also names the question they are for."""
+def prompt_body(view: PromptView) -> str:
+    """The numbered questions, and for an approval the tool call it is about."""
     body = prompt_text(view.questions)
     if view.kind is PromptKind.APPROVAL and view.tool_call is not None:
         body = f"{body}\n\n{tool_call_text(view.tool_call)}"
+    return body
+
+
+def prompt_parts(view: PromptView, step: int = 0) -> list[str]:
+    """The prompt's messages; the buttons go on the last, which also names the question they are for."""
+    body = prompt_body(view)
     if len(view.questions) == 1:
         return split_text(body)
     parts = split_text(body, limit=MAX_MESSAGE_UNITS - STEP_RESERVE)
     parts[-1] = f"{parts[-1]}\n\n{step_line(view, step)}"
     return parts
+
+
+def controls_text(view: PromptView, step: int = 0) -> str:
+    """The text of a group's buttons message: how to answer, and which question the buttons are for."""
+    if len(view.questions) > 1:
+        return f"{STEPS_HINT}\n\n{step_line(view, step)}"
+    if view.kind is PromptKind.APPROVAL:
+        return APPROVE_HINT
+    return PICK_HINT if view.questions[step].options else WRITE_HINT
+
+
+def step_text(view: PromptView, step: int, *, group: bool) -> str:
+    """The text of the message with the buttons while question ``step`` is shown."""
+    return controls_text(view, step) if group else prompt_parts(view, step)[-1]
 
 
 def _button_text(number: int, label: str) -> str:
@@ -123,8 +157,14 @@ def keyboard(view: PromptView, step: int = 0, ticked: frozenset[int] = frozenset
     return tuple(rows)
 
 
-def prompt_messages(view: PromptView, *, reply_to: int | None = None) -> list[Outgoing]:
-    """The messages a pending prompt becomes: the first answers ``reply_to``, the last has the buttons."""
+def prompt_messages(view: PromptView, *, reply_to: int | None = None, group: bool = False) -> list[Outgoing]:
+    """The messages a pending prompt becomes: the first answers ``reply_to``, the last has the buttons.
+
+    In a ``group`` the question's last part asks for a reply and the buttons come on a message after it.
+    """
+    if group:
+        question = asking_for_reply(split_text(prompt_body(view)), reply_to=reply_to)
+        return [*question, Outgoing(controls_text(view), keyboard=keyboard(view))]
     parts = prompt_parts(view)
     last = len(parts) - 1
     return [

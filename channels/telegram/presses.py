@@ -17,7 +17,7 @@ from telegram import CallbackQuery, MaybeInaccessibleMessage, Message, User
 
 from channels.telegram.control_data import Action, BadControl, Control, decode
 from channels.telegram.inbound import Incoming, address_of, thread_id_of
-from channels.telegram.keyboards import PromptView, keyboard, prompt_parts, shorten, ticked_in
+from channels.telegram.keyboards import PromptView, keyboard, shorten, step_text, ticked_in
 from channels.telegram.render import Button, Keyboard, Mention, Outgoing, utf16_len
 from channels.telegram.send import Sender
 from gateway.channel import ChannelError, InboundSink
@@ -308,7 +308,8 @@ class Presses:
     async def _show_step(self, prompt: Prompt, step: int, message_id: int) -> None:
         view = PromptView.of_prompt(prompt)
         address = address_of(parse_thread_id(prompt.thread_id))
-        await self.sender.edit(address, message_id, prompt_parts(view, step)[-1], keyboard(view, step))
+        text = step_text(view, step, group=address.is_group)
+        await self.sender.edit(address, message_id, text, keyboard(view, step))
 
     async def _outcome(self, received: Received, text: str, asked: Prompt) -> Notice:
         if received.outcome is Outcome.ANSWERED:

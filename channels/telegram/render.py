@@ -107,17 +107,21 @@ def fit_tail(text: str, limit: int = MAX_MESSAGE_UNITS) -> str:
     return note.format(n=len(text) - len(tail)) + tail
 
 
-def render_item(item: ThreadItem, *, reply_to: int | None = None) -> list[Outgoing]:
-    """The messages an item becomes. A pending prompt's last part asks for a reply (selective ForceReply),
-    so answers reach the bot in groups with privacy mode on; the first part answers ``reply_to``."""
-    parts = split_text(item.text if item.text.strip() else EMPTY)
-    asks = item.type == "pending_prompt"
+def asking_for_reply(parts: list[str], *, reply_to: int | None = None) -> list[Outgoing]:
+    """A question's messages: the last asks for a reply (selective ForceReply), so answers reach the bot
+    in groups with privacy mode on; the first answers ``reply_to``, whose sender the ForceReply is for."""
     last = len(parts) - 1
     return [
-        Outgoing(
-            text=part,
-            force_reply=asks and index == last,
-            reply_to=reply_to if index == 0 else None,
-        )
+        Outgoing(text=part, force_reply=index == last, reply_to=reply_to if index == 0 else None)
         for index, part in enumerate(parts)
+    ]
+
+
+def render_item(item: ThreadItem, *, reply_to: int | None = None) -> list[Outgoing]:
+    """The messages an item becomes: a pending prompt asks for a reply; the first answers ``reply_to``."""
+    parts = split_text(item.text if item.text.strip() else EMPTY)
+    if item.type == "pending_prompt":
+        return asking_for_reply(parts, reply_to=reply_to)
+    return [
+        Outgoing(text=part, reply_to=reply_to if index == 0 else None) for index, part in enumerate(parts)
     ]

@@ -176,7 +176,7 @@ async def test_a_free_text_prompt_asks_with_a_force_reply_and_the_reply_is_the_a
     runtime: Runtime, fake: FakeTelegram
 ) -> None:
     prompt = await open_prompt(runtime, GROUP_THREAD, BRANCH)
-    [posted] = fake.sent
+    [_question, posted] = fake.sent
     assert [b.text for b in fake.buttons(posted.message_id)] == ["✎ Answer…"]
 
     answered = await press(fake, ALICE, posted.message_id, "✎ Answer…")
@@ -194,7 +194,7 @@ async def test_a_free_text_prompt_asks_with_a_force_reply_and_the_reply_is_the_a
 
 async def test_other_on_an_option_list_takes_free_text_verbatim(runtime: Runtime, fake: FakeTelegram) -> None:
     prompt = await open_prompt(runtime, GROUP_THREAD, DEPLOY)
-    [posted] = fake.sent
+    [_question, posted] = fake.sent
 
     await press(fake, ALICE, posted.message_id, "Other…")
     await reply(fake, GROUP, ALICE, "2", to=fake.sent[-1].message_id)
@@ -254,21 +254,21 @@ async def test_a_press_by_someone_not_allowed_leaves_the_prompt_pending_and_is_a
     runtime: Runtime, fake: FakeTelegram
 ) -> None:
     prompt = await open_prompt(runtime, GROUP_THREAD, DEPLOY, started_by=ALICE)
-    [posted] = fake.sent
+    [question, posted] = fake.sent
 
     answered = await press(fake, BOB, posted.message_id, "1. staging")
 
     assert answered == {"text": NOT_ALLOWED, "show_alert": True}
     await runtime.gateway.outbox.idle()
     assert (await runtime.gateway.get_prompt(prompt.prompt_id)).pending
-    assert fake.sent == [posted] and fake.edits == []  # nothing was said in the group
+    assert fake.sent == [question, posted] and fake.edits == []  # nothing was said in the group
 
 
 async def test_ticks_by_someone_not_allowed_are_refused_and_the_buttons_stay_as_they_were(
     runtime: Runtime, fake: FakeTelegram
 ) -> None:
     await open_prompt(runtime, GROUP_THREAD, SECTIONS, started_by=ALICE)
-    [posted] = fake.sent
+    [_question, posted] = fake.sent
 
     answered = await press(fake, BOB, posted.message_id, "Chart")
 
@@ -282,7 +282,7 @@ async def test_an_approver_may_press(runtime: Runtime, fake: FakeTelegram) -> No
         AgentDefinition(name="ops", human_input=HumanInput(approvers=[f"telegram:{CAROL}"]))
     )
     prompt = await open_prompt(runtime, GROUP_THREAD, APPROVAL, started_by=ALICE)
-    [posted] = fake.sent
+    [_question, posted] = fake.sent
 
     await press(fake, CAROL, posted.message_id, "✅ Approve")
 
@@ -297,7 +297,7 @@ async def test_a_reply_to_a_text_request_by_someone_not_allowed_is_refused_in_re
     runtime: Runtime, fake: FakeTelegram
 ) -> None:
     prompt = await open_prompt(runtime, GROUP_THREAD, BRANCH, started_by=ALICE)
-    [posted] = fake.sent
+    [_question, posted] = fake.sent
     await press(fake, ALICE, posted.message_id, "✎ Answer…")
     asked = fake.sent[-1]
 
@@ -378,9 +378,9 @@ async def test_tampered_callback_data_is_refused_and_changes_nothing(
 
 async def test_a_button_of_a_prompt_in_another_chat_is_refused(runtime: Runtime, fake: FakeTelegram) -> None:
     elsewhere = await open_prompt(runtime, GROUP_THREAD, DEPLOY, started_by=ALICE)
-    [group_message] = fake.sent
+    [_question, group_message] = fake.sent
     await open_prompt(runtime, DM, DEPLOY)
-    [dm_message] = fake.sent[1:]
+    [dm_message] = fake.sent[2:]
     data = fake.button(group_message.message_id, "1. staging").data
 
     answered = await fake.answered(await fake.press(ALICE, dm_message.message_id, data))

@@ -103,7 +103,7 @@ async def test_presses_racing_on_two_processes_resolve_the_prompt_once(
             RunRequest(thread_id=f"telegram:{GROUP}", agent="ops", started_by=f"telegram:{ALICE}")
         )
         prompt = await agent.raise_prompt(run.run_id, PromptRequest.model_validate(DEPLOY))
-        [posted] = fake.sent
+        [_question, posted] = fake.sent
         alices = fake.press_update(ALICE, posted.message_id, fake.button(posted.message_id, "staging").data)
         carols = fake.press_update(
             CAROL, posted.message_id, fake.button(posted.message_id, "production").data
@@ -123,7 +123,7 @@ async def test_presses_racing_on_two_processes_resolve_the_prompt_once(
         notices = sorted([(await fake.answered(alices))["text"], (await fake.answered(carols))["text"]])
         assert notices == sorted([f"✓ Your answer was taken: {winner}", settled_notice(resolved)])
         await fake.wait_for(lambda: fake.buttons(posted.message_id) == [], 10)  # after the audit item
-        assert [sent.text for sent in fake.sent[1:]] == [f"✓ Answered: {winner}"]
+        assert [sent.text for sent in fake.sent[2:]] == [f"✓ Answered: {winner}"]
         assert len([edit for edit in fake.edits if edit.message_id == posted.message_id]) == 1
         assert fake.buttons(posted.message_id) == []
     finally:

@@ -7,11 +7,16 @@ import pytest
 
 from channels.telegram.control_data import MAX_BYTES, Action, BadControl, Control, decode
 from channels.telegram.keyboards import (
+    APPROVE_HINT,
     MAX_ARGUMENTS_CHARS,
+    PICK_HINT,
+    STEPS_HINT,
+    WRITE_HINT,
     PromptView,
     keyboard,
     prompt_messages,
     prompt_parts,
+    step_text,
     ticked_in,
     tool_call_text,
 )
@@ -168,3 +173,66 @@ def test_a_settled_prompt_too_long_for_one_message_keeps_its_end_where_the_outco
     assert utf16_len(fitted) <= MAX_MESSAGE_UNITS
     assert fitted.endswith("✓ Answered: staging")
     assert fitted.startswith("… [") and "earlier characters not shown]" in fitted.split("\n", 1)[0]
+
+
+# In a group: the question asks for a reply, the buttons follow on a message of their own --------------
+
+
+def test_in_a_group_the_question_asks_for_a_reply_to_the_turn_and_the_buttons_come_after_it() -> None:
+    target = view(question("Target?", ["staging", "production"]))
+
+    asked, controls = prompt_messages(target, reply_to=42, group=True)
+
+    assert (asked.text, asked.force_reply, asked.reply_to, asked.keyboard) == (
+        "Target?\n  1. staging\n  2. production",
+        True,
+        42,
+        None,
+    )
+    assert (controls.text, controls.force_reply, controls.reply_to) == (PICK_HINT, False, None)
+    assert controls.keyboard == keyboard(target)
+
+
+@pytest.mark.parametrize(
+    ("prompt", "hint"),
+    [
+        pytest.param(
+            PromptView(PROMPT_ID, PromptKind.APPROVAL, [question("Allow it?", ["Approve", "Deny"])]),
+            APPROVE_HINT,
+            id="approval",
+        ),
+        pytest.param(view(question("Which branch?", [])), WRITE_HINT, id="free-text"),
+        pytest.param(view(question("Sections?", ["a", "b"], multi=True)), PICK_HINT, id="multi-select"),
+    ],
+)
+def test_the_group_buttons_message_says_briefly_how_to_answer(prompt: PromptView, hint: str) -> None:
+    [_asked, controls] = prompt_messages(prompt, group=True)
+
+    assert controls.text == hint
+
+
+def test_in_a_group_the_step_line_of_several_questions_goes_on_the_buttons_message_only() -> None:
+    questions = [question("Where from?", ["CSV import", "API"]), question("Which style?", [])]
+    form = view(*questions)
+
+    asked, controls = prompt_messages(form, group=True)
+
+    assert asked.text == prompt_text(questions)
+    assert controls.text == f"{STEPS_HINT}\n\n▶ Question 1 of 2: Where from?"
+    assert step_text(form, 1, group=True) == f"{STEPS_HINT}\n\n▶ Question 2 of 2: Which style?"
+    assert step_text(form, 1, group=False) == prompt_parts(form, 1)[-1]
+
+
+def test_a_long_group_prompt_asks_for_a_reply_on_its_last_part_and_answers_the_turn_on_its_first() -> None:
+    options = [{"label": f"option {n}", "description": "d" * 300} for n in range(1, 26)]
+    long = view(Question.model_validate({"question": "Pick one?", "options": options}))
+
+    messages = prompt_messages(long, reply_to=42, group=True)
+
+    *parts, controls = messages  # about 8,000 characters: three parts
+    assert [(m.force_reply, m.reply_to, m.keyboard) for m in parts] == [
+        (False, 42, None),
+        (False, None, None),
+        (True, None, None),
+    ]
+    assert controls.keyboard is not None and controls.text == PICK_HINT

@@ -94,8 +94,9 @@ async def test_several_questions_are_answered_step_by_step_across_processes_as_o
 ) -> None:
     (first, first_url), (second, second_url) = gateways
     prompt = await open_prompt(first, GROUP_THREAD, DASHBOARD)
-    [posted] = fake.sent
+    [question, posted] = fake.sent
     message = posted.message_id
+    assert question.text.startswith("Where should the data come from?\n  1. CSV import")
     assert posted.text.endswith("\n\n▶ Question 1 of 3: Where should the data come from?")
     assert [b.text for b in fake.buttons(message)] == ["1. CSV import", "2. API", "Other…"]
 
@@ -103,7 +104,7 @@ async def test_several_questions_are_answered_step_by_step_across_processes_as_o
 
     assert step["text"] == "Saved. Now question 2 of 3."
     assert fake.messages[message]["text"].endswith("\n\n▶ Question 2 of 3: Which sections?")
-    assert fake.messages[message]["text"].startswith("Where should the data come from?\n  1. CSV import")
+    assert fake.messages[question.message_id]["text"] == question.text  # the question stays as it was
     await press(fake, second_url, ALICE, message, "KPI cards")
     await press(fake, first_url, ALICE, message, "Table")
     await press(fake, second_url, ALICE, message, "Submit")
@@ -120,7 +121,9 @@ async def test_several_questions_are_answered_step_by_step_across_processes_as_o
         ("q3", ["dark theme"]),
     ]
     await fake.wait_for(lambda: fake.buttons(message) == [])
-    assert fake.messages[message]["text"].endswith("✓ Answered: CSV import · KPI cards, Table · dark theme")
+    settled_text = fake.messages[message]["text"]
+    assert settled_text.startswith("Where should the data come from?\n  1. CSV import")
+    assert settled_text.endswith("✓ Answered: CSV import · KPI cards, Table · dark theme")
 
 
 async def test_a_step_pressed_by_someone_not_allowed_does_not_move_the_form_on(
@@ -128,7 +131,7 @@ async def test_a_step_pressed_by_someone_not_allowed_does_not_move_the_form_on(
 ) -> None:
     (first, first_url), _second = gateways
     prompt = await open_prompt(first, GROUP_THREAD, DASHBOARD, started_by=ALICE)
-    [posted] = fake.sent
+    [_question, posted] = fake.sent
 
     answered = await press(fake, first_url, BOB, posted.message_id, "2. API")
 
@@ -142,7 +145,7 @@ async def test_pressing_an_earlier_step_again_changes_that_answer_and_shows_the_
 ) -> None:
     (first, first_url), _second = gateways
     await open_prompt(first, GROUP_THREAD, DASHBOARD)
-    [posted] = fake.sent
+    [_question, posted] = fake.sent
     step_one = fake.button(posted.message_id, "2. API").data  # a client still showing the first step
     await press(fake, first_url, ALICE, posted.message_id, "1. CSV import")
 

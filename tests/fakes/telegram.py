@@ -8,6 +8,10 @@ updates to a webhook with the secret header, and answers 429 with ``retry_after`
 It keeps each message the bot sent as Telegram shows it now (text and inline keyboard, after edits), so
 a test presses the buttons the bot actually posted: a callback query carries the message as it stands,
 and answerCallbackQuery is accepted once per query, as Telegram does.
+
+With ``privacy_mode`` it withholds group messages the bot would not get (only replies to the bot's
+messages, commands and service messages reach it), and ``type_message`` writes as a Telegram app does: a
+ForceReply addressed to the writer makes the message a reply to it.
 """
 
 from __future__ import annotations
@@ -109,8 +113,11 @@ def _decode(params: dict[str, str]) -> dict[str, Any]:
 class FakeTelegram:
     """The Bot API for one bot ``token``. ``base_url`` is python-telegram-bot's ``base_url`` for it."""
 
-    def __init__(self, token: str, *, username: str = "threadgate_bot") -> None:
+    def __init__(self, token: str, *, username: str = "threadgate_bot", privacy_mode: bool = False) -> None:
         self.token = token
+        self.privacy_mode = privacy_mode
+        self.withheld: list[dict[str, Any]] = []  # group messages privacy mode kept from the bot
+        self._written: dict[int, tuple[int, int]] = {}  # a person's message id → (chat id, user id)
         self.bot_id = int(token.split(":")[0])
         self.username = username
         self.calls: list[Call] = []
@@ -366,7 +373,54 @@ class FakeTelegram:
             message["chat"]["is_forum"] = True
         if reply_to is not None:
             message["reply_to_message"] = dict(self.messages[reply_to])
+        self._written[message["message_id"]] = (chat_id, user_id)
         return message
+
+    # What a Telegram app does ----------------------------------------------------------------------
+
+    def force_reply_for(self, chat_id: int, user_id: int, topic_id: int | None = None) -> int | None:
+        """The bot's message a person's app is set to reply to: the latest one in the chat (or topic) with
+        a ForceReply for them (selective: they wrote the message it answers, or it mentions them) that
+        came after their own last message there."""
+        own = [mid for mid, written in self._written.items() if written == (chat_id, user_id)]
+        since = max(own, default=0)
+        for sent in reversed(self.sent):
+            if sent.message_id <= since:
+                return None
+            if (sent.chat_id, sent.topic_id) == (chat_id, topic_id) and self._asks(sent, user_id):
+                return sent.message_id
+        return None
+
+    def _asks(self, sent: Sent, user_id: int) -> bool:
+        markup = sent.reply_markup or {}
+        if not markup.get("force_reply"):
+            return False
+        if not markup.get("selective"):
+            return True
+        answered = self._written.get(sent.reply_to or 0)
+        mentioned = any(
+            entity.get("user", {}).get("id") == user_id
+            for entity in self.messages[sent.message_id].get("entities", [])
+        )
+        return mentioned or (answered is not None and answered[1] == user_id)
+
+    async def type_message(
+        self, chat_id: int, user_id: int, text: str, *, topic_id: int | None = None
+    ) -> dict[str, Any]:
+        """Someone types ``text`` into the chat's input field and sends it, without choosing to reply: a
+        ForceReply for them makes it a reply to that message, as their app would."""
+        reply_to = self.force_reply_for(chat_id, user_id, topic_id)
+        return await self.say(chat_id, user_id, text, topic_id=topic_id, reply_to=reply_to)
+
+    def reaches_bot(self, message: dict[str, Any]) -> bool:
+        """Whether Telegram gives the bot this message: in a group with privacy mode on, only replies to
+        the bot's messages, commands and service messages."""
+        if not self.privacy_mode or message["chat"]["id"] > 0:
+            return True
+        text = message.get("text")
+        replied = message.get("reply_to_message") or {}
+        to_bot = replied.get("from", {}).get("id") == self.bot_id
+        return text is None or text.startswith("/") or to_bot
 
     # Buttons ---------------------------------------------------------------------------------------
 
@@ -415,7 +469,11 @@ class FakeTelegram:
         return {"update_id": next(self._update_ids), "message": message}
 
     async def push(self, update: dict[str, Any]) -> dict[str, Any]:
-        """Queue an update for getUpdates (as Telegram does when someone writes to the bot)."""
+        """Queue an update for getUpdates (as Telegram does when someone writes to the bot); a message
+        privacy mode keeps from the bot is withheld instead."""
+        if "message" in update and not self.reaches_bot(update["message"]):
+            self.withheld.append(update)
+            return update
         self.updates.append(update)
         await self._notify()
         return update
