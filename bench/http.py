@@ -1,0 +1,225 @@
+"""Figure 4: raise, answer and long-poll through the HTTP API of two gateway processes, beside a bare
+FastAPI app (also two processes) answering the same number of requests with one Redis GET each.
+
+One operation: the agent raises a prompt on process A and long-polls it there; an operator answers it
+on process B (``POST /v1/agents/{agent}/inputs/{id}``); the operation ends when both calls returned.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+from bench.redis_proc import free_port
+from bench.stats import Summary, percentile
+from bench.workload import TYPICAL_PROMPT
+
+PROCESSES = 2
+STARTER = "web:alice"
+AGENT = "bench"
+REQUESTS_PER_OPERATION = 3
+READY_TIMEOUT_S = 30.0
+READY = "/readyz"
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True, slots=True)
+class HttpFigure:
+    concurrency: int
+    gateway: Summary
+    floor: Summary
+    raise_ms: tuple[float, float]
+    answer_ms: tuple[float, float]
+    hot: int
+
+    @property
+    def ratio(self) -> float:
+        return self.gateway.per_second / self.floor.per_second if self.floor.per_second else 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "concurrency": self.concurrency,
+            "gateway": self.gateway.as_dict(),
+            "floor": self.floor.as_dict(),
+            "ratio": round(self.ratio, 3),
+            "raise_p50_p99_ms": [round(value, 3) for value in self.raise_ms],
+            "answer_p50_p99_ms": [round(value, 3) for value in self.answer_ms],
+            "resolved_hot": self.hot,
+        }
+
+
+@asynccontextmanager
+async def _server(command: list[str], env: dict[str, str], port: int, ready_path: str) -> AsyncIterator[str]:
+    """A server process on ``port`` (run from an empty directory, so no ``.env`` is read), until exit."""
+    workdir = Path(tempfile.mkdtemp(prefix="threadgate-bench-http-"))
+    with (workdir / "server.log").open("wb") as log:
+        process = await asyncio.create_subprocess_exec(
+            *command, cwd=workdir, env={**os.environ, **env}, stdout=log, stderr=asyncio.subprocess.STDOUT
+        )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        async with aiohttp.ClientSession(base_url=base) as client:
+            deadline = time.monotonic() + READY_TIMEOUT_S
+            while True:
+                if process.returncode is not None:
+                    raise RuntimeError(f"a benchmark server exited at start: see {workdir / 'server.log'}")
+                try:
+                    async with client.get(ready_path) as response:
+                        if response.status == 200:
+                            break
+                except aiohttp.ClientError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"a benchmark server did not get ready: see {workdir / 'server.log'}")
+                await asyncio.sleep(0.1)
+        yield base
+    finally:
+        if process.returncode is None:
+            process.terminate()
+            try:
+                await asyncio.wait_for(process.wait(), timeout=15)
+            except TimeoutError:
+                process.kill()
+                await process.wait()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+async def _timed(concurrency: int, ops: int, operation: Callable[[int], Awaitable[None]]) -> Summary:
+    work = iter(range(ops))
+    latencies: list[float] = []
+
+    async def worker() -> None:
+        for index in work:
+            started = time.perf_counter()
+            await operation(index)
+            latencies.append(time.perf_counter() - started)
+
+    began = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return Summary.of(latencies, time.perf_counter() - began)
+
+
+async def _call(
+    session: aiohttp.ClientSession, method: str, path: str, status: int, **options: Any
+) -> dict[str, Any]:
+    """One request; its JSON body, or an error naming the path when the status is not ``status``."""
+    async with session.request(method, path, **options) as response:
+        if response.status != status:
+            raise RuntimeError(f"{path} answered {response.status}: {await response.text()}")
+        body: dict[str, Any] = await response.json()
+        return body
+
+
+def _session(base: str, concurrency: int, token: str | None = None) -> aiohttp.ClientSession:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    connector = aiohttp.TCPConnector(limit=4 * concurrency)
+    return aiohttp.ClientSession(base_url=base, headers=headers, connector=connector)
+
+
+@dataclass(frozen=True, slots=True)
+class GatewayRun:
+    summary: Summary
+    raise_ms: tuple[float, float]
+    answer_ms: tuple[float, float]
+    hot: int
+
+
+async def measure_gateway(redis_url: str, concurrency: int, ops: int) -> GatewayRun:
+    agent_token, operator_token = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
+    env = {
+        "REDIS_URL": redis_url,
+        "THREADGATE_WEB_CHAT": "open",
+        "THREADGATE_API_TOKENS": f"bench-agent:agent:{agent_token},bench-operator:operator:{operator_token}",
+    }
+    ports = [free_port() for _ in range(PROCESSES)]
+    async with AsyncExitStack() as stack:
+        bases = [
+            await stack.enter_async_context(
+                _server([sys.executable, "-m", "gateway.cli", "serve", "--port", str(port)], env, port, READY)
+            )
+            for port in ports
+        ]
+        agent = await stack.enter_async_context(_session(bases[0], concurrency, agent_token))
+        operator = await stack.enter_async_context(_session(bases[1], concurrency, operator_token))
+        runs = []
+        for index in range(ops + concurrency):
+            body = {"thread_id": f"web:bench-{index}", "agent": AGENT, "started_by": STARTER}
+            runs.append((await _call(agent, "POST", "/v1/runs", 201, json=body))["run_id"])
+        raises: list[float] = []
+        answers: list[float] = []
+        hot = 0
+
+        async def operation(index: int) -> None:
+            nonlocal hot
+            started = time.perf_counter()
+            path = f"/v1/runs/{runs[index]}/prompts"
+            prompt_id = (await _call(agent, "POST", path, 201, json=TYPICAL_PROMPT))["prompt_id"]
+            raised = time.perf_counter()
+            poll = asyncio.create_task(
+                _call(agent, "GET", f"/v1/prompts/{prompt_id}", 200, params={"wait": "30"})
+            )
+            body = {"action": "accept", "content": "1", "from": STARTER}
+            await _call(operator, "POST", f"/v1/agents/{AGENT}/inputs/{prompt_id}", 200, json=body)
+            answers.append(time.perf_counter() - raised)
+            settled = await poll
+            if settled["prompt_state"] != "answered":
+                raise RuntimeError(f"the long-poll returned {settled['prompt_state']}, not answered")
+            hot += settled.get("resolution") == "resolved_hot"
+            raises.append(raised - started)
+
+        await _timed(concurrency, concurrency, lambda i: operation(ops + i))  # warm up
+        raises.clear()
+        answers.clear()
+        hot = 0
+        summary = await _timed(concurrency, ops, operation)
+    raise_ms = (percentile(raises, 50) * 1000, percentile(raises, 99) * 1000)
+    answer_ms = (percentile(answers, 50) * 1000, percentile(answers, 99) * 1000)
+    return GatewayRun(summary, raise_ms, answer_ms, hot)
+
+
+async def measure_floor(redis_url: str, concurrency: int, ops: int) -> Summary:
+    """The same number of operations, each three requests (two to A, one to B) doing one GET each."""
+    ports = [free_port() for _ in range(PROCESSES)]
+    async with AsyncExitStack() as stack:
+        bases = [
+            await stack.enter_async_context(
+                _server(
+                    [sys.executable, "-m", "uvicorn", "bench.http_floor:app", "--port", str(port),
+                     "--log-level", "warning"],
+                    {"REDIS_URL": redis_url, "PYTHONPATH": str(ROOT)},
+                    port,
+                    "/get",
+                )
+            )
+            for port in ports
+        ]  # fmt: skip
+        first = await stack.enter_async_context(_session(bases[0], concurrency))
+        second = await stack.enter_async_context(_session(bases[1], concurrency))
+
+        async def operation(_index: int) -> None:
+            await _call(first, "GET", "/get", 200)
+            await _call(second, "GET", "/get", 200)
+            await _call(first, "GET", "/get", 200)
+
+        await _timed(concurrency, concurrency, operation)
+        return await _timed(concurrency, ops, operation)
+
+
+async def http_figure(redis_url: str, concurrency: int, ops: int) -> HttpFigure:
+    floor = await measure_floor(redis_url, concurrency, ops)
+    measured = await measure_gateway(redis_url, concurrency, ops)
+    return HttpFigure(
+        concurrency, measured.summary, floor, measured.raise_ms, measured.answer_ms, measured.hot
+    )

@@ -1,0 +1,24 @@
+"""How big each figure's workload is: the full run, the quick one, and a seconds-long smoke run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    name: str
+    resolve_levels: tuple[tuple[int, int], ...]  # (concurrent threads, operations)
+    scale_few: int
+    scale_many: int
+    scale_ops: int
+    scale_concurrency: int
+    http_concurrency: int
+    http_ops: int
+
+
+PROFILES = {
+    "full": Profile("full", ((1, 1000), (16, 4000), (256, 4096)), 1000, 1_000_000, 2000, 16, 16, 2000),
+    "quick": Profile("quick", ((1, 300), (16, 1200), (256, 1024)), 1000, 50_000, 500, 16, 16, 300),
+    "smoke": Profile("smoke", ((1, 10), (16, 32), (256, 256)), 100, 1000, 40, 4, 4, 12),
+}

@@ -1,0 +1,137 @@
+"""The results as Markdown tables, and as one JSON object."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from bench.http import HttpFigure
+from bench.machine import Machine
+from bench.resolve import ResolveFigure
+from bench.roundtrips import RoundTrips
+from bench.scale import ScaleFigure
+
+HEADLINE_CONCURRENCY = 16
+
+
+@dataclass(frozen=True, slots=True)
+class Results:
+    profile: str
+    machine: Machine
+    resolve: list[ResolveFigure]
+    round_trips: list[RoundTrips]
+    scale: ScaleFigure
+    http: HttpFigure
+
+    @property
+    def resolve_vs_floor_ratio(self) -> float:
+        for figure in self.resolve:
+            if figure.concurrency == HEADLINE_CONCURRENCY:
+                return round(figure.ratio, 3)
+        return 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "profile": self.profile,
+            "resolve_vs_floor_ratio": self.resolve_vs_floor_ratio,
+            "resolve": [figure.as_dict() for figure in self.resolve],
+            "round_trips": {figure.operation: figure.as_dict() for figure in self.round_trips},
+            "scale": self.scale.as_dict(),
+            "http": self.http.as_dict(),
+            "machine": self.machine.as_dict(),
+        }
+
+
+def _row(*cells: object) -> str:
+    return "| " + " | ".join(str(cell) for cell in cells) + " |"
+
+
+def _n(value: float) -> str:
+    return f"{value:,.0f}"
+
+
+def _ms(value: float) -> str:
+    return f"{value:.2f}"
+
+
+def markdown(results: Results) -> str:
+    lines = [f"Machine: {results.machine.describe()}", ""]
+    lines += [
+        "**1. Resolve path in-process** (reply → mapped → resolved → agent's waiter woken → audit queued; "
+        "floor: one raw `EVALSHA` of a trivial script per operation, same pool)",
+        "",
+        _row(
+            "threads",
+            "resolves/s",
+            "p50 ms",
+            "p99 ms",
+            "floor ops/s",
+            "floor p50",
+            "floor p99",
+            "ratio",
+            "CPU µs/resolve: gateway",
+            "Redis",
+        ),
+        _row(*["---"] * 10),
+    ]
+    for figure in results.resolve:
+        gateway, floor = figure.gateway, figure.floor
+        lines.append(
+            _row(
+                figure.concurrency,
+                _n(gateway.per_second),
+                _ms(gateway.p50_ms),
+                _ms(gateway.p99_ms),
+                _n(floor.per_second),
+                _ms(floor.p50_ms),
+                _ms(floor.p99_ms),
+                f"{figure.ratio:.3f}",
+                _n(figure.process_cpu_us),
+                _n(figure.redis_cpu_us),
+            )
+        )
+    lines += [
+        "",
+        "**2. Redis round trips per operation** (counted on the connection; warm caches)",
+        "",
+        _row("operation", "round trips on the call", "outbox drain after it", "commands on the call"),
+        _row(*["---"] * 4),
+    ]
+    for trips in results.round_trips:
+        lines.append(_row(trips.operation, trips.call, trips.outbox, " ".join(trips.commands)))
+    scale = results.scale
+    lines += [
+        "",
+        f"**3. Scale** (resolve path at {scale.concurrency} threads, beside few and many waiting "
+        "prompts, one per thread)",
+        "",
+        _row("pending prompts", "resolves/s", "p50 ms", "p99 ms"),
+        _row(*["---"] * 4),
+        _row(_n(scale.few), _n(scale.at_few.per_second), _ms(scale.at_few.p50_ms), _ms(scale.at_few.p99_ms)),
+        _row(
+            _n(scale.many), _n(scale.at_many.per_second), _ms(scale.at_many.p50_ms), _ms(scale.at_many.p99_ms)
+        ),
+        "",
+        f"p50 ratio many/few: {scale.ratio:.2f}. Redis memory per pending prompt (typical two-question "
+        f"prompt): {_n(scale.bytes_per_prompt)} bytes (`INFO memory`), {_n(scale.bytes_per_prompt_listpack)} "
+        f"with `hash-max-listpack-value 2048`; per run {_n(scale.bytes_per_run)} bytes. "
+        f"`MEMORY USAGE` of one: "
+        + ", ".join(f"{name} {size} B" for name, size in scale.sample_keys.items())
+        + f". Loading {_n(scale.many - scale.few)} prompts took {scale.load_seconds:.0f} s.",
+    ]
+    http = results.http
+    lines += [
+        "",
+        f"**4. HTTP, two processes** ({http.concurrency} concurrent agents; an operation is raise + answer "
+        "+ long-poll return; the floor is three requests to a bare FastAPI endpoint doing one Redis GET)",
+        "",
+        _row("", "operations/s", "p50 ms", "p99 ms"),
+        _row(*["---"] * 4),
+        _row("gateway", _n(http.gateway.per_second), _ms(http.gateway.p50_ms), _ms(http.gateway.p99_ms)),
+        _row("floor", _n(http.floor.per_second), _ms(http.floor.p50_ms), _ms(http.floor.p99_ms)),
+        "",
+        f"Ratio {http.ratio:.2f}. Raise p50/p99 {_ms(http.raise_ms[0])}/{_ms(http.raise_ms[1])} ms; "
+        f"answer p50/p99 {_ms(http.answer_ms[0])}/{_ms(http.answer_ms[1])} ms; "
+        f"{http.hot} of {http.gateway.ops} answers resolved hot (the long-poll was already waiting).",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,141 @@
+"""Figure 1: the resolve path end to end in-process, beside raw EVALSHA round trips on the same pool.
+
+One operation: a person's reply reaches ``Gateway.receive`` → it is mapped → the prompt is resolved in
+Redis (the audit item queued in the same script) → the agent's long-poll waiter wakes with the answer.
+Each of ``concurrency`` workers answers prompts one after another; every prompt was raised beforehand,
+in its own thread, with the agent already waiting on it. The outbox drains that follow each answer run
+inside the timed window too: they are work the gateway must do per answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import resource
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from bench.stats import Summary
+from bench.workload import STARTER, open_prompts, running_gateway
+from gateway.models import InboundMessage
+from gateway.service import Gateway, Outcome
+from gateway.store import keys
+
+TRIVIAL_SCRIPT = "return ARGV[1]"
+WAIT_S = 300.0
+
+
+@dataclass(frozen=True, slots=True)
+class Measured:
+    """The gateway's timed window, and the CPU it took per operation: this process's and Redis's."""
+
+    summary: Summary
+    process_cpu_us: float
+    redis_cpu_us: float
+
+
+@dataclass(frozen=True, slots=True)
+class ResolveFigure:
+    concurrency: int
+    gateway: Summary
+    floor: Summary
+    process_cpu_us: float
+    redis_cpu_us: float
+
+    @property
+    def ratio(self) -> float:
+        return self.gateway.per_second / self.floor.per_second if self.floor.per_second else 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "concurrency": self.concurrency,
+            "gateway": self.gateway.as_dict(),
+            "floor": self.floor.as_dict(),
+            "ratio": round(self.ratio, 3),
+            "process_cpu_us_per_op": round(self.process_cpu_us),
+            "redis_cpu_us_per_op": round(self.redis_cpu_us),
+        }
+
+
+async def _agents_waiting(gateway: Gateway, opened: list[tuple[str, str]]) -> list[asyncio.Task[Any]]:
+    """One long-poll waiter per prompt, as an agent would hold; returns once every one is registered."""
+    waiters = [asyncio.create_task(gateway.wait_prompt(pid, WAIT_S)) for _, pid in opened]
+    pending = {keys.watch(thread, pid) for thread, pid in opened}
+    while pending:
+        await asyncio.sleep(0.01)
+        pipe = gateway.store.redis.pipeline(transaction=False)
+        ordered = sorted(pending)
+        for key in ordered:
+            pipe.exists(key)
+        found = await pipe.execute()
+        pending = {key for key, present in zip(ordered, found, strict=True) if not present}
+    return waiters
+
+
+async def _redis_cpu_s(gateway: Gateway) -> float:
+    info = await gateway.store.redis.info("cpu")
+    return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
+
+
+def _process_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+async def measure_gateway(gateway: Gateway, concurrency: int, ops: int) -> Measured:
+    opened = await open_prompts(gateway, ops)
+    waiters = await _agents_waiting(gateway, opened)
+    work = iter(range(ops))
+    latencies: list[float] = []
+
+    async def worker() -> None:
+        for index in work:
+            thread, _ = opened[index]
+            message = InboundMessage(thread_id=thread, sender=STARTER, text="2", event_id=f"ev{index}")
+            started = time.perf_counter()
+            received = await gateway.receive(message)
+            answered = await waiters[index]
+            latencies.append(time.perf_counter() - started)
+            if received.outcome is not Outcome.ANSWERED or answered.pending:
+                raise RuntimeError(f"a benchmark answer was not taken: {received.outcome}")
+
+    redis_before, process_before = await _redis_cpu_s(gateway), _process_cpu_s()
+    began = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    await gateway.outbox.idle()
+    elapsed = time.perf_counter() - began
+    process_cpu, redis_cpu = _process_cpu_s() - process_before, await _redis_cpu_s(gateway) - redis_before
+    return Measured(Summary.of(latencies, elapsed), process_cpu / ops * 1e6, redis_cpu / ops * 1e6)
+
+
+async def measure_floor(client: Any, concurrency: int, ops: int) -> Summary:
+    """The same number of operations, each one raw EVALSHA of a trivial script."""
+    sha = await client.script_load(TRIVIAL_SCRIPT)
+    work = iter(range(ops))
+    latencies: list[float] = []
+
+    async def worker() -> None:
+        for index in work:
+            started = time.perf_counter()
+            await client.evalsha(sha, 0, index)
+            latencies.append(time.perf_counter() - started)
+
+    began = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return Summary.of(latencies, time.perf_counter() - began)
+
+
+async def resolve_figures(url: str, levels: list[tuple[int, int]]) -> list[ResolveFigure]:
+    """For each (concurrency, operations): the gateway's resolve path and its floor, back to back."""
+    figures: list[ResolveFigure] = []
+    async with running_gateway(url, counted=False) as gateway:
+        await measure_floor(gateway.store.redis, 4, 200)  # warm the pool and the interpreter
+        for concurrency, ops in levels:
+            floor = await measure_floor(gateway.store.redis, concurrency, ops)
+            measured = await measure_gateway(gateway, concurrency, ops)
+            figures.append(
+                ResolveFigure(
+                    concurrency, measured.summary, floor, measured.process_cpu_us, measured.redis_cpu_us
+                )
+            )
+    return figures

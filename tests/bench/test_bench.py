@@ -1,0 +1,79 @@
+"""The benchmark's machinery: round trips are counted on the wire, and a run ends in one JSON line."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import redis.asyncio as aioredis
+
+from bench.counting import TALLY, count_round_trips
+from bench.stats import Summary, percentile
+from tests.support.redis_server import RedisServer
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+async def test_a_command_or_a_whole_pipeline_is_one_round_trip(redis_server: RedisServer) -> None:
+    client = aioredis.Redis.from_url(redis_server.url, decode_responses=True)
+    count_round_trips(client)
+    try:
+        await client.ping()  # the connection's own handshake is not part of what is measured
+        TALLY.reset()
+        await client.set("bench:k", "v")
+        pipe = client.pipeline(transaction=False)
+        pipe.get("bench:k")
+        pipe.incr("bench:n")
+        pipe.delete("bench:k", "bench:n")
+        await pipe.execute()
+        assert TALLY.round_trips["call"] == 2
+        assert TALLY.commands["call"] == ["SET", "GET", "INCRBY", "DEL"]
+    finally:
+        await client.aclose()
+
+
+async def test_round_trips_of_an_outbox_drain_are_booked_to_the_outbox(redis_server: RedisServer) -> None:
+    client = aioredis.Redis.from_url(redis_server.url, decode_responses=True)
+    count_round_trips(client)
+    try:
+        await client.ping()
+        TALLY.reset()
+        await asyncio.create_task(client.get("bench:k"), name="threadgate.outbox.slack:C1:1.2")
+        await client.get("bench:k")
+        assert TALLY.round_trips == {"outbox": 1, "call": 1}
+    finally:
+        await client.aclose()
+
+
+def test_percentiles_are_nearest_rank() -> None:
+    values = [float(n) for n in range(1, 101)]
+    assert percentile(values, 50) == 50.0
+    assert percentile(values, 99) == 99.0
+    assert percentile([], 99) == 0.0
+    summary = Summary.of([0.001, 0.003], seconds=0.5)
+    assert summary.per_second == 4.0
+    assert summary.p99_ms == pytest.approx(3.0)
+
+
+@pytest.mark.slow
+def test_a_smoke_run_ends_with_one_json_line_carrying_the_headline_ratio() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "--profile", "smoke", "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    last = json.loads(done.stdout.strip().splitlines()[-1])
+    assert last["profile"] == "smoke"
+    assert 0 < last["resolve_vs_floor_ratio"] < 10
+    assert last["round_trips"]["resolve"]["call"] >= 1
+    assert last["scale"]["bytes_per_pending_prompt"] > 0
+    assert last["http"]["gateway"]["ops"] == 12
+    assert "| threads | resolves/s |" in done.stdout
