@@ -98,6 +98,8 @@ async def stream(
     """Events after ``cursor`` (default: from now), then each new one as it lands; heartbeats when idle."""
     position = cursor or await _latest_id(gateway)
     heartbeat_ms = max(1, int(options.sse_heartbeat_s * 1000))
+    if marker is not None:
+        await marker.mark()  # before the first line: once a listener sees it, answers resolve hot
     yield f"retry: 2000\n: connected at {position}\n\n"
     while True:
         if marker is not None:

@@ -119,7 +119,6 @@ async def test_event_stream_for_a_thread_makes_answers_hot(
     prompt = await raise_prompt(agent, run["run_id"], kind="text", questions=[{"question": "Name?"}])
     async with agent.stream("GET", "/v1/events", params={"run_id": run["run_id"]}) as stream:
         await stream.aiter_lines().__anext__()  # the stream is open and has marked the wait
-        await asyncio.sleep(0.1)
         response = await operator.post(
             respond_path(run, prompt["prompt_id"]),
             json={"answers": [{"questionId": "q1", "otherText": "Ada"}]},
