@@ -158,13 +158,16 @@ class Gateway:
     async def adopt(self) -> int:
         """Take back every pending prompt from Redis: repair its indexes, count it, forget settled ones."""
         adopted = 0
-        for prompt_id in await self.store.all_pending_ids():
+        stale: list[str] = []
+        async for batch in self.store.pending_states():
+            for prompt_id, state in batch:
+                if state == "pending":
+                    adopted += 1
+                else:
+                    stale.append(prompt_id)
+        for prompt_id in stale:  # after the scan, so removing entries does not shift its pages
             prompt = await self.store.get_prompt(prompt_id)
-            if prompt is None or not prompt.pending:
-                agent = prompt.agent if prompt else ""
-                await self.store.forget_pending(prompt_id, agent)
-                continue
-            adopted += 1
+            await self.store.forget_pending(prompt_id, prompt.agent if prompt else "")
         return adopted
 
     # Runs ------------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 from collections import OrderedDict
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -360,14 +361,31 @@ class Store:
         more = len(ids) > limit
         return ids[:limit], (str(start + limit) if more else None)
 
-    async def all_pending_ids(self, batch: int = 1000) -> list[str]:
-        found: list[str] = []
+    async def pending_states(self, batch: int = 1000) -> AsyncIterator[list[tuple[str, str | None]]]:
+        """The inbox's prompt ids with their stored state (None: no record), a batch at a time.
+
+        Two pipelined round trips per batch, so a million waiting prompts are read in seconds.
+        """
         start = 0
         while True:
-            chunk = list(await self.redis.zrange(keys.PENDING, start, start + batch - 1))
-            found.extend(chunk)
-            if len(chunk) < batch:
-                return found
+            ids = [str(pid) for pid in await self.redis.zrange(keys.PENDING, start, start + batch - 1)]
+            if not ids:
+                return
+            pipe = self.redis.pipeline(transaction=False)
+            for prompt_id in ids:
+                pipe.get(keys.prompt_index(prompt_id))
+            threads = await pipe.execute()
+            pipe = self.redis.pipeline(transaction=False)
+            for prompt_id, thread in zip(ids, threads, strict=True):
+                if thread is not None:
+                    pipe.hget(keys.prompt(thread, prompt_id), "state")
+            states = iter(await pipe.execute())
+            yield [
+                (pid, next(states) if thread is not None else None)
+                for pid, thread in zip(ids, threads, strict=True)
+            ]
+            if len(ids) < batch:
+                return
             start += batch
 
     # Inbound messages -------------------------------------------------------------------------------
