@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from gateway.models import Answer, Prompt, PromptState, Question, TextContent, ThreadItem
+from gateway.models import Answer, Prompt, PromptState, Question, TextContent, ThreadItem, ToolCall
 
 NO_SELECTION = "(no selection)"
 
@@ -21,6 +22,17 @@ def question_text(question: Question) -> str:
 def prompt_text(questions: list[Question]) -> str:
     """The content of a pending_prompt: the questions and nothing else (no header, no instructions)."""
     return "\n\n".join(question_text(question) for question in questions)
+
+
+def tool_call_arguments(tool_call: ToolCall, limit: int) -> str:
+    """A tool call's arguments as indented JSON, cut visibly after ``limit`` characters.
+
+    The note says how many characters were left out, so a long call never passes for a whole one.
+    """
+    arguments = json.dumps(tool_call.arguments, indent=2, ensure_ascii=False, default=str)
+    if len(arguments) <= limit:
+        return arguments
+    return f"{arguments[:limit]}\n… truncated: {len(arguments) - limit} more characters not shown"
 
 
 def _questions_metadata(prompt: Prompt) -> list[dict[str, Any]]:

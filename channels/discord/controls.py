@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -10,6 +9,7 @@ import discord
 
 from channels.discord.control_ids import TEXT_FIELD, Action, ControlId, field_id
 from gateway.models import PromptKind, Question, ToolCall
+from gateway.render import tool_call_arguments
 
 ROWS = 5
 PER_ROW = 5
@@ -91,10 +91,7 @@ def prompt_view(controls: PromptControls) -> discord.ui.View:
 
 def tool_call_embed(tool_call: ToolCall) -> discord.Embed:
     """The call an approval lets through: its name and JSON arguments, cut visibly when long."""
-    arguments = json.dumps(tool_call.arguments, indent=2, ensure_ascii=False, sort_keys=True)
-    if len(arguments) > MAX_ARGUMENTS_CHARS:
-        left_out = len(arguments) - MAX_ARGUMENTS_CHARS
-        arguments = f"{arguments[:MAX_ARGUMENTS_CHARS]}\n… ({left_out} more characters not shown)"
+    arguments = tool_call_arguments(tool_call, MAX_ARGUMENTS_CHARS)
     arguments = arguments.replace("```", "`\u200b``")  # keep the code block closed
     return discord.Embed(title=shorten(tool_call.name, 256), description=f"```json\n{arguments}\n```")
 

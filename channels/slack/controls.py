@@ -8,13 +8,13 @@ whatever the labels, and the labels a press answers with always come from the st
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
 from gateway.models import Answer, Prompt, PromptKind, Question, ToolCall
+from gateway.render import tool_call_arguments
 
 PREFIX = "tg."
 MAX_BUTTONS = 5  # option buttons in a message; past that a select menu
@@ -101,10 +101,7 @@ def option(text: str, value: str, description: str | None = None) -> dict[str, A
 
 def tool_call_block(tool_call: ToolCall) -> dict[str, Any]:
     """The real call an approval is for: its name, then its arguments as JSON, cut visibly when long."""
-    arguments = json.dumps(tool_call.arguments, indent=2, ensure_ascii=False, default=str)
-    if len(arguments) > TOOL_ARGS_LIMIT:
-        cut = len(arguments) - TOOL_ARGS_LIMIT
-        arguments = f"{arguments[:TOOL_ARGS_LIMIT]}\n… truncated: {cut} more characters not shown"
+    arguments = tool_call_arguments(tool_call, TOOL_ARGS_LIMIT)
     heading = [
         {"type": "text", "text": "Tool call: ", "style": {"bold": True}},
         {"type": "text", "text": tool_call.name, "style": {"code": True}},

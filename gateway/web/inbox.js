@@ -2,24 +2,11 @@
 // through the API's operator endpoint (POST /v1/agents/{agent}/inputs/{id}), kept live by /v1/events.
 "use strict";
 
-const $ = (id) => document.getElementById(id);
 const saved = "threadgate.inbox";
 const cards = new Map(); // prompt_id -> card element
 const settledIds = new Set(); // settled while the list was loading: never shown as pending
 let session = null; // {token, as}
 let generation = 0; // bumped on sign-out, so an old event stream stops
-
-function el(tag, props = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(props)) {
-    if (key === "class") node.className = value;
-    else if (key === "dataset") Object.assign(node.dataset, value);
-    else if (key in node) node[key] = value;
-    else node.setAttribute(key, value);
-  }
-  for (const child of children) if (child != null) node.append(child);
-  return node;
-}
 
 async function api(method, path, body) {
   const response = await fetch(path, {
@@ -34,11 +21,6 @@ async function api(method, path, body) {
     throw error;
   }
   return data;
-}
-
-function setStatus(text, live = false) {
-  $("status").textContent = text;
-  $("status").classList.toggle("live", live);
 }
 
 function updateCount() {
@@ -116,22 +98,14 @@ async function follow(mine) {
       if (response.status === 401) return showSignIn("The token is not valid on this gateway.");
       if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}`);
       setStatus("live", true);
-      const reader = response.body.getReader();
-      const decoder = new TextDecoder();
-      let buffer = "";
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done || mine !== generation) break;
-        buffer += decoder.decode(value, { stream: true }).replace(/\r\n/g, "\n");
-        let end;
-        while ((end = buffer.indexOf("\n\n")) >= 0) {
-          const block = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          for (const line of block.split("\n")) if (line.startsWith("id:")) cursor = line.slice(3).trim();
-          const data = block.split("\n").filter((line) => line.startsWith("data:")).map((line) => line.slice(5).trim());
-          if (data.length) onEvent(JSON.parse(data.join("\n")));
-        }
-      }
+      await readEvents(
+        response.body,
+        (id, entry) => {
+          if (id) cursor = id;
+          if (entry) onEvent(entry);
+        },
+        () => mine === generation,
+      );
     } catch (error) {
       // dropped connection: resume after the last event seen
     }
@@ -155,8 +129,7 @@ function onEvent(entry) {
 
 function outcomeText(prompt) {
   if (prompt.prompt_state === "answered") {
-    const summary = (prompt.answers || []).map((answer) => answer.answer.join(", ") || "(no selection)").join(" · ");
-    return `✓ Answered by ${prompt.answered_by || "someone"}: ${summary}`;
+    return `✓ Answered by ${prompt.answered_by || "someone"}: ${answerSummary(prompt.answers || [])}`;
   }
   return `✗ Cancelled: ${prompt.reason || "cancelled"}`;
 }
@@ -165,10 +138,7 @@ function settle(card, prompt) {
   card.classList.add("settled");
   card.dataset.state = prompt.prompt_state;
   card.querySelector("form").remove();
-  const outcome = card.querySelector(".outcome");
-  outcome.className = `outcome ${prompt.prompt_state}`;
-  outcome.textContent = outcomeText(prompt);
-  outcome.hidden = false;
+  showOutcome(card, prompt.prompt_state, outcomeText(prompt));
 }
 
 // Cards --------------------------------------------------------------------------------------------
@@ -198,16 +168,7 @@ function place(prompt, where) {
       el("span", {}, "expires ", when(prompt.expires_at)),
     ),
   );
-  if (prompt.tool_call) {
-    card.append(
-      el(
-        "pre",
-        { class: "tool", "aria-label": "Tool call" },
-        el("span", { class: "name" }, prompt.tool_call.name),
-        `(${JSON.stringify(prompt.tool_call.arguments || {}, null, 2)})`,
-      ),
-    );
-  }
+  if (prompt.tool_call) card.append(toolCallBlock(prompt.tool_call));
   const form = el("form", {});
   if (prompt.kind === "approval") {
     form.append(el("p", {}, prompt.questions[0].question));
@@ -220,7 +181,7 @@ function place(prompt, where) {
       ),
     );
   } else {
-    prompt.questions.forEach((question) => form.append(questionField(prompt.prompt_id, question)));
+    prompt.questions.forEach((question, index) => form.append(questionField(prompt.prompt_id, question, index, "Answer")));
     form.append(
       el(
         "div",
@@ -235,42 +196,10 @@ function place(prompt, where) {
     event.preventDefault();
     answer(prompt, form, event.submitter.value);
   });
-  card.append(form, el("p", { class: "outcome", role: "status", hidden: true }));
+  card.append(form, outcomeLine());
   cards.set(prompt.prompt_id, card);
   if (where === "start") $("prompts").prepend(card);
   else $("prompts").append(card);
-}
-
-function questionField(promptId, question) {
-  const name = `${promptId}-${question.id}`;
-  const legend = el("legend", {}, question.question, question.header ? el("span", { class: "header" }, question.header) : null);
-  const field = el("fieldset", { dataset: { questionId: question.id } }, legend);
-  const options = question.options || [];
-  if (!options.length) {
-    field.append(el("textarea", { name, rows: 2, "aria-label": question.question, placeholder: "Answer" }));
-    return field;
-  }
-  const type = question.multiSelect ? "checkbox" : "radio";
-  options.forEach((option, index) => {
-    field.append(
-      el(
-        "label",
-        { class: "choice" },
-        el("input", { type, name, value: option.label }),
-        el("span", {}, `${index + 1}. ${option.label}`),
-        option.description ? el("span", { class: "desc" }, option.description) : null,
-      ),
-    );
-  });
-  field.append(
-    el(
-      "label",
-      { class: "choice" },
-      "Other:",
-      el("input", { type: "text", class: "other", "aria-label": `Other answer to: ${question.question}` }),
-    ),
-  );
-  return field;
 }
 
 function content(prompt, form) {
@@ -279,21 +208,7 @@ function content(prompt, form) {
     if (!text.trim()) throw new Error("Write an answer first.");
     return text;
   }
-  return prompt.questions.map((question) => {
-    const field = form.querySelector(`fieldset[data-question-id="${CSS.escape(question.id)}"]`);
-    if (!(question.options || []).length) {
-      const text = field.querySelector("textarea").value.trim();
-      if (!text) throw new Error(`Answer “${question.question}” first.`);
-      return { question_id: question.id, answer: [text] };
-    }
-    const answer = [...field.querySelectorAll("input:checked")].map((input) => input.value);
-    const other = field.querySelector("input.other").value.trim();
-    if (other) answer.push(other);
-    if (!question.multiSelect && answer.length !== 1) {
-      throw new Error(`Pick one answer to “${question.question}” (an option, or Other).`);
-    }
-    return { question_id: question.id, answer };
-  });
+  return collectAnswers(prompt.questions, form);
 }
 
 async function answer(prompt, form, decision) {

@@ -35,15 +35,26 @@ async def _asked(agent: httpx.AsyncClient, **body: Any) -> tuple[dict[str, Any],
     return run, await raise_prompt(agent, run["run_id"], **body)
 
 
+async def _respond(
+    operator: httpx.AsyncClient, run: dict[str, Any], prompt_id: str, **body: Any
+) -> httpx.Response:
+    """The run's starter answers (or skips) the prompt through the respond endpoint."""
+    return await operator.post(respond_path(run, prompt_id), json=body, headers=AS_STARTER)
+
+
+async def _long_poll(agent: httpx.AsyncClient, prompt_id: str) -> asyncio.Task[httpx.Response]:
+    """The agent waiting on the prompt, its long-poll already in flight."""
+    poll = asyncio.create_task(agent.get(f"/v1/prompts/{prompt_id}", params={"wait": 5}))
+    await asyncio.sleep(0.2)
+    return poll
+
+
 async def test_answer_while_the_agent_long_polls_resolves_hot(
     agent: httpx.AsyncClient, operator: httpx.AsyncClient
 ) -> None:
     run, prompt = await _asked(agent)
-    poll = asyncio.create_task(agent.get(f"/v1/prompts/{prompt['prompt_id']}", params={"wait": 5}))
-    await asyncio.sleep(0.2)
-    response = await operator.post(
-        respond_path(run, prompt["prompt_id"]), json={"answers": DEPLOY_ANSWERS}, headers=AS_STARTER
-    )
+    poll = await _long_poll(agent, prompt["prompt_id"])
+    response = await _respond(operator, run, prompt["prompt_id"], answers=DEPLOY_ANSWERS)
     assert response.status_code == 200
     assert response.json() == {"requestId": prompt["prompt_id"], "status": "resolved_hot", "turnId": None}
     settled = (await poll).json()
@@ -54,9 +65,7 @@ async def test_answer_while_nobody_waits_is_parked_and_redriven_as_the_next_turn
     agent: httpx.AsyncClient, operator: httpx.AsyncClient
 ) -> None:
     run, prompt = await _asked(agent)
-    response = await operator.post(
-        respond_path(run, prompt["prompt_id"]), json={"answers": DEPLOY_ANSWERS}, headers=AS_STARTER
-    )
+    response = await _respond(operator, run, prompt["prompt_id"], answers=DEPLOY_ANSWERS)
     body = response.json()
     assert body["status"] == "resolved_parked"
     assert body["turnId"].startswith("turn_")
@@ -75,9 +84,7 @@ async def test_skip_settles_the_request_with_no_turn(
     agent: httpx.AsyncClient, operator: httpx.AsyncClient
 ) -> None:
     run, prompt = await _asked(agent)
-    response = await operator.post(
-        respond_path(run, prompt["prompt_id"]), json={"skip": True}, headers=AS_STARTER
-    )
+    response = await _respond(operator, run, prompt["prompt_id"], skip=True)
     assert response.json() == {"requestId": prompt["prompt_id"], "status": "resolved_parked", "turnId": None}
     settled = (await agent.get(f"/v1/prompts/{prompt['prompt_id']}")).json()
     assert (settled["prompt_state"], settled["reason_code"]) == ("cancelled", "declined")
@@ -88,11 +95,8 @@ async def test_skip_while_the_agent_waits_is_hot(
     agent: httpx.AsyncClient, operator: httpx.AsyncClient
 ) -> None:
     run, prompt = await _asked(agent)
-    poll = asyncio.create_task(agent.get(f"/v1/prompts/{prompt['prompt_id']}", params={"wait": 5}))
-    await asyncio.sleep(0.2)
-    response = await operator.post(
-        respond_path(run, prompt["prompt_id"]), json={"skip": True}, headers=AS_STARTER
-    )
+    poll = await _long_poll(agent, prompt["prompt_id"])
+    response = await _respond(operator, run, prompt["prompt_id"], skip=True)
     assert response.json()["status"] == "resolved_hot"
     assert (await poll).json()["reason_code"] == "declined"
 
@@ -131,16 +135,12 @@ async def test_concurrent_admission_on_the_thread_is_turn_already_active(
     redis = served.runtime.connection.client
     admission = f"{keys.thread_prefix(run['thread_id'])}admit"
     await redis.set(admission, "another-answer", px=5000)
-    busy = await operator.post(
-        respond_path(run, prompt["prompt_id"]), json={"skip": True}, headers=AS_STARTER
-    )
+    busy = await _respond(operator, run, prompt["prompt_id"], skip=True)
     assert busy.status_code == 409
     assert busy.json()["error"]["code"] == "TURN_ALREADY_ACTIVE"
     assert (await agent.get(f"/v1/prompts/{prompt['prompt_id']}")).json()["prompt_state"] == "pending"
     await redis.delete(admission)
-    retried = await operator.post(
-        respond_path(run, prompt["prompt_id"]), json={"skip": True}, headers=AS_STARTER
-    )
+    retried = await _respond(operator, run, prompt["prompt_id"], skip=True)
     assert retried.status_code == 200
 
 
@@ -171,10 +171,8 @@ async def test_other_text_is_taken_verbatim_on_an_option_question(
     agent: httpx.AsyncClient, operator: httpx.AsyncClient
 ) -> None:
     run, prompt = await _asked(agent, questions=DEPLOY_QUESTIONS[:1])
-    response = await operator.post(
-        respond_path(run, prompt["prompt_id"]),
-        json={"answers": [{"questionId": "q1", "otherText": "the moon"}]},
-        headers=AS_STARTER,
+    response = await _respond(
+        operator, run, prompt["prompt_id"], answers=[{"questionId": "q1", "otherText": "the moon"}]
     )
     assert response.status_code == 200
     settled = (await agent.get(f"/v1/prompts/{prompt['prompt_id']}")).json()
@@ -185,9 +183,7 @@ async def test_body_with_both_answers_and_skip_is_validation_failed(
     agent: httpx.AsyncClient, operator: httpx.AsyncClient
 ) -> None:
     run, prompt = await _asked(agent)
-    response = await operator.post(
-        respond_path(run, prompt["prompt_id"]), json={"answers": [], "skip": True}, headers=AS_STARTER
-    )
+    response = await _respond(operator, run, prompt["prompt_id"], answers=[], skip=True)
     assert response.status_code == 400
     assert response.json()["error"]["code"] == "VALIDATION_FAILED"
 
@@ -197,9 +193,7 @@ async def test_unknown_thread_and_unknown_request_are_404(
 ) -> None:
     run, prompt = await _asked(agent)
     other_thread = {**run, "thread_id": "web:elsewhere"}
-    thread = await operator.post(
-        respond_path(other_thread, prompt["prompt_id"]), json={"skip": True}, headers=AS_STARTER
-    )
+    thread = await _respond(operator, other_thread, prompt["prompt_id"], skip=True)
     assert thread.status_code == 404
     assert thread.json()["error"]["code"] == "AGENT_THREAD_NOT_FOUND"
     missing = "prm_01J00000000000000000000000"

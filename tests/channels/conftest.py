@@ -12,6 +12,7 @@ import uvicorn
 from starlette.types import ASGIApp
 
 from tests.fakes.slack import FakeSlack
+from tests.support.redis_server import RedisServer
 
 ServeApp = Callable[[ASGIApp], AbstractAsyncContextManager[str]]
 
@@ -51,3 +52,10 @@ async def fake_slack() -> AsyncIterator[FakeSlack]:
     await fake.start()
     yield fake
     await fake.stop()
+
+
+@pytest.fixture
+def real_redis(redis_server: RedisServer) -> str:
+    """The URL of the session's redis-server, emptied for this test."""
+    redis_server.flush()
+    return redis_server.url

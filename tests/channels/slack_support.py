@@ -9,7 +9,16 @@ from typing import Any
 
 from channels.slack import SlackChannel, build
 from gateway.api import create_app
-from gateway.models import AgentDefinition, HumanInput, Prompt, PromptRequest, RunRequest
+from gateway.models import (
+    AgentDefinition,
+    HumanInput,
+    Option,
+    Prompt,
+    PromptKind,
+    PromptRequest,
+    Question,
+    RunRequest,
+)
 from gateway.runtime import Runtime
 from gateway.settings import Settings
 from gateway.store import keys
@@ -18,6 +27,28 @@ from tests.fakes.slack import FakeSlack, message_event
 
 CHANNEL = "C0TEAM"
 ALICE, BOB, EVE = "U0ALICE", "U0BOB", "U0EVE"
+TARGET = PromptRequest(
+    kind=PromptKind.ASK_USER_QUESTION,
+    questions=[
+        Question(
+            question="What's the deployment target?",
+            options=[
+                Option(label="staging", description="push to staging.example.com"),
+                Option(label="production", description="push to www.example.com"),
+            ],
+        )
+    ],
+)
+SECTIONS = PromptRequest(
+    kind=PromptKind.ASK_USER_QUESTION,
+    questions=[
+        Question(
+            question="Which sections?",
+            multi_select=True,
+            options=[Option(label="KPI cards"), Option(label="Chart"), Option(label="Table")],
+        )
+    ],
+)
 
 
 @dataclass

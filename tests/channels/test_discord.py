@@ -28,7 +28,6 @@ from tests.channels.discord_support import (
     start_run,
 )
 from tests.fakes.discord import BOT_ID, Failure, FakeDiscord
-from tests.support.redis_server import RedisServer
 
 
 @pytest.fixture
@@ -42,12 +41,6 @@ async def fake() -> AsyncIterator[FakeDiscord]:
 async def runtime(fake: FakeDiscord, redis_url: str | None) -> AsyncIterator[Runtime]:
     async with discord_gateway(fake, redis_url) as runtime:
         yield runtime
-
-
-@pytest.fixture
-def real_redis(redis_server: RedisServer) -> str:
-    redis_server.flush()
-    return redis_server.url
 
 
 @pytest.fixture

@@ -29,7 +29,6 @@ from tests.channels.discord_support import (
     start_run,
 )
 from tests.fakes.discord import FakeDiscord, Interaction
-from tests.support.redis_server import RedisServer
 
 
 @pytest.fixture
@@ -37,12 +36,6 @@ async def fake() -> AsyncIterator[FakeDiscord]:
     server = await FakeDiscord().start()
     yield server
     await server.stop()
-
-
-@pytest.fixture
-def real_redis(redis_server: RedisServer) -> str:
-    redis_server.flush()
-    return redis_server.url
 
 
 @pytest.fixture

@@ -4,10 +4,6 @@ takes over when the holder dies, so no Discord event is handled twice and none i
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
-import subprocess
-import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -31,7 +27,7 @@ from tests.channels.discord_support import (
 )
 from tests.fakes.discord import FakeDiscord
 from tests.support.memory_channel import MemoryChannel
-from tests.support.redis_server import RedisServer, free_port
+from tests.support.serve import ServeProcess, serve_env, serving
 
 LEASE_TTL_MS = 2000
 
@@ -41,12 +37,6 @@ async def fake() -> AsyncIterator[FakeDiscord]:
     server = await FakeDiscord().start()
     yield server
     await server.stop()
-
-
-@pytest.fixture
-def real_redis(redis_server: RedisServer) -> str:
-    redis_server.flush()
-    return redis_server.url
 
 
 async def test_one_process_holds_the_gateway_and_the_other_takes_over_when_it_stops(
@@ -70,50 +60,25 @@ async def test_one_process_holds_the_gateway_and_the_other_takes_over_when_it_st
 
 
 @pytest.fixture
-def serve_processes(
-    fake: FakeDiscord, real_redis: str, tmp_path: Path
-) -> Iterator[list[subprocess.Popen[bytes]]]:
+def serve_processes(fake: FakeDiscord, real_redis: str, tmp_path: Path) -> Iterator[list[ServeProcess]]:
     """Two ``threadgate serve`` processes on one Redis, both configured with the fake's bot token."""
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith(("SLACK_", "TELEGRAM_", "DISCORD_", "THREADGATE_", "REDIS_"))
-    }
-    env.update(
+    env = serve_env(
         REDIS_URL=real_redis,
         DISCORD_BOT_TOKEN=fake.token,
         DISCORD_API_BASE_URL=fake.api_base_url,
         DISCORD_GATEWAY_URL=fake.gateway_url,
         THREADGATE_LEASE_TTL_MS=str(LEASE_TTL_MS),
-        THREADGATE_HOST="127.0.0.1",
         THREADGATE_LOG_LEVEL="WARNING",
     )
-    processes = []
-    for index in range(2):
-        log = (tmp_path / f"serve-{index}.log").open("wb")
-        processes.append(
-            subprocess.Popen(
-                [sys.executable, "-m", "gateway.cli", "serve", "--port", str(free_port())],
-                cwd=tmp_path,  # no .env from the working tree
-                env=env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
-        )
-    yield processes
-    for process in processes:
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+    servers = [ServeProcess(env, tmp_path, name=f"serve-{index}") for index in range(2)]
+    # Not waited for here: the fake Discord they connect to runs on the test's event loop.
+    with serving(*servers, ready_path=None):
+        yield servers
 
 
 @pytest.mark.slow
 async def test_kill_9_of_the_holder_hands_the_gateway_to_the_other_process_which_answers_the_next_reply(
-    fake: FakeDiscord, real_redis: str, serve_processes: list[subprocess.Popen[bytes]]
+    fake: FakeDiscord, real_redis: str, serve_processes: list[ServeProcess]
 ) -> None:
     connection = connect(real_redis)
     store = Store(connection.client)
@@ -125,10 +90,9 @@ async def test_kill_9_of_the_holder_hands_the_gateway_to_the_other_process_which
         assert len(fake.sessions) == 1, "the second process must not connect while the lease is held"
         holder = await connection.client.get(f"tg:lease:{lease_name('discord', fake.token)}")
         holder_pid = int(holder.split(":")[1])
-        [victim] = [p for p in serve_processes if p.pid == holder_pid]
+        [victim] = [p for p in serve_processes if p.running.pid == holder_pid]
 
-        os.kill(victim.pid, signal.SIGKILL)
-        victim.wait()
+        victim.kill()
         await fake.wait_for(lambda: len(fake.sessions) == 2 and len(fake.open_sessions()) == 1, timeout=15)
 
         run_id = await start_run(agent_side)

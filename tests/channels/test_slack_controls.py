@@ -36,26 +36,22 @@ from gateway.models import (
 from gateway.render import pending_prompt_item
 from gateway.service import Outcome, Received
 from tests.channels.conftest import ServeApp
-from tests.channels.slack_support import ALICE, BOB, CHANNEL, EVE, SlackGateway, slack_gateway
+from tests.channels.slack_support import (
+    ALICE,
+    BOB,
+    CHANNEL,
+    EVE,
+    SECTIONS,
+    TARGET,
+    SlackGateway,
+    slack_gateway,
+)
 from tests.fakes.slack import FakeSlack
-from tests.support.redis_server import RedisServer
 
 DROP = PromptRequest(
     kind=PromptKind.APPROVAL,
     questions=[Question(question="Allow db__drop to run?")],
     tool_call=ToolCall(name="db__drop", arguments={"database": "staging", "table": "users"}),
-)
-TARGET = PromptRequest(
-    kind=PromptKind.ASK_USER_QUESTION,
-    questions=[
-        Question(
-            question="What's the deployment target?",
-            options=[
-                Option(label="staging", description="push to staging.example.com"),
-                Option(label="production", description="push to www.example.com"),
-            ],
-        )
-    ],
 )
 REGIONS = PromptRequest(
     kind=PromptKind.ASK_USER_QUESTION,
@@ -63,16 +59,6 @@ REGIONS = PromptRequest(
         Question(
             question="Which region?",
             options=[Option(label=f"region-{number}") for number in range(1, 8)],
-        )
-    ],
-)
-SECTIONS = PromptRequest(
-    kind=PromptKind.ASK_USER_QUESTION,
-    questions=[
-        Question(
-            question="Which sections?",
-            multi_select=True,
-            options=[Option(label="KPI cards"), Option(label="Chart"), Option(label="Table")],
         )
     ],
 )
@@ -105,9 +91,16 @@ DASHBOARD = PromptRequest(
 
 
 @pytest.fixture
-async def gw(fake_slack: FakeSlack, redis_server: RedisServer) -> AsyncIterator[SlackGateway]:
-    redis_server.flush()
-    async with slack_gateway(fake_slack, redis_server.url) as gateway:
+async def gw(fake_slack: FakeSlack, real_redis: str) -> AsyncIterator[SlackGateway]:
+    async with slack_gateway(fake_slack, real_redis) as gateway:
+        yield gateway
+
+
+@pytest.fixture
+async def socket_gw(fake_slack: FakeSlack, real_redis: str) -> AsyncIterator[SlackGateway]:
+    """The gateway taking Slack's events over Socket Mode alone, its socket connected."""
+    async with slack_gateway(fake_slack, real_redis, http=False, socket_mode=True) as gateway:
+        await fake_slack.wait_sockets(1)
         yield gateway
 
 
@@ -473,12 +466,11 @@ async def test_cancelled_prompt_shows_why_and_loses_its_controls(gw: SlackGatewa
 
 
 async def test_two_presses_racing_on_two_gateway_processes_give_one_answer(
-    fake_slack: FakeSlack, redis_server: RedisServer
+    fake_slack: FakeSlack, real_redis: str
 ) -> None:
-    redis_server.flush()
     async with (
-        slack_gateway(fake_slack, redis_server.url) as first,
-        slack_gateway(fake_slack, redis_server.url) as second,
+        slack_gateway(fake_slack, real_redis) as first,
+        slack_gateway(fake_slack, real_redis) as second,
     ):
         await first.approvers(f"slack:{BOB}")
         thread_ts = await first.open_thread()
@@ -510,47 +502,41 @@ async def test_two_presses_racing_on_two_gateway_processes_give_one_answer(
 
 
 async def test_press_over_socket_mode_and_its_redelivery_answer_once(
-    fake_slack: FakeSlack, redis_server: RedisServer
+    fake_slack: FakeSlack, socket_gw: SlackGateway
 ) -> None:
-    redis_server.flush()
-    async with slack_gateway(fake_slack, redis_server.url, http=False, socket_mode=True) as gw:
-        await fake_slack.wait_sockets(1)
-        thread_ts = "1712345678.000100"
-        prompt = await gw.ask(f"slack:{CHANNEL}:{thread_ts}", DROP)
-        [message] = fake_slack.posted(thread_ts)
+    thread_ts = "1712345678.000100"
+    prompt = await socket_gw.ask(f"slack:{CHANNEL}:{thread_ts}", DROP)
+    [message] = fake_slack.posted(thread_ts)
 
-        payload = fake_slack.press_payload(message, "Deny", user=ALICE)
-        assert "envelope_id" in await fake_slack.push(payload, envelope_type="interactive")
-        await fake_slack.push(payload, envelope_type="interactive", retry_attempt=1)
-        await handled(gw)
+    payload = fake_slack.press_payload(message, "Deny", user=ALICE)
+    assert "envelope_id" in await fake_slack.push(payload, envelope_type="interactive")
+    await fake_slack.push(payload, envelope_type="interactive", retry_attempt=1)
+    await handled(socket_gw)
 
-        assert await answers(gw, prompt) == [["Deny"]]
-        # Both deliveries are handled at once; whichever comes second is the duplicate.
-        assert sorted(fake_slack.private_notices()) == [DUPLICATE_NOTICE, "Your answer was recorded: Deny"]
-        assert controls(fake_slack.message(message)) == []
+    assert await answers(socket_gw, prompt) == [["Deny"]]
+    # Both deliveries are handled at once; whichever comes second is the duplicate.
+    assert sorted(fake_slack.private_notices()) == [DUPLICATE_NOTICE, "Your answer was recorded: Deny"]
+    assert controls(fake_slack.message(message)) == []
 
 
 async def test_form_over_socket_mode_is_acknowledged_with_its_errors(
-    fake_slack: FakeSlack, redis_server: RedisServer
+    fake_slack: FakeSlack, socket_gw: SlackGateway
 ) -> None:
-    redis_server.flush()
-    async with slack_gateway(fake_slack, redis_server.url, http=False, socket_mode=True) as gw:
-        await fake_slack.wait_sockets(1)
-        thread_ts = "1712345678.000100"
-        prompt = await gw.ask(f"slack:{CHANNEL}:{thread_ts}", TARGET)
-        [message] = fake_slack.posted(thread_ts)
-        await fake_slack.push(
-            fake_slack.press_payload(message, "Other…", user=ALICE), envelope_type="interactive"
-        )
-        await handled(gw)
-        [view] = fake_slack.opened_views()
+    thread_ts = "1712345678.000100"
+    prompt = await socket_gw.ask(f"slack:{CHANNEL}:{thread_ts}", TARGET)
+    [message] = fake_slack.posted(thread_ts)
+    await fake_slack.push(
+        fake_slack.press_payload(message, "Other…", user=ALICE), envelope_type="interactive"
+    )
+    await handled(socket_gw)
+    [view] = fake_slack.opened_views()
 
-        ack = await fake_slack.push(fake_slack.submit_payload(view, user=ALICE), envelope_type="interactive")
-        assert ack["payload"] == {"response_action": "errors", "errors": {"q0": PICK_ONE}}
-        filled = fake_slack.submit_payload(view, user=ALICE, fill={OTHER_LABEL: "canary"})
-        await fake_slack.push(filled, envelope_type="interactive")
-        await handled(gw)
-        assert await answers(gw, prompt) == [["canary"]]
+    ack = await fake_slack.push(fake_slack.submit_payload(view, user=ALICE), envelope_type="interactive")
+    assert ack["payload"] == {"response_action": "errors", "errors": {"q0": PICK_ONE}}
+    filled = fake_slack.submit_payload(view, user=ALICE, fill={OTHER_LABEL: "canary"})
+    await fake_slack.push(filled, envelope_type="interactive")
+    await handled(socket_gw)
+    assert await answers(socket_gw, prompt) == [["canary"]]
 
 
 # Slack's 3 s acknowledgement -----------------------------------------------------------------------------

@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-import httpx
 import pytest
 import redis.asyncio
 
@@ -18,34 +14,12 @@ from gateway.channel import Channels
 from gateway.models import AgentDefinition, HumanInput, PromptRequest, PromptState, RunRequest
 from gateway.service import Gateway
 from gateway.store import Store
-from tests.channels.slack_support import ALICE, BOB, CHANNEL
-from tests.channels.test_slack_controls import TARGET
+from tests.channels.slack_support import ALICE, BOB, CHANNEL, TARGET
 from tests.fakes.slack import FakeSlack
-from tests.support.redis_server import RedisServer, free_port
+from tests.support.serve import ServeProcess, serve_env, serving
 
 pytestmark = [pytest.mark.redis, pytest.mark.slow]
-REPO = Path(__file__).resolve().parents[2]
 THREAD_TS = "1712345678.000100"
-
-
-def serve(fake: FakeSlack, redis_url: str, workdir: Path, port: int) -> subprocess.Popen[bytes]:
-    """``threadgate serve`` with Slack's Events API against the fake, in a directory with no ``.env``."""
-    workdir.mkdir()
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith(("SLACK_", "TELEGRAM_", "DISCORD_", "THREADGATE_", "REDIS_"))
-    }
-    env.update(
-        PYTHONPATH=str(REPO),
-        REDIS_URL=redis_url,
-        SLACK_BOT_TOKEN=fake.bot_token,
-        SLACK_SIGNING_SECRET=fake.signing_secret,
-        SLACK_API_URL=fake.api_url,
-    )
-    log = (workdir / "serve.log").open("wb")
-    command = [sys.executable, "-m", "gateway.cli", "serve", "--host", "127.0.0.1", "--port", str(port)]
-    return subprocess.Popen(command, cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT)
 
 
 @pytest.fixture
@@ -57,43 +31,25 @@ async def fake() -> AsyncIterator[FakeSlack]:
 
 
 @pytest.fixture
-async def ports(fake: FakeSlack, redis_server: RedisServer, tmp_path: Path) -> AsyncIterator[list[int]]:
-    redis_server.flush()
-    started: list[tuple[int, subprocess.Popen[bytes]]] = []
-    for name in ("a", "b"):
-        port = free_port()
-        started.append((port, serve(fake, redis_server.url, tmp_path / name, port)))
-    try:
-        await wait_healthy(started)
-        yield [port for port, _process in started]
-    finally:
-        for _port, process in started:
-            process.terminate()
-        for _port, process in started:
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-
-
-async def wait_healthy(started: list[tuple[int, subprocess.Popen[bytes]]], timeout: float = 30.0) -> None:
-    async with httpx.AsyncClient() as client, asyncio.timeout(timeout):
-        for port, process in started:
-            while True:
-                assert process.poll() is None, "threadgate serve exited; see serve.log in the test's tmp dir"
-                try:
-                    if (await client.get(f"http://127.0.0.1:{port}/healthz")).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                await asyncio.sleep(0.05)
+async def ports(fake: FakeSlack, real_redis: str, tmp_path: Path) -> AsyncIterator[list[int]]:
+    """Two ``threadgate serve`` processes with Slack's Events API against the fake."""
+    env = serve_env(
+        REDIS_URL=real_redis,
+        SLACK_BOT_TOKEN=fake.bot_token,
+        SLACK_SIGNING_SECRET=fake.signing_secret,
+        SLACK_API_URL=fake.api_url,
+    )
+    servers = [ServeProcess(env, tmp_path / name) for name in ("a", "b")]
+    with serving(*servers, ready_path=None):
+        # Waited for off the event loop, which serves the fake Slack the processes call at startup.
+        await asyncio.gather(*(asyncio.to_thread(server.wait_ready) for server in servers))
+        yield [server.port for server in servers]
 
 
 async def test_presses_racing_on_two_processes_resolve_the_prompt_once(
-    fake: FakeSlack, redis_server: RedisServer, ports: list[int]
+    fake: FakeSlack, real_redis: str, ports: list[int]
 ) -> None:
-    client = redis.asyncio.from_url(redis_server.url, decode_responses=True)
+    client = redis.asyncio.from_url(real_redis, decode_responses=True)
     # The agent's side, in this process: it raises the prompt; the two servers take the presses.
     slack = SlackChannel(fake.bot_token, signing_secret=fake.signing_secret, api_url=fake.api_url)
     agent = Gateway(Store(client), Channels([slack]))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -15,41 +16,33 @@ from channels.slack import SlackChannel
 from gateway.channel import ChannelContext
 from gateway.errors import GatewayError
 from gateway.lease import Lease
-from gateway.models import InboundMessage, Option, PromptKind, PromptRequest, PromptState, Question
+from gateway.models import InboundMessage, PromptKind, PromptRequest, PromptState, Question
 from gateway.service import NOT_ALLOWED_NOTICE, Outcome, Received
 from tests.channels.conftest import ServeApp
-from tests.channels.slack_support import ALICE, BOB, CHANNEL, EVE, slack_gateway
+from tests.channels.slack_support import (
+    ALICE,
+    BOB,
+    CHANNEL,
+    EVE,
+    SECTIONS,
+    TARGET,
+    SlackGateway,
+    slack_gateway,
+)
 from tests.fakes.slack import FakeSlack, message_event
-from tests.support.redis_server import RedisServer
 
 SEED_TEXT = (
     "What's the deployment target?\n"
     "  1. staging — push to staging.example.com\n"
     "  2. production — push to www.example.com"
 )
-TARGET = PromptRequest(
-    kind=PromptKind.ASK_USER_QUESTION,
-    questions=[
-        Question(
-            question="What's the deployment target?",
-            options=[
-                Option(label="staging", description="push to staging.example.com"),
-                Option(label="production", description="push to www.example.com"),
-            ],
-        )
-    ],
-)
-SECTIONS = PromptRequest(
-    kind=PromptKind.ASK_USER_QUESTION,
-    questions=[
-        Question(
-            question="Which sections?",
-            multi_select=True,
-            options=[Option(label="KPI cards"), Option(label="Chart"), Option(label="Table")],
-        )
-    ],
-)
 DROP = PromptRequest(kind=PromptKind.APPROVAL, questions=[Question(question="Allow db__drop to run?")])
+
+
+@pytest.fixture
+async def gw(fake_slack: FakeSlack, real_redis: str) -> AsyncIterator[SlackGateway]:
+    async with slack_gateway(fake_slack, real_redis) as gateway:
+        yield gateway
 
 
 def section_texts(message: dict[str, Any]) -> list[str]:
@@ -101,39 +94,35 @@ async def test_full_story_message_prompt_reply_and_audit(
     ],
 )
 async def test_replies_map_as_seed_000_says(
-    fake_slack: FakeSlack, redis_server: RedisServer, request_: PromptRequest, reply: str, expected: list[str]
+    fake_slack: FakeSlack, gw: SlackGateway, request_: PromptRequest, reply: str, expected: list[str]
 ) -> None:
-    redis_server.flush()
-    async with slack_gateway(fake_slack, redis_server.url) as gw:
-        thread_ts = await gw.open_thread()
-        prompt = await gw.ask(f"slack:{CHANNEL}:{thread_ts}", request_)
-        assert await gw.deliver(gw.reply(thread_ts, f"<@{fake_slack.bot_user_id}> {reply}")) == 200
-        answered = await gw.runtime.gateway.get_prompt(prompt.prompt_id)
-        assert [a.answer for a in answered.answers or []] == [expected]
-        await gw.settled()
-        assert section_texts(fake_slack.posted(thread_ts)[-1]) == [f"✓ Answered: {', '.join(expected)}"]
+    thread_ts = await gw.open_thread()
+    prompt = await gw.ask(f"slack:{CHANNEL}:{thread_ts}", request_)
+    assert await gw.deliver(gw.reply(thread_ts, f"<@{fake_slack.bot_user_id}> {reply}")) == 200
+    answered = await gw.runtime.gateway.get_prompt(prompt.prompt_id)
+    assert [a.answer for a in answered.answers or []] == [expected]
+    await gw.settled()
+    assert section_texts(fake_slack.posted(thread_ts)[-1]) == [f"✓ Answered: {', '.join(expected)}"]
 
 
 async def test_reply_from_someone_not_allowed_stays_pending_and_is_told_privately(
-    fake_slack: FakeSlack, redis_server: RedisServer
+    fake_slack: FakeSlack, gw: SlackGateway
 ) -> None:
-    redis_server.flush()
-    async with slack_gateway(fake_slack, redis_server.url) as gw:
-        await gw.approvers(f"slack:{BOB}")
-        thread_ts = await gw.open_thread()
-        prompt = await gw.ask(f"slack:{CHANNEL}:{thread_ts}", DROP)
+    await gw.approvers(f"slack:{BOB}")
+    thread_ts = await gw.open_thread()
+    prompt = await gw.ask(f"slack:{CHANNEL}:{thread_ts}", DROP)
 
-        assert await gw.deliver(gw.reply(thread_ts, "approve", user=EVE)) == 200
-        assert (await gw.runtime.gateway.get_prompt(prompt.prompt_id)).pending
-        [notice] = fake_slack.ephemerals()
-        assert (notice["channel"], notice["user"], notice["thread_ts"]) == (CHANNEL, EVE, thread_ts)
-        assert notice["text"] == NOT_ALLOWED_NOTICE
-        assert "db__drop" not in str(notice)
+    assert await gw.deliver(gw.reply(thread_ts, "approve", user=EVE)) == 200
+    assert (await gw.runtime.gateway.get_prompt(prompt.prompt_id)).pending
+    [notice] = fake_slack.ephemerals()
+    assert (notice["channel"], notice["user"], notice["thread_ts"]) == (CHANNEL, EVE, thread_ts)
+    assert notice["text"] == NOT_ALLOWED_NOTICE
+    assert "db__drop" not in str(notice)
 
-        assert await gw.deliver(gw.reply(thread_ts, "approve", user=BOB)) == 200
-        answered = await gw.runtime.gateway.get_prompt(prompt.prompt_id)
-        assert answered.answered_by == f"slack:{BOB}"
-        assert [a.answer for a in answered.answers or []] == [["Approve"]]
+    assert await gw.deliver(gw.reply(thread_ts, "approve", user=BOB)) == 200
+    answered = await gw.runtime.gateway.get_prompt(prompt.prompt_id)
+    assert answered.answered_by == f"slack:{BOB}"
+    assert [a.answer for a in answered.answers or []] == [["Approve"]]
 
 
 @pytest.mark.parametrize(
@@ -147,169 +136,140 @@ async def test_reply_from_someone_not_allowed_stays_pending_and_is_told_privatel
     ],
 )
 async def test_unsigned_or_stale_requests_are_refused_and_nothing_is_processed(
-    fake_slack: FakeSlack, redis_server: RedisServer, tamper: dict[str, Any]
+    gw: SlackGateway, tamper: dict[str, Any]
 ) -> None:
-    redis_server.flush()
-    async with slack_gateway(fake_slack, redis_server.url) as gw:
-        thread_ts = await gw.open_thread()
-        prompt = await gw.ask(f"slack:{CHANNEL}:{thread_ts}", DROP)
+    thread_ts = await gw.open_thread()
+    prompt = await gw.ask(f"slack:{CHANNEL}:{thread_ts}", DROP)
 
-        if "timestamp" in tamper:  # seconds from now, when the request is sent
-            tamper = {"timestamp": int(time.time()) + tamper["timestamp"]}
-        assert await gw.deliver(gw.reply(thread_ts, "approve"), **tamper) == 401
-        assert (await gw.runtime.gateway.get_prompt(prompt.prompt_id)).pending
-        assert len(await gw.agent_feed()) == 1  # only the opening mention
+    if "timestamp" in tamper:  # seconds from now, when the request is sent
+        tamper = {"timestamp": int(time.time()) + tamper["timestamp"]}
+    assert await gw.deliver(gw.reply(thread_ts, "approve"), **tamper) == 401
+    assert (await gw.runtime.gateway.get_prompt(prompt.prompt_id)).pending
+    assert len(await gw.agent_feed()) == 1  # only the opening mention
 
 
-async def test_non_numeric_timestamp_is_refused(fake_slack: FakeSlack, redis_server: RedisServer) -> None:
-    redis_server.flush()
-    async with slack_gateway(fake_slack, redis_server.url) as gw:
-        event = message_event("D0ALICE", ALICE, "hi", ts=fake_slack.next_ts(), channel_type="im")
-        raw = json.dumps(fake_slack.callback(event)).encode()
-        headers = {"X-Slack-Request-Timestamp": "soon", "X-Slack-Signature": fake_slack.sign(raw, 0)}
-        async with httpx.AsyncClient() as client:
-            response = await client.post(gw.events_url, content=raw, headers=headers)
-        assert response.status_code == 401
-        assert await gw.agent_feed() == []
+async def test_non_numeric_timestamp_is_refused(fake_slack: FakeSlack, gw: SlackGateway) -> None:
+    event = message_event("D0ALICE", ALICE, "hi", ts=fake_slack.next_ts(), channel_type="im")
+    raw = json.dumps(fake_slack.callback(event)).encode()
+    headers = {"X-Slack-Request-Timestamp": "soon", "X-Slack-Signature": fake_slack.sign(raw, 0)}
+    async with httpx.AsyncClient() as client:
+        response = await client.post(gw.events_url, content=raw, headers=headers)
+    assert response.status_code == 401
+    assert await gw.agent_feed() == []
 
 
-async def test_url_verification_challenge_is_answered(
-    fake_slack: FakeSlack, redis_server: RedisServer
-) -> None:
-    redis_server.flush()
-    async with slack_gateway(fake_slack, redis_server.url) as gw:
-        body = {"token": "legacy", "challenge": "c-123", "type": "url_verification"}
-        assert await fake_slack.deliver(gw.events_url, body) == 200
-        assert json.loads(fake_slack.deliveries[-1][1]) == {"challenge": "c-123"}
+async def test_url_verification_challenge_is_answered(fake_slack: FakeSlack, gw: SlackGateway) -> None:
+    body = {"token": "legacy", "challenge": "c-123", "type": "url_verification"}
+    assert await fake_slack.deliver(gw.events_url, body) == 200
+    assert json.loads(fake_slack.deliveries[-1][1]) == {"challenge": "c-123"}
 
 
-async def test_retried_answer_resolves_once(fake_slack: FakeSlack, redis_server: RedisServer) -> None:
-    redis_server.flush()
-    async with slack_gateway(fake_slack, redis_server.url) as gw:
-        thread_ts = await gw.open_thread()
-        prompt = await gw.ask(f"slack:{CHANNEL}:{thread_ts}", TARGET)
-        answer = gw.reply(thread_ts, "1")
+async def test_retried_answer_resolves_once(fake_slack: FakeSlack, gw: SlackGateway) -> None:
+    thread_ts = await gw.open_thread()
+    prompt = await gw.ask(f"slack:{CHANNEL}:{thread_ts}", TARGET)
+    answer = gw.reply(thread_ts, "1")
 
-        assert await gw.deliver(answer, event_id="Ev0ANSWER") == 200
-        assert await gw.deliver(answer, event_id="Ev0ANSWER", retry_num=1) == 200
-        assert await gw.deliver(answer, event_id="Ev0ANSWER", retry_num=2) == 200
-        await gw.settled()
+    assert await gw.deliver(answer, event_id="Ev0ANSWER") == 200
+    assert await gw.deliver(answer, event_id="Ev0ANSWER", retry_num=1) == 200
+    assert await gw.deliver(answer, event_id="Ev0ANSWER", retry_num=2) == 200
+    await gw.settled()
 
-        answered = await gw.runtime.gateway.get_prompt(prompt.prompt_id)
-        assert [a.answer for a in answered.answers or []] == [["staging"]]
-        audits = [m for m in fake_slack.posted(thread_ts) if section_texts(m)[0].startswith("✓")]
-        assert len(audits) == 1
-        assert [m["tag"] for m in await gw.agent_feed()] == [None, "parked_answer"]  # once, retries dropped
+    answered = await gw.runtime.gateway.get_prompt(prompt.prompt_id)
+    assert [a.answer for a in answered.answers or []] == [["staging"]]
+    audits = [m for m in fake_slack.posted(thread_ts) if section_texts(m)[0].startswith("✓")]
+    assert len(audits) == 1
+    assert [m["tag"] for m in await gw.agent_feed()] == [None, "parked_answer"]  # once, retries dropped
 
 
-async def test_retry_that_is_the_only_delivery_is_processed(
-    fake_slack: FakeSlack, redis_server: RedisServer
-) -> None:
-    redis_server.flush()
-    async with slack_gateway(fake_slack, redis_server.url) as gw:
-        thread_ts = await gw.open_thread()
-        prompt = await gw.ask(f"slack:{CHANNEL}:{thread_ts}", TARGET)
+async def test_retry_that_is_the_only_delivery_is_processed(gw: SlackGateway) -> None:
+    thread_ts = await gw.open_thread()
+    prompt = await gw.ask(f"slack:{CHANNEL}:{thread_ts}", TARGET)
 
-        assert await gw.deliver(gw.reply(thread_ts, "2"), retry_num=1) == 200
-        answered = await gw.runtime.gateway.get_prompt(prompt.prompt_id)
-        assert [a.answer for a in answered.answers or []] == [["production"]]
+    assert await gw.deliver(gw.reply(thread_ts, "2"), retry_num=1) == 200
+    answered = await gw.runtime.gateway.get_prompt(prompt.prompt_id)
+    assert [a.answer for a in answered.answers or []] == [["production"]]
 
 
 async def test_message_and_mention_events_for_one_message_count_once(
-    fake_slack: FakeSlack, redis_server: RedisServer
+    fake_slack: FakeSlack, gw: SlackGateway
 ) -> None:
-    redis_server.flush()
-    async with slack_gateway(fake_slack, redis_server.url) as gw:
-        thread_ts = await gw.open_thread()
-        ts = fake_slack.next_ts()
-        text = f"<@{fake_slack.bot_user_id}> also run the migrations"
-        as_message = message_event(CHANNEL, ALICE, text, ts=ts, thread_ts=thread_ts)
-        as_mention = message_event(CHANNEL, ALICE, text, ts=ts, thread_ts=thread_ts, kind="app_mention")
+    thread_ts = await gw.open_thread()
+    ts = fake_slack.next_ts()
+    text = f"<@{fake_slack.bot_user_id}> also run the migrations"
+    as_message = message_event(CHANNEL, ALICE, text, ts=ts, thread_ts=thread_ts)
+    as_mention = message_event(CHANNEL, ALICE, text, ts=ts, thread_ts=thread_ts, kind="app_mention")
 
-        assert await gw.deliver(as_message) == 200
-        assert await gw.deliver(as_mention) == 200
-        texts = [m["text"] for m in await gw.agent_feed()]
-        assert texts == ["deploy the new build", "also run the migrations"]
+    assert await gw.deliver(as_message) == 200
+    assert await gw.deliver(as_mention) == 200
+    texts = [m["text"] for m in await gw.agent_feed()]
+    assert texts == ["deploy the new build", "also run the migrations"]
 
 
-async def test_direct_message_starts_a_thread_on_itself(
-    fake_slack: FakeSlack, redis_server: RedisServer
-) -> None:
-    redis_server.flush()
-    async with slack_gateway(fake_slack, redis_server.url) as gw:
-        ts = fake_slack.next_ts()
-        assert await gw.deliver(message_event("D0ALICE", ALICE, "hello", ts=ts, channel_type="im")) == 200
-        [message] = await gw.agent_feed()
-        assert message["thread_id"] == f"slack:D0ALICE:{ts}"
+async def test_direct_message_starts_a_thread_on_itself(fake_slack: FakeSlack, gw: SlackGateway) -> None:
+    ts = fake_slack.next_ts()
+    assert await gw.deliver(message_event("D0ALICE", ALICE, "hello", ts=ts, channel_type="im")) == 200
+    [message] = await gw.agent_feed()
+    assert message["thread_id"] == f"slack:D0ALICE:{ts}"
 
 
 async def test_bot_messages_and_channel_chatter_are_not_for_the_agent(
-    fake_slack: FakeSlack, redis_server: RedisServer
+    fake_slack: FakeSlack, gw: SlackGateway
 ) -> None:
-    redis_server.flush()
-    async with slack_gateway(fake_slack, redis_server.url) as gw:
-        thread_ts = await gw.open_thread()
-        own = message_event(
-            CHANNEL, fake_slack.bot_user_id, "posted by us", ts=fake_slack.next_ts(), thread_ts=thread_ts
-        )
-        own["bot_id"] = fake_slack.bot_id
-        other_bot = message_event(
-            CHANNEL, "U0CIBOT", "build passed", ts=fake_slack.next_ts(), thread_ts=thread_ts, bot_id="B0CI"
-        )
-        chatter = message_event(CHANNEL, BOB, "lunch?", ts=fake_slack.next_ts())
-        for event in (own, other_bot, chatter):
-            assert await gw.deliver(event) == 200
-        assert [m["text"] for m in await gw.agent_feed()] == ["deploy the new build"]
+    thread_ts = await gw.open_thread()
+    own = message_event(
+        CHANNEL, fake_slack.bot_user_id, "posted by us", ts=fake_slack.next_ts(), thread_ts=thread_ts
+    )
+    own["bot_id"] = fake_slack.bot_id
+    other_bot = message_event(
+        CHANNEL, "U0CIBOT", "build passed", ts=fake_slack.next_ts(), thread_ts=thread_ts, bot_id="B0CI"
+    )
+    chatter = message_event(CHANNEL, BOB, "lunch?", ts=fake_slack.next_ts())
+    for event in (own, other_bot, chatter):
+        assert await gw.deliver(event) == 200
+    assert [m["text"] for m in await gw.agent_feed()] == ["deploy the new build"]
 
 
 async def test_prompt_post_rate_limited_briefly_is_waited_out(
-    fake_slack: FakeSlack, redis_server: RedisServer
+    fake_slack: FakeSlack, gw: SlackGateway
 ) -> None:
-    redis_server.flush()
-    async with slack_gateway(fake_slack, redis_server.url) as gw:
-        thread_ts = await gw.open_thread()
-        fake_slack.rate_limit("chat.postMessage", retry_after=1)
-        started = time.monotonic()
-        prompt = await gw.ask(f"slack:{CHANNEL}:{thread_ts}", TARGET)
-        assert time.monotonic() - started >= 1.0
-        assert prompt.pending
-        assert len(fake_slack.calls_to("chat.postMessage")) == 2
-        assert [section_texts(m) for m in fake_slack.posted(thread_ts)] == [[SEED_TEXT]]
+    thread_ts = await gw.open_thread()
+    fake_slack.rate_limit("chat.postMessage", retry_after=1)
+    started = time.monotonic()
+    prompt = await gw.ask(f"slack:{CHANNEL}:{thread_ts}", TARGET)
+    assert time.monotonic() - started >= 1.0
+    assert prompt.pending
+    assert len(fake_slack.calls_to("chat.postMessage")) == 2
+    assert [section_texts(m) for m in fake_slack.posted(thread_ts)] == [[SEED_TEXT]]
 
 
 async def test_prompt_post_rate_limited_for_long_is_unavailable_not_denied(
-    fake_slack: FakeSlack, redis_server: RedisServer
+    fake_slack: FakeSlack, gw: SlackGateway
 ) -> None:
-    redis_server.flush()
-    async with slack_gateway(fake_slack, redis_server.url) as gw:
-        thread_ts = await gw.open_thread()
-        fake_slack.rate_limit("chat.postMessage", retry_after=30)
-        with pytest.raises(GatewayError) as raised:
-            await gw.ask(f"slack:{CHANNEL}:{thread_ts}", DROP)
-        assert raised.value.code == "PROMPT_UNAVAILABLE"
-        assert raised.value.message.startswith("Approval unavailable")
-        assert "retry in 30 s" in raised.value.message
+    thread_ts = await gw.open_thread()
+    fake_slack.rate_limit("chat.postMessage", retry_after=30)
+    with pytest.raises(GatewayError) as raised:
+        await gw.ask(f"slack:{CHANNEL}:{thread_ts}", DROP)
+    assert raised.value.code == "PROMPT_UNAVAILABLE"
+    assert raised.value.message.startswith("Approval unavailable")
+    assert "retry in 30 s" in raised.value.message
 
 
 async def test_burst_of_agent_messages_is_posted_in_order_through_a_rate_limit(
-    fake_slack: FakeSlack, redis_server: RedisServer
+    fake_slack: FakeSlack, gw: SlackGateway
 ) -> None:
-    redis_server.flush()
-    async with slack_gateway(fake_slack, redis_server.url) as gw:
-        thread_ts = await gw.open_thread()
-        thread_id = f"slack:{CHANNEL}:{thread_ts}"
-        fake_slack.rate_limit("chat.postMessage", retry_after=1)
-        for number in range(1, 6):
-            await gw.runtime.gateway.post_message(thread_id, f"step {number} done")
-        await gw.settled()
-        assert [m["text"] for m in fake_slack.posted(thread_ts)] == [f"step {n} done" for n in range(1, 6)]
+    thread_ts = await gw.open_thread()
+    thread_id = f"slack:{CHANNEL}:{thread_ts}"
+    fake_slack.rate_limit("chat.postMessage", retry_after=1)
+    for number in range(1, 6):
+        await gw.runtime.gateway.post_message(thread_id, f"step {number} done")
+    await gw.settled()
+    assert [m["text"] for m in fake_slack.posted(thread_ts)] == [f"step {n} done" for n in range(1, 6)]
 
 
 async def test_audit_item_rate_limited_past_the_inline_wait_is_retried_not_dropped(
-    fake_slack: FakeSlack, redis_server: RedisServer
+    fake_slack: FakeSlack, real_redis: str
 ) -> None:
-    redis_server.flush()
-    async with slack_gateway(fake_slack, redis_server.url, max_inline_wait=0.5) as gw:
+    async with slack_gateway(fake_slack, real_redis, max_inline_wait=0.5) as gw:
         thread_ts = await gw.open_thread()
         await gw.ask(f"slack:{CHANNEL}:{thread_ts}", TARGET)
         fake_slack.rate_limit("chat.postMessage", retry_after=1)

@@ -3,18 +3,31 @@
 from __future__ import annotations
 
 import asyncio
-from contextlib import AsyncExitStack
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
 
 import httpx
+import pytest
 
 from gateway.lease import lease_name
 from gateway.models import PromptKind, PromptRequest, PromptState, Question
 from tests.channels.slack_support import CHANNEL, SlackGateway, slack_gateway
 from tests.fakes.slack import FakeSlack
-from tests.support.redis_server import RedisServer
 
 DROP = PromptRequest(kind=PromptKind.APPROVAL, questions=[Question(question="Allow db__drop to run?")])
 TTL_MS = 1_000
+
+
+@pytest.fixture
+async def gw(fake_slack: FakeSlack, real_redis: str) -> AsyncIterator[SlackGateway]:
+    """The gateway taking Slack's events over Socket Mode alone."""
+    async with slack_gateway(fake_slack, real_redis, http=False, socket_mode=True) as gateway:
+        yield gateway
+
+
+def leased(fake_slack: FakeSlack, redis_url: str) -> AbstractAsyncContextManager[SlackGateway]:
+    """A gateway process that holds Slack's socket under a short lease, as in a multi-process deploy."""
+    return slack_gateway(fake_slack, redis_url, socket_mode=True, lease_ttl_ms=TTL_MS)
 
 
 def mention(gw: SlackGateway, text: str) -> tuple[str, dict[str, object]]:
@@ -24,69 +37,57 @@ def mention(gw: SlackGateway, text: str) -> tuple[str, dict[str, object]]:
     return ts, gw.fake.callback(event)
 
 
-async def test_full_story_over_socket_mode(fake_slack: FakeSlack, redis_server: RedisServer) -> None:
-    redis_server.flush()
-    async with slack_gateway(fake_slack, redis_server.url, http=False, socket_mode=True) as gw:
-        await fake_slack.wait_sockets(1)
-        thread_ts, body = mention(gw, "rotate the keys")
-        ack = await fake_slack.push(body)
-        assert "envelope_id" in ack
-        [message] = await gw.agent_feed()
-        assert (message["thread_id"], message["text"]) == (f"slack:{CHANNEL}:{thread_ts}", "rotate the keys")
+async def test_full_story_over_socket_mode(fake_slack: FakeSlack, gw: SlackGateway) -> None:
+    await fake_slack.wait_sockets(1)
+    thread_ts, body = mention(gw, "rotate the keys")
+    ack = await fake_slack.push(body)
+    assert "envelope_id" in ack
+    [message] = await gw.agent_feed()
+    assert (message["thread_id"], message["text"]) == (f"slack:{CHANNEL}:{thread_ts}", "rotate the keys")
 
-        prompt = await gw.ask(message["thread_id"], DROP)
-        assert fake_slack.posted(thread_ts)[0]["blocks"][0]["text"]["text"] == (
-            "Allow db__drop to run?\n  1. Approve\n  2. Deny"
-        )
+    prompt = await gw.ask(message["thread_id"], DROP)
+    assert fake_slack.posted(thread_ts)[0]["blocks"][0]["text"]["text"] == (
+        "Allow db__drop to run?\n  1. Approve\n  2. Deny"
+    )
 
-        await fake_slack.push(gw.fake.callback(gw.reply(thread_ts, "approve")))
-        answered = await gw.runtime.gateway.get_prompt(prompt.prompt_id)
-        assert answered.prompt_state is PromptState.ANSWERED
-        assert [a.answer for a in answered.answers or []] == [["Approve"]]
-        await gw.settled()
-        assert fake_slack.posted(thread_ts)[-1]["text"] == "✓ Answered: Approve"
+    await fake_slack.push(gw.fake.callback(gw.reply(thread_ts, "approve")))
+    answered = await gw.runtime.gateway.get_prompt(prompt.prompt_id)
+    assert answered.prompt_state is PromptState.ANSWERED
+    assert [a.answer for a in answered.answers or []] == [["Approve"]]
+    await gw.settled()
+    assert fake_slack.posted(thread_ts)[-1]["text"] == "✓ Answered: Approve"
 
 
-async def test_socket_mode_alone_serves_no_http_endpoint(
-    fake_slack: FakeSlack, redis_server: RedisServer
-) -> None:
-    redis_server.flush()
-    async with slack_gateway(fake_slack, redis_server.url, http=False, socket_mode=True) as gw:
-        async with httpx.AsyncClient() as client:
-            response = await client.post(gw.events_url, json={"type": "url_verification", "challenge": "x"})
-        assert response.status_code == 404
+async def test_socket_mode_alone_serves_no_http_endpoint(gw: SlackGateway) -> None:
+    async with httpx.AsyncClient() as client:
+        response = await client.post(gw.events_url, json={"type": "url_verification", "challenge": "x"})
+    assert response.status_code == 404
 
 
-async def test_redelivered_envelope_resolves_once(fake_slack: FakeSlack, redis_server: RedisServer) -> None:
-    redis_server.flush()
-    async with slack_gateway(fake_slack, redis_server.url, http=False, socket_mode=True) as gw:
-        await fake_slack.wait_sockets(1)
-        thread_ts, body = mention(gw, "drop the table")
-        await fake_slack.push(body)
-        prompt = await gw.ask(f"slack:{CHANNEL}:{thread_ts}", DROP)
-        answer = gw.fake.callback(gw.reply(thread_ts, "deny"), event_id="Ev0ANSWER")
+async def test_redelivered_envelope_resolves_once(fake_slack: FakeSlack, gw: SlackGateway) -> None:
+    await fake_slack.wait_sockets(1)
+    thread_ts, body = mention(gw, "drop the table")
+    await fake_slack.push(body)
+    prompt = await gw.ask(f"slack:{CHANNEL}:{thread_ts}", DROP)
+    answer = gw.fake.callback(gw.reply(thread_ts, "deny"), event_id="Ev0ANSWER")
 
-        await fake_slack.push(answer)
-        await fake_slack.push(answer, retry_attempt=1)
-        await gw.settled()
+    await fake_slack.push(answer)
+    await fake_slack.push(answer, retry_attempt=1)
+    await gw.settled()
 
-        answered = await gw.runtime.gateway.get_prompt(prompt.prompt_id)
-        assert [a.answer for a in answered.answers or []] == [["Deny"]]
-        audits = [m for m in fake_slack.posted(thread_ts) if m["text"].startswith("✓")]
-        assert len(audits) == 1
+    answered = await gw.runtime.gateway.get_prompt(prompt.prompt_id)
+    assert [a.answer for a in answered.answers or []] == [["Deny"]]
+    audits = [m for m in fake_slack.posted(thread_ts) if m["text"].startswith("✓")]
+    assert len(audits) == 1
 
 
 async def test_only_one_process_holds_the_socket_and_another_takes_over_when_it_stops(
-    fake_slack: FakeSlack, redis_server: RedisServer
+    fake_slack: FakeSlack, real_redis: str
 ) -> None:
-    redis_server.flush()
     async with AsyncExitStack() as stack:
-        first = await stack.enter_async_context(
-            slack_gateway(fake_slack, redis_server.url, socket_mode=True, lease_ttl_ms=TTL_MS)
-        )
+        first = await stack.enter_async_context(leased(fake_slack, real_redis))
         await fake_slack.wait_sockets(1)
-        second_cm = slack_gateway(fake_slack, redis_server.url, socket_mode=True, lease_ttl_ms=TTL_MS)
-        second = await stack.enter_async_context(second_cm)
+        second = await stack.enter_async_context(leased(fake_slack, real_redis))
         await asyncio.sleep(TTL_MS / 1000)  # several renewals and acquisition attempts
         assert fake_slack.open_sockets == 1
         assert fake_slack.connections_opened == 1
@@ -101,19 +102,14 @@ async def test_only_one_process_holds_the_socket_and_another_takes_over_when_it_
 
 
 async def test_holder_that_loses_its_lease_disconnects_and_another_takes_over(
-    fake_slack: FakeSlack, redis_server: RedisServer
+    fake_slack: FakeSlack, real_redis: str
 ) -> None:
-    redis_server.flush()
     async with AsyncExitStack() as stack:
-        first = await stack.enter_async_context(
-            slack_gateway(fake_slack, redis_server.url, socket_mode=True, lease_ttl_ms=TTL_MS)
-        )
+        first = await stack.enter_async_context(leased(fake_slack, real_redis))
         await fake_slack.wait_sockets(1)
         holder_key = f"tg:lease:{lease_name('slack', fake_slack.app_token)}"
         holder = await first.runtime.connection.client.get(holder_key)
-        await stack.enter_async_context(
-            slack_gateway(fake_slack, redis_server.url, socket_mode=True, lease_ttl_ms=TTL_MS)
-        )
+        await stack.enter_async_context(leased(fake_slack, real_redis))
 
         # As if the holder stalled past its TTL: the key lapses and the other process takes it.
         await first.runtime.connection.client.delete(holder_key)

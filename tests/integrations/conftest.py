@@ -21,7 +21,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.support.redis_server import RedisServer, free_port
+from tests.support.redis_server import RedisServer
+from tests.support.serve import ServeProcess, serve_env, serving
 
 AGENT_TOKEN = "integrations-agent-token-5d1e"
 OPERATOR_TOKEN = "integrations-operator-token-9a7c"
@@ -105,48 +106,15 @@ def unique(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:8]}"
 
 
-def _wait_healthy(url: str, process: subprocess.Popen[bytes], log: Path, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(
-                f"threadgate serve exited with {process.returncode}: {log.read_text()[-2000:]}"
-            )
-        try:
-            if httpx.get(f"{url}/healthz", timeout=0.5).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.05)
-    raise RuntimeError(f"threadgate serve did not become healthy in time: {log.read_text()[-2000:]}")
-
-
 @pytest.fixture(scope="module")
 def gateway(redis_server: RedisServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
     """``threadgate serve`` with the web chat on, on the test session's redis-server."""
-    port = free_port()
-    env = {key: value for key, value in os.environ.items() if not key.startswith(("THREADGATE_", "SLACK_"))}
-    env.update(
+    env = serve_env(
         REDIS_URL=redis_server.url,
         THREADGATE_WEB_CHAT="open",
         THREADGATE_API_TOKENS=f"robot:agent:{AGENT_TOKEN},desk:operator:{OPERATOR_TOKEN}",
-        THREADGATE_HOST="127.0.0.1",
-        THREADGATE_PORT=str(port),
         THREADGATE_LOG_LEVEL="WARNING",
     )
-    for name in ("TELEGRAM_BOT_TOKEN", "DISCORD_BOT_TOKEN"):
-        env.pop(name, None)
-    log = tmp_path_factory.mktemp("gateway") / "serve.log"
-    with log.open("wb") as sink:
-        process = subprocess.Popen([THREADGATE, "serve"], env=env, stdout=sink, stderr=sink, cwd="/")
-    url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_healthy(url, process, log)
-        yield Gateway(url, process)
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    server = ServeProcess(env, tmp_path_factory.mktemp("gateway"), program=(THREADGATE,))
+    with serving(server):
+        yield Gateway(server.url, server.running)

@@ -8,20 +8,17 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.support.redis_server import RedisServer, free_port
+from tests.support.redis_server import RedisServer
+from tests.support.serve import ServeProcess, serve_env, serving
 
 pytestmark = [pytest.mark.slow, pytest.mark.redis]
 
@@ -31,81 +28,31 @@ SIGTERM_AFTER = 12  # prompts raised before process A is told to stop
 QUESTION = {"kind": "text", "questions": [{"question": "Which branch should I deploy?"}]}
 
 
-@dataclass
-class Process:
-    name: str
-    port: int
-    popen: subprocess.Popen[bytes]
-    log: Path
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def events(self) -> list[dict[str, Any]]:
-        found = []
-        for line in self.log.read_text().splitlines():
-            if line.startswith("{"):
-                found.append(json.loads(line))
-        return found
-
-
-def start(name: str, redis_url: str, directory: Path) -> Process:
-    port = free_port()
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith(("THREADGATE_", "SLACK_", "TELEGRAM_"))},
-        "REDIS_URL": redis_url,
-        "THREADGATE_API_TOKENS": "agent:agent:agent-token,ops:operator:operator-token",
-        "THREADGATE_WEB_CHAT": "open",
-        "THREADGATE_SHUTDOWN_GRACE_S": "5",
-        "THREADGATE_LOG_LEVEL": "INFO",
-    }
-    env.pop("DISCORD_BOT_TOKEN", None)
-    log = directory / f"{name}.log"
-    popen = subprocess.Popen(
-        [sys.executable, "-m", "gateway.cli", "serve", "--host", "127.0.0.1", "--port", str(port)],
-        cwd=directory,  # no .env from the working tree
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=log.open("wb"),
-    )
-    return Process(name, port, popen, log)
-
-
-def wait_ready(process: Process, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.popen.poll() is not None:
-            raise RuntimeError(f"{process.name} exited: {process.log.read_text()[-2000:]}")
-        try:
-            if httpx.get(f"{process.url}/readyz", timeout=1).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
-    raise RuntimeError(f"{process.name} never became ready: {process.log.read_text()[-2000:]}")
+def events(process: ServeProcess) -> list[dict[str, Any]]:
+    """The JSON log events the process wrote."""
+    return [json.loads(line) for line in process.log.read_text().splitlines() if line.startswith("{")]
 
 
 @pytest.fixture
-def two_processes(redis_server: RedisServer, tmp_path: Path) -> Iterator[tuple[Process, Process]]:
+def two_processes(redis_server: RedisServer, tmp_path: Path) -> Iterator[tuple[ServeProcess, ServeProcess]]:
     redis_server.flush()
-    a, b = start("a", redis_server.url, tmp_path), start("b", redis_server.url, tmp_path)
-    try:
-        wait_ready(a)
-        wait_ready(b)
+    env = serve_env(
+        REDIS_URL=redis_server.url,
+        THREADGATE_API_TOKENS="agent:agent:agent-token,ops:operator:operator-token",
+        THREADGATE_WEB_CHAT="open",
+        THREADGATE_SHUTDOWN_GRACE_S="5",
+        THREADGATE_LOG_LEVEL="INFO",
+    )
+    a, b = ServeProcess(env, tmp_path, name="a"), ServeProcess(env, tmp_path, name="b")
+    with serving(a, b, ready_path="/readyz"):
         yield a, b
-    finally:
-        for process in (a, b):
-            if process.popen.poll() is None:
-                process.popen.kill()
-            process.popen.wait(timeout=10)
 
 
 class Balancer:
     """Sends each call to its preferred process, or to the other once that one stops taking connections
     (what a load balancer does). No keep-alive: a refused connection is the only failure it retries."""
 
-    def __init__(self, processes: tuple[Process, Process]) -> None:
+    def __init__(self, processes: tuple[ServeProcess, ServeProcess]) -> None:
         self.processes = processes
         self.client = httpx.AsyncClient(timeout=30, limits=httpx.Limits(max_keepalive_connections=0))
         self.failovers = 0
@@ -162,7 +109,7 @@ async def one_thread(balancer: Balancer, n: int, raised: list[str], sigterm: asy
 
 
 async def test_sigterm_mid_traffic_loses_nothing_and_posts_each_audit_item_once(
-    two_processes: tuple[Process, Process],
+    two_processes: tuple[ServeProcess, ServeProcess],
 ) -> None:
     a, b = two_processes
     balancer = Balancer((a, b))
@@ -192,7 +139,7 @@ async def test_sigterm_mid_traffic_loses_nothing_and_posts_each_audit_item_once(
 
     async def stop_a() -> None:
         await sigterm.wait()
-        a.popen.send_signal(signal.SIGTERM)
+        a.running.send_signal(signal.SIGTERM)
         await asyncio.sleep(0.3)
         answered = await balancer.call(
             1, "POST", "/chat/inflight/messages", json={"name": "alice", "text": "main"}
@@ -212,7 +159,7 @@ async def test_sigterm_mid_traffic_loses_nothing_and_posts_each_audit_item_once(
 
     assert in_flight.status_code == 200
     assert in_flight.json()["prompt_state"] == "answered"
-    assert a.popen.wait(timeout=20) in (0, -signal.SIGTERM)  # the server re-raises SIGTERM once stopped
+    assert a.running.wait(timeout=20) in (0, -signal.SIGTERM)  # the server re-raises SIGTERM once stopped
     assert balancer.failovers > 0  # traffic really met the stopped process
 
     # Every prompt resolved with its answer, and every thread holds exactly one audit item for it.
@@ -243,6 +190,6 @@ async def test_sigterm_mid_traffic_loses_nothing_and_posts_each_audit_item_once(
     assert missing == []
     await balancer.client.aclose()
 
-    stopped = [line["event"] for line in a.events()]
+    stopped = [line["event"] for line in events(a)]
     assert stopped.index("shutdown.started") < stopped.index("shutdown.finished")
     assert "shutdown.outbox_flushed" in stopped

@@ -6,9 +6,10 @@ import os
 import shutil
 import socket
 import subprocess
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from tests.support import processes
 
 
 def free_port() -> int:
@@ -47,39 +48,32 @@ class RedisServer:
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-        )
+        )  # fmt: skip
         self._wait_ready()
 
     def _wait_ready(self, timeout: float = 10.0) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2) as sock:
-                    sock.sendall(b"PING\r\n")
-                    if sock.recv(64).startswith(b"+PONG"):
-                        return
-            except OSError:
-                pass
-            if self.process is not None and self.process.poll() is not None:
-                raise RuntimeError(f"redis-server exited: see {self.directory / 'redis.log'}")
-            time.sleep(0.05)
-        raise RuntimeError("redis-server did not answer PING in time")
+        assert self.process is not None
+        processes.wait_until_answers(
+            self._pong, self.process, "redis-server", self.directory / "redis.log", timeout
+        )
+
+    def _pong(self) -> bool:
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=0.2) as sock:
+                sock.sendall(b"PING\r\n")
+                return sock.recv(64).startswith(b"+PONG")
+        except OSError:
+            return False
 
     def kill(self) -> None:
         """kill -9: no shutdown, no final fsync."""
         if self.process is not None:
-            self.process.kill()
-            self.process.wait()
+            processes.kill(self.process)
             self.process = None
 
     def stop(self) -> None:
         if self.process is not None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+            processes.stop(self.process, timeout=5)
             self.process = None
 
     def flush(self) -> None:

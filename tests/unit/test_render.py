@@ -5,8 +5,16 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from gateway.models import Answer, Prompt, PromptRequest, PromptState, ReasonCode
-from gateway.render import answers_summary, pending_prompt_item, prompt_text, resolved_item
+import pytest
+
+from gateway.models import Answer, Prompt, PromptRequest, PromptState, ReasonCode, ToolCall
+from gateway.render import (
+    answers_summary,
+    pending_prompt_item,
+    prompt_text,
+    resolved_item,
+    tool_call_arguments,
+)
 
 CREATED = datetime(2024, 4, 5, 12, 0, tzinfo=UTC)
 DEPLOY = "What's the deployment target?"
@@ -299,3 +307,26 @@ def test_cancelled_without_a_reason_still_gives_one() -> None:
     item = resolved_item(cancelled(deploy_prompt(), None))
     assert item.metadata["prompt"]["reason"] == "cancelled"
     assert item.text == "✗ Cancelled: cancelled"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "limit", "shown"),
+    [
+        ({"database": "staging"}, 100, '{\n  "database": "staging"\n}'),
+        ({"path": "café/naïve"}, 100, '{\n  "path": "café/naïve"\n}'),
+        ({"b": 1, "a": 2}, 100, '{\n  "b": 1,\n  "a": 2\n}'),
+        ({"sql": "x" * 20}, 10, '{\n  "sql":\n… truncated: 25 more characters not shown'),
+    ],
+    ids=["whole-when-short", "unicode-as-written", "keys-in-the-agents-order", "cut-with-a-count"],
+)
+def test_tool_call_arguments_are_indented_json_cut_visibly_past_the_limit(
+    arguments: dict[str, Any], limit: int, shown: str
+) -> None:
+    assert tool_call_arguments(ToolCall(name="db__query", arguments=arguments), limit) == shown
+
+
+def test_tool_call_arguments_of_exactly_the_limit_are_shown_whole() -> None:
+    call = ToolCall(name="db__query", arguments={"sql": "select 1"})
+    whole = tool_call_arguments(call, 10_000)
+    assert tool_call_arguments(call, len(whole)) == whole
+    assert tool_call_arguments(call, len(whole) - 1).endswith("… truncated: 1 more characters not shown")

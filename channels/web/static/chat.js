@@ -6,33 +6,15 @@ const room = document.body.dataset.room;
 const needsToken = document.body.dataset.signIn === "token";
 const base = `/chat/${encodeURIComponent(room)}`;
 const saved = `threadgate.chat.${room}`;
-const $ = (id) => document.getElementById(id);
 const prompts = new Map(); // prompt_id -> the prompt's list element
 let me = null; // {name, token}
 let cursor = null;
 let following = false;
 
-function el(tag, props = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(props)) {
-    if (key === "class") node.className = value;
-    else if (key === "dataset") Object.assign(node.dataset, value);
-    else if (key in node) node[key] = value;
-    else node.setAttribute(key, value);
-  }
-  for (const child of children) if (child != null) node.append(child);
-  return node;
-}
-
 function headers(extra = {}) {
   const all = { ...extra };
   if (me && me.token) all.Authorization = `Bearer ${me.token}`;
   return all;
-}
-
-function setStatus(text, live = false) {
-  $("status").textContent = text;
-  $("status").classList.toggle("live", live);
 }
 
 function notify(text) {
@@ -105,7 +87,11 @@ async function follow() {
       }
       if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}`);
       setStatus("live", true);
-      await readEvents(response.body.getReader());
+      await readEvents(response.body, (_id, item) => {
+        if (!item) return;
+        cursor = item.id;
+        render(item);
+      });
     } catch (error) {
       // dropped connection or gateway restart: resume after the last item seen
     }
@@ -113,27 +99,6 @@ async function follow() {
     await new Promise((resolve) => setTimeout(resolve, 1000));
   }
   following = false;
-}
-
-async function readEvents(reader) {
-  const decoder = new TextDecoder();
-  let buffer = "";
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) return;
-    buffer += decoder.decode(value, { stream: true }).replace(/\r\n/g, "\n");
-    let end;
-    while ((end = buffer.indexOf("\n\n")) >= 0) {
-      const block = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      const data = block.split("\n").filter((line) => line.startsWith("data:")).map((line) => line.slice(5).trim());
-      if (data.length) {
-        const item = JSON.parse(data.join("\n"));
-        cursor = item.id;
-        render(item);
-      }
-    }
-  }
 }
 
 function textOf(item) {
@@ -176,10 +141,7 @@ function settle(card, meta, text) {
   card.classList.add("settled");
   if (meta.prompt_state) card.classList.add(meta.prompt_state);
   for (const control of card.querySelectorAll("input, textarea, button")) control.disabled = true;
-  const outcome = card.querySelector(".outcome");
-  outcome.textContent = text;
-  outcome.className = `outcome ${meta.prompt_state || ""}`;
-  outcome.hidden = false;
+  showOutcome(card, meta.prompt_state, text);
 }
 
 // Prompts with native controls ---------------------------------------------------------------------
@@ -191,16 +153,7 @@ function promptCard(item) {
   const questions = meta.questions || [];
   const card = el("li", { class: "item prompt", dataset: { promptId: meta.prompt_id || "", kind: meta.kind || "" } });
   card.append(el("p", { class: "kind" }, KIND_TITLES[meta.kind] || "Question"));
-  if (meta.tool_call) {
-    card.append(
-      el(
-        "pre",
-        { class: "tool", "aria-label": "Tool call" },
-        el("span", { class: "name" }, meta.tool_call.name),
-        `(${JSON.stringify(meta.tool_call.arguments || {}, null, 2)})`,
-      ),
-    );
-  }
+  if (meta.tool_call) card.append(toolCallBlock(meta.tool_call));
   card.append(el("p", { class: "text" }, textOf(item)));
   const form = el("form", { class: "answer" });
   if (meta.kind === "approval") {
@@ -213,77 +166,16 @@ function promptCard(item) {
       ),
     );
   } else {
-    questions.forEach((question, index) => form.append(questionField(meta.prompt_id, question, index)));
+    questions.forEach((question, index) => form.append(questionField(meta.prompt_id, question, index, "Your answer")));
     form.append(el("div", { class: "actions" }, el("button", { type: "submit" }, "Send answer")));
   }
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     submitAnswers(meta, questions, form, event.submitter);
   });
-  card.append(form, el("p", { class: "outcome", role: "status", hidden: true }));
+  card.append(form, outcomeLine());
   prompts.set(meta.prompt_id, card);
   return card;
-}
-
-function questionId(question, index) {
-  return question.id || `q${index + 1}`;
-}
-
-function questionField(promptId, question, index) {
-  const id = questionId(question, index);
-  const name = `${promptId}-${id}`;
-  const legend = el("legend", {}, question.question, question.header ? el("span", { class: "header" }, question.header) : null);
-  const field = el("fieldset", { dataset: { questionId: id } }, legend);
-  const options = question.options || [];
-  if (!options.length) {
-    field.append(el("textarea", { name, rows: 2, "aria-label": question.question, placeholder: "Your answer" }));
-    return field;
-  }
-  const type = question.multiSelect ? "checkbox" : "radio";
-  options.forEach((option, number) => {
-    field.append(
-      el(
-        "label",
-        { class: "choice" },
-        el("input", { type, name, value: option.label }),
-        el("span", {}, `${number + 1}. ${option.label}`),
-        option.description ? el("span", { class: "desc" }, option.description) : null,
-      ),
-    );
-  });
-  field.append(
-    el(
-      "label",
-      { class: "choice" },
-      "Other:",
-      el("input", { type: "text", class: "other", name: `${name}-other`, "aria-label": `Other answer to: ${question.question}` }),
-    ),
-  );
-  return field;
-}
-
-function collect(questions, form) {
-  const answers = [];
-  for (const [index, question] of questions.entries()) {
-    const id = questionId(question, index);
-    const field = form.querySelector(`fieldset[data-question-id="${CSS.escape(id)}"]`);
-    const options = question.options || [];
-    let answer;
-    if (!options.length) {
-      const text = field.querySelector("textarea").value.trim();
-      if (!text) throw new Error(`Answer “${question.question}” first.`);
-      answer = [text];
-    } else {
-      answer = [...field.querySelectorAll("input:checked")].map((input) => input.value);
-      const other = field.querySelector("input.other").value.trim();
-      if (other) answer.push(other);
-      if (!question.multiSelect && answer.length !== 1) {
-        throw new Error(`Pick one answer to “${question.question}” (an option, or Other).`);
-      }
-    }
-    answers.push({ question_id: id, answer });
-  }
-  return answers;
 }
 
 async function submitAnswers(meta, questions, form, submitter) {
@@ -292,13 +184,12 @@ async function submitAnswers(meta, questions, form, submitter) {
     answers =
       meta.kind === "approval"
         ? [{ question_id: questionId(questions[0], 0), answer: [submitter.value] }]
-        : collect(questions, form);
+        : collectAnswers(questions, form);
   } catch (error) {
     notify(error.message);
     return;
   }
-  const summary = answers.map((entry) => (entry.answer.length ? entry.answer.join(", ") : "(no selection)")).join(" · ");
-  await send({ text: summary, answers, prompt_id: meta.prompt_id });
+  await send({ text: answerSummary(answers), answers, prompt_id: meta.prompt_id });
 }
 
 // Sending ------------------------------------------------------------------------------------------

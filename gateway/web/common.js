@@ -1,0 +1,132 @@
+// Threadgate pages' shared pieces: building elements, reading an event stream, and a prompt's
+// tool call, question fields and answers, the same on the chat page and in the operator inbox.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+
+function el(tag, props = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(props)) {
+    if (key === "class") node.className = value;
+    else if (key === "dataset") Object.assign(node.dataset, value);
+    else if (key in node) node[key] = value;
+    else node.setAttribute(key, value);
+  }
+  for (const child of children) if (child != null) node.append(child);
+  return node;
+}
+
+function setStatus(text, live = false) {
+  $("status").textContent = text;
+  $("status").classList.toggle("live", live);
+}
+
+// Server-Sent Events read over fetch (so a token can travel in a header): onEvent(id, data) for each
+// event, `data` parsed from JSON or null, until the stream ends or wanted() turns false.
+async function readEvents(body, onEvent, wanted = () => true) {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done || !wanted()) return;
+    buffer += decoder.decode(value, { stream: true }).replace(/\r\n/g, "\n");
+    let end;
+    while ((end = buffer.indexOf("\n\n")) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      let id = null;
+      const data = [];
+      for (const line of block.split("\n")) {
+        if (line.startsWith("id:")) id = line.slice(3).trim();
+        else if (line.startsWith("data:")) data.push(line.slice(5).trim());
+      }
+      onEvent(id, data.length ? JSON.parse(data.join("\n")) : null);
+    }
+  }
+}
+
+// Prompts ------------------------------------------------------------------------------------------
+
+function questionId(question, index) {
+  return question.id || `q${index + 1}`;
+}
+
+function toolCallBlock(toolCall) {
+  return el(
+    "pre",
+    { class: "tool", "aria-label": "Tool call" },
+    el("span", { class: "name" }, toolCall.name),
+    `(${JSON.stringify(toolCall.arguments || {}, null, 2)})`,
+  );
+}
+
+// One question as a fieldset: a text box when it has no options, else radios (or checkboxes when
+// multiSelect) numbered as in the chat, and an "Other" box.
+function questionField(promptId, question, index, placeholder) {
+  const id = questionId(question, index);
+  const name = `${promptId}-${id}`;
+  const legend = el("legend", {}, question.question, question.header ? el("span", { class: "header" }, question.header) : null);
+  const field = el("fieldset", { dataset: { questionId: id } }, legend);
+  const options = question.options || [];
+  if (!options.length) {
+    field.append(el("textarea", { name, rows: 2, "aria-label": question.question, placeholder }));
+    return field;
+  }
+  const type = question.multiSelect ? "checkbox" : "radio";
+  options.forEach((option, number) => {
+    field.append(
+      el(
+        "label",
+        { class: "choice" },
+        el("input", { type, name, value: option.label }),
+        el("span", {}, `${number + 1}. ${option.label}`),
+        option.description ? el("span", { class: "desc" }, option.description) : null,
+      ),
+    );
+  });
+  field.append(
+    el(
+      "label",
+      { class: "choice" },
+      "Other:",
+      el("input", { type: "text", class: "other", name: `${name}-other`, "aria-label": `Other answer to: ${question.question}` }),
+    ),
+  );
+  return field;
+}
+
+// The structured answers the question fields in `form` hold; throws an Error that says what is missing.
+function collectAnswers(questions, form) {
+  return questions.map((question, index) => {
+    const id = questionId(question, index);
+    const field = form.querySelector(`fieldset[data-question-id="${CSS.escape(id)}"]`);
+    if (!(question.options || []).length) {
+      const text = field.querySelector("textarea").value.trim();
+      if (!text) throw new Error(`Answer “${question.question}” first.`);
+      return { question_id: id, answer: [text] };
+    }
+    const answer = [...field.querySelectorAll("input:checked")].map((input) => input.value);
+    const other = field.querySelector("input.other").value.trim();
+    if (other) answer.push(other);
+    if (!question.multiSelect && answer.length !== 1) {
+      throw new Error(`Pick one answer to “${question.question}” (an option, or Other).`);
+    }
+    return { question_id: id, answer };
+  });
+}
+
+function answerSummary(answers) {
+  return answers.map((entry) => entry.answer.join(", ") || "(no selection)").join(" · ");
+}
+
+function outcomeLine() {
+  return el("p", { class: "outcome", role: "status", hidden: true });
+}
+
+function showOutcome(card, state, text) {
+  const outcome = card.querySelector(".outcome");
+  outcome.textContent = text;
+  outcome.className = `outcome ${state || ""}`;
+  outcome.hidden = false;
+}
