@@ -10,7 +10,6 @@ reach the bot) and the buttons follow on a short message of their own: a message
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +23,7 @@ from channels.telegram.render import (
     split_text,
 )
 from gateway.models import Prompt, PromptKind, Question, ToolCall
-from gateway.render import prompt_text
+from gateway.render import prompt_text, tool_call_arguments
 
 TICK = "✓ "
 OTHER = "Other…"
@@ -80,11 +79,7 @@ def shorten(text: str, limit: int) -> str:
 
 def tool_call_text(tool_call: ToolCall) -> str:
     """The call an approval is about: its name and JSON arguments, cut visibly when long."""
-    arguments = json.dumps(tool_call.arguments, indent=2, ensure_ascii=False, default=str)
-    if len(arguments) > MAX_ARGUMENTS_CHARS:
-        cut = len(arguments) - MAX_ARGUMENTS_CHARS
-        arguments = f"{arguments[:MAX_ARGUMENTS_CHARS]}\n… [truncated: {cut} more characters not shown]"
-    return f"Tool call: {tool_call.name}\n{arguments}"
+    return f"Tool call: {tool_call.name}\n{tool_call_arguments(tool_call, MAX_ARGUMENTS_CHARS)}"
 
 
 def step_line(view: PromptView, step: int) -> str:

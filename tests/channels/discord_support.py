@@ -7,6 +7,7 @@ import contextlib
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+import pytest
 from pydantic import SecretStr
 
 from channels.discord import DiscordChannel, build
@@ -48,7 +49,7 @@ def discord_settings(fake: FakeDiscord, redis_url: str | None, **overrides: Any)
         "threadgate_lease_ttl_ms": 2000,
         **overrides,
     }
-    return Settings(_env_file=None, **values)  # type: ignore[call-arg]
+    return Settings(_env_file=None, **values)
 
 
 @contextlib.asynccontextmanager
@@ -75,6 +76,31 @@ async def discord_gateway(
         yield runtime
     finally:
         await runtime.stop()
+
+
+# Fixtures the Discord test modules share: a module binds those it uses (``fake = discord_support.fake``).
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeDiscord]:
+    """The fake Discord (REST and gateway), started."""
+    server = await FakeDiscord().start()
+    yield server
+    await server.stop()
+
+
+@pytest.fixture
+async def runtime(fake: FakeDiscord, redis_url: str | None) -> AsyncIterator[Runtime]:
+    """A gateway process connected to the fake, on the embedded store or a real Redis."""
+    async with discord_gateway(fake, redis_url) as runtime:
+        yield runtime
+
+
+@pytest.fixture
+async def runtime_on_redis(fake: FakeDiscord, real_redis: str) -> AsyncIterator[Runtime]:
+    """A gateway process connected to the fake, on the session's redis-server."""
+    async with discord_gateway(fake, real_redis) as runtime:
+        yield runtime
 
 
 async def eventually(predicate: Callable[[], Any], timeout: float = 5.0, interval: float = 0.02) -> Any:

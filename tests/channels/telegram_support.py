@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import pytest
 import uvicorn
 
 from channels.telegram import TelegramChannel, build
@@ -39,6 +40,40 @@ DEPLOY_TEXT = (
     "  1. staging — push to staging.example.com\n"
     "  2. production — push to www.example.com"
 )
+
+
+@asynccontextmanager
+async def fake_bot_api(**options: Any) -> AsyncIterator[FakeTelegram]:
+    """The fake Bot API for ``TOKEN`` (``options`` as ``FakeTelegram`` takes them), started; stopped after."""
+    server = FakeTelegram(TOKEN, **options)
+    await server.start()
+    try:
+        yield server
+    finally:
+        await server.stop()
+
+
+# Fixtures the Telegram test modules share: a module binds those it uses (``fake = telegram_support.fake``).
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeTelegram]:
+    """The fake Bot API, privacy mode off."""
+    async with fake_bot_api() as server:
+        yield server
+
+
+@pytest.fixture
+def redis_url(real_redis: str) -> str:
+    """The session's redis-server, emptied: these tests claim Redis behaviour, so no embedded store."""
+    return real_redis
+
+
+@pytest.fixture
+async def runtime(fake: FakeTelegram, redis_url: str) -> AsyncIterator[Runtime]:
+    """A started gateway polling the fake Bot API."""
+    async with telegram_gateway(fake, redis_url) as started:
+        yield started
 
 
 def settings_for(fake: FakeTelegram, redis_url: str | None, **overrides: Any) -> Settings:
@@ -131,3 +166,15 @@ async def settled(runtime: Runtime, prompt_id: str, timeout: float = 5.0) -> Pro
     prompt = await runtime.gateway.wait_prompt(prompt_id, timeout)
     await runtime.gateway.outbox.idle()
     return prompt
+
+
+@asynccontextmanager
+async def webhook_gateway(
+    fake: FakeTelegram, redis_url: str | None, secret: str = "s3cret-Token_1"
+) -> AsyncIterator[tuple[Runtime, str]]:
+    """The gateway served over HTTP in webhook mode (its lifespan starts the channel) and its base URL."""
+    port, overrides = webhook_settings(secret)
+    settings = settings_for(fake, redis_url, **overrides)
+    runtime = Runtime.build(settings, channels=[build(settings)])
+    async with serving(runtime, port) as base_url:
+        yield runtime, base_url

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -13,6 +12,7 @@ from gateway.ids import parse_thread_id
 from gateway.models import PromptKind, PromptRequest, PromptState, Question
 from gateway.render import message_item
 from gateway.runtime import Runtime
+from tests.channels import discord_support
 from tests.channels.discord_support import (
     ALICE,
     BOB,
@@ -29,24 +29,9 @@ from tests.channels.discord_support import (
 )
 from tests.fakes.discord import BOT_ID, Failure, FakeDiscord
 
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeDiscord]:
-    server = await FakeDiscord().start()
-    yield server
-    await server.stop()
-
-
-@pytest.fixture
-async def runtime(fake: FakeDiscord, redis_url: str | None) -> AsyncIterator[Runtime]:
-    async with discord_gateway(fake, redis_url) as runtime:
-        yield runtime
-
-
-@pytest.fixture
-async def runtime_on_redis(fake: FakeDiscord, real_redis: str) -> AsyncIterator[Runtime]:
-    async with discord_gateway(fake, real_redis) as runtime:
-        yield runtime
+fake = discord_support.fake
+runtime = discord_support.runtime
+runtime_on_redis = discord_support.runtime_on_redis
 
 
 async def answer(fake: FakeDiscord, runtime: Runtime, prompt_id: str, text: str, author: int = ALICE) -> Any:

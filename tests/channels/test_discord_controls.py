@@ -16,6 +16,7 @@ from channels.discord.presses import NOT_ALLOWED, UNKNOWN_PROMPT
 from gateway.lease import Lease
 from gateway.models import Prompt, PromptKind, PromptRequest, PromptState, Question, ToolCall
 from gateway.runtime import Runtime
+from tests.channels import discord_support
 from tests.channels.discord_support import (
     ALICE,
     BOB,
@@ -30,24 +31,9 @@ from tests.channels.discord_support import (
 )
 from tests.fakes.discord import FakeDiscord, Interaction
 
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeDiscord]:
-    server = await FakeDiscord().start()
-    yield server
-    await server.stop()
-
-
-@pytest.fixture
-async def runtime(fake: FakeDiscord, redis_url: str | None) -> AsyncIterator[Runtime]:
-    async with discord_gateway(fake, redis_url) as runtime:
-        yield runtime
-
-
-@pytest.fixture
-async def runtime_on_redis(fake: FakeDiscord, real_redis: str) -> AsyncIterator[Runtime]:
-    async with discord_gateway(fake, real_redis) as runtime:
-        yield runtime
+fake = discord_support.fake
+runtime = discord_support.runtime
+runtime_on_redis = discord_support.runtime_on_redis
 
 
 def question(text: str, labels: list[str], *, multi: bool = False, header: str | None = None) -> Question:

@@ -5,7 +5,7 @@ changes nothing and is answered privately with answerCallbackQuery."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -22,6 +22,7 @@ from gateway.channel import InboundSink
 from gateway.models import AgentDefinition, HumanInput, InboundMessage, PromptState
 from gateway.runtime import Runtime
 from gateway.service import Received
+from tests.channels import telegram_support
 from tests.channels.telegram_support import (
     ALICE,
     BOB,
@@ -37,7 +38,6 @@ from tests.channels.telegram_support import (
     telegram_gateway,
 )
 from tests.fakes.telegram import FakeTelegram
-from tests.support.redis_server import RedisServer
 
 pytestmark = [
     pytest.mark.redis,
@@ -64,24 +64,9 @@ SECTIONS = {
 BRANCH = {"kind": "text", "questions": [{"question": "Which branch?"}]}
 
 
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeTelegram]:
-    server = FakeTelegram(TOKEN)
-    await server.start()
-    yield server
-    await server.stop()
-
-
-@pytest.fixture
-def redis_url(redis_server: RedisServer) -> str:
-    redis_server.flush()
-    return redis_server.url
-
-
-@pytest.fixture
-async def runtime(fake: FakeTelegram, redis_url: str) -> AsyncIterator[Runtime]:
-    async with telegram_gateway(fake, redis_url) as started:
-        yield started
+fake = telegram_support.fake
+redis_url = telegram_support.redis_url
+runtime = telegram_support.runtime
 
 
 async def press(fake: FakeTelegram, user_id: int, message_id: int, button: str) -> dict[str, Any]:

@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-import httpx
 import pytest
 import redis.asyncio
 
@@ -19,79 +15,42 @@ from gateway.channel import Channels
 from gateway.models import AgentDefinition, HumanInput, PromptRequest, PromptState, RunRequest
 from gateway.service import Gateway
 from gateway.store import Store
+from tests.channels import telegram_support
 from tests.channels.telegram_support import ALICE, CAROL, DEPLOY, GROUP, TOKEN
 from tests.fakes.telegram import FakeTelegram
-from tests.support.redis_server import RedisServer, free_port
+from tests.support.redis_server import free_port
+from tests.support.serve import ServeProcess, serve_env, serving
 
 pytestmark = [pytest.mark.redis, pytest.mark.slow]
-REPO = Path(__file__).resolve().parents[2]
 SECRET = "race-Secret_1"
 
-
-def serve(fake: FakeTelegram, redis_url: str, workdir: Path, port: int) -> subprocess.Popen[bytes]:
-    """``threadgate serve`` taking Telegram's pushes at its own webhook URL, in a directory with no .env."""
-    workdir.mkdir()
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith(("SLACK_", "TELEGRAM_", "DISCORD_", "THREADGATE_", "REDIS_"))
-    }
-    env.update(
-        PYTHONPATH=str(REPO),
-        REDIS_URL=redis_url,
-        TELEGRAM_BOT_TOKEN=TOKEN,
-        TELEGRAM_BASE_URL=fake.base_url,
-        TELEGRAM_WEBHOOK_URL=f"http://127.0.0.1:{port}/telegram/webhook",
-        TELEGRAM_WEBHOOK_SECRET=SECRET,
-    )
-    log = (workdir / "serve.log").open("wb")
-    command = [sys.executable, "-m", "gateway.cli", "serve", "--host", "127.0.0.1", "--port", str(port)]
-    return subprocess.Popen(command, cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT)
+fake = telegram_support.fake
 
 
 @pytest.fixture
-async def fake() -> AsyncIterator[FakeTelegram]:
-    server = FakeTelegram(TOKEN)
-    await server.start()
-    yield server
-    await server.stop()
-
-
-@pytest.fixture
-async def webhooks(fake: FakeTelegram, redis_server: RedisServer, tmp_path: Path) -> AsyncIterator[list[str]]:
-    """The webhook URLs of two running gateway processes."""
-    redis_server.flush()
-    started = []
+async def webhooks(fake: FakeTelegram, real_redis: str, tmp_path: Path) -> AsyncIterator[list[str]]:
+    """The webhook URLs of two running gateway processes, each taking Telegram's pushes at its own."""
+    servers = []
     for name in ("a", "b"):
         port = free_port()
-        started.append((port, serve(fake, redis_server.url, tmp_path / name, port)))
-    try:
-        async with httpx.AsyncClient() as client, asyncio.timeout(30):
-            for port, process in started:
-                while True:
-                    assert process.poll() is None, "threadgate serve exited; see serve.log in the tmp dir"
-                    try:
-                        if (await client.get(f"http://127.0.0.1:{port}/healthz")).status_code == 200:
-                            break
-                    except httpx.TransportError:
-                        pass
-                    await asyncio.sleep(0.05)
-        yield [f"http://127.0.0.1:{port}/telegram/webhook" for port, _process in started]
-    finally:
-        for _port, process in started:
-            process.terminate()
-        for _port, process in started:
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        env = serve_env(
+            REDIS_URL=real_redis,
+            TELEGRAM_BOT_TOKEN=TOKEN,
+            TELEGRAM_BASE_URL=fake.base_url,
+            TELEGRAM_WEBHOOK_URL=f"http://127.0.0.1:{port}/telegram/webhook",
+            TELEGRAM_WEBHOOK_SECRET=SECRET,
+        )
+        servers.append(ServeProcess(env, tmp_path / name, port=port))
+    with serving(*servers, ready_path=None):
+        # Waited for off the event loop, which serves the fake Bot API the processes call at startup.
+        await asyncio.gather(*(asyncio.to_thread(server.wait_ready) for server in servers))
+        yield [f"{server.url}/telegram/webhook" for server in servers]
 
 
 async def test_presses_racing_on_two_processes_resolve_the_prompt_once(
-    fake: FakeTelegram, redis_server: RedisServer, webhooks: list[str]
+    fake: FakeTelegram, real_redis: str, webhooks: list[str]
 ) -> None:
-    client = redis.asyncio.from_url(redis_server.url, decode_responses=True)
+    client = redis.asyncio.from_url(real_redis, decode_responses=True)
     # The agent's side, in this process: it raises the prompt; the two servers take the presses.
     agent = Gateway(Store(client), Channels([TelegramChannel(TOKEN, base_url=fake.base_url)]))
     await agent.start()

@@ -10,26 +10,22 @@ from typing import Any
 
 import pytest
 
-from channels.telegram import build
 from channels.telegram.presses import NOT_ALLOWED
 from gateway.models import PromptRequest, PromptState, RunRequest
 from gateway.runtime import Runtime
 from gateway.service import DraftStatus, Gateway
 from gateway.store import keys
+from tests.channels import telegram_support
 from tests.channels.telegram_support import (
     ALICE,
     BOB,
     GROUP,
-    TOKEN,
     open_prompt,
-    serving,
-    settings_for,
     settled,
-    webhook_settings,
+    webhook_gateway,
 )
 from tests.fakes.telegram import FakeTelegram
 from tests.support.memory_channel import MemoryChannel
-from tests.support.redis_server import RedisServer
 
 pytestmark = [
     pytest.mark.redis,
@@ -53,25 +49,16 @@ DASHBOARD = {
 }
 
 
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeTelegram]:
-    server = FakeTelegram(TOKEN)
-    await server.start()
-    yield server
-    await server.stop()
+fake = telegram_support.fake
 
 
 @pytest.fixture
-async def gateways(fake: FakeTelegram, redis_server: RedisServer) -> AsyncIterator[list[tuple[Runtime, str]]]:
+async def gateways(fake: FakeTelegram, real_redis: str) -> AsyncIterator[list[tuple[Runtime, str]]]:
     """Two gateway processes on one Redis, each taking Telegram's pushes at its own webhook URL."""
-    redis_server.flush()
     async with AsyncExitStack() as stack:
         served = []
         for _ in range(2):
-            port, overrides = webhook_settings()
-            settings = settings_for(fake, redis_server.url, **overrides)
-            runtime = Runtime.build(settings, channels=[build(settings)])
-            base_url = await stack.enter_async_context(serving(runtime, port))
+            runtime, base_url = await stack.enter_async_context(webhook_gateway(fake, real_redis))
             served.append((runtime, f"{base_url}/telegram/webhook"))
         yield served
 

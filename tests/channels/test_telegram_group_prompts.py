@@ -12,20 +12,19 @@ import pytest
 from channels.telegram.keyboards import APPROVE_HINT, PICK_HINT
 from gateway.models import PromptState
 from gateway.runtime import Runtime
+from tests.channels import telegram_support
 from tests.channels.telegram_support import (
     ALICE,
     BOB,
     DEPLOY,
     DEPLOY_TEXT,
     GROUP,
-    TOKEN,
     agent_messages,
+    fake_bot_api,
     open_prompt,
     settled,
-    telegram_gateway,
 )
 from tests.fakes.telegram import FakeTelegram, Sent
-from tests.support.redis_server import RedisServer
 
 pytestmark = [
     pytest.mark.redis,
@@ -41,22 +40,12 @@ APPROVAL = {
 
 @pytest.fixture
 async def fake() -> AsyncIterator[FakeTelegram]:
-    server = FakeTelegram(TOKEN, privacy_mode=True)
-    await server.start()
-    yield server
-    await server.stop()
+    async with fake_bot_api(privacy_mode=True) as server:
+        yield server
 
 
-@pytest.fixture
-def redis_url(redis_server: RedisServer) -> str:
-    redis_server.flush()
-    return redis_server.url
-
-
-@pytest.fixture
-async def runtime(fake: FakeTelegram, redis_url: str) -> AsyncIterator[Runtime]:
-    async with telegram_gateway(fake, redis_url) as started:
-        yield started
+redis_url = telegram_support.redis_url
+runtime = telegram_support.runtime
 
 
 async def handled(fake: FakeTelegram, update: dict[str, Any]) -> dict[str, Any]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any, cast
 
 import pytest
@@ -15,6 +14,7 @@ from gateway.lease import Lease, lease_name
 from gateway.models import AgentDefinition, HumanInput, InboundMessage, PromptState
 from gateway.runtime import Runtime
 from gateway.service import NOT_ALLOWED_NOTICE, Received
+from tests.channels import telegram_support
 from tests.channels.telegram_support import (
     ALICE,
     BOB,
@@ -31,7 +31,6 @@ from tests.channels.telegram_support import (
     telegram_gateway,
 )
 from tests.fakes.telegram import FakeTelegram
-from tests.support.redis_server import RedisServer
 
 pytestmark = [
     pytest.mark.redis,
@@ -42,24 +41,9 @@ DM = f"telegram:{ALICE}"
 GROUP_THREAD = f"telegram:{GROUP}"
 
 
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeTelegram]:
-    server = FakeTelegram(TOKEN)
-    await server.start()
-    yield server
-    await server.stop()
-
-
-@pytest.fixture
-def redis_url(redis_server: RedisServer) -> str:
-    redis_server.flush()
-    return redis_server.url
-
-
-@pytest.fixture
-async def runtime(fake: FakeTelegram, redis_url: str) -> AsyncIterator[Runtime]:
-    async with telegram_gateway(fake, redis_url) as started:
-        yield started
+fake = telegram_support.fake
+redis_url = telegram_support.redis_url
+runtime = telegram_support.runtime
 
 
 async def answer(

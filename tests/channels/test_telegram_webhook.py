@@ -11,6 +11,7 @@ import pytest
 from channels.telegram import build
 from gateway.models import PromptState
 from gateway.runtime import Runtime
+from tests.channels import telegram_support
 from tests.channels.telegram_support import (
     ALICE,
     DEPLOY,
@@ -18,36 +19,25 @@ from tests.channels.telegram_support import (
     TOKEN,
     agent_messages,
     open_prompt,
-    serving,
     settings_for,
     settled,
-    webhook_settings,
+    webhook_gateway,
 )
 from tests.fakes.telegram import FakeTelegram
-from tests.support.redis_server import RedisServer
 
 pytestmark = pytest.mark.redis
 SECRET = "s3cret-Token_1"
 DM = f"telegram:{ALICE}"
 
 
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeTelegram]:
-    server = FakeTelegram(TOKEN)
-    await server.start()
-    yield server
-    await server.stop()
+fake = telegram_support.fake
 
 
 @pytest.fixture
-async def served(fake: FakeTelegram, redis_server: RedisServer) -> AsyncIterator[tuple[Runtime, str]]:
+async def served(fake: FakeTelegram, real_redis: str) -> AsyncIterator[tuple[Runtime, str]]:
     """The gateway served over HTTP in webhook mode; its lifespan starts the channel."""
-    redis_server.flush()
-    port, overrides = webhook_settings(SECRET)
-    settings = settings_for(fake, redis_server.url, **overrides)
-    runtime = Runtime.build(settings, channels=[build(settings)])
-    async with serving(runtime, port) as base_url:
-        yield runtime, base_url
+    async with webhook_gateway(fake, real_redis, SECRET) as started:
+        yield started
 
 
 def message_update(fake: FakeTelegram, text: str, user_id: int = ALICE) -> dict[str, Any]:
