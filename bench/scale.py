@@ -19,6 +19,7 @@ from gateway.ids import new_id
 from gateway.models import Prompt, from_ms
 from gateway.service import SUPERSEDED_REASON
 from gateway.store import Store, keys
+from gateway.store.store import prompt_record
 
 PIPELINE = 1000
 LISTPACK_VALUE = "hash-max-listpack-value"
@@ -75,7 +76,7 @@ def _record_template(now_ms: int) -> str:
         expires_at=from_ms(now_ms + EXPIRES_IN_MS),
         started_by=STARTER,
     )
-    return prompt.model_dump_json(exclude_none=True)
+    return prompt_record(prompt)
 
 
 def _thread(index: int) -> str:
@@ -159,6 +160,7 @@ async def _sample(store: Store) -> dict[str, int]:
     run_id = f"run_scale{0:021d}"
     sample = {
         "prompt hash": keys.prompt(thread, prompt_id),
+        "prompt record": keys.prompt_record(thread, prompt_id),
         "prompt index": keys.prompt_index(prompt_id),
         "active pointer": keys.active(thread),
         "run hash": keys.run(thread, run_id),

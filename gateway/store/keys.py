@@ -16,7 +16,13 @@ def thread_prefix(thread_id: str) -> str:
 
 
 def prompt(thread_id: str, prompt_id: str) -> str:
+    """A prompt's small fields (state, run, expiry, how it settled): a hash."""
     return f"{thread_prefix(thread_id)}p:{prompt_id}"
+
+
+def prompt_record(thread_id: str, prompt_id: str) -> str:
+    """A prompt's immutable record (its JSON), apart from its hash so the hash stays a compact listpack."""
+    return f"{thread_prefix(thread_id)}r:{prompt_id}"
 
 
 def run(thread_id: str, run_id: str) -> str:

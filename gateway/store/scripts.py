@@ -17,6 +17,7 @@ THREAD_SCRIPTS = (
     "end_run",
     "receive_message",
     "take_outbox",
+    "read_prompt",
 )
 PLAIN_SCRIPTS = ("drop_dirty",)
 

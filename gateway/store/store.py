@@ -110,8 +110,15 @@ def _forget(pipe: Any, prompt_id: str, agent: str) -> None:
     pipe.zrem(keys.EXPIRY, prompt_id)
 
 
+def prompt_record(prompt: Prompt) -> str:
+    """The immutable record stored for a prompt: its JSON without the values the model would fill in
+    anyway (defaults, such as the pending state and ``multiSelect: false``), which keeps a typical
+    record inside a smaller Redis allocation."""
+    return prompt.model_dump_json(exclude_defaults=True)
+
+
 def prompt_from_fields(fields: dict[str, str]) -> Prompt:
-    """Rebuild a prompt from its hash: the immutable record plus how it settled."""
+    """Rebuild a prompt from its hash's fields and its record (``rec``): the record plus how it settled."""
     prompt = Prompt.model_validate_json(fields["rec"])
     state = PromptState(fields.get("state", "pending"))
     update: dict[str, Any] = {"prompt_state": state}
@@ -229,7 +236,7 @@ class Store:
         args = [
             prompt.prompt_id,
             prompt.run_id,
-            prompt.model_dump_json(exclude_none=True),
+            prompt_record(prompt),
             now_ms,
             expires_ms,
             self.retain_ms,
@@ -255,8 +262,9 @@ class Store:
         thread = thread_id or await self.prompt_thread(prompt_id)
         if thread is None:
             return None
-        fields = await self.redis.hgetall(keys.prompt(thread, prompt_id))
-        return prompt_from_fields(fields) if fields else None
+        reply = await self.scripts.call(self.redis, "read_prompt", [keys.thread_prefix(thread)], [prompt_id])
+        fields = _pairs(reply)
+        return prompt_from_fields(fields) if "state" in fields and "rec" in fields else None
 
     def _settlement(self, reply: list[Any]) -> Settlement:
         if reply[0] == "settled":

@@ -6,11 +6,34 @@ local function prompt_key(pid)
   return P .. 'p:' .. pid
 end
 
+-- The immutable record (the prompt's JSON, most of its bytes) has its own string key: in the hash it would
+-- exceed hash-max-listpack-value and turn the whole hash into the far larger hashtable encoding.
+local function record_key(pid)
+  return P .. 'r:' .. pid
+end
+
+-- The record; a prompt stored before the record had its own key keeps it in the hash's 'rec' field.
+local function prompt_record(pid)
+  return redis.call('GET', record_key(pid)) or redis.call('HGET', prompt_key(pid), 'rec')
+end
+
+-- The hash's fields plus 'rec', the record: everything a prompt is rebuilt from.
+local function prompt_fields(pid)
+  local fields = redis.call('HGETALL', prompt_key(pid))
+  local rec = redis.call('GET', record_key(pid))
+  if rec then
+    table.insert(fields, 'rec')
+    table.insert(fields, rec)
+  end
+  return fields
+end
+
 -- Settle a pending prompt: record how, free the thread, queue its audit item and its event, wake waiters.
 local function settle(pid, fields, retain_ms, audit)
   local key = prompt_key(pid)
   redis.call('HSET', key, unpack(fields))
   redis.call('PEXPIRE', key, retain_ms)
+  redis.call('PEXPIRE', record_key(pid), retain_ms)
   if redis.call('GET', P .. 'active') == pid then
     redis.call('DEL', P .. 'active')
   end
@@ -23,7 +46,7 @@ end
 
 -- A settled prompt's fields, returned to every later caller so it can say how the prompt settled.
 local function settled_reply(pid)
-  local reply = redis.call('HGETALL', prompt_key(pid))
+  local reply = prompt_fields(pid)
   table.insert(reply, 1, 'settled')
   return reply
 end

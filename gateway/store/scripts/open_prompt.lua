@@ -14,7 +14,8 @@ if old and redis.call('HGET', prompt_key(old), 'state') == 'pending' then
   settle(old, cancel_fields(ARGV[7], 'superseded', now), tonumber(retain), true)
   superseded = old
 end
-redis.call('HSET', prompt_key(pid), 'rec', rec, 'state', 'pending', 'run', run_id, 'exp', expires_at)
+redis.call('SET', record_key(pid), rec)
+redis.call('HSET', prompt_key(pid), 'state', 'pending', 'run', run_id, 'exp', expires_at)
 redis.call('SET', P .. 'active', pid)
 redis.call('RPUSH', P .. 'pub', cjson.encode({t = 'requested', pid = pid}))
 return {'ok', superseded}

@@ -18,12 +18,11 @@ if hint ~= '' and hint ~= active then
 end
 redis.call('XADD', P .. 'items', 'MAXLEN', '~', ARGV[5], '*', 'j', msg)
 if active then
-  local fields = redis.call('HMGET', prompt_key(active), 'state', 'rec')
-  if fields[1] == 'pending' then
+  if redis.call('HGET', prompt_key(active), 'state') == 'pending' then
     if ARGV[6] and ARGV[6] == active then
       return {'answered', answer(active, ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11])}
     end
-    return {'active', active, fields[2]}
+    return {'active', active, prompt_record(active)}
   end
 end
 redis.call('RPUSH', P .. 'pub', cjson.encode({t = 'message', m = msg}))

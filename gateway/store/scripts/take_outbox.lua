@@ -40,7 +40,7 @@ for _, list in ipairs({pub, chat}) do
     if pid and not seen[pid] then
       seen[pid] = true
       table.insert(prompts, pid)
-      table.insert(prompts, redis.call('HGETALL', prompt_key(pid)))
+      table.insert(prompts, prompt_fields(pid))
     end
   end
 end
