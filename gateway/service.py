@@ -448,7 +448,9 @@ class Gateway:
         if decision.status == "stale":
             if message.notify:
                 await self._tell_privately(thread.thread_id, message.sender, STALE_NOTICE)
-            return Received(Outcome.STALE)
+            # The control's own prompt, so the channel can say how it settled (answered, cancelled).
+            hinted = await self.store.get_prompt(message.prompt_id) if message.prompt_id else None
+            return Received(Outcome.STALE, hinted)
         if decision.status == "queued":
             self.outbox.kick(thread.thread_id)
             return Received(Outcome.QUEUED)

@@ -382,8 +382,20 @@ async def test_control_for_a_superseded_prompt_changes_nothing(
     received = await gateway.receive(reply("approve", prompt_id=old.prompt_id))
 
     assert received.outcome is Outcome.STALE
+    assert received.prompt is not None and received.prompt.reason_code is ReasonCode.SUPERSEDED
     assert (await gateway.get_prompt(new.prompt_id)).pending
     assert channel.notices[-1][1] == ALICE
+
+
+async def test_late_press_on_an_answered_prompt_learns_how_it_settled(gateway: Gateway) -> None:
+    prompt = await gateway.raise_prompt(await start_run(gateway), request(DEPLOY))
+    await gateway.receive(reply("production"))
+
+    late = await gateway.receive(reply("staging", prompt_id=prompt.prompt_id, notify=False))
+
+    assert late.outcome is Outcome.STALE
+    assert late.prompt is not None and late.prompt.answers is not None
+    assert late.prompt.answers[0].answer == ["production"]
 
 
 async def test_unconfigured_channel_and_bad_thread_ids_are_refused(gateway: Gateway) -> None:
