@@ -22,8 +22,12 @@ if [ ! -x .venv/bin/python ]; then
 fi
 stamp=.venv/.threadgate-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
-  echo "Installing Threadgate and its dependencies into .venv ..." >&2
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip >&2
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[dev]" >&2
+  echo "Installing Threadgate and its dependencies into .venv (log: .venv/install.log) ..." >&2
+  if ! { .venv/bin/python -m pip install --disable-pip-version-check --upgrade pip &&
+         .venv/bin/python -m pip install --disable-pip-version-check -e ".[dev]"; } > .venv/install.log 2>&1; then
+    tail -n 30 .venv/install.log >&2
+    echo "Installing into .venv failed; the whole log is .venv/install.log" >&2
+    exit 1
+  fi
   touch "$stamp"
 fi
