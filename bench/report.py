@@ -113,8 +113,8 @@ def markdown(results: Results) -> str:
         ),
         "",
         f"p50 ratio many/few: {scale.ratio:.2f}. Redis memory per pending prompt (typical two-question "
-        f"prompt): {_n(scale.bytes_per_prompt)} bytes (`INFO memory`), {_n(scale.bytes_per_prompt_listpack)} "
-        f"with `hash-max-listpack-value 2048`; per run {_n(scale.bytes_per_run)} bytes. "
+        f"prompt): {_n(scale.bytes_per_prompt)} bytes (`INFO memory`); "
+        f"per run {_n(scale.bytes_per_run)} bytes. "
         f"`MEMORY USAGE` of one: "
         + ", ".join(f"{name} {size} B" for name, size in scale.sample_keys.items())
         + f". Loading {_n(scale.many - scale.few)} prompts took {scale.load_seconds:.0f} s.",

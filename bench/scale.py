@@ -22,7 +22,6 @@ from gateway.store import Store, keys
 from gateway.store.store import prompt_record
 
 PIPELINE = 1000
-LISTPACK_VALUE = "hash-max-listpack-value"
 LOADERS = 2
 EXPIRES_IN_MS = 7 * 24 * 3600 * 1000
 PLACEHOLDER_RUN = "run_00000000000000000000000000"
@@ -39,7 +38,6 @@ class ScaleFigure:
     at_many: Summary
     load_seconds: float
     bytes_per_prompt: float
-    bytes_per_prompt_listpack: float
     bytes_per_run: float
     sample_keys: dict[str, int]
 
@@ -57,7 +55,6 @@ class ScaleFigure:
             "p50_ratio": round(self.ratio, 3),
             "load_seconds": round(self.load_seconds, 1),
             "bytes_per_pending_prompt": round(self.bytes_per_prompt),
-            "bytes_per_pending_prompt_listpack": round(self.bytes_per_prompt_listpack),
             "bytes_per_run": round(self.bytes_per_run),
             "memory_usage_sample": self.sample_keys,
         }
@@ -137,22 +134,6 @@ async def _used_memory(store: Store) -> int:
     return int(info["used_memory"])
 
 
-async def _listpack_saving(store: Store, index: int, now_ms: int) -> int:
-    """Bytes a prompt's hash saves when Redis keeps hashes with values up to 2 KB as listpacks."""
-    previous = (await store.redis.config_get(LISTPACK_VALUE))[LISTPACK_VALUE]
-    await store.redis.config_set(LISTPACK_VALUE, 2048)
-    try:
-        await _load_runs(store, index, 1, now_ms)
-        await _load_prompts(store, index, 1, now_ms)
-    finally:
-        await store.redis.config_set(LISTPACK_VALUE, previous)
-    thread = _thread(index)
-    compact = keys.prompt(thread, await store.redis.get(keys.active(thread)))
-    plain = keys.prompt(_thread(0), await store.redis.get(keys.active(_thread(0))))
-    sizes = [int(await store.redis.memory_usage(key, samples=0) or 0) for key in (plain, compact)]
-    return sizes[0] - sizes[1]
-
-
 async def _sample(store: Store) -> dict[str, int]:
     """MEMORY USAGE of one loaded prompt's own keys and of its run."""
     thread = _thread(0)
@@ -190,7 +171,6 @@ async def scale_figure(url: str, few: int, many: int, ops: int, concurrency: int
         await measure_gateway(gateway, concurrency, min(ops, 200))
         at_many = (await measure_gateway(gateway, concurrency, ops)).summary
         sample = await _sample(store)
-        saving = await _listpack_saving(store, many, now_ms)
         added = many - few
         return ScaleFigure(
             concurrency=concurrency,
@@ -200,7 +180,6 @@ async def scale_figure(url: str, few: int, many: int, ops: int, concurrency: int
             at_many=at_many,
             load_seconds=loaded,
             bytes_per_prompt=(after - before_prompts) / added,
-            bytes_per_prompt_listpack=(after - before_prompts) / added - saving,
             bytes_per_run=(before_prompts - before_runs) / added,
             sample_keys=sample,
         )
