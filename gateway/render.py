@@ -3,9 +3,19 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
-from gateway.models import Answer, Prompt, PromptState, Question, TextContent, ThreadItem, ToolCall
+from gateway.models import (
+    Answer,
+    Prompt,
+    PromptKind,
+    PromptState,
+    Question,
+    TextContent,
+    ThreadItem,
+    ToolCall,
+)
 
 NO_SELECTION = "(no selection)"
 
@@ -105,3 +115,41 @@ def settled_prompt_item(prompt: Prompt) -> ThreadItem:
 
 def message_item(text: str, metadata: dict[str, Any] | None = None) -> ThreadItem:
     return ThreadItem(type="message", content=[TextContent(text=text)], metadata=metadata or {})
+
+
+def shorten(text: str, limit: int) -> str:
+    """``text`` on one line within ``limit`` characters, cut visibly with ``…``."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+@dataclass(frozen=True, slots=True)
+class PromptView:
+    """What native controls are rendered from: a pending prompt, read back from its item's metadata
+    (the inverse of ``pending_prompt_item``) or taken from the core's record."""
+
+    prompt_id: str
+    kind: PromptKind
+    questions: list[Question]
+    tool_call: ToolCall | None = None
+
+    @classmethod
+    def of_metadata(cls, metadata: dict[str, Any]) -> PromptView | None:
+        """From a pending_prompt item's metadata; ``None`` when it holds no readable prompt."""
+        prompt = metadata.get("prompt")
+        if metadata.get("type") != "pending_prompt" or not isinstance(prompt, dict):
+            return None
+        try:
+            tool_call = prompt.get("tool_call")
+            return cls(
+                prompt_id=str(prompt["prompt_id"]),
+                kind=PromptKind(prompt["kind"]),
+                questions=[Question.model_validate(question) for question in prompt["questions"]],
+                tool_call=ToolCall.model_validate(tool_call) if tool_call else None,
+            )
+        except (KeyError, TypeError, ValueError):
+            return None
+
+    @classmethod
+    def of_prompt(cls, prompt: Prompt) -> PromptView:
+        return cls(prompt.prompt_id, prompt.kind, prompt.questions, prompt.tool_call)

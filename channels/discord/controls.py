@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import discord
 
 from channels.discord.control_ids import TEXT_FIELD, Action, ControlId, field_id
 from gateway.models import PromptKind, Question, ToolCall
-from gateway.render import tool_call_arguments
+from gateway.render import PromptView, shorten, tool_call_arguments
 
 ROWS = 5
 PER_ROW = 5
@@ -25,40 +24,19 @@ SECONDARY = discord.ButtonStyle.secondary
 ANSWER = "Answer…"
 
 
-@dataclass(frozen=True, slots=True)
-class PromptControls:
-    """What a pending_prompt's metadata says about its controls (the core's models, re-read)."""
+class PromptControls(PromptView):
+    """A pending prompt with the custom_ids of its controls."""
 
-    prompt_id: str
-    kind: PromptKind
-    questions: list[Question]
-    tool_call: ToolCall | None = None
+    __slots__ = ()
 
     @classmethod
     def of(cls, metadata: dict[str, Any]) -> PromptControls | None:
         """From ``item.metadata``; ``None`` when it holds no readable pending prompt."""
-        prompt = metadata.get("prompt")
-        if metadata.get("type") != "pending_prompt" or not isinstance(prompt, dict):
-            return None
-        try:
-            tool_call = prompt.get("tool_call")
-            return cls(
-                prompt_id=str(prompt["prompt_id"]),
-                kind=PromptKind(prompt["kind"]),
-                questions=[Question.model_validate(question) for question in prompt["questions"]],
-                tool_call=ToolCall.model_validate(tool_call) if tool_call else None,
-            )
-        except (KeyError, TypeError, ValueError):
-            return None
+        view = PromptView.of_metadata(metadata)
+        return None if view is None else cls(view.prompt_id, view.kind, view.questions, view.tool_call)
 
     def control(self, action: Action, question: int = 0, option: int = 0) -> str:
         return ControlId(action, self.prompt_id, question, option).encode()
-
-
-def shorten(text: str, limit: int) -> str:
-    """``text`` within ``limit`` characters, cut visibly with ``…``."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
 def prompt_view(controls: PromptControls) -> discord.ui.View:

@@ -19,7 +19,7 @@ from telegram.error import InvalidToken, TelegramError
 from telegram.request import HTTPXRequest
 
 from channels.telegram.inbound import ALLOWED_UPDATES, BotIdentity, Incoming, address_of, normalize
-from channels.telegram.keyboards import PromptView, prompt_messages
+from channels.telegram.keyboards import prompt_messages
 from channels.telegram.polling import POLL_TIMEOUT_S, Poller
 from channels.telegram.presses import ACK_DEADLINE_S, Presses
 from channels.telegram.render import Outgoing, fit_tail, render_item
@@ -31,6 +31,7 @@ from gateway.ids import ThreadRef, parse_thread_id
 from gateway.lease import Lease, lease_name
 from gateway.logs import event
 from gateway.models import ThreadItem
+from gateway.render import PromptView
 from gateway.service import Outcome
 
 DEFAULT_BASE_URL = "https://api.telegram.org/bot"

@@ -10,9 +10,6 @@ reach the bot) and the buttons follow on a short message of their own: a message
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
 from channels.telegram.control_data import Action, BadControl, Control, decode
 from channels.telegram.render import (
     MAX_MESSAGE_UNITS,
@@ -22,8 +19,8 @@ from channels.telegram.render import (
     asking_for_reply,
     split_text,
 )
-from gateway.models import Prompt, PromptKind, Question, ToolCall
-from gateway.render import prompt_text, tool_call_arguments
+from gateway.models import PromptKind, ToolCall
+from gateway.render import PromptView, prompt_text, shorten, tool_call_arguments
 
 TICK = "✓ "
 OTHER = "Other…"
@@ -38,43 +35,6 @@ PICK_HINT = "Answer with the buttons, or reply with a number or text."
 APPROVE_HINT = "Answer with the buttons, or reply yes or no."
 WRITE_HINT = "Answer with the button, or reply with your answer."
 STEPS_HINT = "Answer with the buttons, one question at a time."
-
-
-@dataclass(frozen=True, slots=True)
-class PromptView:
-    """What the controls are rendered from: the prompt as its metadata or the core describes it."""
-
-    prompt_id: str
-    kind: PromptKind
-    questions: list[Question]
-    tool_call: ToolCall | None = None
-
-    @classmethod
-    def of_metadata(cls, metadata: dict[str, Any]) -> PromptView | None:
-        """From a pending_prompt item's metadata; ``None`` when it holds no readable prompt."""
-        prompt = metadata.get("prompt")
-        if metadata.get("type") != "pending_prompt" or not isinstance(prompt, dict):
-            return None
-        try:
-            tool_call = prompt.get("tool_call")
-            return cls(
-                prompt_id=str(prompt["prompt_id"]),
-                kind=PromptKind(prompt["kind"]),
-                questions=[Question.model_validate(question) for question in prompt["questions"]],
-                tool_call=ToolCall.model_validate(tool_call) if tool_call else None,
-            )
-        except (KeyError, TypeError, ValueError):
-            return None
-
-    @classmethod
-    def of_prompt(cls, prompt: Prompt) -> PromptView:
-        return cls(prompt.prompt_id, prompt.kind, prompt.questions, prompt.tool_call)
-
-
-def shorten(text: str, limit: int) -> str:
-    """``text`` on one line within ``limit`` characters, cut visibly with ``…``."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
 def tool_call_text(tool_call: ToolCall) -> str:

@@ -17,7 +17,7 @@ from telegram import CallbackQuery, MaybeInaccessibleMessage, Message, User
 
 from channels.telegram.control_data import Action, BadControl, Control, decode
 from channels.telegram.inbound import Incoming, address_of, thread_id_of
-from channels.telegram.keyboards import PromptView, keyboard, shorten, step_text, ticked_in
+from channels.telegram.keyboards import keyboard, step_text, ticked_in
 from channels.telegram.render import Button, Keyboard, Mention, Outgoing, utf16_len
 from channels.telegram.send import Sender
 from gateway.channel import ChannelError, InboundSink
@@ -25,7 +25,7 @@ from gateway.errors import GatewayError
 from gateway.ids import parse_thread_id
 from gateway.logs import event
 from gateway.models import InboundMessage, Prompt, PromptKind, PromptState
-from gateway.render import NO_SELECTION
+from gateway.render import NO_SELECTION, PromptView, shorten
 from gateway.service import Draft, DraftStatus, Outcome, Received
 
 ACK_DEADLINE_S = 5.0  # the person's client shows a spinner until the press is answered

@@ -12,7 +12,6 @@ from channels.telegram.keyboards import (
     PICK_HINT,
     STEPS_HINT,
     WRITE_HINT,
-    PromptView,
     keyboard,
     prompt_messages,
     prompt_parts,
@@ -22,7 +21,7 @@ from channels.telegram.keyboards import (
 )
 from channels.telegram.render import MAX_MESSAGE_UNITS, fit_tail, utf16_len
 from gateway.models import PromptKind, Question, ToolCall
-from gateway.render import prompt_text
+from gateway.render import PromptView, prompt_text
 
 PROMPT_ID = "prm_01J0000000000000000000000Z"
 
