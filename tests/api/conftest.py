@@ -20,6 +20,7 @@ from gateway.api.deps import ApiOptions
 from gateway.channel import ChannelContext
 from gateway.runtime import Runtime
 from gateway.settings import Settings
+from tests.support.api_calls import raise_prompt as raise_prompt
 from tests.support.memory_channel import MemoryChannel
 from tests.support.redis_server import RedisServer, free_port
 
@@ -127,15 +128,6 @@ async def start_run(
     assert response.status_code == 201, response.text
     run: dict[str, Any] = response.json()
     return run
-
-
-async def raise_prompt(agent: httpx.AsyncClient, run_id: str, **body: Any) -> dict[str, Any]:
-    body.setdefault("kind", "approval")
-    body.setdefault("questions", [{"question": "Drop the staging database?"}])
-    response = await agent.post(f"/v1/runs/{run_id}/prompts", json=body)
-    assert response.status_code == 201, response.text
-    prompt: dict[str, Any] = response.json()
-    return prompt
 
 
 DEPLOY_QUESTIONS = [

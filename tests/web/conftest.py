@@ -20,6 +20,7 @@ from gateway.api.deps import ApiOptions
 from gateway.demo import Demo, bind, running_demo
 from gateway.runtime import Runtime
 from gateway.settings import Settings
+from tests.support.api_calls import raise_prompt as raise_prompt
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -121,12 +122,3 @@ async def start_run(agent: httpx.AsyncClient, room: str, started_by: str = "web:
     assert response.status_code == 201, response.text
     run: dict[str, Any] = response.json()
     return run
-
-
-async def raise_prompt(agent: httpx.AsyncClient, run_id: str, **body: Any) -> dict[str, Any]:
-    body.setdefault("kind", "approval")
-    body.setdefault("questions", [{"question": "Drop the staging database?"}])
-    response = await agent.post(f"/v1/runs/{run_id}/prompts", json=body)
-    assert response.status_code == 201, response.text
-    prompt: dict[str, Any] = response.json()
-    return prompt
