@@ -50,7 +50,9 @@ def two_processes(redis_server: RedisServer, tmp_path: Path) -> Iterator[tuple[S
 
 class Balancer:
     """Sends each call to its preferred process, or to the other once that one stops taking connections
-    (what a load balancer does). No keep-alive: a refused connection is the only failure it retries."""
+    (what a load balancer does). No keep-alive. It retries a refused connection, and one reset before any
+    response: a connection still in the kernel's accept queue when the stopping process closes its
+    listener is reset unread (in Kubernetes the preStop delay keeps traffic away from that moment)."""
 
     def __init__(self, processes: tuple[ServeProcess, ServeProcess]) -> None:
         self.processes = processes
@@ -62,7 +64,7 @@ class Balancer:
         for attempt, process in enumerate(order):
             try:
                 return await self.client.request(method, f"{process.url}{path}", **kwargs)
-            except httpx.ConnectError:
+            except (httpx.ConnectError, httpx.ReadError, httpx.RemoteProtocolError):
                 if attempt:
                     raise
                 self.failovers += 1
