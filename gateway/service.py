@@ -36,7 +36,7 @@ from gateway.models import (
 )
 from gateway.outbox import Outbox
 from gateway.render import message_item, pending_prompt_item
-from gateway.store import ReadyAnswer, Settlement, Store, keys
+from gateway.store import Decision, ReadyAnswer, Refusal, Settlement, Store, keys
 from gateway.tasks import cancel_and_wait
 from gateway.waiters import Waiters
 
@@ -437,40 +437,68 @@ class Gateway:
         decision = await self.store.receive(
             thread.thread_id, message.event_id, message.prompt_id, entry, now_ms, ready
         )
-        if decision.status == "answered" and latest is not None and ready is not None:
-            self.outbox.kick(thread.thread_id)
+        if decision.status == "active":
+            # Nothing is recorded yet, the event not even marked seen: this process decides who may
+            # answer and maps the reply, and a second script applies that and marks the event together.
+            # A crash in between leaves the platform's redelivery to be answered in full.
+            prompt = decision.prompt
+            assert prompt is not None
+            now_ms = self.now_ms()
+            if await may_answer(self.store, prompt, message.sender):
+                mapped = map_reply(prompt.kind, prompt.questions, message.text, message.answers)
+                ready = ReadyAnswer(prompt.prompt_id, mapped, message.sender, new_id("turn"), decided=True)
+                decision = await self.store.receive(
+                    thread.thread_id, message.event_id, message.prompt_id, entry, now_ms, ready
+                )
+                latest = prompt
+            else:
+                decision = await self.store.receive(
+                    thread.thread_id,
+                    message.event_id,
+                    message.prompt_id,
+                    entry,
+                    now_ms,
+                    Refusal(prompt.prompt_id),
+                )
+                if decision.status == "refused":
+                    return await self._refused(thread.thread_id, prompt, message)
+        return await self._received(thread.thread_id, message, decision, latest, ready, now_ms)
+
+    async def _received(
+        self,
+        thread_id: str,
+        message: InboundMessage,
+        decision: Decision,
+        prompt: Prompt | None,
+        ready: ReadyAnswer | None,
+        now_ms: int,
+    ) -> Received:
+        """What a receive script's decision means to the channel, with the notice it owes the sender."""
+        if decision.status == "answered" and prompt is not None and ready is not None:
+            self.outbox.kick(thread_id)
             answered = _answered(
-                latest, ready.answers, ready.answered_by, decision.resolution, ready.turn_id, now_ms
+                prompt, ready.answers, ready.answered_by, decision.resolution, ready.turn_id, now_ms
             )
             return Received(Outcome.ANSWERED, answered)
         if decision.status == "duplicate":
             return Received(Outcome.DUPLICATE)
         if decision.status == "stale":
             if message.notify:
-                await self._tell_privately(thread.thread_id, message.sender, STALE_NOTICE)
+                await self._tell_privately(thread_id, message.sender, STALE_NOTICE)
             # The control's own prompt, so the channel can say how it settled (answered, cancelled).
             hinted = await self.store.get_prompt(message.prompt_id) if message.prompt_id else None
             return Received(Outcome.STALE, hinted)
         if decision.status == "queued":
-            self.outbox.kick(thread.thread_id)
+            self.outbox.kick(thread_id)
             return Received(Outcome.QUEUED)
-        prompt = decision.prompt
-        assert prompt is not None
-        if not await may_answer(self.store, prompt, message.sender):
-            if message.notify:
-                await self._tell_privately(thread.thread_id, message.sender, NOT_ALLOWED_NOTICE)
-            event(
-                "inbound.not_allowed",
-                thread_id=thread.thread_id,
-                prompt_id=prompt.prompt_id,
-                run_id=prompt.run_id,
-            )
-            return Received(Outcome.NOT_ALLOWED, prompt)
-        answers = map_reply(prompt.kind, prompt.questions, message.text, message.answers)
-        result = await self.settle_answers(prompt, answers, message.sender)
-        if result.status is AnswerStatus.ANSWERED:
-            return Received(Outcome.ANSWERED, result.prompt)
-        return Received(Outcome.STALE, result.prompt)
+        # The prompt this message answered settled otherwise between the two calls (or is gone).
+        return Received(Outcome.STALE, decision.prompt)
+
+    async def _refused(self, thread_id: str, prompt: Prompt, message: InboundMessage) -> Received:
+        if message.notify:
+            await self._tell_privately(thread_id, message.sender, NOT_ALLOWED_NOTICE)
+        event("inbound.not_allowed", thread_id=thread_id, prompt_id=prompt.prompt_id, run_id=prompt.run_id)
+        return Received(Outcome.NOT_ALLOWED, prompt)
 
     async def _tell_privately(self, thread_id: str, identity: str, text: str) -> None:
         thread = parse_thread_id(thread_id)

@@ -47,8 +47,10 @@ class Settlement:
 @dataclass(frozen=True, slots=True)
 class Decision:
     """What the thread made of an inbound message: ``duplicate``, ``stale`` (a control for a prompt that
-    is no longer active), ``active`` (it answers ``prompt``), ``answered`` (the ready answer settled the
-    active prompt, with ``resolution``), or ``queued`` for the agent."""
+    is no longer active), ``active`` (it answers ``prompt``; nothing is recorded until the caller decides),
+    ``answered`` (the answer settled the active prompt, with ``resolution``), ``queued`` for the agent,
+    ``refused`` (the sender may not answer), or, for a decided answer whose prompt settled meanwhile,
+    ``settled`` (``prompt`` says how) or ``missing``."""
 
     status: str
     prompt: Prompt | None = None
@@ -57,12 +59,21 @@ class Decision:
 
 @dataclass(frozen=True, slots=True)
 class ReadyAnswer:
-    """A reply already mapped against the prompt the caller believes is active; settled only if it is."""
+    """A reply mapped against a prompt. A guess (the prompt the caller believes is active) is settled only
+    if that prompt is active; a ``decided`` one answers the prompt a first receive call handed back."""
 
     prompt_id: str
     answers: list[Answer]
     answered_by: str
     turn_id: str
+    decided: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """The sender may not answer the prompt a first receive call handed back: log it, mark the event seen."""
+
+    prompt_id: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -409,8 +420,13 @@ class Store:
         prompt_hint: str | None,
         message: dict[str, Any],
         now_ms: int,
-        ready: ReadyAnswer | None = None,
+        ready: ReadyAnswer | Refusal | None = None,
     ) -> Decision:
+        """Dedupe a person's message, then answer, queue or refuse it, or hand back the active prompt.
+
+        The event is marked seen in the same script that applies its effect; an ``active`` decision marks
+        nothing, so the caller's second call (with a decided ``ReadyAnswer`` or a ``Refusal``) does.
+        """
         args: list[Any] = [
             event_id or "",
             self.dedupe_ttl_s,
@@ -418,11 +434,14 @@ class Store:
             json.dumps(message, ensure_ascii=False),
             self.items_maxlen,
         ]
-        if ready is not None:
+        if isinstance(ready, Refusal):
+            args += ["refuse", ready.prompt_id]
+        elif ready is not None:
             answers = json.dumps([a.model_dump(mode="json") for a in ready.answers], ensure_ascii=False)
-            args += [ready.prompt_id, answers, ready.answered_by, now_ms, self.retain_ms, ready.turn_id]
+            mode = "answer" if ready.decided else "guess"
+            args += [mode, ready.prompt_id, answers, ready.answered_by, now_ms, self.retain_ms, ready.turn_id]
         reply = await self._thread_script("receive_message", thread_id, args, now_ms)
-        if reply[0] in ("answered", "queued"):  # no prompt of the thread is open any more
+        if reply[0] in ("answered", "queued", "settled"):  # no prompt of the thread is open any more
             self._latest.pop(thread_id, None)
         if reply[0] == "answered":
             return Decision("answered", resolution=Resolution(reply[1]))
@@ -430,6 +449,8 @@ class Store:
             prompt = prompt_from_fields({"rec": reply[2], "state": "pending"})
             self._latest.put(thread_id, prompt)
             return Decision("active", prompt)
+        if reply[0] == "settled":
+            return Decision("settled", prompt_from_fields(_pairs(reply[1:])))
         return Decision(str(reply[0]))
 
     # Agents and approvers ---------------------------------------------------------------------------

@@ -102,6 +102,30 @@ async def test_prompt_raised_by_a_killed_process_is_answered_by_a_new_one(url: s
     assert [item.text for item in channel.items_of("pending_prompt_resolved")] == ["✓ Answered: production"]
 
 
+async def test_reply_whose_process_is_killed_mid_receive_is_answered_once_on_redelivery(url: str) -> None:
+    async with workers.gateway_on(url) as service:
+        run = await service.create_run(RunRequest(thread_id=workers.THREAD, agent="ops", started_by=ALICE))
+        prompt = await service.raise_prompt(run.run_id, PromptRequest.model_validate(workers.QUESTION))
+        await service.outbox.idle()
+
+    child = SPAWN.Process(target=workers.receive_and_get_killed, args=(url, ALICE, "2", "Ev-killed"))
+    child.start()
+    await asyncio.to_thread(child.join, 30)
+    assert child.exitcode == -signal.SIGKILL, "the child was to be killed between its two receive steps"
+
+    channel = MemoryChannel("slack")
+    redelivery = InboundMessage(thread_id=workers.THREAD, sender=ALICE, text="2", event_id="Ev-killed")
+    async with workers.gateway_on(url, channel) as service:
+        outcomes = [(await service.receive(redelivery)).outcome for _ in range(2)]
+        await service.outbox.idle()
+        await service.outbox.sweep(everything=True)
+        settled = await service.get_prompt(prompt.prompt_id)
+
+    assert outcomes == [Outcome.ANSWERED, Outcome.DUPLICATE]
+    assert settled.answers is not None and settled.answers[0].answer == ["production"]
+    assert [item.text for item in channel.items_of("pending_prompt_resolved")] == ["✓ Answered: production"]
+
+
 async def test_state_survives_redis_kill_9_and_restart(tmp_path: Path) -> None:
     server = RedisServer(tmp_path / "redis", appendfsync="always")
     server.start()

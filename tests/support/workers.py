@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from gateway.channel import Channels
-from gateway.models import PromptRequest, RunRequest
+from gateway.models import InboundMessage, PromptRequest, RunRequest
 from gateway.service import Gateway
-from gateway.store import Store, connect
+from gateway.store import Decision, Store, connect
 from tests.support.memory_channel import MemoryChannel
 
 THREAD = "slack:C0RACE:1712345678.000100"
@@ -31,10 +31,12 @@ QUESTION = {
 
 
 @asynccontextmanager
-async def gateway_on(url: str, channel: MemoryChannel | None = None) -> AsyncIterator[Gateway]:
+async def gateway_on(
+    url: str, channel: MemoryChannel | None = None, store_type: type[Store] = Store
+) -> AsyncIterator[Gateway]:
     connection = connect(url)
     service = Gateway(
-        Store(connection.client), Channels([channel or MemoryChannel("slack")]), sweep_interval=3600
+        store_type(connection.client), Channels([channel or MemoryChannel("slack")]), sweep_interval=3600
     )
     await service.start()
     try:
@@ -93,4 +95,26 @@ def raise_and_hang(url: str, started_by: str, report_path: str) -> None:
             await asyncio.sleep(3600)
 
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    asyncio.run(main())
+
+
+class _KilledAfterHandBack(Store):
+    """Kills its own process with SIGKILL right after the receive script handed the active prompt back."""
+
+    async def receive(self, *args: Any, **kwargs: Any) -> Decision:
+        decision = await super().receive(*args, **kwargs)
+        if decision.status == "active":
+            os.kill(os.getpid(), signal.SIGKILL)
+        return decision
+
+
+def receive_and_get_killed(url: str, sender: str, text: str, event_id: str) -> None:
+    """Receive a reply to a prompt this process never saw, and die by kill -9 before deciding on it."""
+
+    async def main() -> None:
+        async with gateway_on(url, store_type=_KilledAfterHandBack) as service:
+            await service.receive(
+                InboundMessage(thread_id=THREAD, sender=sender, text=text, event_id=event_id)
+            )
+
     asyncio.run(main())

@@ -1,29 +1,55 @@
--- A person's message reaches the thread: drop a duplicate delivery, log it, then either hand back the
--- active prompt (the message is its answer) or queue the message as the agent's next turn.
--- When the caller already knows the active prompt, found the sender allowed to answer it and mapped the
--- message against it, the answer is settled here too: one round trip for the whole reply.
+-- A person's message reaches the thread: drop a duplicate delivery, then answer the active prompt, queue the
+-- message as the agent's next turn, or hand the active prompt back to the caller to decide on.
+-- The platform event is marked seen only in the step that applies its effect (the answer, the queued
+-- message, the stale or refused outcome), together with logging the message: a process that dies after
+-- being handed the prompt back leaves nothing marked, and the platform's redelivery is answered in full.
 -- ARGV: event_id ('' for none), dedupe ttl s, prompt id the control was for ('' for none),
---       message json, log max length,
---       then for a ready answer: its prompt id ('' for none), answers json, answered_by, now ms,
---       retain ms, turn id
-local event_id, hint, msg = ARGV[1], ARGV[3], ARGV[4]
-if event_id ~= '' then
-  if not redis.call('SET', P .. 'd:' .. event_id, '1', 'NX', 'EX', tonumber(ARGV[2])) then
-    return {'duplicate'}
-  end
+--       message json, log max length, mode, then its prompt id and for an answer: answers json,
+--       answered_by, now ms, retain ms, turn id.
+-- Modes: '' (nothing decided yet); 'guess' (an answer mapped against the prompt the caller believes is
+-- active, settled only if it is); 'answer' (the caller's answer to the prompt this script handed back; if
+-- that prompt settled meanwhile, how it settled); 'refuse' (the sender may not answer that prompt).
+local event_id, hint, msg, mode, pid = ARGV[1], ARGV[3], ARGV[4], ARGV[6] or '', ARGV[7] or ''
+local seen_key = P .. 'd:' .. event_id
+if event_id ~= '' and redis.call('EXISTS', seen_key) == 1 then
+  return {'duplicate'}
 end
+
+-- The event's effect is applied: from now on a redelivery is a duplicate, and the message is in the log.
+local function take()
+  if event_id ~= '' then
+    redis.call('SET', seen_key, '1', 'EX', tonumber(ARGV[2]))
+  end
+  redis.call('XADD', P .. 'items', 'MAXLEN', '~', ARGV[5], '*', 'j', msg)
+end
+
 local active = redis.call('GET', P .. 'active')
 if hint ~= '' and hint ~= active then
+  if event_id ~= '' then
+    redis.call('SET', seen_key, '1', 'EX', tonumber(ARGV[2]))
+  end
   return {'stale', active or ''}
 end
-redis.call('XADD', P .. 'items', 'MAXLEN', '~', ARGV[5], '*', 'j', msg)
-if active then
-  if redis.call('HGET', prompt_key(active), 'state') == 'pending' then
-    if ARGV[6] and ARGV[6] == active then
-      return {'answered', answer(active, ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11])}
-    end
-    return {'active', active, prompt_record(active)}
-  end
+local pending = active and redis.call('HGET', prompt_key(active), 'state') == 'pending'
+if mode == 'refuse' then
+  take()
+  return {'refused'}
 end
+if pending and (mode == 'guess' or mode == 'answer') and pid == active then
+  take()
+  return {'answered', answer(active, ARGV[8], ARGV[9], ARGV[10], ARGV[11], ARGV[12])}
+end
+if mode == 'answer' then
+  -- The prompt handed back settled (or was superseded) between the two calls: the message answered it.
+  take()
+  if redis.call('EXISTS', prompt_key(pid)) == 0 then
+    return {'missing'}
+  end
+  return settled_reply(pid)
+end
+if pending then
+  return {'active', active, prompt_record(active)}
+end
+take()
 redis.call('RPUSH', P .. 'pub', cjson.encode({t = 'message', m = msg}))
 return {'queued'}
