@@ -37,6 +37,11 @@ def items(thread_id: str) -> str:
     return f"{thread_prefix(thread_id)}items"
 
 
+def seen(thread_id: str, event_id: str) -> str:
+    """Marks a platform event as handled, so its redeliveries are dropped as duplicates."""
+    return f"{thread_prefix(thread_id)}d:{event_id}"
+
+
 def watch(thread_id: str, prompt_id: str) -> str:
     """Alive while the agent waits on the prompt (long-poll, SSE or client wait)."""
     return f"{thread_prefix(thread_id)}w:{prompt_id}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -207,6 +208,49 @@ async def test_same_platform_event_twice_resolves_once_and_posts_one_audit_item(
     )
     assert len(channel.items_of("pending_prompt_resolved")) == 1
     assert (await gateway.get_prompt(prompt.prompt_id)).prompt_state is PromptState.ANSWERED
+
+
+async def test_every_handled_platform_event_is_remembered_for_48_hours(gateway: Gateway) -> None:
+    run_id = await start_run(gateway)
+    assert (await gateway.receive(reply("later", event_id="Ev-queued"))).outcome is Outcome.QUEUED
+    old = await gateway.raise_prompt(run_id, request(DEPLOY))
+    await gateway.raise_prompt(run_id, request(DEPLOY))
+    outcomes = [
+        await gateway.receive(reply("1", event_id="Ev-stale", prompt_id=old.prompt_id, notify=False)),
+        await gateway.receive(reply("1", sender=BOB, event_id="Ev-refused", notify=False)),
+        await gateway.receive(reply("1", event_id="Ev-answered")),
+    ]
+    assert [received.outcome for received in outcomes] == [
+        Outcome.STALE,
+        Outcome.NOT_ALLOWED,
+        Outcome.ANSWERED,
+    ]
+
+    for event_id in ("Ev-queued", "Ev-stale", "Ev-refused", "Ev-answered"):
+        ttl = await gateway.store.redis.ttl(keys.seen(THREAD, event_id))
+        assert 48 * 3600 - 60 <= ttl <= 48 * 3600, (event_id, ttl)
+        assert (await gateway.receive(reply("1", event_id=event_id))).outcome is Outcome.DUPLICATE
+
+
+@pytest.mark.parametrize("agent_defined", [False, True], ids=["no-agent-definition", "agent-without-expiry"])
+async def test_a_prompt_raised_without_an_expiry_stays_open_for_seven_days(
+    store: Store, channel: MemoryChannel, agent_defined: bool
+) -> None:
+    now = [1_800_000_000.0]
+    service = Gateway(store, Channels([channel]), clock=lambda: now[0], sweep_interval=3600)
+    await service.start()
+    try:
+        if agent_defined:
+            await store.put_agent(AgentDefinition(name="ops", human_input=HumanInput(approvers=[BOB])))
+        prompt = await service.raise_prompt(await start_run(service), request(DEPLOY))
+        assert prompt.expires_at - prompt.created_at == timedelta(days=7)
+        now[0] += 7 * 24 * 3600 - 1
+        assert await service.expire_due() == 0
+        assert (await service.get_prompt(prompt.prompt_id)).pending
+        now[0] += 1
+        assert await service.expire_due() == 1
+    finally:
+        await service.stop()
 
 
 async def test_first_answer_wins_and_later_callers_learn_how_it_settled(gateway: Gateway) -> None:
