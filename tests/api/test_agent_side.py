@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import time
 
 import httpx
 
+from gateway.store import keys
 from tests.api.conftest import STARTER, THREAD, Served, raise_prompt, start_run
+from tests.support.conditions import until_watched
 
 
 async def test_creating_a_run_answers_201_with_the_run(agent: httpx.AsyncClient) -> None:
@@ -83,32 +84,35 @@ async def test_question_unavailable_message_for_questions(agent: httpx.AsyncClie
 
 
 async def test_long_poll_returns_the_moment_the_prompt_is_answered(
-    agent: httpx.AsyncClient, operator: httpx.AsyncClient
+    agent: httpx.AsyncClient, operator: httpx.AsyncClient, served: Served
 ) -> None:
     run = await start_run(agent)
     prompt = await raise_prompt(agent, run["run_id"])
     poll = asyncio.create_task(agent.get(f"/v1/prompts/{prompt['prompt_id']}", params={"wait": 5}))
-    await asyncio.sleep(0.2)
-    answered_at = time.monotonic()
+    await until_watched(served.runtime.store.redis, THREAD, prompt["prompt_id"])
+    assert not poll.done()
     answer = await operator.post(
         f"/v1/agents/ops/inputs/{prompt['prompt_id']}", json={"action": "accept", "from": STARTER}
     )
     assert answer.status_code == 200, answer.text
-    settled = (await poll).json()
-    assert time.monotonic() - answered_at < 1.0
+    # Woken by the answer: left to run out its 5 s wait, the poll would fail this bound.
+    settled = (await asyncio.wait_for(poll, 4)).json()
     assert settled["prompt_state"] == "answered"
     assert settled["answers"][0]["answer"] == ["Approve"]
     assert settled["resolution"] == "resolved_hot"
     assert "reason" not in settled
 
 
-async def test_long_poll_gives_back_the_pending_prompt_when_wait_runs_out(agent: httpx.AsyncClient) -> None:
+async def test_long_poll_gives_back_the_pending_prompt_when_wait_runs_out(
+    agent: httpx.AsyncClient, served: Served
+) -> None:
     run = await start_run(agent)
     prompt = await raise_prompt(agent, run["run_id"])
-    started = time.monotonic()
     response = await agent.get(f"/v1/prompts/{prompt['prompt_id']}", params={"wait": 0.3})
-    assert 0.25 < time.monotonic() - started < 2
     assert response.json()["prompt_state"] == "pending"
+    # It did wait (and so counted as the agent waiting there), rather than answering at once.
+    watch = keys.watch(THREAD, prompt["prompt_id"])
+    assert await served.runtime.store.redis.pttl(watch) > 0
 
 
 async def test_wait_over_sixty_seconds_is_422_invalid_params(agent: httpx.AsyncClient) -> None:

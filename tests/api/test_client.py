@@ -10,6 +10,7 @@ import pytest
 from gateway.client import PromptCancelled, PromptUnavailable, Threadgate, ThreadgateError
 from gateway.models import InboundMessage
 from tests.api.conftest import AGENT_TOKEN, OPERATOR_TOKEN, STARTER, THREAD, Served
+from tests.support.conditions import eventually, until_watched
 
 
 @pytest.fixture
@@ -25,11 +26,15 @@ async def desk(served: Served) -> AsyncIterator[Threadgate]:
 
 
 async def _first_pending(desk: Threadgate) -> str:
-    while True:
-        page = await desk.list_inputs("ops")
-        if page.items:
-            return page.items[0].prompt_id
-        await asyncio.sleep(0.02)
+    """The id of the agent's first pending input, once there is one."""
+    found: list[str] = []
+
+    async def pending() -> bool:
+        found[:] = [prompt.prompt_id for prompt in (await desk.list_inputs("ops")).items]
+        return bool(found)
+
+    await eventually(pending, "a pending input of agent ops")
+    return found[0]
 
 
 async def test_ask_returns_the_chosen_label(tg: Threadgate, desk: Threadgate) -> None:
@@ -100,17 +105,21 @@ async def test_respond_and_messages_and_items(tg: Threadgate, desk: Threadgate, 
     assert log.items[-1]["content"][0]["text"] == "Thanks!"
 
 
-async def test_events_iterator_yields_typed_events(tg: Threadgate) -> None:
+async def test_events_iterator_yields_typed_events(tg: Threadgate, served: Served) -> None:
     run = await tg.create_run(THREAD, agent="ops", started_by=STARTER)
+    prompt = await tg.raise_prompt(run.run_id, "approval", [{"question": "Go?"}])
     stream = tg.events(thread_id=THREAD)
     first = asyncio.create_task(anext(stream))
-    await asyncio.sleep(0.2)
-    prompt = await tg.raise_prompt(run.run_id, "approval", [{"question": "Go?"}])
+    # A stream for the thread marks the agent waiting on its prompt once connected: from then on it
+    # follows live, so the cancellation below is an event it sees arrive, not one replayed to it.
+    await until_watched(served.runtime.store.redis, THREAD, prompt.prompt_id)
+    await tg.cancel_prompt(prompt.prompt_id)
     event = await asyncio.wait_for(first, 5)
     assert (event.type, event.id, event.data["prompt_id"]) == (
-        "input.requested",
-        f"{prompt.prompt_id}.requested",
+        "input.resolved",
+        f"{prompt.prompt_id}.resolved",
         prompt.prompt_id,
     )
+    assert event.data["prompt_state"] == "cancelled"
     assert event.cursor
     await stream.aclose()  # type: ignore[attr-defined]

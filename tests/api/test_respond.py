@@ -13,12 +13,14 @@ from tests.api.conftest import (
     DEPLOY_QUESTIONS,
     OPERATOR_AUTH,
     STARTER,
+    THREAD,
     Served,
     raise_prompt,
     respond_path,
     served_gateway,
     start_run,
 )
+from tests.support.conditions import until_watched
 
 AS_STARTER = {"X-Threadgate-From": STARTER}
 DEPLOY_ANSWERS = [
@@ -42,18 +44,20 @@ async def _respond(
     return await operator.post(respond_path(run, prompt_id), json=body, headers=AS_STARTER)
 
 
-async def _long_poll(agent: httpx.AsyncClient, prompt_id: str) -> asyncio.Task[httpx.Response]:
-    """The agent waiting on the prompt, its long-poll already in flight."""
+async def _long_poll(
+    agent: httpx.AsyncClient, served: Served, prompt_id: str
+) -> asyncio.Task[httpx.Response]:
+    """The agent waiting on the prompt, its long-poll in place at the gateway."""
     poll = asyncio.create_task(agent.get(f"/v1/prompts/{prompt_id}", params={"wait": 5}))
-    await asyncio.sleep(0.2)
+    await until_watched(served.runtime.store.redis, THREAD, prompt_id)
     return poll
 
 
 async def test_answer_while_the_agent_long_polls_resolves_hot(
-    agent: httpx.AsyncClient, operator: httpx.AsyncClient
+    agent: httpx.AsyncClient, operator: httpx.AsyncClient, served: Served
 ) -> None:
     run, prompt = await _asked(agent)
-    poll = await _long_poll(agent, prompt["prompt_id"])
+    poll = await _long_poll(agent, served, prompt["prompt_id"])
     response = await _respond(operator, run, prompt["prompt_id"], answers=DEPLOY_ANSWERS)
     assert response.status_code == 200
     assert response.json() == {"requestId": prompt["prompt_id"], "status": "resolved_hot", "turnId": None}
@@ -92,10 +96,10 @@ async def test_skip_settles_the_request_with_no_turn(
 
 
 async def test_skip_while_the_agent_waits_is_hot(
-    agent: httpx.AsyncClient, operator: httpx.AsyncClient
+    agent: httpx.AsyncClient, operator: httpx.AsyncClient, served: Served
 ) -> None:
     run, prompt = await _asked(agent)
-    poll = await _long_poll(agent, prompt["prompt_id"])
+    poll = await _long_poll(agent, served, prompt["prompt_id"])
     response = await _respond(operator, run, prompt["prompt_id"], skip=True)
     assert response.json()["status"] == "resolved_hot"
     assert (await poll).json()["reason_code"] == "declined"

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
 
 from gateway.models import InboundMessage
 from tests.api.conftest import STARTER, THREAD, Served, raise_prompt, respond_path, start_run
+from tests.support.conditions import until_blocked_on_a_stream, until_connected
 
 
 async def _person_says(served: Served, text: str, thread_id: str = THREAD) -> None:
@@ -62,7 +64,8 @@ async def test_messages_feed_loses_nothing_between_two_reads(
 
 async def test_messages_long_poll_wakes_on_a_new_message(agent: httpx.AsyncClient, served: Served) -> None:
     poll = asyncio.create_task(agent.get("/v1/messages", params={"wait": 5}))
-    await asyncio.sleep(0.2)
+    await until_blocked_on_a_stream(served.runtime.store.redis)
+    assert not poll.done()
     await _person_says(served, "hello")
     feed = (await asyncio.wait_for(poll, 2)).json()
     assert [m["text"] for m in feed["items"]] == ["hello"]
@@ -75,10 +78,10 @@ async def test_messages_feed_filters_by_thread(agent: httpx.AsyncClient, served:
     assert [m["text"] for m in feed["items"]] == ["here"]
 
 
-async def _read_events(response: httpx.Response, count: int) -> list[dict[str, Any]]:
+async def _read_events(lines: AsyncIterator[str], count: int) -> list[dict[str, Any]]:
     events: list[dict[str, Any]] = []
     current: dict[str, Any] = {}
-    async for line in response.aiter_lines():
+    async for line in lines:
         if line.startswith("id: "):
             current["cursor"] = line[4:]
         elif line.startswith("event: "):
@@ -98,16 +101,18 @@ async def test_event_stream_carries_requested_and_resolved_and_resumes(
 ) -> None:
     run = await start_run(agent)
     async with agent.stream("GET", "/v1/events") as stream:
+        lines = stream.aiter_lines()
+        await until_connected(lines)  # the stream starts from now: only what happens next reaches it
         prompt = await raise_prompt(agent, run["run_id"])
         await agent.post(f"/v1/prompts/{prompt['prompt_id']}/cancel")
-        first = await asyncio.wait_for(_read_events(stream, 2), 5)
+        first = await asyncio.wait_for(_read_events(lines, 2), 5)
     assert [e["event"] for e in first] == ["input.requested", "input.resolved"]
     assert first[0]["data"]["id"] == f"{prompt['prompt_id']}.requested"
     assert first[1]["data"]["data"]["prompt_state"] == "cancelled"
     await _person_says(served, "after the drop")
     headers = {"Last-Event-ID": first[1]["cursor"]}
     async with agent.stream("GET", "/v1/events", headers=headers) as stream:
-        [resumed] = await asyncio.wait_for(_read_events(stream, 1), 5)
+        [resumed] = await asyncio.wait_for(_read_events(stream.aiter_lines(), 1), 5)
     assert resumed["event"] == "message.received"
     assert resumed["data"]["data"]["text"] == "after the drop"
 
@@ -118,7 +123,7 @@ async def test_event_stream_for_a_thread_makes_answers_hot(
     run = await start_run(agent)
     prompt = await raise_prompt(agent, run["run_id"], kind="text", questions=[{"question": "Name?"}])
     async with agent.stream("GET", "/v1/events", params={"run_id": run["run_id"]}) as stream:
-        await stream.aiter_lines().__anext__()  # the stream is open and has marked the wait
+        await until_connected(stream.aiter_lines())
         response = await operator.post(
             respond_path(run, prompt["prompt_id"]),
             json={"answers": [{"questionId": "q1", "otherText": "Ada"}]},
@@ -133,8 +138,7 @@ async def test_unfiltered_event_stream_does_not_make_answers_hot(
     run = await start_run(agent)
     prompt = await raise_prompt(agent, run["run_id"], kind="text", questions=[{"question": "Name?"}])
     async with agent.stream("GET", "/v1/events") as stream:
-        await stream.aiter_lines().__anext__()
-        await asyncio.sleep(0.1)
+        await until_connected(stream.aiter_lines())
         response = await operator.post(
             respond_path(run, prompt["prompt_id"]),
             json={"answers": [{"questionId": "q1", "otherText": "Ada"}]},

@@ -66,13 +66,30 @@ async def test_chat_page_is_served_for_a_room_and_refused_for_a_malformed_one(we
     assert bad.status_code == 400 and bad.json()["error"]["code"] == "INVALID_THREAD_ID"
 
 
+async def follow_items(client: httpx.AsyncClient, room: str, into: asyncio.Queue[dict[str, Any]]) -> None:
+    """Put each item of the room's event stream into ``into`` as it arrives, until cancelled."""
+    async with client.stream("GET", f"/chat/{room}/events") as response:
+        assert response.status_code == 200
+        async for line in response.aiter_lines():
+            if line.startswith("data: "):
+                await into.put(json.loads(line[6:]))
+
+
 async def test_event_stream_replays_the_log_then_follows_it_live(web: WebGateway) -> None:
     async with web.client() as client, web.client(AGENT_AUTH) as agent:
         assert (await say(client, "live", name="alice", text="first")).json() == {"outcome": "queued"}
-        reader = asyncio.create_task(read_items(client, "live", 2))
-        await asyncio.sleep(0.3)  # the stream is now blocked waiting for the next item
-        await agent.post("/v1/threads/web:live/items", json={"content": [{"type": "text", "text": "second"}]})
-        first, second = await reader
+        arrived: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        reader = asyncio.create_task(follow_items(client, "live", arrived))
+        try:
+            first = await asyncio.wait_for(arrived.get(), 5)  # replayed: the reader is connected
+            assert arrived.empty()
+            # Written only now, so it can only reach the reader by the stream following the log live.
+            await agent.post(
+                "/v1/threads/web:live/items", json={"content": [{"type": "text", "text": "second"}]}
+            )
+            second = await asyncio.wait_for(arrived.get(), 5)
+        finally:
+            reader.cancel()
         resumed = await read_items(client, "live", 1, {"Last-Event-ID": first["id"]})
     assert (first["role"], first["sender"], first["text"]) == ("person", "web:alice", "first")
     assert (second["role"], second["content"][0]["text"]) == ("agent", "second")
