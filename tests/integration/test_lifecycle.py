@@ -24,6 +24,7 @@ from gateway.models import (
 )
 from gateway.service import AnswerStatus, Gateway, Outcome
 from gateway.store import Store, keys
+from tests.support.conditions import until_watched
 from tests.support.memory_channel import MemoryChannel
 
 THREAD = "slack:C0456:1712345678.000100"
@@ -348,9 +349,9 @@ async def test_agent_default_expiry_applies(gateway: Gateway) -> None:
 async def test_waiting_agent_is_woken_and_answer_is_hot(gateway: Gateway) -> None:
     prompt = await gateway.raise_prompt(await start_run(gateway), request(DEPLOY))
     waiter = asyncio.create_task(gateway.wait_prompt(prompt.prompt_id, 10))
-    await asyncio.sleep(0.05)
+    await until_watched(gateway.store.redis, THREAD, prompt.prompt_id)
     await gateway.receive(reply("staging"))
-    settled = await asyncio.wait_for(waiter, 2)
+    settled = await asyncio.wait_for(waiter, 5)  # woken: left to run out, it would take 10 s
 
     assert settled.prompt_state is PromptState.ANSWERED
     assert settled.resolution is Resolution.HOT
