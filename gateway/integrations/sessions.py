@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from gateway.client import Threadgate
 from gateway.integrations.settings import Target
+
+if TYPE_CHECKING:  # the client package imports these helpers: no import at run time
+    from gateway.client import Threadgate
 
 MAX_KEY = 160
 _KEY_UNSAFE = re.compile(r"[^A-Za-z0-9_.:-]")

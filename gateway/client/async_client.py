@@ -1,0 +1,274 @@
+"""``Threadgate``: the async client (httpx.AsyncClient) that runs the shared calls of ``calls``."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any, Literal, TypeVar
+
+import httpx
+
+from gateway.client import calls
+from gateway.client.calls import Approval, Flow, Page, Pause, auth_headers, base_url, decode
+from gateway.client.errors import error_from
+from gateway.client.sse import Event, EventParser
+from gateway.models import AgentDefinition, Prompt, Run
+
+T = TypeVar("T")
+
+
+class Threadgate:
+    """An async client for one gateway. Use as ``async with Threadgate() as tg: ...``."""
+
+    def __init__(
+        self,
+        url: str | None = None,
+        token: str | None = None,
+        *,
+        timeout: float = 30.0,
+        transport: httpx.AsyncBaseTransport | None = None,
+        reconnect_delay: float = 0.2,
+    ) -> None:
+        self.url = base_url(url)
+        self.reconnect_delay = reconnect_delay
+        self._http = httpx.AsyncClient(
+            base_url=self.url, timeout=timeout, transport=transport, headers=auth_headers(token)
+        )
+
+    async def __aenter__(self) -> Threadgate:
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def _run(self, flow: Flow[T]) -> T:
+        """Send each request the flow yields and hand back the answer (or throw in the error)."""
+        reply: Any = None
+        error: Exception | None = None
+        try:
+            while True:
+                try:
+                    step = flow.send(reply) if error is None else flow.throw(error)
+                except StopIteration as done:
+                    result: T = done.value
+                    return result
+                reply, error = None, None
+                try:
+                    if isinstance(step, Pause):
+                        await asyncio.sleep(step.seconds)
+                    else:
+                        reply = decode(await self._http.request(**step.request_args()))
+                except Exception as exc:
+                    error = exc
+        finally:
+            flow.close()
+
+    # Agent side ------------------------------------------------------------------------------------
+
+    async def create_run(self, thread_id: str, agent: str, started_by: str | None = None) -> Run:
+        """Start a run in a thread (``web:<room>``, ``slack:<channel>:<ts>``, …)."""
+        return await self._run(calls.create_run(thread_id, agent, started_by))
+
+    async def end_run(self, run_id: str) -> Run:
+        return await self._run(calls.end_run(run_id))
+
+    async def session_thread(self, session_key: str, channel: str, header: str) -> str:
+        """The thread of an agent session (e.g. ``claude-code:<session_id>``); the first call starts it by
+        posting ``header`` into ``channel`` (``slack:C0456``, ``telegram:-100123``, ``web:ops``, …)."""
+        return await self._run(calls.session_thread(session_key, channel, header))
+
+    async def raise_prompt(
+        self,
+        run_id: str,
+        kind: Literal["approval", "ask_user_question", "text"],
+        questions: list[dict[str, Any]],
+        *,
+        tool_call: dict[str, Any] | None = None,
+        expires_in_seconds: int | None = None,
+    ) -> Prompt:
+        """Raise a prompt; raises PromptUnavailable when the chat post failed (the question was not asked)."""
+        body = calls.prompt_body(kind, questions, tool_call=tool_call, expires_in_seconds=expires_in_seconds)
+        return await self._run(calls.raise_prompt(run_id, body, self.reconnect_delay))
+
+    async def get_prompt(self, prompt_id: str, wait: float = 0) -> Prompt:
+        """The prompt; with ``wait`` (≤ 60 s) the call returns as soon as it settles."""
+        return await self._run(calls.get_prompt(prompt_id, wait))
+
+    async def wait_prompt(self, prompt_id: str, timeout: float | None = None) -> Prompt:
+        """Long-poll until the prompt settles, across any number of polls and gateway restarts.
+
+        Raises TimeoutError after ``timeout`` seconds (None: wait as long as it takes).
+        """
+        return await self._run(calls.wait_prompt(prompt_id, timeout, self.reconnect_delay))
+
+    async def cancel_prompt(self, prompt_id: str, reason: str | None = None) -> Prompt:
+        return await self._run(calls.cancel_prompt(prompt_id, reason))
+
+    async def list_prompts(
+        self,
+        *,
+        agent: str | None = None,
+        thread_id: str | None = None,
+        cursor: str | None = None,
+        limit: int = 50,
+    ) -> Page[Prompt]:
+        """The inbox of pending prompts across agents, newest first."""
+        return await self._run(calls.list_prompts(agent, thread_id, cursor, limit))
+
+    async def post_message(self, thread_id: str, text: str) -> dict[str, Any]:
+        """Post an agent message into the thread (queued, posted in order, retried)."""
+        return await self._run(calls.post_message(thread_id, text))
+
+    async def thread_items(
+        self, thread_id: str, *, after: str | None = None, limit: int = 100
+    ) -> Page[dict[str, Any]]:
+        return await self._run(calls.thread_items(thread_id, after, limit))
+
+    async def messages(
+        self, *, after: str | None = None, wait: float = 0, thread_id: str | None = None, limit: int = 100
+    ) -> Page[dict[str, Any]]:
+        """People's queued messages after ``after``; pass the returned cursor next time to lose none."""
+        return await self._run(calls.messages(after, wait, thread_id, limit))
+
+    async def events(
+        self,
+        *,
+        after: str | None = None,
+        thread_id: str | None = None,
+        run_id: str | None = None,
+        agent: str | None = None,
+    ) -> AsyncIterator[Event]:
+        """Server-Sent Events, reconnecting after a dropped connection from the last event seen."""
+        cursor = after
+        delay = self.reconnect_delay
+        filters = {"thread_id": thread_id, "run_id": run_id, "agent": agent}
+        while True:
+            args = calls.events_call(cursor, filters).request_args()
+            args["timeout"] = calls.EVENTS_TIMEOUT
+            try:
+                async with self._http.stream(**args) as response:
+                    if response.is_error:
+                        await response.aread()
+                        raise error_from(response)
+                    delay = self.reconnect_delay
+                    parser = EventParser()
+                    async for line in response.aiter_lines():
+                        if (event := parser.feed(line)) is not None:
+                            cursor = event.cursor
+                            yield event
+            except httpx.TransportError:
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, calls.MAX_BACKOFF_S)
+
+    # Human side ------------------------------------------------------------------------------------
+
+    async def list_inputs(self, agent: str, *, cursor: str | None = None, limit: int = 50) -> Page[Prompt]:
+        """The agent's pending inputs (seed 002)."""
+        return await self._run(calls.list_inputs(agent, cursor, limit))
+
+    async def answer_input(
+        self,
+        agent: str,
+        prompt_id: str,
+        action: Literal["accept", "decline", "cancel"],
+        *,
+        content: Any = None,
+        from_: str | None = None,
+    ) -> Prompt:
+        """Accept, decline or cancel an input on behalf of ``from_`` (an operator token)."""
+        return await self._run(calls.answer_input(agent, prompt_id, action, content, from_))
+
+    async def respond(
+        self,
+        run_id: str,
+        thread_id: str,
+        request_id: str,
+        *,
+        answers: list[dict[str, Any]] | None = None,
+        skip: bool = False,
+        from_: str | None = None,
+    ) -> dict[str, Any]:
+        """Seed 003: ``answers`` (questionId, selected, otherText) or ``skip``; returns the status."""
+        return await self._run(calls.respond(run_id, thread_id, request_id, answers, skip, from_))
+
+    async def put_agent(
+        self, agent: str, *, approvers: list[str], expires_in_seconds: int | None = None
+    ) -> AgentDefinition:
+        return await self._run(calls.put_agent(agent, approvers, expires_in_seconds))
+
+    async def get_agent(self, agent: str) -> AgentDefinition:
+        return await self._run(calls.get_agent(agent))
+
+    # Helpers ---------------------------------------------------------------------------------------
+
+    async def ask(
+        self,
+        run_id: str,
+        question: str,
+        options: list[str] | None = None,
+        *,
+        multi_select: bool = False,
+        header: str | None = None,
+        expires_in_seconds: int | None = None,
+        timeout: float | None = None,
+    ) -> list[str]:
+        """Ask one question and wait for the answer: the chosen labels, or the person's own text.
+
+        Raises PromptCancelled when it settles unanswered, PromptUnavailable when it could not be asked.
+        """
+        flow = calls.ask(
+            run_id,
+            question,
+            options,
+            multi_select=multi_select,
+            header=header,
+            expires_in_seconds=expires_in_seconds,
+            timeout=timeout,
+            reconnect_delay=self.reconnect_delay,
+        )
+        return await self._run(flow)
+
+    async def approval(
+        self,
+        run_id: str,
+        tool: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        question: str | None = None,
+        expires_in_seconds: int | None = None,
+        timeout: float | None = None,
+    ) -> Approval:
+        """The decision on a tool call, with who made it.
+
+        A prompt that settles unanswered raises PromptCancelled, and one that could not be posted raises
+        PromptUnavailable: neither is ever reported as a denial.
+        """
+        flow = calls.approval(
+            run_id,
+            tool,
+            arguments,
+            question=question,
+            expires_in_seconds=expires_in_seconds,
+            timeout=timeout,
+            reconnect_delay=self.reconnect_delay,
+        )
+        return await self._run(flow)
+
+    async def approve(
+        self,
+        run_id: str,
+        tool: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        question: str | None = None,
+        expires_in_seconds: int | None = None,
+        timeout: float | None = None,
+    ) -> bool:
+        """Ask a person to approve a tool call; True for Approve, False for Deny (see ``approval``)."""
+        decision = await self.approval(
+            run_id, tool, arguments, question=question, expires_in_seconds=expires_in_seconds, timeout=timeout
+        )
+        return decision.allowed

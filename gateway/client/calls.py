@@ -1,0 +1,322 @@
+"""The API's calls, written once for both clients: each is a generator that yields what to send and gets back
+the decoded answer, so the sync and async clients differ only in how they send (httpx.Client or AsyncClient).
+
+A flow yields ``Call`` (send this request; the decoded JSON comes back, or the error is thrown in) and
+``Pause`` (sleep this long), and returns its result.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Generator
+from dataclasses import dataclass
+from typing import Any, Generic, Literal, TypeVar
+
+import httpx
+
+from gateway.client.errors import PromptCancelled, ThreadgateError, error_from
+from gateway.models import APPROVE, AgentDefinition, Prompt, PromptState, Run
+
+DEFAULT_URL = "http://127.0.0.1:8787"
+LONG_POLL_S = 60.0
+MAX_BACKOFF_S = 2.0
+RETRY_STATUSES = frozenset({502, 503, 504})
+
+T = TypeVar("T")
+
+
+def auth_headers(token: str | None) -> dict[str, str]:
+    """The bearer header for ``token``, else for ``THREADGATE_TOKEN`` (none when both are empty)."""
+    secret = token if token is not None else os.environ.get("THREADGATE_TOKEN", "")
+    return {"Authorization": f"Bearer {secret}"} if secret else {}
+
+
+def base_url(url: str | None) -> str:
+    """``url``, else ``THREADGATE_URL``, else the local default, without a trailing slash."""
+    return (url or os.environ.get("THREADGATE_URL") or DEFAULT_URL).rstrip("/")
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One request to send; ``timeout`` None keeps the client's default."""
+
+    method: str
+    path: str
+    body: Any = None
+    params: dict[str, Any] | None = None
+    headers: dict[str, str] | None = None
+    timeout: float | None = None
+
+    def request_args(self) -> dict[str, Any]:
+        """Keyword arguments for ``httpx.Client.request`` and ``httpx.AsyncClient.request`` alike."""
+        query = {key: value for key, value in (self.params or {}).items() if value is not None}
+        return {
+            "method": self.method,
+            "url": self.path,
+            "json": self.body,
+            "params": query,
+            "headers": self.headers,
+            "timeout": self.timeout if self.timeout is not None else httpx.USE_CLIENT_DEFAULT,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Pause:
+    """Sleep before the next step (a backoff while the gateway is unreachable)."""
+
+    seconds: float
+
+
+Step = Call | Pause
+Flow = Generator[Step, Any, T]
+
+
+def decode(response: httpx.Response) -> Any:
+    """The JSON of a success; a failure raises the contract's error."""
+    if response.is_error:
+        raise error_from(response)
+    return response.json()
+
+
+@dataclass(frozen=True, slots=True)
+class Page(Generic[T]):
+    """One page of a list; pass ``cursor`` back for the next (``None`` at the end of a paged list)."""
+
+    items: list[T]
+    cursor: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Approval:
+    """A decision on a tool call: ``allowed``, and ``by`` whom (a person's identity; ``policy`` for the
+    agent's approval policy). ``prompt`` is the settled prompt when a person was asked."""
+
+    allowed: bool
+    by: str | None
+    prompt: Prompt | None = None
+
+
+def _backoff(delay: float) -> float:
+    return min(delay * 2, MAX_BACKOFF_S)
+
+
+# Agent side -------------------------------------------------------------------------------------------
+
+
+def create_run(thread_id: str, agent: str, started_by: str | None) -> Flow[Run]:
+    body = {"thread_id": thread_id, "agent": agent, "started_by": started_by}
+    return Run.model_validate((yield Call("POST", "/v1/runs", body=body)))
+
+
+def end_run(run_id: str) -> Flow[Run]:
+    return Run.model_validate((yield Call("POST", f"/v1/runs/{run_id}/end")))
+
+
+def session_thread(session_key: str, channel: str, header: str) -> Flow[str]:
+    body = {"channel": channel, "header": header}
+    data = yield Call("PUT", f"/v1/sessions/{session_key}/thread", body=body)
+    return str(data["thread_id"])
+
+
+def raise_prompt(run_id: str, body: dict[str, Any], reconnect_delay: float) -> Flow[Prompt]:
+    """Raise a prompt, sending again while the gateway refuses connections (a refused one sent nothing)."""
+    delay = reconnect_delay
+    while True:
+        try:
+            return Prompt.model_validate((yield Call("POST", f"/v1/runs/{run_id}/prompts", body=body)))
+        except httpx.ConnectError:
+            yield Pause(delay)
+            delay = _backoff(delay)
+
+
+def prompt_body(
+    kind: str,
+    questions: list[dict[str, Any]],
+    *,
+    tool_call: dict[str, Any] | None = None,
+    expires_in_seconds: int | None = None,
+) -> dict[str, Any]:
+    body: dict[str, Any] = {"kind": kind, "questions": questions}
+    if tool_call is not None:
+        body["tool_call"] = tool_call
+    if expires_in_seconds is not None:
+        body["expires_in_seconds"] = expires_in_seconds
+    return body
+
+
+def get_prompt(prompt_id: str, wait: float = 0) -> Flow[Prompt]:
+    call = Call("GET", f"/v1/prompts/{prompt_id}", params={"wait": wait or None}, timeout=wait + 30.0)
+    return Prompt.model_validate((yield call))
+
+
+def wait_prompt(prompt_id: str, timeout: float | None, reconnect_delay: float) -> Flow[Prompt]:
+    """Long-poll until the prompt settles, across any number of polls and gateway restarts.
+
+    Raises TimeoutError after ``timeout`` seconds (None: wait as long as it takes).
+    """
+    deadline = None if timeout is None else time.monotonic() + timeout
+    delay = reconnect_delay
+    while True:
+        left = LONG_POLL_S if deadline is None else deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError(f"prompt {prompt_id} is still pending after {timeout} s")
+        try:
+            prompt = yield from get_prompt(prompt_id, wait=min(left, LONG_POLL_S))
+        except httpx.TransportError:
+            yield Pause(delay)
+            delay = _backoff(delay)
+            continue
+        except ThreadgateError as exc:
+            if exc.status not in RETRY_STATUSES:
+                raise
+            yield Pause(delay)
+            continue
+        delay = reconnect_delay
+        if prompt.prompt_state is not PromptState.PENDING:
+            return prompt
+
+
+def cancel_prompt(prompt_id: str, reason: str | None) -> Flow[Prompt]:
+    body = {"reason": reason} if reason else None
+    return Prompt.model_validate((yield Call("POST", f"/v1/prompts/{prompt_id}/cancel", body=body)))
+
+
+def list_prompts(
+    agent: str | None, thread_id: str | None, cursor: str | None, limit: int
+) -> Flow[Page[Prompt]]:
+    params = {"state": "pending", "agent": agent, "thread_id": thread_id, "cursor": cursor, "limit": limit}
+    data = yield Call("GET", "/v1/prompts", params=params)
+    return Page([Prompt.model_validate(item) for item in data["items"]], data["cursor"])
+
+
+def post_message(thread_id: str, text: str) -> Flow[dict[str, Any]]:
+    body = {"content": [{"type": "text", "text": text}]}
+    return dict((yield Call("POST", f"/v1/threads/{thread_id}/items", body=body)))
+
+
+def thread_items(thread_id: str, after: str | None, limit: int) -> Flow[Page[dict[str, Any]]]:
+    data = yield Call("GET", f"/v1/threads/{thread_id}/items", params={"after": after, "limit": limit})
+    return Page(list(data["items"]), data["cursor"])
+
+
+def messages(
+    after: str | None, wait: float, thread_id: str | None, limit: int
+) -> Flow[Page[dict[str, Any]]]:
+    params = {"after": after, "wait": wait or None, "thread_id": thread_id, "limit": limit}
+    data = yield Call("GET", "/v1/messages", params=params, timeout=wait + 30.0)
+    return Page(list(data["items"]), data["cursor"])
+
+
+def events_call(after: str | None, params: dict[str, str | None]) -> Call:
+    """The request that opens the event stream (resuming after ``after``); read timeout off."""
+    headers = {"Last-Event-ID": after} if after else {}
+    return Call("GET", "/v1/events", params=params, headers=headers)
+
+
+EVENTS_TIMEOUT = httpx.Timeout(10.0, read=None)
+
+
+# Human side -------------------------------------------------------------------------------------------
+
+
+def list_inputs(agent: str, cursor: str | None, limit: int) -> Flow[Page[Prompt]]:
+    params = {"state": "pending", "cursor": cursor, "limit": limit}
+    data = yield Call("GET", f"/v1/agents/{agent}/inputs", params=params)
+    return Page([Prompt.model_validate(item) for item in data["items"]], data["cursor"])
+
+
+def answer_input(
+    agent: str,
+    prompt_id: str,
+    action: Literal["accept", "decline", "cancel"],
+    content: Any,
+    from_: str | None,
+) -> Flow[Prompt]:
+    body: dict[str, Any] = {"action": action, "from": from_}
+    if content is not None:
+        body["content"] = content
+    return Prompt.model_validate((yield Call("POST", f"/v1/agents/{agent}/inputs/{prompt_id}", body=body)))
+
+
+def respond(
+    run_id: str,
+    thread_id: str,
+    request_id: str,
+    answers: list[dict[str, Any]] | None,
+    skip: bool,
+    from_: str | None,
+) -> Flow[dict[str, Any]]:
+    body: dict[str, Any] = {"skip": True} if skip else {"answers": answers or []}
+    headers = {"X-Threadgate-From": from_} if from_ else None
+    path = f"/v1/agent-runs/{run_id}/threads/{thread_id}/user-inputs/{request_id}/respond"
+    return dict((yield Call("POST", path, body=body, headers=headers)))
+
+
+def put_agent(agent: str, approvers: list[str], expires_in_seconds: int | None) -> Flow[AgentDefinition]:
+    human: dict[str, Any] = {"approvers": approvers}
+    if expires_in_seconds is not None:
+        human["expires_in_seconds"] = expires_in_seconds
+    data = yield Call("PUT", f"/v1/agents/{agent}", body={"human_input": human})
+    return AgentDefinition.model_validate(data)
+
+
+def get_agent(agent: str) -> Flow[AgentDefinition]:
+    return AgentDefinition.model_validate((yield Call("GET", f"/v1/agents/{agent}")))
+
+
+# Helpers ----------------------------------------------------------------------------------------------
+
+
+def ask(
+    run_id: str,
+    question: str,
+    options: list[str] | None,
+    *,
+    multi_select: bool,
+    header: str | None,
+    expires_in_seconds: int | None,
+    timeout: float | None,
+    reconnect_delay: float,
+) -> Flow[list[str]]:
+    """One question, answered: the chosen labels or the person's own text; PromptCancelled if unanswered."""
+    entry: dict[str, Any] = {"question": question, "multiSelect": multi_select}
+    if options:
+        entry["options"] = [{"label": label} for label in options]
+    if header is not None:
+        entry["header"] = header
+    body = prompt_body("ask_user_question", [entry], expires_in_seconds=expires_in_seconds)
+    raised = yield from raise_prompt(run_id, body, reconnect_delay)
+    prompt = yield from wait_prompt(raised.prompt_id, timeout, reconnect_delay)
+    if prompt.prompt_state is not PromptState.ANSWERED or not prompt.answers:
+        raise PromptCancelled(prompt)
+    return list(prompt.answers[0].answer)
+
+
+def approval(
+    run_id: str,
+    tool: str,
+    arguments: dict[str, Any] | None,
+    *,
+    question: str | None,
+    expires_in_seconds: int | None,
+    timeout: float | None,
+    reconnect_delay: float,
+) -> Flow[Approval]:
+    """The decision on one tool call: raised as an approval prompt and waited for.
+
+    This is the one place that asks for an approval, so it is where the agent's approval policy
+    (``POST /v1/runs/{run_id}/approvals``) comes in. Raises PromptCancelled when the prompt settles
+    unanswered and PromptUnavailable when it could not be posted: neither is ever a denial.
+    """
+    body = prompt_body(
+        "approval",
+        [{"question": question or f"Allow {tool} to run?"}],
+        tool_call={"name": tool, "arguments": arguments or {}},
+        expires_in_seconds=expires_in_seconds,
+    )
+    raised = yield from raise_prompt(run_id, body, reconnect_delay)
+    prompt = yield from wait_prompt(raised.prompt_id, timeout, reconnect_delay)
+    if prompt.prompt_state is not PromptState.ANSWERED or not prompt.answers:
+        raise PromptCancelled(prompt)
+    return Approval(prompt.answers[0].answer == [APPROVE], prompt.answered_by, prompt)

@@ -1,0 +1,220 @@
+"""A person asked in chat from plain Python: ``Human`` asks once and waits; a denial and an unavailable
+person are different errors, so nobody's silence is ever taken for a refusal."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import sys
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import httpx
+
+from gateway.client import calls
+from gateway.client.async_client import Threadgate
+from gateway.client.calls import Approval, Flow
+from gateway.client.errors import PromptCancelled, ThreadgateError
+from gateway.client.sync_client import Client
+from gateway.integrations.sessions import session_header, session_key
+from gateway.integrations.settings import Target
+from gateway.models import Prompt, ReasonCode
+
+T = TypeVar("T")
+
+DEFAULT_AGENT = "python"
+_PROCESS_SESSION = uuid.uuid4().hex[:12]
+
+
+class ApprovalDenied(Exception):
+    """A person denied the call, or declined to answer: ``who`` (their identity, when known) and ``why``."""
+
+    def __init__(self, tool: str, who: str | None, why: str) -> None:
+        super().__init__(f"{tool} was not approved: {why}")
+        self.tool = tool
+        self.who = who
+        self.why = why
+
+
+class HumanUnavailable(Exception):
+    """Nobody could be asked or nobody answered (gateway down, prompt not posted, expired, cancelled).
+
+    Never a denial: the question is still open, so ask again or fall back to another way of asking.
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"Nobody could answer: {reason}. Nobody denied it; ask again.")
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class Human:
+    """Where to ask (a thread, or this session's own thread in a channel) and the gateway to ask through.
+
+    ``from_env`` reads the integrations' environment (``THREADGATE_THREAD`` or
+    ``THREADGATE_SESSION_CHANNEL``, ``THREADGATE_STARTED_BY``, ``THREADGATE_AGENT``,
+    ``THREADGATE_WAIT_SECONDS``, ``THREADGATE_URL``, ``THREADGATE_TOKEN``). Each question is its own run
+    in the thread, ended once answered, so a wait that gives up closes the prompt in the chat.
+    """
+
+    target: Target
+    url: str | None = None
+    token: str | None = None
+    session: str = _PROCESS_SESSION
+    product: str = "Python"
+
+    @classmethod
+    def from_env(
+        cls,
+        default_agent: str = DEFAULT_AGENT,
+        *,
+        agent: str | None = None,
+        thread: str | None = None,
+        session_channel: str | None = None,
+        started_by: str | None = None,
+        wait_s: float | None = None,
+        url: str | None = None,
+        token: str | None = None,
+        product: str | None = None,
+    ) -> Human:
+        """The environment's settings, each replaced by the argument given explicitly.
+
+        ``default_agent`` names the agent when neither ``agent`` nor ``THREADGATE_AGENT`` does.
+        """
+        target = Target.from_env(default_agent)
+        # An explicit thread wins over the environment's session channel.
+        target = dataclasses.replace(
+            target,
+            agent=agent or target.agent,
+            thread=thread or target.thread,
+            session_channel=None if thread else session_channel or target.session_channel,
+            started_by=started_by or target.started_by,
+            wait_s=wait_s if wait_s is not None else target.wait_s,
+        )
+        return cls(target, url, token, product=product or _script_name())
+
+    def approve(self, tool: str, arguments: dict[str, Any], *, question: str | None = None) -> Approval:
+        """Ask a person to approve ``tool`` with ``arguments``; returns the approval.
+
+        Raises ApprovalDenied on Deny (or a declined question) and HumanUnavailable when nobody decided.
+        """
+        with Client(self.url, self.token) as tg:
+            return tg._run(self._approval(tool, arguments, question, tg.reconnect_delay))
+
+    async def approve_async(
+        self, tool: str, arguments: dict[str, Any], *, question: str | None = None
+    ) -> Approval:
+        """``approve`` for async code."""
+        async with Threadgate(self.url, self.token) as tg:
+            return await tg._run(self._approval(tool, arguments, question, tg.reconnect_delay))
+
+    def ask(self, question: str, options: list[str] | None = None) -> str:
+        """Ask one question; the chosen label, or the person's own words. HumanUnavailable if unanswered."""
+        with Client(self.url, self.token) as tg:
+            return tg._run(self._question(question, options, tg.reconnect_delay))
+
+    async def ask_async(self, question: str, options: list[str] | None = None) -> str:
+        """``ask`` for async code."""
+        async with Threadgate(self.url, self.token) as tg:
+            return await tg._run(self._question(question, options, tg.reconnect_delay))
+
+    # The flows both transports run ------------------------------------------------------------------
+
+    def _approval(
+        self, tool: str, arguments: dict[str, Any], question: str | None, reconnect_delay: float
+    ) -> Flow[Approval]:
+        def decide(run_id: str) -> Flow[Approval]:
+            return calls.approval(
+                run_id,
+                tool,
+                arguments,
+                question=question,
+                expires_in_seconds=None,
+                timeout=self.target.wait_s,
+                reconnect_delay=reconnect_delay,
+            )
+
+        try:
+            decision = yield from self._in_run(decide)
+        except PromptCancelled as exc:
+            if exc.prompt.reason_code is ReasonCode.DECLINED:
+                raise ApprovalDenied(tool, exc.prompt.answered_by, "declined to answer in chat") from exc
+            raise HumanUnavailable(_cancelled(exc.prompt)) from exc
+        if not decision.allowed:
+            raise ApprovalDenied(tool, decision.by, f"denied in chat by {decision.by or 'a person'}")
+        return decision
+
+    def _question(self, question: str, options: list[str] | None, reconnect_delay: float) -> Flow[str]:
+        def answer(run_id: str) -> Flow[list[str]]:
+            return calls.ask(
+                run_id,
+                question,
+                options,
+                multi_select=False,
+                header=None,
+                expires_in_seconds=None,
+                timeout=self.target.wait_s,
+                reconnect_delay=reconnect_delay,
+            )
+
+        try:
+            answers = yield from self._in_run(answer)
+        except PromptCancelled as exc:
+            raise HumanUnavailable(_cancelled(exc.prompt)) from exc
+        return ", ".join(answers)
+
+    def _in_run(self, asking: Callable[[str], Flow[T]]) -> Flow[T]:
+        """Start a run in the thread, ask, end the run; every failure to ask becomes HumanUnavailable."""
+        target = self.target
+        try:
+            if target.thread is not None:
+                thread = target.thread
+            elif target.session_channel is not None:
+                key = session_key(target.agent, self.session)
+                header = session_header(self.product, os.getcwd(), self.session)
+                thread = yield from calls.session_thread(key, target.session_channel, header)
+            else:
+                raise HumanUnavailable(
+                    "nowhere to ask: set THREADGATE_SESSION_CHANNEL (e.g. slack:C0456) or THREADGATE_THREAD"
+                )
+            run = yield from calls.create_run(thread, target.agent, target.started_by)
+        except (httpx.HTTPError, ThreadgateError) as exc:
+            raise HumanUnavailable(f"the gateway could not start the question ({_describe(exc)})") from exc
+        try:
+            result = yield from asking(run.run_id)
+        except TimeoutError as exc:
+            yield from _end_quietly(run.run_id)  # ending the run closes the prompt in the chat
+            raise HumanUnavailable(f"nobody answered within {target.wait_s} s") from exc
+        except (httpx.HTTPError, ThreadgateError) as exc:
+            yield from _end_quietly(run.run_id)
+            raise HumanUnavailable(_describe(exc)) from exc
+        except PromptCancelled:
+            yield from _end_quietly(run.run_id)
+            raise
+        yield from _end_quietly(run.run_id)
+        return result
+
+
+def _end_quietly(run_id: str) -> Flow[None]:
+    # An unreachable gateway ends nothing; the prompt then expires on its own.
+    with contextlib.suppress(httpx.HTTPError, ThreadgateError):
+        yield from calls.end_run(run_id)
+
+
+def _cancelled(prompt: Prompt) -> str:
+    return f"the prompt was closed unanswered ({prompt.reason or prompt.reason_code})"
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, ThreadgateError):
+        return exc.message
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+def _script_name() -> str:
+    name = Path(sys.argv[0]).stem if sys.argv and sys.argv[0] else ""
+    return name or "Python"
