@@ -7,6 +7,7 @@ person's side answers from the web chat (``POST /chat/{room}/messages``) as some
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import subprocess
@@ -106,8 +107,8 @@ def unique(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:8]}"
 
 
-@pytest.fixture(scope="module")
-def gateway(redis_server: RedisServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
+@contextlib.contextmanager
+def running_gateway(redis_server: RedisServer, workdir: Path) -> Iterator[Gateway]:
     """``threadgate serve`` with the web chat on, on the test session's redis-server."""
     env = serve_env(
         REDIS_URL=redis_server.url,
@@ -115,6 +116,12 @@ def gateway(redis_server: RedisServer, tmp_path_factory: pytest.TempPathFactory)
         THREADGATE_API_TOKENS=f"robot:agent:{AGENT_TOKEN},desk:operator:{OPERATOR_TOKEN}",
         THREADGATE_LOG_LEVEL="WARNING",
     )
-    server = ServeProcess(env, tmp_path_factory.mktemp("gateway"), program=(THREADGATE,))
+    server = ServeProcess(env, workdir, program=(THREADGATE,))
     with serving(server):
         yield Gateway(server.url, server.running)
+
+
+@pytest.fixture(scope="module")
+def gateway(redis_server: RedisServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
+    with running_gateway(redis_server, tmp_path_factory.mktemp("gateway")) as served:
+        yield served

@@ -1,0 +1,121 @@
+"""``require_approval`` and ``ask_human`` against a running gateway; alice answers in the web chat."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+
+import pytest
+
+from gateway.client import ApprovalDenied, HumanUnavailable, ask_human, ask_human_async, require_approval
+from tests.integrations.conftest import PERSON, Gateway
+from tests.support.redis_server import free_port
+
+done: list[tuple[str, bool]] = []
+
+
+@require_approval
+def deploy(target: str, *, force: bool = False) -> str:
+    done.append((target, force))
+    return f"deployed to {target}"
+
+
+@require_approval(question="Drop this table?")
+async def drop_table(name: str) -> str:
+    done.append((name, True))
+    return f"dropped {name}"
+
+
+@pytest.fixture(autouse=True)
+def nothing_done() -> None:
+    done.clear()
+
+
+async def test_the_body_runs_after_approve_with_the_bound_arguments(gateway: Gateway, agent: str) -> None:
+    call = asyncio.create_task(asyncio.to_thread(deploy, "staging"))
+    prompt = await gateway.pending_prompt(agent)
+    assert prompt["kind"] == "approval"
+    assert prompt["tool_call"] == {"name": "deploy", "arguments": {"target": "staging", "force": False}}
+    assert done == []
+    await gateway.say(prompt["thread_id"], "approve")
+    assert await call == "deployed to staging"
+    assert done == [("staging", False)]
+
+
+async def test_a_denial_raises_approval_denied_saying_who(gateway: Gateway, agent: str) -> None:
+    call = asyncio.create_task(drop_table("users"))
+    prompt = await gateway.pending_prompt(agent)
+    assert prompt["questions"][0]["question"] == "Drop this table?"
+    assert prompt["tool_call"] == {"name": "drop_table", "arguments": {"name": "users"}}
+    await gateway.say(prompt["thread_id"], "deny")
+    with pytest.raises(ApprovalDenied) as denied:
+        await call
+    assert (denied.value.tool, denied.value.who) == ("drop_table", f"web:{PERSON}")
+    assert done == []
+
+
+async def test_a_cancelled_prompt_is_unavailable_not_a_denial(gateway: Gateway, agent: str) -> None:
+    call = asyncio.create_task(drop_table("users"))
+    prompt = await gateway.pending_prompt(agent)
+    async with gateway.agent_client() as client:
+        await client.post(f"/v1/prompts/{prompt['prompt_id']}/cancel", json={"reason": "changed my mind"})
+    with pytest.raises(HumanUnavailable) as unavailable:
+        await call
+    assert not isinstance(unavailable.value, ApprovalDenied)
+    assert "changed my mind" in unavailable.value.reason
+    assert done == []
+
+
+async def test_an_unreachable_gateway_is_unavailable_not_a_denial(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("THREADGATE_URL", f"http://127.0.0.1:{free_port()}")
+    monkeypatch.setenv("THREADGATE_THREAD", "web:nowhere")
+    with pytest.raises(HumanUnavailable):
+        await asyncio.to_thread(deploy, "production")
+    with pytest.raises(HumanUnavailable):
+        await drop_table("users")
+    assert done == []
+
+
+async def test_arguments_changed_while_waiting_are_not_approved(gateway: Gateway, agent: str) -> None:
+    @dataclasses.dataclass
+    class Order:
+        items: list[str]
+
+    @require_approval
+    def ship(order: Order) -> None:
+        done.append(("ship", True))
+
+    order = Order(["book"])
+    call = asyncio.create_task(asyncio.to_thread(ship, order))
+    prompt = await gateway.pending_prompt(agent)
+    order.items.append("piano")
+    await gateway.say(prompt["thread_id"], "approve")
+    with pytest.raises(HumanUnavailable, match="arguments changed"):
+        await call
+    assert done == []
+
+
+async def test_explicit_settings_win_over_the_environment(gateway: Gateway, agent: str) -> None:
+    @require_approval(thread="web:explicit-room", agent=f"{agent}-explicit")
+    def restart(service: str) -> str:
+        return f"restarted {service}"
+
+    call = asyncio.create_task(asyncio.to_thread(restart, "api"))
+    prompt = await gateway.pending_prompt(f"{agent}-explicit")
+    assert prompt["thread_id"] == "web:explicit-room"
+    await gateway.say(prompt["thread_id"], "yes")
+    assert await call == "restarted api"
+
+
+async def test_ask_human_returns_the_chosen_label(gateway: Gateway, agent: str) -> None:
+    call = asyncio.create_task(asyncio.to_thread(ask_human, "Deploy where?", ["staging", "production"]))
+    prompt = await gateway.pending_prompt(agent)
+    await gateway.say(prompt["thread_id"], "2")
+    assert await call == "production"
+
+
+async def test_ask_human_returns_free_text_as_written(gateway: Gateway, agent: str) -> None:
+    call = asyncio.create_task(ask_human_async("Any notes for the release?"))
+    prompt = await gateway.pending_prompt(agent)
+    await gateway.say(prompt["thread_id"], "ship it after lunch")
+    assert await call == "ship it after lunch"
