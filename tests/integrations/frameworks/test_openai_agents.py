@@ -1,0 +1,88 @@
+"""A real OpenAI Agents SDK run on a scripted Model: a question tool (``ask_human_async``) and a tool that
+needs approval, both answered in the web chat."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from agents import Agent, RunConfig, function_tool
+from agents.items import ModelResponse
+from agents.models.interface import Model
+from agents.usage import Usage
+from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
+
+from gateway.client import ask_human_async
+from gateway.integrations.frameworks.openai_agents import run_with_approvals
+from tests.integrations.conftest import PERSON, Gateway
+
+NO_TRACING = RunConfig(tracing_disabled=True)
+TARGETS = ["staging", "production"]
+
+
+def _tool_call(name: str, arguments: dict[str, Any]) -> ResponseFunctionToolCall:
+    return ResponseFunctionToolCall(
+        type="function_call", name=name, arguments=json.dumps(arguments), call_id=f"call_{name}"
+    )
+
+
+def _text(text: str) -> ResponseOutputMessage:
+    content = [ResponseOutputText(type="output_text", text=text, annotations=[])]
+    return ResponseOutputMessage(
+        id="msg_1", type="message", role="assistant", status="completed", content=content
+    )
+
+
+def _is_tool_output(item: Any) -> bool:
+    return isinstance(item, dict) and item.get("type") == "function_call_output"
+
+
+class ScriptedModel(Model):
+    """Asks where to deploy, deploys there, then reports every tool output it was given."""
+
+    async def get_response(
+        self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any
+    ) -> ModelResponse:
+        outputs = [item["output"] for item in input if _is_tool_output(item)]
+        if not outputs:
+            step = _tool_call("ask_human_async", {"question": "Deploy where?", "options": TARGETS})
+        elif len(outputs) == 1:
+            step = _tool_call("deploy", {"target": outputs[0]})
+        else:
+            step = _text(" | ".join(str(output) for output in outputs))
+        return ModelResponse(output=[step], usage=Usage(), response_id=None)
+
+    def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        raise NotImplementedError("the scripted model does not stream")
+
+
+@function_tool(needs_approval=True)
+def deploy(target: str) -> str:
+    """Deploy the release to a target."""
+    return f"deployed to {target}"
+
+
+def release_agent() -> Agent[Any]:
+    return Agent(name="releaser", model=ScriptedModel(), tools=[function_tool(ask_human_async), deploy])
+
+
+async def test_an_interruption_is_asked_in_chat_then_the_run_resumes(gateway: Gateway, agent: str) -> None:
+    run = asyncio.create_task(run_with_approvals(release_agent(), "Release it", run_config=NO_TRACING))
+    question = await gateway.pending_prompt(agent)
+    assert question["questions"][0]["question"] == "Deploy where?"
+    await gateway.say(question["thread_id"], "production")
+    approval = await gateway.pending_prompt(agent)
+    assert approval["tool_call"] == {"name": "deploy", "arguments": {"target": "production"}}
+    await gateway.say(approval["thread_id"], "approve")
+    result = await run
+    assert result.final_output == "production | deployed to production"
+
+
+async def test_a_denial_rejects_the_call_with_who_denied(gateway: Gateway, agent: str) -> None:
+    run = asyncio.create_task(run_with_approvals(release_agent(), "Release it", run_config=NO_TRACING))
+    await gateway.say((await gateway.pending_prompt(agent))["thread_id"], "staging")
+    await gateway.say((await gateway.pending_prompt(agent))["thread_id"], "deny")
+    result = await run
+    assert result.final_output == f"staging | Not approved: denied in chat by web:{PERSON}."
