@@ -32,6 +32,7 @@ from gateway.logs import event
 from gateway.settings import Settings
 from gateway.store import keys
 from gateway.tasks import cancel_and_wait
+from gateway.webhook_signatures import standard_headers, standard_key
 
 SIGNATURE_HEADER = "X-Threadgate-Signature"
 GROUP = "threadgate-webhooks"
@@ -136,6 +137,7 @@ class WebhookDispatcher:
         self.redis = redis
         self.urls = list(urls)
         self._secret = secret
+        self._standard_key = standard_key(secret)
         self.retry = retry or Retry()
         self.timeout_s = timeout_s
         self.concurrency = concurrency
@@ -309,11 +311,13 @@ class WebhookDispatcher:
     async def _post(self, url: str, body: bytes, ident: str) -> str | None:
         """POST one signed delivery. None on a 2xx answer, else what went wrong (no URL, no secret)."""
         assert self._http is not None
+        now = int(self.clock())
         headers = {
             "Content-Type": "application/json",
             "User-Agent": f"threadgate/{__version__}",
             "X-Threadgate-Delivery": ident,
-            SIGNATURE_HEADER: sign(self._secret, body, int(self.clock())),
+            SIGNATURE_HEADER: sign(self._secret, body, now),  # kept for one release beside the standard ones
+            **standard_headers(self._standard_key, ident, body, now),
         }
         try:
             response = await self._http.post(url, content=body, headers=headers)
