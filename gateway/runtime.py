@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from gateway import metrics
 from gateway.channel import ChannelContext, ChannelRuntime, Channels
 from gateway.lease import Lease
-from gateway.logs import event
+from gateway.logs import event, observe_loop
 from gateway.service import Gateway
 from gateway.settings import Settings
 from gateway.store import Connection, Store, connect
@@ -48,6 +48,7 @@ class Runtime:
         return lease
 
     async def start(self) -> None:
+        observe_loop(asyncio.get_running_loop())
         if not self.connection.durable:
             event(
                 "startup.store",

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import json
 import logging
+import sys
+import threading
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
@@ -11,7 +16,7 @@ import pytest
 from pydantic import ValidationError
 
 from gateway.channel import Channels
-from gateway.logs import LOGGER, SERVER_LOGGERS, configure, event
+from gateway.logs import LOGGER, SERVER_LOGGERS, configure, event, observe_loop
 from gateway.models import PromptRequest, RunRequest
 from gateway.service import Gateway
 from gateway.settings import Settings
@@ -25,16 +30,19 @@ QUESTION = {"kind": "text", "questions": [{"question": "Which branch?"}]}
 
 @pytest.fixture(autouse=True)
 def restore_logging() -> Iterator[None]:
-    """configure() rewires process-wide loggers; put them back for the other tests."""
-    names = (LOGGER.name, *SERVER_LOGGERS)
+    """configure() rewires process-wide loggers and hooks; put them back for the other tests."""
+    names = ("", LOGGER.name, *SERVER_LOGGERS)
     saved = {
         n: (logging.getLogger(n).handlers[:], logging.getLogger(n).level, logging.getLogger(n).propagate)
         for n in names
     }
+    hooks = (sys.excepthook, threading.excepthook)
     yield
     for name, (handlers, level, propagate) in saved.items():
         logger = logging.getLogger(name)
         logger.handlers[:], logger.level, logger.propagate = handlers, level, propagate
+    sys.excepthook, threading.excepthook = hooks
+    logging.captureWarnings(False)
 
 
 def lines(err: str) -> list[dict[str, Any]]:
@@ -121,3 +129,71 @@ async def test_prompt_lines_carry_the_prompt_thread_and_run_ids(capsys: pytest.C
         assert line["thread_id"] == THREAD, line
         assert line["run_id"] == run.run_id, line
     assert first.prompt_id in {line["prompt_id"] for line in prompt_lines}
+
+
+def test_a_librarys_error_is_one_json_line_with_its_traceback_folded_into_one_field(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    configure("INFO")
+    logging.getLogger("slack_bolt.AsyncApp").info("below WARNING: libraries are quiet")
+    try:
+        {}["event"]
+    except KeyError:
+        logging.getLogger("slack_bolt.AsyncApp").exception("Failed to run a middleware function")
+    err = capsys.readouterr().err
+    [line] = lines(err)
+    assert (line["event"], line["logger"], line["level"], line["error"]) == (
+        "Failed to run a middleware function",
+        "slack_bolt.AsyncApp",
+        "error",
+        "KeyError",
+    )
+    assert "Traceback" in line["exc"] and len(err.splitlines()) == 1
+
+
+def test_a_librarys_message_is_cut_short_so_no_payload_is_dumped(capsys: pytest.CaptureFixture[str]) -> None:
+    configure("INFO")
+    logging.getLogger("telegram.Bot").critical("Received data was %r", [{"text": "x" * 10_000}])
+    [line] = lines(capsys.readouterr().err)
+    assert len(line["event"]) <= 501
+
+
+def test_python_warnings_and_crashed_threads_are_json_lines(capsys: pytest.CaptureFixture[str]) -> None:
+    configure("INFO")
+    warnings.warn("a library's deprecation", DeprecationWarning, stacklevel=1)
+    crashing = threading.Thread(target=lambda: 1 / 0, name="worker")
+    crashing.start()
+    crashing.join()
+    warned, crashed = lines(capsys.readouterr().err)
+    assert warned["logger"] == "py.warnings" and "a library's deprecation" in warned["event"]
+    assert (crashed["event"], crashed["thread"], crashed["error"]) == (
+        "thread.crashed",
+        "worker",
+        "ZeroDivisionError",
+    )
+
+
+async def test_a_task_that_dies_with_nobody_awaiting_it_is_one_json_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    configure("INFO")
+    loop = asyncio.get_running_loop()
+    saved = loop.get_exception_handler()
+    observe_loop(loop)
+
+    async def drain() -> None:
+        raise ConnectionError("Connection closed by server.")
+
+    task = asyncio.create_task(drain(), name="threadgate.outbox.drain")
+    await asyncio.wait({task})
+    del task
+    gc.collect()  # the loop reports an exception nobody retrieved when the task is collected
+    loop.set_exception_handler(saved)
+    [line] = lines(capsys.readouterr().err)
+    assert (line["event"], line["task"], line["error"]) == (
+        "asyncio.unobserved_error",
+        "threadgate.outbox.drain",
+        "ConnectionError",
+    )
+    assert line["message"] == "Task exception was never retrieved"
+    assert "Traceback" in line["traceback"]
