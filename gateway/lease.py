@@ -105,8 +105,9 @@ class Lease:
         task = asyncio.ensure_future(work)
         try:
             while not task.done() and not self._stopping.is_set():
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(asyncio.shield(task), interval)
+                # wait(), not wait_for(): work that failed must reach the finally below (logged, then
+                # the lease is released and retried), not escape run() and end the retries.
+                await asyncio.wait({task}, timeout=interval)
                 if task.done():
                     break
                 try:

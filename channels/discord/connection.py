@@ -5,14 +5,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import discord
 
 from channels.discord.inbound import inbound_message
-from gateway.logs import event
+from channels.discord.unreadable import event_id_of, guard_parsers
+from gateway.logs import event, failure
 from gateway.models import InboundMessage
+
+# The gateway never joins voice: without this discord.py warns on every start that PyNaCl is missing.
+discord.VoiceClient.warn_nacl = False
 
 Deliver = Callable[[InboundMessage], None]
 Press = Callable[[discord.Interaction[Any]], Awaitable[None]]
@@ -46,6 +51,7 @@ class GatewayClient(discord.Client):
         self._press = press
         self._accept_bots = accept_bots
         self._fence = fence
+        guard_parsers(self._connection.parsers)
 
     async def on_connect(self) -> None:
         event("discord.gateway.connected", fence=self._fence)
@@ -63,6 +69,19 @@ class GatewayClient(discord.Client):
     async def on_interaction(self, interaction: discord.Interaction[Any]) -> None:
         # discord.py runs each event handler as its own task, so presses are handled concurrently.
         await self._press(interaction)
+
+    async def on_error(self, event_method: str, /, *args: Any, **kwargs: Any) -> None:
+        """A handler that raised (discord.py calls this inside the handler's except block): one line with
+        the event's id, and the session goes on."""
+        _, exc, _ = sys.exc_info()
+        subject = args[0] if args else None
+        event(
+            "discord.event.failed",
+            logging.WARNING,
+            handler=event_method,
+            event_id=event_id_of({"id": getattr(subject, "id", None)}),
+            **failure(exc, with_traceback=True),
+        )
 
 
 class GatewayConnection:

@@ -16,6 +16,7 @@ import itertools
 import json
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -499,6 +500,13 @@ class FakeDiscord:
         await self.dispatch("MESSAGE_CREATE", message)
         return message
 
+    async def send_frame(self, text: str) -> None:
+        """Send a raw text frame on every open session, outside the event sequence (a frame no client
+        could read, as a broken proxy might deliver)."""
+        for session in self.open_sessions():
+            assert session.socket is not None
+            await session.socket.send_str(text)
+
     async def ask_to_reconnect(self, *, replay_from: int | None = None) -> None:
         """Send RECONNECT (op 7) to every open session; on RESUME replay events after ``replay_from``
         (Discord replays what it thinks the client missed; ``0`` replays everything, as a duplicate)."""
@@ -624,8 +632,10 @@ class FakeDiscord:
         guild_id: int | None = None,
         channel_id: int | None = None,
         session: Session | None = None,
+        mangle: Callable[[dict[str, Any]], object] | None = None,
     ) -> Interaction:
-        """Dispatch an INTERACTION_CREATE (3 component, 5 form submitted) as Discord sends it."""
+        """Dispatch an INTERACTION_CREATE (3 component, 5 form submitted) as Discord sends it (``mangle``
+        edits the payload first, as a Discord change or bug would)."""
         channel = int(channel_id or (message or {})["channel_id"])
         interaction_id, token = str(self.snowflake()), f"tok-{uuid.uuid4().hex}"
         payload: dict[str, Any] = {
@@ -673,6 +683,8 @@ class FakeDiscord:
         else:
             payload["channel"] = {"id": str(channel), "type": 1, "recipients": [person]}
             payload["user"] = person
+        if mangle is not None:
+            mangle(payload)
         interaction = Interaction(interaction_id, token, user_id, payload, time.monotonic())
         self.interactions.append(interaction)
         await self.dispatch("INTERACTION_CREATE", payload, None if session is None else [session])
