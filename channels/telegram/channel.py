@@ -25,6 +25,7 @@ from channels.telegram.presses import ACK_DEADLINE_S, Presses
 from channels.telegram.render import Outgoing, fit_tail, render_item
 from channels.telegram.send import MAX_INLINE_WAIT_S, Sender, safe_text
 from channels.telegram.threads import start_thread as start_session_thread
+from channels.telegram.updates import log_unreadable, read_update
 from channels.telegram.webhook import check_secret, webhook_route
 from gateway.channel import ChannelContext, ChannelError, MessageRef
 from gateway.ids import ThreadRef, parse_thread_id
@@ -178,14 +179,9 @@ class TelegramChannel:
     async def _handle_json(self, data: dict[str, Any]) -> bool:
         if self._context is None:
             return False
-        try:
-            update = Update.de_json(data, self.bot)
-        except Exception as exc:  # acknowledged: sending it again would not make it readable
-            event(
-                "telegram.update.unreadable", logging.WARNING, update_id=data.get("update_id"), error=str(exc)
-            )
-            return True
-        await self._handle_update(update)
+        update = read_update(data, self.bot)
+        if update is not None:  # an unreadable one is acknowledged: sent again, it would read no better
+            await self._handle_update(update)
         return True
 
     async def _handle_update(self, update: Update) -> None:
@@ -195,7 +191,11 @@ class TelegramChannel:
         if context is not None and update.callback_query is not None:
             await self.presses.on_press(update.callback_query)
             return
-        incoming = normalize(update, self.identity, accept_bots=self.accept_bots)
+        try:
+            incoming = normalize(update, self.identity, accept_bots=self.accept_bots)
+        except Exception as exc:  # a shape the library let through (a message without its chat)
+            log_unreadable(update.update_id, exc)
+            return
         if context is None or incoming is None:
             return
         notice = await self.presses.on_reply(incoming)

@@ -42,9 +42,9 @@ class Control:
         return data
 
 
-def decode(data: str | None) -> Control:
+def decode(data: object) -> Control:
     """The control in a press's callback data; BadControl for anything our buttons never carry."""
-    if data is None or len(data.encode()) > MAX_BYTES:
+    if not isinstance(data, str) or len(data.encode()) > MAX_BYTES:
         raise BadControl("no callback data, or more than Telegram allows")
     match = _PATTERN.fullmatch(data)
     if match is None:

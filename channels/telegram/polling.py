@@ -2,7 +2,8 @@
 
 An update's offset is confirmed to Telegram only after the update was handed to the core, so a process
 that dies mid-batch leaves it unconfirmed and the next holder gets it again; the core's dedupe (by
-message id) makes that second delivery resolve nothing.
+message id) makes that second delivery resolve nothing. An update that cannot be read is logged with its
+id and confirmed: fetched again, it would read no better.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from telegram.error import Conflict, InvalidToken, RetryAfter
 
 from channels.telegram.inbound import ALLOWED_UPDATES
 from channels.telegram.send import retry_after_seconds, safe_text
+from channels.telegram.updates import fetch_updates, read_update, update_id_of
 from gateway.logs import event
 
 T = TypeVar("T")
@@ -70,24 +72,25 @@ class Poller:
                     await self._unless_closing(self.bot.delete_webhook(drop_pending_updates=False))
                     dropped_webhook = True
                 updates = await self._unless_closing(
-                    self.bot.get_updates(
-                        offset=offset, timeout=self.poll_timeout, allowed_updates=list(ALLOWED_UPDATES)
-                    )
+                    fetch_updates(self.bot, offset, self.poll_timeout, ALLOWED_UPDATES)
                 )
             except RetryAfter as exc:
                 await self._pause(retry_after_seconds(exc))
                 continue
-            except Exception as exc:  # network trouble, a refused token, an update the library cannot parse
+            except Exception as exc:  # network trouble, a refused token
                 failures += 1
                 await self._pause(self._backoff(exc, failures))
                 continue
             if updates is None:
                 return
             failures = 0
-            for update in updates:
-                if not await self._deliver(update):
+            for data in updates:
+                update = read_update(data, self.bot)
+                if update is not None and not await self._deliver(update):
                     return
-                offset = update.update_id + 1
+                update_id = update_id_of(data)
+                if update_id is not None:  # confirmed even when unreadable: it would read no better again
+                    offset = max(offset or 0, update_id + 1)
 
     async def _deliver(self, update: Update) -> bool:
         """Hand one update to the core, retrying a failing hand-off a few times. False once closing."""

@@ -193,10 +193,10 @@ class Presses:
             return await self._ask_text(press, query.from_user)
         except (BadControl, Refused) as refused:
             text = refused.message if isinstance(refused, Refused) else NOT_THIS_PROMPT
-            event("telegram.press.refused", logging.INFO, error=str(refused))
+            event("telegram.press.refused", logging.INFO, query_id=query.id, error=str(refused))
             return Notice(text, ok=False)
         except Exception as exc:  # the store is unreachable: say so, and let the person press again
-            event("telegram.press.failed", logging.WARNING, error=str(exc))
+            event("telegram.press.failed", logging.WARNING, query_id=query.id, error=str(exc))
             return Notice(TRY_AGAIN, ok=False)
 
     async def _toggle(self, press: Press, message: MaybeInaccessibleMessage, option: int) -> Notice:
