@@ -16,13 +16,14 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from channels.slack.calls import MAX_INLINE_WAIT_S, call
-from channels.slack.events import build_app
+from channels.slack.events import Redeliver, build_app
 from channels.slack.inbound import BotIdentity, to_inbound
 from channels.slack.presses import Presses
 from channels.slack.render import SlackMessage, render_item, render_notice, render_settled
 from channels.slack.socket import SocketModeLink
 from channels.slack.threads import start_thread as start_session_thread
 from gateway.channel import ChannelContext, ChannelError, MessageRef
+from gateway.errors import GatewayError
 from gateway.ids import ThreadRef, parse_thread_id
 from gateway.lease import Lease, lease_name
 from gateway.logs import event
@@ -208,6 +209,13 @@ class SlackChannel:
         if message is None:
             return
         if self._context is None:  # answered 500: Slack delivers it again once we are up
-            raise ChannelError("the Slack channel is not running")
-        received = await self._context.sink.receive(message)
+            raise Redeliver("the Slack channel is not running")
+        try:
+            received = await self._context.sink.receive(message)
+        except GatewayError as exc:
+            if exc.status < 500:  # the core refused it: delivered again, it would be refused again
+                raise
+            raise Redeliver(exc.message) from exc
+        except Exception as exc:  # the store is away: Slack delivers it again
+            raise Redeliver(type(exc).__name__) from exc
         event("slack.inbound", thread_id=message.thread_id, outcome=received.outcome.value)

@@ -75,6 +75,24 @@ def _skip_sender(event: dict[str, Any], bot: BotIdentity, allow_bots: bool) -> b
     return not allow_bots or (bot.bot_id is not None and event.get("bot_id") == bot.bot_id)
 
 
+class UnreadableEvent(ValueError):
+    """An event whose fields are not of the types Slack documents."""
+
+
+# The fields read here; each is text whenever Slack sends it.
+_TEXT_FIELDS = ("subtype", "user", "bot_id", "channel", "channel_type", "ts", "thread_ts", "text")
+
+
+def check_fields(event: object) -> dict[str, Any]:
+    """``event``, once its fields are known to be of the documented types; UnreadableEvent if not."""
+    if not isinstance(event, dict):
+        raise UnreadableEvent("the event is not an object")
+    wrong = [name for name in _TEXT_FIELDS if not isinstance(event.get(name), str | None)]
+    if wrong:
+        raise UnreadableEvent(f"not text: {', '.join(wrong)}")
+    return event
+
+
 def to_inbound(
     event: dict[str, Any], kind: str, bot: BotIdentity, *, allow_bots: bool = False
 ) -> InboundMessage | None:
@@ -84,6 +102,7 @@ def to_inbound(
     own coordinates, so a Slack retry and the ``message``/``app_mention`` pair for one message dedupe
     to the same key.
     """
+    check_fields(event)
     if event.get("subtype") not in _SPEAKING_SUBTYPES and event.get("subtype") != "bot_message":
         return None
     sender = event.get("user") or event.get("bot_id")
