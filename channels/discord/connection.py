@@ -16,8 +16,9 @@ from channels.discord.unreadable import event_id_of, guard_parsers
 from gateway.logs import event, failure
 from gateway.models import InboundMessage
 
-# The gateway never joins voice: without this discord.py warns on every start that PyNaCl is missing.
+# The gateway never joins voice: without this discord.py warns on start that voice libraries are missing.
 discord.VoiceClient.warn_nacl = False
+discord.VoiceClient.warn_dave = False
 
 Deliver = Callable[[InboundMessage], None]
 Press = Callable[[discord.Interaction[Any]], Awaitable[None]]
