@@ -8,7 +8,6 @@ Posting needs no network: the core logs every item it posts, and the page stream
 from __future__ import annotations
 
 import json
-import re
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -21,13 +20,13 @@ from starlette.routing import BaseRoute, Route
 from channels.web.access import SignInError, WebAccess
 from channels.web.page import asset, chat_page
 from gateway.channel import ChannelContext, MessageRef
+from gateway.cursors import STREAM_ID_PROBLEM, is_stream_position
 from gateway.errors import GatewayError
 from gateway.ids import ThreadRef, parse_thread_id
 from gateway.models import MAX_TEXT_CHARS, InboundMessage, ThreadItem
 from gateway.service import NOT_ALLOWED_NOTICE, STALE_NOTICE, Outcome
 
 MAX_BODY = 64 * 1024
-CURSOR = re.compile(r"\d{1,20}-\d{1,20}", re.ASCII)
 NOTICES = {Outcome.NOT_ALLOWED: NOT_ALLOWED_NOTICE, Outcome.STALE: STALE_NOTICE}
 MAX_ROOM = 64
 SUFFIX_CHARS = 10
@@ -127,8 +126,8 @@ class WebChannel:
         except GatewayError as exc:
             return JSONResponse(exc.envelope(), status_code=exc.status)
         after = request.headers.get("last-event-id") or request.query_params.get("after") or None
-        if after is not None and not CURSOR.fullmatch(after):
-            return _error("INVALID_PARAMS", "after: expected a log position such as 1712345678901-0.", 400)
+        if after is not None and not is_stream_position(after):
+            return _error("INVALID_PARAMS", f"after: {STREAM_ID_PROBLEM}.", 422)
         headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
         return StreamingResponse(
             self._stream(thread.thread_id, after), media_type="text/event-stream", headers=headers

@@ -9,6 +9,7 @@ from fastapi import FastAPI
 
 from gateway import __version__
 from gateway.api import events, inputs, respond, runs, sessions, threads
+from gateway.api.admission import Admission
 from gateway.api.auth import TokenTable
 from gateway.api.deps import ApiOptions
 from gateway.api.errors import install_error_handlers
@@ -44,6 +45,7 @@ def create_app(runtime: Runtime, options: ApiOptions | None = None) -> FastAPI:
         runtime.connection.client, limit=options.respond_limit, window_s=options.respond_window_s
     )
     install_error_handlers(app)
+    app.add_middleware(Admission, tokens=app.state.tokens)  # inside the body limit, which bounds its read
     app.add_middleware(BodyLimit, max_bytes=options.max_body_bytes)
 
     app.include_router(ops_router)

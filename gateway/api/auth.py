@@ -43,24 +43,37 @@ class TokenTable:
         return found
 
 
+PRINCIPAL_SCOPE_KEY = "threadgate.principal"  # set by the admission layer once the token is checked
+
+
 def _unauthorized(message: str) -> GatewayError:
     return GatewayError("UNAUTHORIZED", message, 401)
 
 
-async def principal(
-    request: Request,
-    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
-) -> Principal:
-    """The caller named by ``Authorization: Bearer <token>``, or 401 UNAUTHORIZED."""
-    table: TokenTable = request.app.state.tokens
+def authenticate(table: TokenTable, authorization: str | None) -> Principal:
+    """The caller an ``Authorization`` header value names (``Bearer <token>``), or 401 UNAUTHORIZED."""
     if not len(table):
         raise _unauthorized("This gateway has no API tokens configured; set THREADGATE_API_TOKENS.")
-    if credentials is None:
+    scheme, _, presented = (authorization or "").partition(" ")
+    presented = presented.strip()
+    if scheme.lower() != "bearer" or not presented:
         raise _unauthorized("Send Authorization: Bearer <token> with a token from THREADGATE_API_TOKENS.")
-    found = table.find(credentials.credentials)
+    found = table.find(presented)
     if found is None:
         raise _unauthorized("The bearer token is not valid on this gateway.")
     return found
+
+
+async def principal(
+    request: Request,
+    _credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> Principal:
+    """The caller the admission layer authenticated before the body was read (checked here otherwise)."""
+    found = request.scope.get(PRINCIPAL_SCOPE_KEY)
+    if isinstance(found, Principal):
+        return found
+    table: TokenTable = request.app.state.tokens
+    return authenticate(table, request.headers.get("authorization"))
 
 
 Caller = Annotated[Principal, Depends(principal)]

@@ -1,15 +1,13 @@
-"""What routes share: the API's tunable limits, the running core, and the check for unencodable text."""
+"""What routes share: the API's tunable limits and the running core."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import Depends, Request
 
 from gateway.api.limits import DEFAULT_MAX_BODY_BYTES
-from gateway.errors import GatewayError
 from gateway.ratelimit import RateLimiter
 from gateway.runtime import Runtime
 from gateway.service import Gateway
@@ -49,35 +47,3 @@ def limiter_of(request: Request) -> RateLimiter:
 
 Core = Annotated[Gateway, Depends(gateway_of)]
 Options = Annotated[ApiOptions, Depends(options_of)]
-
-
-def _bad_text(value: Any) -> bool:
-    """True when ``value`` holds text that cannot be UTF-8 (a lone surrogate from a ``\\ud800`` escape)."""
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return True
-        return False
-    if isinstance(value, dict):
-        return any(_bad_text(key) or _bad_text(item) for key, item in value.items())
-    if isinstance(value, list):
-        return any(_bad_text(item) for item in value)
-    return False
-
-
-async def encodable_body(request: Request) -> None:
-    """Refuse a JSON body whose strings are not valid Unicode, before anything stores them."""
-    body = await request.body()
-    if not body:
-        return
-    try:
-        parsed = json.loads(body)
-    except ValueError:
-        return  # the route's own parsing reports malformed JSON
-    if _bad_text(parsed):
-        raise GatewayError(
-            "VALIDATION_FAILED",
-            "The body contains text that is not valid Unicode (a lone surrogate such as \\ud800).",
-            400,
-        )

@@ -19,7 +19,7 @@ from pydantic import AfterValidator
 from gateway.api.auth import Caller
 from gateway.api.deps import ApiOptions, Core, Options
 from gateway.api.errors import error_responses
-from gateway.api.schemas import STREAM_ID, stream_position
+from gateway.cursors import STREAM_ID, stream_position
 from gateway.errors import not_found
 from gateway.ids import parse_thread_id
 from gateway.service import WATCH_GRACE_MS, Gateway

@@ -4,19 +4,20 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Depends, Path, Query
+from fastapi import APIRouter, Path, Query
 from fastapi.responses import JSONResponse
 
 from gateway.api.answering import act_on_input
 from gateway.api.auth import Caller, OperatorCaller
-from gateway.api.deps import Core, encodable_body
+from gateway.api.deps import Core
 from gateway.api.errors import error_responses
 from gateway.api.inbox import pending_page
-from gateway.api.runs import PAGE_CURSOR, PromptId
+from gateway.api.runs import PromptId
 from gateway.api.schemas import AgentBody, InputAction, PromptList
+from gateway.cursors import PAGE_CURSOR
 from gateway.models import AgentDefinition, Prompt
 
-router = APIRouter(prefix="/v1", tags=["human side"], dependencies=[Depends(encodable_body)])
+router = APIRouter(prefix="/v1", tags=["human side"])
 
 AgentName = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$")]
 

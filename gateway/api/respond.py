@@ -9,13 +9,13 @@ from fastapi import APIRouter, Depends, Header, Request
 
 from gateway.api import answering
 from gateway.api.auth import OperatorCaller
-from gateway.api.deps import Core, encodable_body, limiter_of
+from gateway.api.deps import Core, limiter_of
 from gateway.api.errors import INVALID_PARAMS_STATUS, error_responses
 from gateway.api.schemas import RespondBody, RespondResult
 from gateway.errors import GatewayError
 from gateway.ids import parse_thread_id
 
-router = APIRouter(prefix="/v1", tags=["human side"], dependencies=[Depends(encodable_body)])
+router = APIRouter(prefix="/v1", tags=["human side"])
 
 RUN_ID = re.compile(r"run_[0-9A-HJKMNP-TV-Z]{26}")
 PROMPT_ID = re.compile(r"prm_[0-9A-HJKMNP-TV-Z]{26}")

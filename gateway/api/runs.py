@@ -4,22 +4,22 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Depends, Path, Query
+from fastapi import APIRouter, Path, Query
 from fastapi.responses import JSONResponse
 
 from gateway.api.answering import already_resolved
 from gateway.api.auth import AgentCaller, Caller
-from gateway.api.deps import MAX_WAIT_S, Core, Options, encodable_body
+from gateway.api.deps import MAX_WAIT_S, Core, Options
 from gateway.api.errors import error_responses
 from gateway.api.inbox import pending_page
 from gateway.api.schemas import CancelBody, PromptList
+from gateway.cursors import PAGE_CURSOR
 from gateway.models import Prompt, PromptRequest, PromptState, ReasonCode, Run, RunRequest
 
-router = APIRouter(prefix="/v1", tags=["agent side"], dependencies=[Depends(encodable_body)])
+router = APIRouter(prefix="/v1", tags=["agent side"])
 
 RunId = Annotated[str, Path(min_length=1, max_length=100)]
 PromptId = Annotated[str, Path(min_length=1, max_length=100)]
-PAGE_CURSOR = r"^\d{1,9}$"
 
 
 @router.post("/runs", status_code=201, response_model=Run, responses=error_responses(400, 403))

@@ -17,16 +17,7 @@ from gateway.models import (
     check_identity,
 )
 
-STREAM_ID = r"^\d{1,20}-\d{1,20}$"
-_U64 = 2**64 - 1
 MAX_ANSWER_VALUES = 50
-
-
-def stream_position(value: str | None) -> str | None:
-    """A feed cursor (a Redis stream id ``<ms>-<seq>``) whose parts fit the 64 bits Redis allows."""
-    if value is not None and any(int(part) > _U64 for part in value.split("-")):
-        raise ValueError("not a feed position: both numbers must fit in 64 bits")
-    return value
 
 
 class Open(BaseModel):

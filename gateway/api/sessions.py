@@ -9,13 +9,13 @@ from fastapi.responses import JSONResponse
 from pydantic import Field
 
 from gateway.api.auth import AgentCaller, Caller
-from gateway.api.deps import Core, encodable_body
+from gateway.api.deps import Core
 from gateway.api.errors import error_responses
 from gateway.errors import GatewayError
 from gateway.models import Model
 from gateway.session_threads import SessionThreads
 
-router = APIRouter(prefix="/v1", tags=["agent side"], dependencies=[Depends(encodable_body)])
+router = APIRouter(prefix="/v1", tags=["agent side"])
 
 SessionKey = Annotated[str, Path(min_length=1, max_length=160, pattern=r"^[A-Za-z0-9_.:-]+$")]
 

@@ -5,18 +5,19 @@ from __future__ import annotations
 import time
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Path, Query
+from fastapi import APIRouter, Path, Query
 from fastapi.responses import JSONResponse
 from pydantic import AfterValidator
 
 from gateway.api.auth import AgentCaller, Caller
-from gateway.api.deps import MAX_WAIT_S, Core, Options, encodable_body
+from gateway.api.deps import MAX_WAIT_S, Core, Options
 from gateway.api.errors import error_responses
-from gateway.api.schemas import STREAM_ID, ItemList, MessageList, PostedItem, PostItemBody, stream_position
+from gateway.api.schemas import ItemList, MessageList, PostedItem, PostItemBody
+from gateway.cursors import STREAM_ID, stream_position
 from gateway.ids import parse_thread_id
 from gateway.store import Store, keys
 
-router = APIRouter(prefix="/v1", tags=["agent side"], dependencies=[Depends(encodable_body)])
+router = APIRouter(prefix="/v1", tags=["agent side"])
 
 ThreadId = Annotated[str, Path(min_length=1, max_length=200)]
 After = Annotated[

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from gateway.cursors import exclusive_start
 from gateway.models import (
     AgentDefinition,
     Answer,
@@ -569,7 +570,9 @@ class Store:
     async def thread_items(
         self, thread_id: str, after: str | None, limit: int
     ) -> list[tuple[str, dict[str, Any]]]:
-        start = f"({after}" if after else "-"
+        start = exclusive_start(after)
+        if start is None:
+            return []
         rows = await self.redis.xrange(keys.items(thread_id), min=start, max="+", count=limit)
         return [(entry_id, json.loads(fields["j"])) for entry_id, fields in rows]
 
@@ -577,10 +580,11 @@ class Store:
         self, stream: str, after: str | None, limit: int, block_ms: int | None = None
     ) -> list[tuple[str, dict[str, Any]]]:
         """Entries after the cursor (a stream id; none = from the start), blocking up to ``block_ms``."""
-        cursor = after or "0-0"
         if block_ms:
-            reply = await self.redis.xread({stream: cursor}, count=limit, block=block_ms)
+            reply = await self.redis.xread({stream: after or "0-0"}, count=limit, block=block_ms)
             rows = reply[0][1] if reply else []
+        elif (start := exclusive_start(after)) is not None:
+            rows = await self.redis.xrange(stream, min=start, max="+", count=limit)
         else:
-            rows = await self.redis.xrange(stream, min=f"({cursor}" if after else "-", max="+", count=limit)
+            rows = []
         return [(entry_id, json.loads(fields["j"])) for entry_id, fields in rows]

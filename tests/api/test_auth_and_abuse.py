@@ -98,7 +98,6 @@ async def test_tokens_never_appear_in_logs_or_errors(
         (b'{"thread_id": 12, "agent": ["ops"]}', "application/json"),
         (b'{"thread_id": "web:\\ud800", "agent": "ops"}', "application/json"),
         (b'{"thread_id": "web:room", "agent": "ops", "extra": 1}', "application/json"),
-        (b"thread_id=web:room", "application/x-www-form-urlencoded"),
         (b"", "application/json"),
     ],
 )

@@ -1,0 +1,104 @@
+"""The API's door: the bearer token is checked on the raw request, and only then is the body parsed.
+
+For every ``/v1/`` request this ASGI layer resolves the caller with ``TokenTable.find`` before a byte of
+the body is read (401 otherwise), hands the Principal to the routes in the scope, then reads the body and
+parses it once within limits: JSON media type (415), UTF-8, nesting depth, valid Unicode text (400). The
+routes see the same bytes afterwards and validate the parsed shape as usual.
+"""
+
+from __future__ import annotations
+
+import json
+
+from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from gateway.api.auth import PRINCIPAL_SCOPE_KEY, TokenTable, authenticate
+from gateway.errors import GatewayError
+from gateway.jsonbody import MAX_DEPTH, is_json_media_type, parse_json, unsupported_media_type
+
+API_PREFIX = "/v1/"
+_BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope.get("headers", []):
+        if key.lower() == name:
+            return bytes(value).decode("latin-1")
+    return None
+
+
+async def send_error(send: Send, error: GatewayError) -> None:
+    """Answer ``error`` in the contract's envelope straight from the ASGI layer."""
+    body = json.dumps(error.envelope()).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    if error.status == 401:
+        headers.append((b"www-authenticate", b"Bearer"))
+    await send({"type": "http.response.start", "status": error.status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+class _Disconnected(Exception):
+    """The client went away before its body arrived: nothing to answer."""
+
+
+async def _read_body(receive: Receive) -> bytes:
+    chunks: list[bytes] = []
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise _Disconnected
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that hands over the body already read, then the client's later messages."""
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
+class Admission:
+    """ASGI middleware: authenticate ``/v1/`` requests on raw bytes, then parse their JSON bodies safely."""
+
+    def __init__(self, app: ASGIApp, tokens: TokenTable, max_depth: int = MAX_DEPTH) -> None:
+        self.app = app
+        self.tokens = tokens
+        self.max_depth = max_depth
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not str(scope.get("path", "")).startswith(API_PREFIX):
+            await self.app(scope, receive, send)
+            return
+        try:
+            scope[PRINCIPAL_SCOPE_KEY] = authenticate(self.tokens, _header(scope, b"authorization"))
+            if scope.get("method") in _BODY_METHODS:
+                receive = await self._admit_body(scope, receive)
+        except GatewayError as error:
+            await send_error(send, error)
+            return
+        except _Disconnected:
+            return
+        await self.app(scope, receive, send)
+
+    async def _admit_body(self, scope: Scope, receive: Receive) -> Receive:
+        """Read and check the body; a receive that replays it to the route."""
+        try:
+            body = await _read_body(receive)
+        except HTTPException as exc:  # the body limit, streamed past its size
+            raise GatewayError("PAYLOAD_TOO_LARGE", str(exc.detail), exc.status_code) from None
+        if body:
+            content_type = _header(scope, b"content-type")
+            if not is_json_media_type(content_type):
+                raise unsupported_media_type(content_type)
+            parse_json(body, max_depth=self.max_depth)
+        return _replay(body, receive)

@@ -1,0 +1,77 @@
+"""Parse a JSON request body once, within limits: UTF-8, nesting depth, finite numbers, valid Unicode text."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from gateway.errors import GatewayError
+
+MAX_DEPTH = 32
+JSON_MEDIA_TYPE = "application/json"
+
+
+def _refused(message: str, status: int = 400) -> GatewayError:
+    return GatewayError("VALIDATION_FAILED", message, status)
+
+
+def _no_constants(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def is_json_media_type(content_type: str | None) -> bool:
+    """``application/json`` or ``application/<x>+json``, any parameters; a missing type counts as JSON."""
+    if not content_type:
+        return True
+    media = content_type.split(";", 1)[0].strip().lower()
+    return media == JSON_MEDIA_TYPE or (media.startswith("application/") and media.endswith("+json"))
+
+
+def unsupported_media_type(content_type: str | None) -> GatewayError:
+    return GatewayError(
+        "UNSUPPORTED_MEDIA_TYPE",
+        "Send the body as JSON with Content-Type: application/json.",
+        415,
+        {"content_type": (content_type or "")[:100]},
+    )
+
+
+def _check_shape(value: Any, max_depth: int) -> None:
+    """Walk the parsed value without recursion: refuse deep nesting, lone surrogates, infinite numbers."""
+    pending: list[tuple[Any, int]] = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, str):
+            if not item.isascii():
+                try:
+                    item.encode("utf-8")
+                except UnicodeEncodeError:
+                    raise _refused(
+                        "The body contains text that is not valid Unicode (a lone surrogate such as \\ud800)."
+                    ) from None
+        elif isinstance(item, float):
+            if item in (float("inf"), float("-inf")):
+                raise _refused("The body holds a number too large to represent.")
+        elif isinstance(item, (dict, list)):
+            if depth > max_depth:
+                raise _refused(f"The body is nested deeper than {max_depth} levels.")
+            children = [*item.keys(), *item.values()] if isinstance(item, dict) else item
+            pending.extend((child, depth + 1) for child in children)
+
+
+def parse_json(raw: bytes, *, max_depth: int = MAX_DEPTH) -> Any:
+    """The body's JSON value, or a 400 VALIDATION_FAILED GatewayError saying what is wrong with it."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _refused(f"The body is not UTF-8 (bad byte at offset {exc.start}).") from None
+    try:
+        value = json.loads(text, parse_constant=_no_constants)
+    except RecursionError:
+        raise _refused(f"The body is nested deeper than {max_depth} levels.") from None
+    except ValueError as exc:
+        position = getattr(exc, "pos", None)
+        where = f" (at character {position})" if isinstance(position, int) else ""
+        raise _refused(f"The body is not valid JSON{where}.") from None
+    _check_shape(value, max_depth)
+    return value
