@@ -12,7 +12,7 @@ from typing import Any
 from slack_bolt.adapter.starlette.async_handler import AsyncSlackRequestHandler
 from slack_sdk.web.async_client import AsyncWebClient
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from channels.slack.calls import MAX_INLINE_WAIT_S, call
@@ -22,6 +22,7 @@ from channels.slack.presses import Presses
 from channels.slack.render import SlackMessage, render_item, render_notice, render_settled
 from channels.slack.socket import SocketModeLink
 from channels.slack.threads import start_thread as start_session_thread
+from channels.slack.verify import check_body, is_signed
 from gateway.channel import ChannelContext, ChannelError, MessageRef
 from gateway.errors import GatewayError
 from gateway.ids import ThreadRef, parse_thread_id
@@ -33,6 +34,15 @@ DEFAULT_API_URL = "https://slack.com/api/"
 EVENTS_PATH = "/slack/events"
 MAX_EVENT_BYTES = 1024 * 1024
 _PARTIAL_MEMORY = 256
+UNSIGNED = GatewayError(
+    "UNAUTHORIZED",
+    "Missing, stale or wrong X-Slack-Signature: sign with SLACK_SIGNING_SECRET and a current timestamp.",
+    401,
+)
+
+
+def _refused(error: GatewayError) -> Response:
+    return JSONResponse(error.envelope(), status_code=error.status)
 
 
 class SlackChannel:
@@ -196,12 +206,18 @@ class SlackChannel:
     # Inbound ---------------------------------------------------------------------------------------
 
     async def _receive_http(self, request: Request) -> Response:
-        # A non-numeric timestamp would make the SDK's verifier raise (a 500); it is simply unsigned.
-        timestamp = request.headers.get("x-slack-request-timestamp", "")
-        if not timestamp.isascii() or not timestamp.isdigit():
-            return Response(status_code=401)
-        if int(request.headers.get("content-length") or 0) > MAX_EVENT_BYTES:
-            return Response(status_code=413)
+        """Verify Slack's signature on the raw bytes, check the body parses, and only then hand it to Bolt."""
+        body = await request.body()
+        if len(body) > MAX_EVENT_BYTES:
+            return _refused(
+                GatewayError("PAYLOAD_TOO_LARGE", f"An event is at most {MAX_EVENT_BYTES} bytes.", 413)
+            )
+        if self.signing_secret is None or not is_signed(self.signing_secret, request.headers, body):
+            return _refused(UNSIGNED)
+        try:
+            check_body(body, request.headers.get("content-type"))
+        except GatewayError as exc:
+            return _refused(exc)
         return await self._http.handle(request)
 
     async def _on_event(self, payload: dict[str, Any], kind: str, bot: BotIdentity) -> None:
