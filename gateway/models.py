@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Annotated, Any, Literal, Self
@@ -23,6 +24,19 @@ APPROVE, DENY = "Approve", "Deny"
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+# Characters that draw nothing on their own although Unicode files them as letters or symbols.
+_BLANK_LOOKALIKES = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+_INVISIBLE_CATEGORIES = frozenset({"Zs", "Zl", "Zp", "Cc", "Cf", "Cs", "Co", "Cn", "Mn", "Me", "Mc"})
+
+
+def has_visible_character(value: str) -> bool:
+    """True when ``value`` draws something: not only spaces, controls, format marks or blank look-alikes."""
+    return any(
+        char not in _BLANK_LOOKALIKES and unicodedata.category(char) not in _INVISIBLE_CATEGORIES
+        for char in value
+    )
 
 
 def to_ms(moment: datetime) -> int:
@@ -77,8 +91,8 @@ class Option(Model):
     @field_validator("label")
     @classmethod
     def _label_not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("must not be blank")
+        if not has_visible_character(value):
+            raise ValueError("must have a visible character (not only spaces or invisible marks)")
         return value.strip()
 
 
@@ -139,7 +153,7 @@ class PromptRequest(Model):
     kind: PromptKind
     questions: list[Question] = Field(min_length=1, max_length=MAX_QUESTIONS)
     tool_call: ToolCall | None = None
-    expires_in_seconds: int | None = Field(default=None, ge=1, le=MAX_EXPIRES_IN)
+    expires_in_seconds: int | None = Field(default=None, ge=1, le=MAX_EXPIRES_IN, strict=True)
 
     # Field validators rather than one model validator, so each error's loc names the field at fault.
     @field_validator("questions")
@@ -304,7 +318,7 @@ class Run(Model):
 
 
 class HumanInput(Model):
-    expires_in_seconds: int = Field(default=DEFAULT_EXPIRES_IN, ge=1, le=MAX_EXPIRES_IN)
+    expires_in_seconds: int = Field(default=DEFAULT_EXPIRES_IN, ge=1, le=MAX_EXPIRES_IN, strict=True)
     approvers: list[Identity] = Field(default_factory=list, max_length=1000)
 
     @field_validator("approvers")
