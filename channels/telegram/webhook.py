@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hmac
-import json
 import logging
 from collections.abc import Awaitable, Callable
 
@@ -12,6 +11,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from gateway.errors import GatewayError
+from gateway.jsonbody import parse_json
 from gateway.logs import event, redact
 
 PATH = "/telegram/webhook"
@@ -50,9 +50,9 @@ def webhook_route(secret: str, handle: UpdateHandler) -> Route:
         if len(body) > MAX_BODY:
             return _error("PAYLOAD_TOO_LARGE", f"An update is at most {MAX_BODY} bytes.", 413)
         try:
-            data = json.loads(body)
-        except ValueError:
-            return _error("INVALID_PARAMS", "The body is not JSON.", 400)
+            data = parse_json(body)
+        except GatewayError as exc:
+            return _error(exc.code, exc.message, exc.status)
         if not isinstance(data, dict) or not isinstance(data.get("update_id"), int):
             return _error("INVALID_PARAMS", "The body is not a Telegram update (no update_id).", 400)
         try:

@@ -30,6 +30,7 @@ MAX_BODY = 64 * 1024
 NOTICES = {Outcome.NOT_ALLOWED: NOT_ALLOWED_NOTICE, Outcome.STALE: STALE_NOTICE}
 MAX_ROOM = 64
 SUFFIX_CHARS = 10
+NEEDS_TOKEN = "This chat needs its access token (THREADGATE_WEB_TOKEN); check it and retry."
 
 
 def session_room(room: str) -> str:
@@ -108,6 +109,8 @@ class WebChannel:
 
     async def _session(self, request: Request) -> JSONResponse:
         """Check a sign-in before the page uses it: answers the name the visitor chats as."""
+        if not self.access.may_read(_bearer(request)):
+            return _error("UNAUTHORIZED", NEEDS_TOKEN, 401)
         try:
             body = SignIn.model_validate_json(await request.body() or b"{}")
             name = self.access.identify(body.name, _bearer(request))
@@ -147,6 +150,8 @@ class WebChannel:
                 yield f"id: {entry_id}\nevent: item\ndata: {json.dumps(item, ensure_ascii=False)}\n\n"
 
     async def _receive(self, request: Request) -> JSONResponse:
+        if not self.access.may_read(_bearer(request)):  # before a byte of the body is parsed
+            return _error("UNAUTHORIZED", NEEDS_TOKEN, 401)
         if self._context is None:
             return _error("UNAVAILABLE", "The web chat is starting or stopping; try again.", 503)
         body = await request.body()

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gateway.mapper import check_structured, map_approval, map_question, map_reply, map_text
-from gateway.models import Answer, PromptKind, PromptRequest, Question
+from gateway.models import Answer, PromptKind, PromptRequest, Question, has_visible_character
 
 DEPLOY = "What's the deployment target?"
 SOURCE = "Where should the data come from?"
@@ -425,7 +425,7 @@ def test_structured_answer_lists_are_copies() -> None:
 # Properties: any valid prompt, any text, any junk: never raises, one list of strings per question ----
 
 labels_st = st.lists(
-    st.text(min_size=1, max_size=12).filter(lambda label: bool(label.strip())),
+    st.text(min_size=1, max_size=12).filter(has_visible_character),
     min_size=1,
     max_size=6,
     unique_by=lambda label: label.strip().casefold(),
