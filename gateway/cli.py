@@ -6,11 +6,22 @@ import argparse
 import sys
 from collections.abc import Sequence
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
 from gateway import __version__
 from gateway.logs import configure, redact
+
+if TYPE_CHECKING:
+    from gateway.settings import Settings
+
+
+def listen_address(args: argparse.Namespace, settings: Settings) -> tuple[str, int]:
+    """``--host``/``--port`` when given, else ``THREADGATE_HOST``/``THREADGATE_PORT`` (environment, .env)."""
+    host: str = args.host if args.host is not None else settings.threadgate_host
+    port: int = args.port if args.port is not None else settings.threadgate_port
+    return host, port
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -21,8 +32,7 @@ def _serve(args: argparse.Namespace) -> int:
     from gateway.settings import Settings
 
     settings = Settings()
-    host = args.host or settings.threadgate_host
-    port = args.port or settings.threadgate_port
+    host, port = listen_address(args, settings)
     configure(settings.threadgate_log_level)
     runtime = Runtime.build(settings)
     app = create_app(runtime)
@@ -75,10 +85,12 @@ def _demo(args: argparse.Namespace) -> int:
     import asyncio
 
     from gateway.demo import serve_demo
+    from gateway.settings import Settings
 
+    host, port = listen_address(args, Settings())
     configure("INFO" if args.verbose else "CRITICAL")  # the demo speaks in its own words
     try:
-        asyncio.run(serve_demo(args.host, args.port, args.room))
+        asyncio.run(serve_demo(host, port, args.room))
     except OSError as exc:
         print(f"threadgate: {exc}", file=sys.stderr)
         return 2
@@ -97,8 +109,10 @@ def _add_operator_commands(commands: argparse._SubParsersAction[argparse.Argumen
         "you through every kind of prompt, then print the chat and inbox URLs. Nothing is kept after it "
         "stops; REDIS_URL and platform settings are ignored.",
     )
-    demo.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    demo.add_argument("--port", type=int, default=8787, help="port to listen on (default 8787; 0 = any free)")
+    demo.add_argument("--host", help="address to listen on (default THREADGATE_HOST or 127.0.0.1)")
+    demo.add_argument(
+        "--port", type=int, help="port to listen on (default THREADGATE_PORT or 8787; 0 = any free)"
+    )
     demo.add_argument("--room", default="demo", help="the chat room to open (default demo)")
     demo.add_argument("--verbose", action="store_true", help="show the gateway's log lines")
     demo.set_defaults(handler=_demo)

@@ -17,6 +17,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
+from gateway import __version__
 from gateway.client import Threadgate
 from gateway.integrations.asking import Ask, Unavailable, ask
 from gateway.integrations.permissions import ask_permission
@@ -91,7 +92,7 @@ def build_server(
     product = product or os.environ.get("THREADGATE_SESSION_NAME") or "Agent"
     key = session_key("mcp", session_id)
     header = session_header(product, cwd or os.getcwd(), session_id)
-    server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, log_level="WARNING")
+    server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
 
     async def settle(
         kind: Literal["approval", "ask_user_question"],
