@@ -1,6 +1,6 @@
 """The API's door: the bearer token is checked on the raw request, and only then is the body parsed.
 
-For every ``/v1/`` request this ASGI layer resolves the caller with ``TokenTable.find`` before a byte of
+For every request under ``/v1`` this ASGI layer resolves the caller with ``TokenTable.find`` before a byte of
 the body is read (401 otherwise), hands the Principal to the routes in the scope, then reads the body and
 parses it once within limits: JSON media type (415), UTF-8, nesting depth, valid Unicode text (400). The
 routes see the same bytes afterwards and validate the parsed shape as usual.
@@ -17,7 +17,7 @@ from gateway.api.auth import PRINCIPAL_SCOPE_KEY, TokenTable, authenticate
 from gateway.errors import GatewayError
 from gateway.jsonbody import MAX_DEPTH, is_json_media_type, parse_json, unsupported_media_type
 
-API_PREFIX = "/v1/"
+API_ROOT = "/v1"
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
@@ -68,7 +68,7 @@ def _replay(body: bytes, receive: Receive) -> Receive:
 
 
 class Admission:
-    """ASGI middleware: authenticate ``/v1/`` requests on raw bytes, then parse their JSON bodies safely."""
+    """ASGI middleware: authenticate requests under ``/v1`` on raw bytes, then parse JSON bodies safely."""
 
     def __init__(self, app: ASGIApp, tokens: TokenTable, max_depth: int = MAX_DEPTH) -> None:
         self.app = app
@@ -76,7 +76,8 @@ class Admission:
         self.max_depth = max_depth
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not str(scope.get("path", "")).startswith(API_PREFIX):
+        path = str(scope.get("path", ""))
+        if scope["type"] != "http" or not (path == API_ROOT or path.startswith(API_ROOT + "/")):
             await self.app(scope, receive, send)
             return
         try:
