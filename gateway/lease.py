@@ -19,7 +19,18 @@ from typing import Any
 
 from gateway import metrics
 from gateway.logs import event
+from gateway.store.outage import StoreHealth
 
+# Take the lease if it is free, or still ours: after Redis restarted from its AOF the key can outlive the
+# holder's own hold, which was dropped when renewals failed; waiting out the TTL would leave the channel idle.
+_ACQUIRE = """
+local holder = redis.call('GET', KEYS[1])
+if holder and holder ~= ARGV[1] then
+  return 0
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
+"""
 _RENEW = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   return redis.call('PEXPIRE', KEYS[1], ARGV[2])
@@ -44,8 +55,17 @@ def lease_name(platform: str, secret: str) -> str:
 class Lease:
     """Run ``work(fence)`` only while this process holds the lease ``name``."""
 
-    def __init__(self, redis: Any, name: str, *, ttl_ms: int = 15_000, holder: str | None = None) -> None:
+    def __init__(
+        self,
+        redis: Any,
+        name: str,
+        *,
+        ttl_ms: int = 15_000,
+        holder: str | None = None,
+        health: StoreHealth | None = None,
+    ) -> None:
         self.redis = redis
+        self.health = health or StoreHealth(redis)
         self.name = name
         self.key = f"tg:lease:{name}"
         self.fence_key = f"tg:lease:{name}:fence"
@@ -63,7 +83,7 @@ class Lease:
         return value
 
     async def try_acquire(self) -> bool:
-        if await self.redis.set(self.key, self.holder, nx=True, px=self.ttl_ms):
+        if await self.redis.eval(_ACQUIRE, 1, self.key, self.holder, self.ttl_ms):
             self.fence = int(await self.redis.incr(self.fence_key))
             event("lease.acquired", lease=self.name, holder=self.holder, fence=self.fence)
             metrics.lease_held(self.name, True)
@@ -91,7 +111,8 @@ class Lease:
             try:
                 acquired = await self.try_acquire()
             except Exception as exc:
-                event("lease.error", logging.WARNING, lease=self.name, error=str(exc))
+                if not self.health.report(exc, f"lease:{self.name}"):
+                    event("lease.error", logging.WARNING, lease=self.name, error=str(exc))
                 acquired = False
             if acquired:
                 assert self.fence is not None
@@ -113,7 +134,8 @@ class Lease:
                 try:
                     still_ours = await self.renew()
                 except Exception as exc:
-                    event("lease.renew_failed", logging.WARNING, lease=self.name, error=str(exc))
+                    if not self.health.report(exc, f"lease:{self.name}"):
+                        event("lease.renew_failed", logging.WARNING, lease=self.name, error=str(exc))
                     still_ours = False
                 if not still_ours:
                     event("lease.lost", logging.WARNING, lease=self.name, holder=self.holder)

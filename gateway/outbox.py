@@ -25,6 +25,7 @@ from gateway.logs import event
 from gateway.models import Prompt, PromptState, ThreadItem, from_ms, utcnow
 from gateway.render import answers_summary, resolved_item, settled_prompt_item
 from gateway.store import OutboxBatch, Store, keys
+from gateway.store.outage import StoreHealth
 from gateway.store.store import prompt_from_fields
 
 LOCK_TTL_MS = 30_000
@@ -56,10 +57,17 @@ def feed_event(event_id: str, kind: str, data: dict[str, Any]) -> dict[str, Any]
 class Outbox:
     """Drains threads' outboxes: right away for the changes this process made, and by sweeping."""
 
-    def __init__(self, store: Store, channels: Channels, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        store: Store,
+        channels: Channels,
+        clock: Callable[[], float] = time.time,
+        health: StoreHealth | None = None,
+    ) -> None:
         self.store = store
         self.channels = channels
         self.clock = clock
+        self.health = health or StoreHealth(store.redis)
         self._running: dict[str, asyncio.Task[bool]] = {}
         self._again: set[str] = set()
         self._retry_at: dict[str, float] = {}
@@ -79,6 +87,13 @@ class Outbox:
     def _forget(self, thread_id: str, task: asyncio.Task[bool]) -> None:
         if self._running.get(thread_id) is task:
             del self._running[thread_id]
+        # Read every drain's failure here, so none ends as "Task exception was never retrieved". What it
+        # owed stays in Redis, marked dirty, for the sweeper to deliver once the failure has passed.
+        if task.cancelled() or (exc := task.exception()) is None:
+            return
+        if not self.health.report(exc, "outbox"):
+            error = str(exc) or type(exc).__name__
+            event("outbox.drain_failed", logging.WARNING, thread_id=thread_id, error=error)
 
     def busy(self, thread_id: str) -> bool:
         """Whether this process has a drain of ``thread_id`` running or due."""

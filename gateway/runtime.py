@@ -13,6 +13,7 @@ from gateway.logs import event, observe_loop
 from gateway.service import Gateway
 from gateway.settings import Settings
 from gateway.store import Connection, Store, connect
+from gateway.store.outage import StoreHealth
 from gateway.webhooks import WebhookDispatcher
 
 
@@ -24,6 +25,7 @@ class Runtime:
     connection: Connection
     store: Store
     gateway: Gateway
+    health: StoreHealth
     channels: list[ChannelRuntime] = field(default_factory=list)
     webhooks: WebhookDispatcher | None = None
     leases: dict[str, Lease] = field(default_factory=dict)  # the channels' leases, by name (readiness)
@@ -38,12 +40,15 @@ class Runtime:
             channels = build_channels(settings)
         connection = connect(settings.redis_url)
         store = Store(connection.client)
-        gateway = Gateway(store, Channels(list(channels)))
-        webhooks = WebhookDispatcher.from_settings(settings, connection.client)
-        return cls(settings, connection, store, gateway, list(channels), webhooks)
+        health = StoreHealth(connection.client)
+        gateway = Gateway(store, Channels(list(channels)), health=health)
+        webhooks = WebhookDispatcher.from_settings(settings, connection.client, health=health)
+        return cls(settings, connection, store, gateway, health, list(channels), webhooks)
 
     def lease(self, name: str) -> Lease:
-        lease = Lease(self.connection.client, name, ttl_ms=self.settings.threadgate_lease_ttl_ms)
+        lease = Lease(
+            self.connection.client, name, ttl_ms=self.settings.threadgate_lease_ttl_ms, health=self.health
+        )
         self.leases[name] = lease
         return lease
 
@@ -85,6 +90,7 @@ class Runtime:
             lease.stop()
             await lease.release()
         await self.gateway.outbox.idle()
+        await self.health.close()
         await self.connection.client.aclose()
         event("shutdown.finished")
 

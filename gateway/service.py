@@ -37,6 +37,7 @@ from gateway.models import (
 from gateway.outbox import Outbox
 from gateway.render import message_item, pending_prompt_item
 from gateway.store import Decision, ReadyAnswer, Refusal, Settlement, Store, keys
+from gateway.store.outage import StoreHealth
 from gateway.tasks import cancel_and_wait
 from gateway.waiters import Waiters
 
@@ -110,12 +111,14 @@ class Gateway:
         *,
         clock: Callable[[], float] = time.time,
         sweep_interval: float = 2.0,
+        health: StoreHealth | None = None,
     ) -> None:
         self.store = store
         self.channels = channels
         self.clock = clock
-        self.outbox = Outbox(store, channels, clock)
-        self.waiters = Waiters(store.redis)
+        self.health = health or StoreHealth(store.redis)
+        self.outbox = Outbox(store, channels, clock, health=self.health)
+        self.waiters = Waiters(store.redis, health=self.health)
         self.sweep_interval = sweep_interval
         self._tasks: list[asyncio.Task[Any]] = []
 
@@ -149,7 +152,9 @@ class Gateway:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
-                event("background.failed", logging.WARNING, job=getattr(job, "__name__", "?"), error=str(exc))
+                name = getattr(job, "__name__", "?")
+                if not self.health.report(exc, name):  # an outage is logged once, by the health record
+                    event("background.failed", logging.WARNING, job=name, error=str(exc))
             # redis-py may swallow a cancellation that lands mid-command; honour it here, or stop() hangs.
             if (task := asyncio.current_task()) is not None and task.cancelling():
                 raise asyncio.CancelledError
@@ -310,14 +315,22 @@ class Gateway:
 
     async def wait_prompt(self, prompt_id: str, timeout: float) -> Prompt:
         """The prompt, once settled or after ``timeout`` seconds. Woken by Redis pub/sub, not polling."""
+        deadline = asyncio.get_running_loop().time() + timeout
         async with self.waiters.watch(prompt_id) as settled:
             prompt = await self.get_prompt(prompt_id)
             if not prompt.pending or timeout <= 0:
                 return prompt
             await self.store.watch(prompt.thread_id, prompt_id, int(timeout * 1000) + WATCH_GRACE_MS)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(settled.wait(), timeout)
-            return await self.get_prompt(prompt_id)
+            while True:
+                remaining = deadline - asyncio.get_running_loop().time()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(settled.wait(), max(remaining, 0))
+                # Cleared before reading, so a settlement landing meanwhile still wakes the next wait.
+                settled.clear()
+                prompt = await self.get_prompt(prompt_id)
+                # A wake can be spurious (every waiter is woken after the subscription was re-made).
+                if not prompt.pending or deadline - asyncio.get_running_loop().time() <= 0:
+                    return prompt
 
     async def cancel_prompt(
         self, prompt_id: str, reason: str = "cancelled", code: ReasonCode = ReasonCode.CANCELLED

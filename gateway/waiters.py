@@ -10,14 +10,17 @@ from typing import Any
 
 from gateway.logs import event
 from gateway.store import keys
+from gateway.store.outage import StoreHealth
 from gateway.tasks import cancel_and_wait
 
 
 class Waiters:
     """One subscription per process to the prompt-settled channel, fanned out to local waiters."""
 
-    def __init__(self, redis: Any) -> None:
+    def __init__(self, redis: Any, health: StoreHealth | None = None, max_retry_s: float = 1.0) -> None:
         self._redis = redis
+        self.health = health or StoreHealth(redis)
+        self.max_retry_s = max_retry_s
         self._events: dict[str, set[asyncio.Event]] = {}
         self._task: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
@@ -49,14 +52,25 @@ class Waiters:
         for flag in self._events.get(prompt_id, ()):
             flag.set()
 
+    def notify_all(self) -> None:
+        """Wake every waiter to read its prompt again (a settlement may have gone unheard)."""
+        for watchers in self._events.values():
+            for flag in watchers:
+                flag.set()
+
     async def _listen(self) -> None:
         delay = 0.1
+        lost = False
         while True:
             pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
             try:
                 await pubsub.subscribe(keys.SETTLED_CHANNEL)
                 self._ready.set()
                 delay = 0.1
+                if lost:  # what settled while the subscription was down was not heard
+                    lost = False
+                    self.notify_all()
+                    event("waiters.resubscribed")
                 while True:
                     message = await pubsub.get_message(timeout=5.0)
                     if message and message.get("type") == "message":
@@ -67,9 +81,11 @@ class Waiters:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # connection lost: waiters fall back to their timeouts meanwhile
-                event("waiters.disconnected", logging.WARNING, error=str(exc), retry_in=delay)
+                if not lost and not self.health.report(exc, "waiters"):
+                    event("waiters.disconnected", logging.WARNING, error=str(exc), retry_in=delay)
+                lost = True
                 await asyncio.sleep(delay)
-                delay = min(delay * 2, 5.0)
+                delay = min(delay * 2, self.max_retry_s)
             finally:
                 with contextlib.suppress(Exception):
                     await pubsub.aclose()

@@ -31,6 +31,7 @@ from gateway import __version__, metrics
 from gateway.logs import event
 from gateway.settings import Settings
 from gateway.store import keys
+from gateway.store.outage import StoreHealth
 from gateway.tasks import cancel_and_wait
 from gateway.webhook_signatures import standard_headers, standard_key
 
@@ -133,8 +134,10 @@ class WebhookDispatcher:
         reclaim_idle_ms: int = 60_000,
         transport: httpx.AsyncBaseTransport | None = None,
         clock: Callable[[], float] = time.time,
+        health: StoreHealth | None = None,
     ) -> None:
         self.redis = redis
+        self.health = health or StoreHealth(redis)
         self.urls = list(urls)
         self._secret = secret
         self._standard_key = standard_key(secret)
@@ -152,7 +155,9 @@ class WebhookDispatcher:
         self._tasks: list[asyncio.Task[None]] = []
 
     @classmethod
-    def from_settings(cls, settings: Settings, redis: Any) -> WebhookDispatcher | None:
+    def from_settings(
+        cls, settings: Settings, redis: Any, health: StoreHealth | None = None
+    ) -> WebhookDispatcher | None:
         """A dispatcher for ``THREADGATE_WEBHOOKS``, or None when no URL is set. Refuses to send unsigned."""
         urls = settings.webhook_urls()
         if not urls:
@@ -164,7 +169,7 @@ class WebhookDispatcher:
                 )
         if settings.threadgate_webhook_secret is None:
             raise ValueError("THREADGATE_WEBHOOKS is set but THREADGATE_WEBHOOK_SECRET is not: set a secret")
-        return cls(redis, urls, settings.threadgate_webhook_secret.get_secret_value())
+        return cls(redis, urls, settings.threadgate_webhook_secret.get_secret_value(), health=health)
 
     def now_ms(self) -> int:
         return int(self.clock() * 1000)
@@ -172,11 +177,7 @@ class WebhookDispatcher:
     # Lifecycle -------------------------------------------------------------------------------------
 
     async def start(self) -> None:
-        try:
-            await self.redis.xgroup_create(keys.EVENTS, GROUP, id="$", mkstream=True)
-        except ResponseError as exc:
-            if "BUSYGROUP" not in str(exc):
-                raise
+        await self._create_group(start="$")
         self._http = httpx.AsyncClient(
             timeout=self.timeout_s, follow_redirects=False, transport=self._transport
         )
@@ -199,6 +200,14 @@ class WebhookDispatcher:
             if not pending:
                 await self.redis.xgroup_delconsumer(keys.EVENTS, GROUP, self.consumer)
 
+    async def _create_group(self, start: str) -> None:
+        """The consumer group on the event stream, reading after ``start``; kept if it exists."""
+        try:
+            await self.redis.xgroup_create(keys.EVENTS, GROUP, id=start, mkstream=True)
+        except ResponseError as exc:
+            if "BUSYGROUP" not in str(exc):
+                raise
+
     async def _forever(self, loop: Callable[[], Any]) -> None:
         delay = 0.1
         while True:
@@ -207,19 +216,34 @@ class WebhookDispatcher:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # Redis away: keep trying, the queue is durable
-                event("webhooks.loop_failed", logging.WARNING, error=type(exc).__name__, retry_in=delay)
+                outage = self.health.report(exc, "webhooks")  # logged once by the health record
+                if not outage:
+                    event("webhooks.loop_failed", logging.WARNING, error=type(exc).__name__, retry_in=delay)
                 await asyncio.sleep(delay)
-                delay = min(delay * 2, 5.0)
+                # Back soon after an outage ends; slower on a failure that repeats for another reason.
+                delay = min(delay * 2, 1.0 if outage else 5.0)
 
     # Fan-out: event stream → delivery queue --------------------------------------------------------
 
     async def _fan_out_loop(self) -> None:
         last_reclaim = 0.0
         while True:
-            if time.monotonic() - last_reclaim > self.reclaim_idle_ms / 2000:
-                last_reclaim = time.monotonic()
-                await self.reclaim()
-            await self.fan_out(block_ms=int(self.poll_s * 1000))
+            try:
+                if time.monotonic() - last_reclaim > self.reclaim_idle_ms / 2000:
+                    last_reclaim = time.monotonic()
+                    await self.reclaim()
+                await self.fan_out(block_ms=int(self.poll_s * 1000))
+            except ResponseError as exc:
+                if not str(exc).startswith("NOGROUP"):
+                    raise
+                await self._recreate_group()
+
+    async def _recreate_group(self) -> None:
+        """Redis came back without the group (restarted empty, or the stream was deleted): make it again,
+        reading the stream from its start, so events written since then are delivered too (receivers dedupe
+        by ``id`` should any be sent twice)."""
+        await self._create_group(start="0")
+        event("webhooks.group_recreated", logging.WARNING, stream=keys.EVENTS, group=GROUP)
 
     async def fan_out(self, block_ms: int | None = None) -> int:
         """Queue deliveries for new events taken from the stream; returns how many were queued."""

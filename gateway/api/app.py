@@ -15,6 +15,7 @@ from gateway.api.deps import ApiOptions
 from gateway.api.errors import install_error_handlers
 from gateway.api.limits import BodyLimit
 from gateway.api.ops import router as ops_router
+from gateway.api.outage import StoreOutageGuard
 from gateway.api.pages import router as pages_router
 from gateway.ratelimit import RateLimiter
 from gateway.runtime import Runtime
@@ -47,6 +48,7 @@ def create_app(runtime: Runtime, options: ApiOptions | None = None) -> FastAPI:
     install_error_handlers(app)
     app.add_middleware(Admission, tokens=app.state.tokens)  # inside the body limit, which bounds its read
     app.add_middleware(BodyLimit, max_bytes=options.max_body_bytes)
+    app.add_middleware(StoreOutageGuard, health=runtime.health)
 
     app.include_router(ops_router)
     app.include_router(pages_router)

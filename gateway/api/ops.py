@@ -14,10 +14,11 @@ from gateway.errors import GatewayError
 from gateway.lease import Lease
 from gateway.logs import event
 from gateway.runtime import Runtime
+from gateway.store.outage import is_store_outage
 
 router = APIRouter(include_in_schema=False)
 
-CHECK_TIMEOUT_S = 2.0
+CHECK_TIMEOUT_S = 1.0
 
 
 @router.get("/healthz")
@@ -47,10 +48,15 @@ async def readiness(runtime: Runtime) -> dict[str, dict[str, Any]]:
         "process": {"ok": not runtime.stopping, "detail": "shutting down" if runtime.stopping else "running"}
     }
     try:
+        # A round trip now, on a pooled connection as requests use them (a dead one is replaced first).
         await asyncio.wait_for(runtime.connection.client.ping(), CHECK_TIMEOUT_S)
+        runtime.health.answered()
         checks["redis"] = {"ok": True, "detail": runtime.connection.description}
     except Exception as exc:
-        event("readiness.redis_failed", logging.WARNING, error=str(exc) or type(exc).__name__)
+        if isinstance(exc, TimeoutError) or is_store_outage(exc):  # logged once, by the health record
+            runtime.health.failed(exc, "readiness")
+        else:
+            event("readiness.redis_failed", logging.WARNING, error=str(exc) or type(exc).__name__)
         checks["redis"] = {"ok": False, "detail": f"Redis did not answer: {type(exc).__name__}"}
         return checks
     for name, lease in runtime.leases.items():

@@ -2,13 +2,36 @@
 
 from __future__ import annotations
 
+import socket
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialWithJitterBackoff
 
 Redis = aioredis.Redis
+
+CONNECT_TIMEOUT_S = 2.0
+HEALTH_CHECK_INTERVAL_S = 10
+# A dead peer that sends nothing (a host gone from the network) is noticed within about 20 s, even by a
+# connection blocked in a long read, which no socket timeout may cut short.
+_KEEPALIVE = {
+    option: value
+    for name, value in (("TCP_KEEPIDLE", 10), ("TCP_KEEPINTVL", 5), ("TCP_KEEPCNT", 2))
+    if (option := getattr(socket, name, None)) is not None
+}
+
+
+def command_retry() -> Retry:
+    """Retry a command that failed on its connection (refused, reset, closed, LOADING) on a fresh one.
+
+    After Redis restarts, the pool still holds the old, dead connections: each is dropped on its first
+    failure and the command sent again on a new one, so a request gets a working connection rather than a
+    500. Three retries take about 0.4 s, then the failure is reported (503 while Redis stays away).
+    """
+    return Retry(ExponentialWithJitterBackoff(base=0.05, cap=0.25), retries=3)
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,11 +71,15 @@ def connect(url: str | None, max_connections: int = 256) -> Connection:
             RedisCluster.from_url(plain, decode_responses=True), f"Redis Cluster at {redact_url(plain)}", True
         )
     # A blocking pool: a burst beyond max_connections waits for a free connection instead of failing.
+    # An idle connection is PINGed before reuse (health check), and a failed command is retried on a new one.
     pool = aioredis.BlockingConnectionPool.from_url(
         url,
         decode_responses=True,
-        health_check_interval=30,
+        health_check_interval=HEALTH_CHECK_INTERVAL_S,
+        retry=command_retry(),
+        socket_connect_timeout=CONNECT_TIMEOUT_S,
         socket_keepalive=True,
+        socket_keepalive_options=_KEEPALIVE,
         max_connections=max_connections,
         timeout=20,
     )
