@@ -13,7 +13,7 @@ import contextlib
 import json
 import shutil
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -154,7 +154,7 @@ class EventFollower:
 
 
 @contextlib.asynccontextmanager
-async def background(*jobs: Callable[[], Awaitable[None]]) -> AsyncIterator[None]:
+async def background(*jobs: Callable[[], Coroutine[Any, Any, None]]) -> AsyncIterator[None]:
     """Run ``jobs`` during the block; a job's own failure is raised (it is the cause of any timeout)."""
     tasks = [asyncio.create_task(job()) for job in jobs]
     try:
