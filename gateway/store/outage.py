@@ -44,7 +44,20 @@ def is_store_outage(exc: BaseException) -> bool:
         return all(is_store_outage(inner) for inner in exc.exceptions)
     if isinstance(exc, _OUTAGE_ERRORS):
         return True
+    if isinstance(exc, (OSError, RuntimeError)):
+        # A socket error the client did not wrap, e.g. uvloop's RuntimeError for a write to a transport
+        # that Redis closed while the connection was being set up.
+        return _raised_in_the_redis_client(exc)
     return isinstance(exc, ResponseError) and str(exc).startswith(_OUTAGE_REPLIES)
+
+
+def _raised_in_the_redis_client(exc: BaseException) -> bool:
+    trace = exc.__traceback__
+    while trace is not None:
+        if str(trace.tb_frame.f_globals.get("__name__", "")).startswith("redis."):
+            return True
+        trace = trace.tb_next
+    return False
 
 
 def store_unavailable() -> GatewayError:
@@ -62,6 +75,9 @@ class StoreHealth:
 
     The first failure of an outage logs ``store.unavailable`` and starts a probe that PINGs until Redis
     answers, then logs ``store.recovered``: one line each way, however many requests fail meanwhile.
+    A failure within ``late_failure_s`` of a recovery is checked with a PING first: a call begun while
+    Redis was away can fail after it came back (its retries take about 0.4 s), and that is the end of the
+    old outage, not a new one.
     """
 
     def __init__(
@@ -70,18 +86,26 @@ class StoreHealth:
         *,
         probe_every_s: float = 0.25,
         probe_timeout_s: float = 1.0,
+        late_failure_s: float = 1.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.redis = redis
         self.probe_every_s = probe_every_s
         self.probe_timeout_s = probe_timeout_s
+        self.late_failure_s = late_failure_s
         self.clock = clock
         self.down_since: float | None = None
+        self.recovered_at: float | None = None
         self._probe: asyncio.Task[None] | None = None
 
     @property
     def available(self) -> bool:
         return self.down_since is None
+
+    @property
+    def probing(self) -> bool:
+        """Whether a probe is PINGing Redis (during an outage, or to confirm a late failure)."""
+        return self._probe is not None and not self._probe.done()
 
     def report(self, exc: BaseException, where: str) -> bool:
         """Note ``exc`` if it is a store outage (True), so the caller need not log it itself."""
@@ -92,33 +116,50 @@ class StoreHealth:
 
     def failed(self, exc: BaseException, where: str) -> None:
         """A round trip failed because of the store: the first one starts an outage."""
-        if self.down_since is not None:
+        if self.down_since is not None or self.probing:
             return
-        self.down_since = self.clock()
-        error = redact(str(exc)) or type(exc).__name__
-        event("store.unavailable", logging.ERROR, error=error, kind=type(exc).__name__, seen_by=where)
+        recent = self.recovered_at is not None and self.clock() - self.recovered_at < self.late_failure_s
+        unconfirmed = (exc, where) if recent else None
+        if unconfirmed is None:
+            self._went_down(exc, where)
         try:
             loop = asyncio.get_running_loop()
-            self._probe = loop.create_task(self._probe_until_up(), name="threadgate.store_probe")
+            self._probe = loop.create_task(self._probe_until_up(unconfirmed), name="threadgate.store_probe")
         except RuntimeError:  # no loop (a synchronous caller): the next round trip that works ends it
             self._probe = None
+            if unconfirmed is not None:
+                self._went_down(exc, where)
 
     def answered(self) -> None:
         """A round trip worked: ends an outage."""
         if self.down_since is None:
             return
-        down_for = round(self.clock() - self.down_since, 3)
+        now = self.clock()
+        down_for = round(now - self.down_since, 3)
         self.down_since = None
+        self.recovered_at = now
         event("store.recovered", down_for_s=down_for)
 
-    async def _probe_until_up(self) -> None:
-        while self.down_since is not None:
-            await asyncio.sleep(self.probe_every_s)
+    def _went_down(self, exc: BaseException, where: str) -> None:
+        self.down_since = self.clock()
+        error = redact(str(exc)) or type(exc).__name__
+        event("store.unavailable", logging.ERROR, error=error, kind=type(exc).__name__, seen_by=where)
+
+    async def _probe_until_up(self, unconfirmed: tuple[BaseException, str] | None) -> None:
+        """PING until Redis answers. With ``unconfirmed``, PING at once, and declare the outage only if
+        that fails too."""
+        while True:
+            if unconfirmed is None:
+                await asyncio.sleep(self.probe_every_s)
             try:
                 await asyncio.wait_for(self.redis.ping(), self.probe_timeout_s)
             except Exception:  # still away (the outage is logged already)
+                if unconfirmed is not None:
+                    self._went_down(*unconfirmed)
+                    unconfirmed = None
                 continue
             self.answered()
+            return
 
     async def close(self) -> None:
         if self._probe is not None:

@@ -34,7 +34,7 @@ from gateway.channel import Channels
 from gateway.lease import Lease
 from gateway.outbox import Outbox
 from gateway.store import Store, connect
-from gateway.store.outage import is_store_outage
+from gateway.store.outage import StoreHealth, is_store_outage
 from tests.api.conftest import AGENT_AUTH, OPERATOR_AUTH, STARTER, Served, served_gateway, start_run
 from tests.api.test_webhooks import Receiver, gateway_with_webhooks, receiving
 from tests.support.api_calls import raise_prompt
@@ -105,6 +105,24 @@ async def ready(served: Served) -> bool:
 )
 def test_failures_of_an_unreachable_or_unready_redis_are_outages(exc: Exception) -> None:
     assert is_store_outage(exc)
+
+
+def raised_in(module: str, exc: Exception) -> Exception:
+    """``exc`` as raised by code of ``module``."""
+    namespace: dict[str, Any] = {"__name__": module, "exc": exc}
+    exec(compile("def fail():\n    raise exc\n", f"<{module}>", "exec"), namespace)
+    try:
+        namespace["fail"]()
+    except Exception as raised:
+        return raised
+    raise AssertionError("unreachable")
+
+
+def test_a_socket_error_the_redis_client_did_not_wrap_is_an_outage() -> None:
+    closed = "unable to perform operation on <TCPTransport closed=True>; the handler is closed"
+    assert is_store_outage(raised_in("redis.asyncio.connection", RuntimeError(closed)))
+    assert is_store_outage(raised_in("redis.asyncio.connection", ConnectionResetError(104, "reset")))
+    assert not is_store_outage(raised_in("gateway.service", RuntimeError("a bug")))
 
 
 @pytest.mark.parametrize(
@@ -228,3 +246,22 @@ async def test_a_drain_that_dies_with_the_store_is_observed_and_logged_once(
         await connection.client.aclose()
     assert unobserved == []
     assert len(logged(caplog, "store.unavailable")) == 1
+
+
+async def test_a_failure_just_after_recovery_that_a_ping_disproves_starts_no_new_outage(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A call begun while Redis was away may fail after it came back: that is not a second outage."""
+    caplog.set_level(logging.INFO)
+    connection = connect(None)  # the embedded store: PING answers
+    health = StoreHealth(connection.client, probe_every_s=0.01)
+    try:
+        health.failed(ConnectionError("Connection refused."), "api")
+        await until(lambda: health.available)
+        health.failed(ConnectionError("Connection refused."), "outbox")
+        await until(lambda: not health.probing)
+    finally:
+        await health.close()
+    assert health.available
+    assert len(logged(caplog, "store.unavailable")) == 1
+    assert len(logged(caplog, "store.recovered")) == 1
