@@ -125,6 +125,17 @@ async def test_a_new_prompt_supersedes_the_active_one(gateway: Gateway, channel:
     assert kinds == ["pending_prompt", "pending_prompt_resolved", "pending_prompt"]
 
 
+async def test_a_retried_open_does_not_supersede_the_prompt_it_opened(gateway: Gateway) -> None:
+    """The store retries a command whose reply was lost with its connection: the retry must be a no-op."""
+    run_id = await start_run(gateway)
+    prompt = await gateway.raise_prompt(run_id, request(DEPLOY))
+    status, superseded = await gateway.store.open_prompt(prompt, "retried", gateway.now_ms())
+
+    assert (status, superseded) == ("ok", "")
+    assert (await gateway.get_prompt(prompt.prompt_id)).prompt_state is PromptState.PENDING
+    assert await gateway.store.active_prompt_id(THREAD) == prompt.prompt_id
+
+
 async def test_failed_post_cancels_the_prompt_and_says_unavailable_not_denied(
     gateway: Gateway, channel: MemoryChannel
 ) -> None:

@@ -1,6 +1,10 @@
 -- Open a prompt as the thread's one active prompt, cancelling (superseding) the one it replaces.
 -- ARGV: pid, run_id, record json, now ms, expires_at ms, retain ms, supersede reason
 local pid, run_id, rec, now, expires_at, retain = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
+-- A retry of this very call (its reply lost with the connection) finds the prompt already opened.
+if redis.call('EXISTS', prompt_key(pid)) == 1 then
+  return {'ok', ''}
+end
 local run_state = redis.call('HGET', P .. 'run:' .. run_id, 'state')
 if not run_state then
   return {'no_run'}
