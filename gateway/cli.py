@@ -59,16 +59,33 @@ def _serve(args: argparse.Namespace) -> int:
 def _add_integration_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """``hook claude|codex`` and ``mcp``: agents ask people in chat (see docs/integrations.md)."""
     hook = commands.add_parser(
-        "hook", help="a PermissionRequest hook for Claude Code or Codex: ask in chat, print the decision"
+        "hook",
+        help="a Claude Code or Codex hook (PermissionRequest, PreToolUse, Elicitation): ask in chat, "
+        "print the decision",
     )
     hook.add_argument("tool", choices=["claude", "codex"], help="the tool running the hook")
     hook.add_argument(
         "--wait",
         type=float,
         metavar="SECONDS",
-        help="give up (print nothing) after this long; default THREADGATE_WAIT_SECONDS or 590",
+        help="stop waiting after this long; default THREADGATE_WAIT_SECONDS or 590",
     )
-    hook.set_defaults(handler=lambda args: _integrations().hook_command(args.tool, args.wait))
+    hook.add_argument(
+        "--approve",
+        choices=["always", "destructive", "never"],
+        help="PreToolUse: which calls a person approves in chat (AskUserQuestion always); "
+        "default THREADGATE_APPROVE or destructive",
+    )
+    hook.add_argument(
+        "--unanswered",
+        choices=["defer", "ask", "none"],
+        default="defer",
+        help="PreToolUse, when nobody answered in time or the gateway is down: defer (headless runs stop and "
+        "resume later), ask (the terminal asks), none (print nothing); default defer",
+    )
+    hook.set_defaults(
+        handler=lambda args: _integrations().hook_command(args.tool, args.wait, args.approve, args.unanswered)
+    )
     mcp = commands.add_parser(
         "mcp", help="an MCP server on stdio: ask_user, request_approval and a permission prompt tool"
     )

@@ -18,6 +18,7 @@ from gateway.session_threads import SessionThreads
 router = APIRouter(prefix="/v1", tags=["agent side"])
 
 SessionKey = Annotated[str, Path(min_length=1, max_length=160, pattern=r"^[A-Za-z0-9_.:-]+$")]
+CallId = Annotated[str, Path(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9_.:-]+$")]
 
 
 class SessionThreadBody(Model):
@@ -30,6 +31,20 @@ class SessionThreadBody(Model):
 class SessionThreadOut(Model):
     session_key: str
     thread_id: str
+    created: bool
+
+
+class SessionCallBody(Model):
+    """The prompt that asks about a tool call, and the stale one it may replace."""
+
+    prompt_id: str = Field(min_length=1, max_length=64, pattern=r"^prm_[A-Za-z0-9]+$")
+    replaces: str | None = Field(default=None, min_length=1, max_length=64, pattern=r"^prm_[A-Za-z0-9]+$")
+
+
+class SessionCallOut(Model):
+    session_key: str
+    call_id: str
+    prompt_id: str
     created: bool
 
 
@@ -74,3 +89,40 @@ async def get_session_thread(session_key: SessionKey, threads: Threads, _caller:
             {"session_key": session_key},
         )
     return SessionThreadOut(session_key=session_key, thread_id=thread_id, created=False)
+
+
+@router.put(
+    "/sessions/{session_key}/calls/{call_id}",
+    response_model=SessionCallOut,
+    responses={201: {"model": SessionCallOut}, **error_responses(400)},
+)
+async def bind_session_call(
+    session_key: SessionKey, call_id: CallId, body: SessionCallBody, threads: Threads, _caller: AgentCaller
+) -> JSONResponse:
+    """Remember which prompt asks about one tool call of the session (``tool_use_id``), so a resumed session
+    finds the same prompt and its answer. 201 when ``prompt_id`` was bound; 200 with the prompt already bound
+    to the call when another was first (``replaces`` names a settled one it may take over from).
+    """
+    bound = await threads.bindings.bind_call(session_key, call_id, body.prompt_id, body.replaces)
+    out = SessionCallOut(
+        session_key=session_key, call_id=call_id, prompt_id=bound, created=bound == body.prompt_id
+    )
+    return JSONResponse(out.model_dump(mode="json"), status_code=201 if out.created else 200)
+
+
+@router.get(
+    "/sessions/{session_key}/calls/{call_id}", response_model=SessionCallOut, responses=error_responses(404)
+)
+async def get_session_call(
+    session_key: SessionKey, call_id: CallId, threads: Threads, _caller: Caller
+) -> SessionCallOut:
+    """The prompt bound to the tool call, or 404 CALL_NOT_FOUND when none is."""
+    prompt_id = await threads.bindings.call_prompt(session_key, call_id)
+    if prompt_id is None:
+        raise GatewayError(
+            "CALL_NOT_FOUND",
+            f"No prompt asks about call {call_id!r} of session {session_key!r}.",
+            404,
+            {"session_key": session_key, "call_id": call_id},
+        )
+    return SessionCallOut(session_key=session_key, call_id=call_id, prompt_id=prompt_id, created=False)

@@ -80,6 +80,32 @@ class Threadgate:
         posting ``header`` into ``channel`` (``slack:C0456``, ``telegram:-100123``, ``web:ops``, …)."""
         return await self._run(calls.session_thread(session_key, channel, header))
 
+    async def session_call(self, session_key: str, call_id: str) -> str | None:
+        """The prompt bound to one tool call of a session (``bind_session_call``); None when none is."""
+        return await self._run(calls.session_call(session_key, call_id))
+
+    async def bind_session_call(
+        self, session_key: str, call_id: str, prompt_id: str, *, replaces: str | None = None
+    ) -> str:
+        """Bind a tool call of a session to the prompt asking about it; returns the prompt bound (another
+        one when someone bound the call first). ``replaces`` names a settled prompt this one replaces."""
+        return await self._run(calls.bind_session_call(session_key, call_id, prompt_id, replaces))
+
+    async def raise_step(
+        self,
+        run_id: str,
+        kind: str,
+        *,
+        message: str,
+        requested_schema: dict[str, Any] | None = None,
+        url: str | None = None,
+        expires_in_seconds: int | None = None,
+    ) -> Prompt:
+        """Raise a form (``kind="form"``, ``requested_schema``) or a URL step (``kind="url"``, ``url``)
+        without waiting; the gateway derives its questions. PromptUnavailable when the chat post failed."""
+        body = calls.step_body(kind, message, requested_schema, url, expires_in_seconds)
+        return await self._run(calls.raise_prompt(run_id, body, self.reconnect_delay))
+
     async def raise_prompt(
         self,
         run_id: str,

@@ -119,6 +119,41 @@ def session_thread(session_key: str, channel: str, header: str) -> Flow[str]:
     return str(data["thread_id"])
 
 
+def session_call(session_key: str, call_id: str) -> Flow[str | None]:
+    try:
+        data = yield Call("GET", f"/v1/sessions/{session_key}/calls/{call_id}")
+    except ThreadgateError as exc:
+        if exc.code == "CALL_NOT_FOUND":
+            return None
+        raise
+    return str(data["prompt_id"])
+
+
+def bind_session_call(session_key: str, call_id: str, prompt_id: str, replaces: str | None) -> Flow[str]:
+    body = {"prompt_id": prompt_id, "replaces": replaces}
+    data = yield Call("PUT", f"/v1/sessions/{session_key}/calls/{call_id}", body=body)
+    return str(data["prompt_id"])
+
+
+def step_body(
+    kind: str,
+    message: str,
+    requested_schema: dict[str, Any] | None,
+    url: str | None,
+    expires_in_seconds: int | None,
+) -> dict[str, Any]:
+    """The raise body of a form or a URL step (the gateway derives their questions)."""
+    body: dict[str, Any] = {"kind": kind, "message": message}
+    for key, value in (
+        ("requested_schema", requested_schema),
+        ("url", url),
+        ("expires_in_seconds", expires_in_seconds),
+    ):
+        if value is not None:
+            body[key] = value
+    return body
+
+
 def raise_prompt(run_id: str, body: dict[str, Any], reconnect_delay: float) -> Flow[Prompt]:
     """Raise a prompt, sending again while the gateway refuses connections (a refused one sent nothing)."""
     delay = reconnect_delay
@@ -200,9 +235,7 @@ def thread_items(thread_id: str, after: str | None, limit: int) -> Flow[Page[dic
     return Page(list(data["items"]), data["cursor"])
 
 
-def messages(
-    after: str | None, wait: float, thread_id: str | None, limit: int
-) -> Flow[Page[dict[str, Any]]]:
+def messages(after: str | None, wait: float, thread_id: str | None, limit: int) -> Flow[Page[dict[str, Any]]]:
     params = {"after": after, "wait": wait or None, "thread_id": thread_id, "limit": limit}
     data = yield Call("GET", "/v1/messages", params=params, timeout=wait + 30.0)
     return Page(list(data["items"]), data["cursor"])

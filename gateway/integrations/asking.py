@@ -12,7 +12,7 @@ import httpx
 from gateway.client import Threadgate, ThreadgateError
 from gateway.integrations.sessions import NotConfigured, thread_for
 from gateway.integrations.settings import Target
-from gateway.models import Prompt
+from gateway.models import Prompt, PromptState, ReasonCode
 
 logger = logging.getLogger("threadgate.integrations")
 
@@ -23,24 +23,46 @@ class Unavailable(Exception):
     """The person could not be asked or did not answer in time: never a denial."""
 
 
+class StillPending(Unavailable):
+    """Nobody has answered yet, and the prompt stays open: a later attempt at the same call finds it."""
+
+    def __init__(self, message: str, prompt_id: str) -> None:
+        super().__init__(message)
+        self.prompt_id = prompt_id
+
+
 @dataclass(frozen=True, slots=True)
 class Ask:
-    """What to ask: the prompt's kind and questions, the real tool call for approvals, and whose session."""
+    """What to ask: the prompt's kind and questions, the real tool call for approvals, and whose session.
 
-    kind: Literal["approval", "ask_user_question", "text"]
+    ``call_id`` (a PreToolUse ``tool_use_id``) makes the question resumable: the prompt is bound to the call
+    in the gateway, outlives this process when nobody answers in time, and is found again when the session
+    resumes. ``body`` carries the fields of forms and URL steps (``message``, ``requested_schema``, ``url``).
+    """
+
+    kind: Literal["approval", "ask_user_question", "text", "form", "url"]
     questions: list[dict[str, Any]]
     session_key: str
     header: str
     tool_call: dict[str, Any] | None = None
+    call_id: str | None = None
+    body: dict[str, Any] | None = None
 
 
 async def ask(tg: Threadgate, target: Target, request: Ask) -> Prompt:
     """Ask in the session's thread and return the settled prompt (answered, or cancelled with a reason).
 
     Raises Unavailable when the gateway cannot be reached, the prompt cannot be posted, or ``target.wait_s``
-    passes unanswered (the prompt is then cancelled, so the chat shows it is no longer waiting).
+    passes unanswered (the prompt is then cancelled, so the chat shows it is no longer waiting). A resumable
+    question (``call_id``) raises StillPending instead and leaves its prompt open for the next attempt.
     """
     try:
+        stale: str | None = None
+        if request.call_id is not None:
+            found = await _resume(tg, target, request)
+            if isinstance(found, Prompt):
+                return found
+            stale = found
         thread = await thread_for(tg, target, key=request.session_key, header=request.header)
         run = await tg.create_run(thread, target.agent, target.started_by)
     except NotConfigured as exc:
@@ -48,12 +70,19 @@ async def ask(tg: Threadgate, target: Target, request: Ask) -> Prompt:
     except (httpx.HTTPError, ThreadgateError) as exc:
         raise Unavailable(f"the gateway could not start the question ({_describe(exc)})") from exc
     prompt_id: str | None = None
+    keep_open = False  # a resumable prompt's run stays open with it; _wait_open ends it once it settles
     try:
-        prompt = await tg.raise_prompt(
-            run.run_id, request.kind, request.questions, tool_call=request.tool_call
-        )
+        prompt = await _raise(tg, run.run_id, request)
         prompt_id = prompt.prompt_id
-        return await tg.wait_prompt(prompt_id, timeout=target.wait_s)
+        if request.call_id is None:
+            return await tg.wait_prompt(prompt_id, timeout=target.wait_s)
+        bound = await tg.bind_session_call(request.session_key, request.call_id, prompt_id, replaces=stale)
+        if bound != prompt_id:  # another process asked about this call first: wait on its prompt
+            with contextlib.suppress(httpx.HTTPError, ThreadgateError):
+                await tg.cancel_prompt(prompt_id, "asked twice")
+            return await _wait_open(tg, target, bound)
+        keep_open = True
+        return await _wait_open(tg, target, prompt_id)
     except TimeoutError as exc:
         if prompt_id is not None:
             with contextlib.suppress(httpx.HTTPError, ThreadgateError):
@@ -62,8 +91,41 @@ async def ask(tg: Threadgate, target: Target, request: Ask) -> Prompt:
     except (httpx.HTTPError, ThreadgateError) as exc:
         raise Unavailable(_describe(exc)) from exc
     finally:
-        with contextlib.suppress(httpx.HTTPError, ThreadgateError):
-            await tg.end_run(run.run_id)
+        if not keep_open:
+            with contextlib.suppress(httpx.HTTPError, ThreadgateError):
+                await tg.end_run(run.run_id)
+
+
+async def _raise(tg: Threadgate, run_id: str, request: Ask) -> Prompt:
+    kind = request.kind
+    if kind == "form" or kind == "url":  # the gateway derives their questions from the body
+        return await tg.raise_step(run_id, kind, **(request.body or {}))
+    return await tg.raise_prompt(run_id, kind, request.questions, tool_call=request.tool_call)
+
+
+async def _resume(tg: Threadgate, target: Target, request: Ask) -> Prompt | str | None:
+    """The prompt bound to the call once it settled (waiting while it is open); else the id of a bound
+    prompt that settled unanswered (to be asked again), or None when the call was never asked."""
+    assert request.call_id is not None
+    prompt_id = await tg.session_call(request.session_key, request.call_id)
+    if prompt_id is None:
+        return None
+    prompt = await _wait_open(tg, target, prompt_id)
+    if prompt.prompt_state is PromptState.CANCELLED and prompt.reason_code is not ReasonCode.DECLINED:
+        return prompt_id  # expired or superseded while nobody was there: ask again
+    return prompt
+
+
+async def _wait_open(tg: Threadgate, target: Target, prompt_id: str) -> Prompt:
+    """Wait up to ``target.wait_s`` for a resumable prompt; StillPending (it stays open) when it does not
+    settle, and its run ended once it has."""
+    try:
+        prompt = await tg.wait_prompt(prompt_id, timeout=target.wait_s)
+    except TimeoutError as exc:
+        raise StillPending(f"nobody has answered yet (prompt {prompt_id})", prompt_id) from exc
+    with contextlib.suppress(httpx.HTTPError, ThreadgateError):
+        await tg.end_run(prompt.run_id)
+    return prompt
 
 
 def _describe(exc: BaseException) -> str:

@@ -1,28 +1,37 @@
-"""``threadgate hook claude|codex``: a PermissionRequest hook that asks in chat, then prints the decision.
+"""``threadgate hook claude|codex``: a hook that asks in chat and prints the decision in the tool's shape.
 
-The decision JSON has the shape each tool documents (``hookSpecificOutput.decision``). When the person
-cannot be asked (gateway down, prompt not posted, no answer in time) the hook prints nothing and exits 0,
-so the tool shows its own prompt: "unavailable" is never a denial.
+Events: ``PermissionRequest`` (the tool is about to show its permission dialog), ``PreToolUse`` (every call,
+also in headless ``claude -p`` runs; the approval policy picks which are asked) and, for Claude Code,
+``Elicitation`` (an MCP server asks the user for a form or a URL step). When the person cannot be asked the
+hook never denies: it prints nothing (the tool's own flow goes on), or for PreToolUse ``defer``/``ask`` so a
+person still decides (see docs/integrations.md for what each tool then does).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
-from typing import Any, Literal
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from gateway.client import Threadgate
+from gateway.integrations import hook_output
 from gateway.integrations.asking import Unavailable
-from gateway.integrations.permissions import ask_permission
+from gateway.integrations.elicitation import ask_elicitation
+from gateway.integrations.hook_output import Output, Tool, Unanswered
+from gateway.integrations.permissions import Verdict, ask_permission
+from gateway.integrations.policy import Rule, needs_person, rule_from
 from gateway.integrations.prompts import ASK_USER_QUESTION
 from gateway.integrations.sessions import session_header, session_key
 from gateway.integrations.settings import Target
 
-Tool = Literal["claude", "codex"]
 TOOLS: dict[str, tuple[str, str]] = {"claude": ("Claude Code", "claude-code"), "codex": ("Codex", "codex")}
-EVENT = "PermissionRequest"
+EVENTS = {
+    "claude": ("PermissionRequest", "PreToolUse", "Elicitation"),
+    "codex": ("PermissionRequest", "PreToolUse"),  # Codex has no elicitation hook
+}
 MAX_INPUT_CHARS = 1_000_000
 DEFAULT_WAIT_S = 590.0  # just under the 600 s both tools give a command hook by default
 SETUP_GRACE_S = 15.0  # on top of the wait: finding the thread and raising the prompt
@@ -30,62 +39,99 @@ SETUP_GRACE_S = 15.0  # on top of the wait: finding the thread and raising the p
 
 @dataclass(frozen=True, slots=True)
 class HookInput:
-    """The fields of a PermissionRequest hook's stdin that matter here."""
+    """The fields of a hook's stdin that matter here (the rest of the event is kept in ``data``)."""
 
+    event: str
     session_id: str
     cwd: str | None
-    tool_name: str
-    tool_input: dict[str, Any]
+    tool_name: str = ""
+    tool_input: dict[str, Any] = field(default_factory=dict)
+    tool_use_id: str | None = None
+    data: dict[str, Any] = field(default_factory=dict)
 
 
-def parse_hook_input(raw: str) -> HookInput:
-    """The hook's JSON; ValueError when it is not a PermissionRequest with a tool name and input."""
+@dataclass(frozen=True, slots=True)
+class HookOptions:
+    """How the hook behaves: the approval rule for PreToolUse, what it prints when nobody decided in time."""
+
+    approve: Rule = "destructive"
+    unanswered: Unanswered = "defer"
+
+
+def parse_hook_input(raw: str, tool: Tool = "claude") -> HookInput:
+    """The hook's JSON; ValueError when it is not an event this hook handles, with the fields it needs."""
     if len(raw) > MAX_INPUT_CHARS:
         raise ValueError("the hook input is too large")
     data = json.loads(raw)
     if not isinstance(data, dict):
         raise ValueError("the hook input is not a JSON object")
-    event = data.get("hook_event_name")
-    if event is not None and event != EVENT:
-        raise ValueError(f"this hook handles {EVENT}, not {event}")
-    tool_name, tool_input = data.get("tool_name"), data.get("tool_input")
-    if not isinstance(tool_name, str) or not tool_name or not isinstance(tool_input, dict):
-        raise ValueError("the hook input has no tool_name and tool_input")
-    session = data.get("session_id")
-    cwd = data.get("cwd")
-    return HookInput(
+    event = data.get("hook_event_name", "PermissionRequest")
+    if event not in EVENTS[tool]:
+        raise ValueError(f"this hook handles {', '.join(EVENTS[tool])}, not {event}")
+    session, cwd = data.get("session_id"), data.get("cwd")
+    hook = HookInput(
+        event=event,
         session_id=session if isinstance(session, str) and session else "unknown",
         cwd=cwd if isinstance(cwd, str) else None,
+        data=data,
+    )
+    if event == "Elicitation":
+        if not isinstance(data.get("message"), str) or not isinstance(data.get("mcp_server_name"), str):
+            raise ValueError("the Elicitation input has no mcp_server_name and message")
+        return hook
+    tool_name, tool_input = data.get("tool_name"), data.get("tool_input")
+    tool_use_id = data.get("tool_use_id")
+    if not isinstance(tool_name, str) or not tool_name or not isinstance(tool_input, dict):
+        raise ValueError("the hook input has no tool_name and tool_input")
+    return replace(
+        hook,
         tool_name=tool_name,
         tool_input=tool_input,
+        tool_use_id=tool_use_id if isinstance(tool_use_id, str) and tool_use_id else None,
     )
 
 
-def decision(behavior: Literal["allow", "deny"], **fields: Any) -> dict[str, Any]:
-    """``{"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {...}}}``."""
-    body = {"behavior": behavior, **{key: value for key, value in fields.items() if value is not None}}
-    return {"hookSpecificOutput": {"hookEventName": EVENT, "decision": body}}
-
-
-async def decide(tool: Tool, hook: HookInput, tg: Threadgate, target: Target) -> dict[str, Any]:
-    """Ask in chat and return the decision to print; Unavailable when nobody decided."""
+async def decide(tool: Tool, hook: HookInput, tg: Threadgate, target: Target, options: HookOptions) -> Output:
+    """Ask in chat when the event calls for it and return what to print (None: nothing)."""
     product, slug = TOOLS[tool]
+    key = session_key(slug, hook.session_id)
+    header = session_header(product, hook.cwd, hook.session_id)
+    if hook.event == "Elicitation":
+        return await ask_elicitation(tg, target, hook.data, key=key, header=header)
+    if hook.event == "PreToolUse":
+        if not asks(hook, options):
+            return None  # no approval needed: the tool's own permission rules decide
+        verdict = await ask_permission(
+            tg, target, hook.tool_name, hook.tool_input, key=key, header=header, call_id=hook.tool_use_id
+        )
+        return hook_output.pre_tool_use(tool, hook.tool_name, verdict, options.unanswered)
     verdict = await ask_permission(
         tg,
         target,
         hook.tool_name,
         hook.tool_input,
-        key=session_key(slug, hook.session_id),
-        header=session_header(product, hook.cwd, hook.session_id),
+        key=key,
+        header=header,
+        suggestions=hook.data.get("permission_suggestions"),
     )
     if verdict.behavior is None:
         raise Unavailable(verdict.unavailable)
-    if verdict.behavior == "deny":
-        return decision("deny", message=verdict.message)
-    # An approval is allowed as asked: updatedInput (Codex refuses it) only carries AskUserQuestion answers.
-    return decision(
-        "allow", updatedInput=verdict.updated_input if hook.tool_name == ASK_USER_QUESTION else None
-    )
+    return hook_output.permission_request(tool, hook.tool_name, verdict)
+
+
+def fallback(tool: Tool, hook: HookInput | None, reason: str, options: HookOptions) -> Output:
+    """What to print when nobody could be asked: PreToolUse keeps a person in the loop, the rest nothing."""
+    if hook is None or hook.event != "PreToolUse" or not asks(hook, options):
+        return None
+    verdict = Verdict(None, unavailable=reason)
+    return hook_output.pre_tool_use(tool, hook.tool_name, verdict, options.unanswered)
+
+
+def asks(hook: HookInput, options: HookOptions) -> bool:
+    """Whether a PreToolUse call is asked in chat: AskUserQuestion always, others as the policy says."""
+    if hook.tool_name == ASK_USER_QUESTION:
+        return True
+    return needs_person(options.approve, hook.tool_name, hook.tool_input)
 
 
 async def run_hook(
@@ -93,24 +139,41 @@ async def run_hook(
     raw: str,
     *,
     wait_s: float | None = None,
+    approve: str | None = None,
+    unanswered: Unanswered | None = None,
     environ: Mapping[str, str] | None = None,
     client: Callable[[], Threadgate] = Threadgate,
     warn: Callable[[str], None] = lambda _text: None,
 ) -> str:
-    """The hook's stdout for ``raw`` stdin: the decision JSON, or "" when the tool should ask itself."""
+    """The hook's stdout for ``raw`` stdin: the decision JSON, or "" when the tool should go on by itself."""
+    product = TOOLS[tool][0]
+    hook: HookInput | None = None
+    options = HookOptions()
     try:
-        hook = parse_hook_input(raw)
+        options = HookOptions(
+            approve=rule_from(approve if approve is not None else _env(environ, "THREADGATE_APPROVE")),
+            unanswered=unanswered or options.unanswered,
+        )
+        hook = parse_hook_input(raw, tool)
         target = Target.from_env(TOOLS[tool][1], wait_s=DEFAULT_WAIT_S, environ=environ)
         if wait_s is not None:
             target = replace(target, wait_s=wait_s)
     except ValueError as exc:
-        warn(f"threadgate hook: {exc}; leaving the decision to {TOOLS[tool][0]}")
-        return ""
+        warn(f"threadgate hook: {exc}; leaving the decision to {product}")
+        return _printed(fallback(tool, hook, str(exc), options))
     deadline = None if target.wait_s is None else target.wait_s + SETUP_GRACE_S
     try:
         async with client() as tg:
-            output = await asyncio.wait_for(decide(tool, hook, tg, target), deadline)
+            output = await asyncio.wait_for(decide(tool, hook, tg, target, options), deadline)
     except (Unavailable, ValueError, TimeoutError) as exc:
-        warn(f"threadgate hook: unavailable ({exc}); {TOOLS[tool][0]} asks in its own prompt")
-        return ""
-    return json.dumps(output, ensure_ascii=False)
+        warn(f"threadgate hook: unavailable ({exc}); {product} decides by its own rules")
+        return _printed(fallback(tool, hook, str(exc) or "no answer in time", options))
+    return _printed(output)
+
+
+def _env(environ: Mapping[str, str] | None, name: str) -> str | None:
+    return (os.environ if environ is None else environ).get(name)
+
+
+def _printed(output: Output) -> str:
+    return "" if output is None else json.dumps(output, ensure_ascii=False)

@@ -10,29 +10,39 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from gateway.client import Threadgate
-from gateway.integrations.asking import Ask, Unavailable, ask
+from gateway.integrations.asking import Ask, StillPending, Unavailable, ask
 from gateway.integrations.prompts import (
     ASK_USER_QUESTION,
     answers_by_question,
     approval_body,
+    approval_choices,
     approved,
     ask_user_questions,
+    chosen_option,
     declined,
     declined_message,
     denial_message,
 )
 from gateway.integrations.settings import Target
+from gateway.integrations.suggestions import Choice, choices
 from gateway.models import PromptState
 
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    """``behavior`` None means nobody decided (``unavailable`` says why): never to be shown as a denial."""
+    """``behavior`` None means nobody decided (``unavailable`` says why): never to be shown as a denial.
+
+    ``pending`` is set when the prompt is still open and a later attempt at the same call will find it.
+    ``updated_permissions`` holds the "always allow" suggestion the person picked, as the tool sent it.
+    """
 
     behavior: Literal["allow", "deny"] | None
     updated_input: dict[str, Any] | None = None
     message: str | None = None
     unavailable: str | None = None
+    updated_permissions: list[dict[str, Any]] | None = None
+    pending: bool = False
+    answered_by: str | None = None
 
     def unavailable_message(self, tool_name: str) -> str:
         """The refusal text for callers that must answer something: it says nobody was asked."""
@@ -41,25 +51,53 @@ class Verdict:
 
 
 async def ask_permission(
-    tg: Threadgate, target: Target, tool_name: str, tool_input: dict[str, Any], *, key: str, header: str
+    tg: Threadgate,
+    target: Target,
+    tool_name: str,
+    tool_input: dict[str, Any],
+    *,
+    key: str,
+    header: str,
+    suggestions: Any = None,
+    call_id: str | None = None,
 ) -> Verdict:
-    """Ask whether ``tool_name`` may run with ``tool_input`` (AskUserQuestion: ask its questions)."""
+    """Ask whether ``tool_name`` may run with ``tool_input`` (AskUserQuestion: ask its questions).
+
+    ``suggestions`` (a PermissionRequest's ``permission_suggestions``) become extra "always allow" choices.
+    ``call_id`` makes the question resumable (see ``Ask``).
+    """
+    offered: list[Choice] = []
     try:
         if tool_name == ASK_USER_QUESTION:
-            request = Ask("ask_user_question", ask_user_questions(tool_input), key, header)
+            request = Ask("ask_user_question", ask_user_questions(tool_input), key, header, call_id=call_id)
         else:
+            offered = choices(suggestions)
             questions, tool_call = approval_body(tool_name, tool_input)
-            request = Ask("approval", questions, key, header, tool_call)
+            if offered:  # an approval has exactly Approve/Deny: the extra choices make it a question
+                with_choices = approval_choices(questions, offered)
+                request = Ask("ask_user_question", with_choices, key, header, call_id=call_id)
+            else:
+                request = Ask("approval", questions, key, header, tool_call, call_id=call_id)
         prompt = await ask(tg, target, request)
+    except StillPending as exc:
+        return Verdict(None, unavailable=str(exc), pending=True)
     except (Unavailable, ValueError) as exc:
         return Verdict(None, unavailable=str(exc))
     if prompt.prompt_state is not PromptState.ANSWERED:
         if declined(prompt):
             return Verdict("deny", message=declined_message(prompt))
         return Verdict(None, unavailable=prompt.reason or "it was withdrawn")
+    who = prompt.answered_by
     if tool_name == ASK_USER_QUESTION:
         # The tool takes its answers in its input; the questions stay beside them.
-        return Verdict("allow", updated_input={**tool_input, "answers": answers_by_question(prompt)})
+        updated = {**tool_input, "answers": answers_by_question(prompt)}
+        return Verdict("allow", updated_input=updated, answered_by=who)
+    if offered:
+        picked = chosen_option(prompt, offered)
+        if picked is None:
+            return Verdict("deny", message=denial_message(prompt), answered_by=who)
+        always = [picked.suggestion] if isinstance(picked, Choice) else None
+        return Verdict("allow", updated_input=tool_input, updated_permissions=always, answered_by=who)
     if approved(prompt):
-        return Verdict("allow", updated_input=tool_input)
-    return Verdict("deny", message=denial_message(prompt))
+        return Verdict("allow", updated_input=tool_input, answered_by=who)
+    return Verdict("deny", message=denial_message(prompt), answered_by=who)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
 
-from gateway.models import APPROVE, MAX_QUESTION_CHARS, Prompt, PromptState, ReasonCode
+from gateway.integrations.suggestions import Choice
+from gateway.mapper import AFFIRMATIVE
+from gateway.models import APPROVE, DENY, MAX_QUESTION_CHARS, Prompt, PromptState, ReasonCode
 
 ASK_USER_QUESTION = "AskUserQuestion"
 MAX_INLINE_COMMAND = 200
@@ -42,6 +44,36 @@ def approval_body(tool_name: str, tool_input: dict[str, Any]) -> tuple[list[dict
     """The questions and ``tool_call`` of an approval prompt showing the real call."""
     questions = [{"question": approval_question(tool_name, tool_input)}]
     return questions, {"name": tool_name[:200], "arguments": tool_input}
+
+
+ONCE = "Approve"
+ONCE_DESCRIPTION = "this call only"
+
+
+def approval_choices(questions: list[dict[str, Any]], offered: list[Choice]) -> list[dict[str, Any]]:
+    """An approval's question with "always allow" choices between Approve and Deny (numbered 1, 2…, last)."""
+    options: list[dict[str, str | None]] = [{"label": ONCE, "description": ONCE_DESCRIPTION}]
+    options += [{"label": choice.label, "description": choice.description} for choice in offered]
+    options.append({"label": DENY, "description": None})
+    return [{**questions[0], "multiSelect": False, "options": options}]
+
+
+def chosen_option(prompt: Prompt, offered: list[Choice]) -> Choice | Literal["once"] | None:
+    """What the person picked on an approval with choices: an "always" Choice, ``"once"``, or None (deny).
+
+    A reply that is no option reads like an approval's (seed 000): an affirmative token approves once, and
+    anything else denies.
+    """
+    answers = prompt.answers or []
+    if prompt.prompt_state is not PromptState.ANSWERED or not answers or len(answers[0].answer) != 1:
+        return None
+    picked = answers[0].answer[0]
+    for choice in offered:
+        if picked == choice.label:
+            return choice
+    if picked == ONCE or picked.strip().casefold() in AFFIRMATIVE:
+        return "once"
+    return None
 
 
 def ask_user_questions(tool_input: dict[str, Any]) -> list[dict[str, Any]]:

@@ -92,6 +92,11 @@ def session_claim(session_key: str) -> str:
     return f"tg:session-claim:{{{session_key}}}"
 
 
+def session_call(session_key: str, call_id: str) -> str:
+    """The prompt asking about one tool call of a session, found again when the session resumes."""
+    return f"tg:session-call:{{{session_key}}}:{call_id}"
+
+
 def draft(thread_id: str, name: str) -> str:
     """A channel's answer in progress in the thread (a step-by-step form, a pending text request)."""
     return f"{thread_prefix(thread_id)}draft:{name}"

@@ -1,0 +1,175 @@
+"""What the hooks print, event by event and tool by tool, checked against the tools' published schemas."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from gateway.integrations import hook_output
+from gateway.integrations.permissions import Verdict
+from gateway.integrations.policy import needs_person, rule_from
+from gateway.integrations.suggestions import choices
+from tests.integrations.schemas import FIXTURES, check_output
+
+ALWAYS_NPM = {
+    "type": "addRules",
+    "rules": [{"toolName": "Bash", "ruleContent": "npm test"}],
+    "behavior": "allow",
+    "destination": "projectSettings",
+}
+CODEX_PREFIX = {
+    "type": "addRules",
+    "rules": [{"type": "prefixRule", "command": ["git", "push"]}],
+    "behavior": "allow",
+    "destination": "projectSettings",
+}
+ALLOW = Verdict("allow", updated_input={"command": "npm test"}, answered_by="web:alice")
+DENY = Verdict("deny", message="Denied in chat by web:alice.")
+NOBODY = Verdict(None, unavailable="nobody answered within 590 s")
+
+
+@pytest.mark.parametrize(
+    "sample",
+    ["pre_tool_use.output.json", "permission_request.output.json", "elicitation.output.json"],
+)
+def test_the_references_own_samples_fit_the_claude_schema(sample: str) -> None:
+    event = json.loads((FIXTURES / "claude" / sample).read_text())["hookSpecificOutput"]["hookEventName"]
+    check_output("claude", event, json.loads((FIXTURES / "claude" / sample).read_text()))
+
+
+@pytest.mark.parametrize(
+    ("tool", "verdict", "expected"),
+    [
+        ("claude", ALLOW, {"behavior": "allow"}),
+        ("claude", DENY, {"behavior": "deny", "message": "Denied in chat by web:alice."}),
+        ("codex", DENY, {"behavior": "deny", "message": "Denied in chat by web:alice."}),
+        (
+            "claude",
+            Verdict("allow", updated_permissions=[ALWAYS_NPM]),
+            {"behavior": "allow", "updatedPermissions": [ALWAYS_NPM]},
+        ),
+        (
+            "codex",
+            Verdict("allow", updated_permissions=[CODEX_PREFIX]),
+            {"behavior": "allow", "updatedPermissions": [CODEX_PREFIX]},
+        ),
+    ],
+)
+def test_permission_request_decisions(tool: str, verdict: Verdict, expected: dict[str, Any]) -> None:
+    output = hook_output.permission_request(tool, "Bash", verdict)  # type: ignore[arg-type]
+    assert output == {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": expected}}
+    check_output(tool, "PermissionRequest", output)
+
+
+def test_codex_never_gets_updated_input_on_permission_request() -> None:
+    verdict = Verdict("allow", updated_input={"questions": [], "answers": {}})
+    output = hook_output.permission_request("codex", "AskUserQuestion", verdict)
+    assert output is not None
+    assert "updatedInput" not in output["hookSpecificOutput"]["decision"]
+
+
+def test_nobody_deciding_prints_nothing_on_permission_request() -> None:
+    assert hook_output.permission_request("claude", "Bash", NOBODY) is None
+
+
+@pytest.mark.parametrize(
+    ("verdict", "unanswered", "decision", "reason"),
+    [
+        (ALLOW, "defer", "allow", "Approved in chat by web:alice."),
+        (DENY, "defer", "deny", "Denied in chat by web:alice."),
+        (NOBODY, "defer", "defer", None),
+        (NOBODY, "ask", "ask", "Not answered in chat (nobody answered within 590 s): confirm here."),
+    ],
+)
+def test_claude_pre_tool_use_decisions(
+    verdict: Verdict, unanswered: Any, decision: str, reason: str | None
+) -> None:
+    output = hook_output.pre_tool_use("claude", "Bash", verdict, unanswered)
+    assert output is not None
+    body = output["hookSpecificOutput"]
+    assert (body["permissionDecision"], body.get("permissionDecisionReason")) == (decision, reason)
+    assert "updatedInput" not in body  # an approval runs the call exactly as asked
+    check_output("claude", "PreToolUse", output)
+
+
+def test_claude_pre_tool_use_answers_ask_user_question_in_updated_input() -> None:
+    answered = Verdict("allow", updated_input={"questions": [], "answers": {"Which?": "React"}})
+    output = hook_output.pre_tool_use("claude", "AskUserQuestion", answered, "defer")
+    assert output is not None
+    assert output["hookSpecificOutput"]["updatedInput"] == {"questions": [], "answers": {"Which?": "React"}}
+    check_output("claude", "PreToolUse", output)
+
+
+@pytest.mark.parametrize(("verdict", "printed"), [(ALLOW, False), (NOBODY, False), (DENY, True)])
+def test_codex_pre_tool_use_only_ever_denies(verdict: Verdict, printed: bool) -> None:
+    output = hook_output.pre_tool_use("codex", "Bash", verdict, "defer")
+    assert (output is not None) is printed
+    if output is not None:
+        assert output["hookSpecificOutput"]["permissionDecision"] == "deny"
+        check_output("codex", "PreToolUse", output)
+
+
+@pytest.mark.parametrize(
+    ("action", "content", "expected"),
+    [
+        ("accept", {"username": "alice"}, {"action": "accept", "content": {"username": "alice"}}),
+        ("accept", None, {"action": "accept"}),
+        ("decline", {"ignored": True}, {"action": "decline"}),
+        ("cancel", None, {"action": "cancel"}),
+    ],
+)
+def test_elicitation_outputs(action: Any, content: Any, expected: dict[str, Any]) -> None:
+    output = hook_output.elicitation(action, content)
+    assert output == {"hookSpecificOutput": {"hookEventName": "Elicitation", **expected}}
+    check_output("claude", "Elicitation", output)
+
+
+@pytest.mark.parametrize(
+    ("rule", "tool_name", "tool_input", "asked"),
+    [
+        ("destructive", "Bash", {"command": "ls"}, True),
+        ("destructive", "Edit", {"file_path": "/a"}, True),
+        ("destructive", "Read", {"file_path": "/a"}, False),
+        ("destructive", "mcp__api__call", {"method": "DELETE"}, True),
+        ("destructive", "mcp__api__call", {"method": "get"}, False),
+        ("always", "Read", {}, True),
+        ("never", "Bash", {"command": "rm -rf /"}, False),
+    ],
+)
+def test_the_approval_rule_picks_the_calls_asked(
+    rule: Any, tool_name: str, tool_input: Any, asked: bool
+) -> None:
+    assert needs_person(rule, tool_name, tool_input) is asked
+
+
+def test_an_unknown_approval_rule_is_refused_by_name() -> None:
+    with pytest.raises(ValueError, match="always, never, destructive"):
+        rule_from("sometimes")
+
+
+def test_suggestions_become_labelled_choices() -> None:
+    offered = choices(
+        [
+            ALWAYS_NPM,
+            CODEX_PREFIX,
+            {"type": "setMode", "mode": "acceptEdits", "destination": "session"},
+            {
+                "type": "addRules",
+                "rules": [{"toolName": "Bash"}],
+                "behavior": "deny",
+                "destination": "session",
+            },
+            "not a suggestion",
+        ]
+    )
+    assert [(choice.label, choice.description) for choice in offered] == [
+        ("Always allow `npm test` in this project", "Saved in the project's settings."),
+        ("Always allow commands starting `git push` in this project", "Saved in the project's settings."),
+        (
+            "Allow, and switch to acceptEdits mode for the rest of this session",
+            "Kept until the session ends.",
+        ),
+    ]
+    assert offered[0].suggestion is ALWAYS_NPM
