@@ -104,6 +104,8 @@ async def decide(tool: Tool, hook: HookInput, tg: Threadgate, target: Target, op
         verdict = await ask_permission(
             tg, target, hook.tool_name, hook.tool_input, key=key, header=header, call_id=hook.tool_use_id
         )
+        if verdict.behavior is None:  # still open (or never asked): the fallback defers or asks
+            raise Unavailable(verdict.unavailable)
         return hook_output.pre_tool_use(tool, hook.tool_name, verdict, options.unanswered)
     verdict = await ask_permission(
         tg,

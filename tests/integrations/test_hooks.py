@@ -1,7 +1,7 @@
-"""``threadgate hook claude|codex`` fed real-format PermissionRequest payloads, answered from the web chat.
+"""``threadgate hook claude|codex`` fed real-format payloads, answered from the web chat.
 
 Each test runs the hook as the tool would (a process, JSON on stdin) against a running gateway and checks
-its stdout against the decision shape the tool documents.
+its stdout against the decision shape the tool documents and its published schema (fixtures/README.md).
 """
 
 from __future__ import annotations
@@ -13,9 +13,17 @@ from typing import Any
 import httpx
 
 from tests.integrations.conftest import OPERATOR_TOKEN, PERSON, THREADGATE, Gateway, fixture, unique
+from tests.integrations.schemas import printed
 from tests.support.redis_server import free_port
 
 DECISION = {"hookEventName": "PermissionRequest"}
+
+
+def plain_bash(**overrides: Any) -> dict[str, Any]:
+    """The reference's PermissionRequest sample without its "always allow" suggestion: a plain approval."""
+    payload = fixture("claude_permission_request_bash.json", **overrides)
+    payload.pop("permission_suggestions")
+    return payload
 
 
 async def start_hook(tool: str, payload: dict[str, Any] | str, env: dict[str, str], *args: str) -> Any:
@@ -40,7 +48,7 @@ async def start_hook(tool: str, payload: dict[str, Any] | str, env: dict[str, st
 
 async def test_claude_approval_answered_approve_prints_allow(gateway: Gateway) -> None:
     agent = unique("claude")
-    payload = fixture("claude_permission_request_bash.json", session_id=unique("session"))
+    payload = plain_bash(session_id=unique("session"))
     hook = await start_hook("claude", payload, gateway.env(agent))
 
     prompt = await gateway.pending_prompt(agent)
@@ -51,12 +59,14 @@ async def test_claude_approval_answered_approve_prints_allow(gateway: Gateway) -
 
     code, out, _err = await hook
     assert code == 0
-    assert json.loads(out) == {"hookSpecificOutput": {**DECISION, "decision": {"behavior": "allow"}}}
+    assert printed("claude", "PermissionRequest", out) == {
+        "hookSpecificOutput": {**DECISION, "decision": {"behavior": "allow"}}
+    }
 
 
 async def test_claude_approval_answered_no_prints_deny_with_who_denied(gateway: Gateway) -> None:
     agent = unique("claude")
-    payload = fixture("claude_permission_request_bash.json", session_id=unique("session"))
+    payload = plain_bash(session_id=unique("session"))
     hook = await start_hook("claude", payload, gateway.env(agent))
 
     prompt = await gateway.pending_prompt(agent)
@@ -64,6 +74,7 @@ async def test_claude_approval_answered_no_prints_deny_with_who_denied(gateway: 
 
     code, out, _err = await hook
     decision = json.loads(out)["hookSpecificOutput"]
+    printed("claude", "PermissionRequest", out)
     assert code == 0
     assert decision["hookEventName"] == "PermissionRequest"
     assert decision["decision"] == {"behavior": "deny", "message": f"Denied in chat by web:{PERSON}."}
@@ -94,6 +105,7 @@ async def test_claude_ask_user_question_allows_with_answers_in_updated_input(gat
 
     code, out, _err = await hook
     decision = json.loads(out)["hookSpecificOutput"]["decision"]
+    printed("claude", "PermissionRequest", out)
     assert code == 0
     assert decision["behavior"] == "allow"
     # updatedInput replaces the whole input: the questions come back unchanged, with the answers beside them.
@@ -128,13 +140,16 @@ async def test_codex_approval_prints_only_the_fields_codex_accepts(gateway: Gate
     assert prompt["tool_call"]["arguments"]["command"] == "git push --force origin main"
     await gateway.say(prompt["thread_id"], "yes")
     _code, out, _err = await approved
-    # Codex fails closed on updatedInput, updatedPermissions and interrupt: only behavior (and message).
-    assert json.loads(out) == {"hookSpecificOutput": {**DECISION, "decision": {"behavior": "allow"}}}
+    # Codex fails closed on updatedInput: an approval is the bare behavior.
+    assert printed("codex", "PermissionRequest", out) == {
+        "hookSpecificOutput": {**DECISION, "decision": {"behavior": "allow"}}
+    }
 
     denied = await start_hook("codex", payload, gateway.env(agent))
     prompt = await gateway.pending_prompt(agent)
     await gateway.say(prompt["thread_id"], "deny")
     _code, out, _err = await denied
+    assert printed("codex", "PermissionRequest", out)
     assert json.loads(out)["hookSpecificOutput"]["decision"] == {
         "behavior": "deny",
         "message": f"Denied in chat by web:{PERSON}.",
@@ -162,7 +177,7 @@ async def test_a_declined_question_is_a_deny(gateway: Gateway) -> None:
 
 async def test_a_sessions_prompts_share_one_thread_started_by_one_header(gateway: Gateway) -> None:
     agent, session = unique("claude"), unique("session")
-    payload = fixture("claude_permission_request_bash.json", session_id=session)
+    payload = plain_bash(session_id=session)
     threads = []
     for _ in range(2):
         hook = await start_hook("claude", payload, gateway.env(agent))
@@ -184,7 +199,7 @@ async def test_a_sessions_prompts_share_one_thread_started_by_one_header(gateway
 async def test_a_fixed_thread_is_used_as_named(gateway: Gateway) -> None:
     agent, room = unique("claude"), unique("fixed")
     env = gateway.env(agent, THREADGATE_THREAD=f"web:{room}")
-    hook = await start_hook("claude", fixture("claude_permission_request_bash.json"), env)
+    hook = await start_hook("claude", plain_bash(), env)
     prompt = await gateway.pending_prompt(agent)
     assert prompt["thread_id"] == f"web:{room}"
     await gateway.say(prompt["thread_id"], "approve")
@@ -228,6 +243,189 @@ async def test_malformed_input_prints_nothing(gateway: Gateway) -> None:
 
 
 async def test_other_hook_events_are_left_alone(gateway: Gateway) -> None:
-    payload = fixture("claude_permission_request_bash.json", hook_event_name="PreToolUse")
+    payload = fixture("claude_permission_request_bash.json", hook_event_name="PostToolUse")
     code, out, _err = await (await start_hook("claude", payload, gateway.env(unique("claude"))))
     assert (code, out) == (0, "")
+
+
+async def test_always_allow_picked_in_chat_returns_the_suggestion_as_updated_permissions(
+    gateway: Gateway,
+) -> None:
+    agent = unique("claude")
+    payload = fixture("claude/permission_request.input.json", session_id=unique("session"))
+    hook = await start_hook("claude", payload, gateway.env(agent))
+
+    prompt = await gateway.pending_prompt(agent)
+    options = [(option["label"], option["description"]) for option in prompt["questions"][0]["options"]]
+    assert options == [
+        ("Approve", "this call only"),
+        (
+            "Always allow `rm -rf node_modules` in this project (your local settings)",
+            "Saved in .claude/settings.local.json.",
+        ),
+        ("Deny", None),
+    ]
+    assert "rm -rf node_modules" in prompt["questions"][0]["question"]
+    await gateway.say(prompt["thread_id"], "2")
+
+    _code, out, _err = await hook
+    assert printed("claude", "PermissionRequest", out) == {
+        "hookSpecificOutput": {
+            **DECISION,
+            "decision": {"behavior": "allow", "updatedPermissions": payload["permission_suggestions"]},
+        }
+    }
+
+
+async def test_an_approval_with_choices_still_reads_yes_and_no(gateway: Gateway) -> None:
+    agent = unique("claude")
+    payload = fixture("claude/permission_request.input.json", session_id=unique("session"))
+    approved = await start_hook("claude", payload, gateway.env(agent))
+    await gateway.say((await gateway.pending_prompt(agent))["thread_id"], "yes")
+    _code, out, _err = await approved
+    assert printed("claude", "PermissionRequest", out)["hookSpecificOutput"]["decision"] == {
+        "behavior": "allow"
+    }
+
+    denied = await start_hook("claude", payload, gateway.env(agent))
+    await gateway.say((await gateway.pending_prompt(agent))["thread_id"], "not now")
+    _code, out, _err = await denied
+    assert printed("claude", "PermissionRequest", out)["hookSpecificOutput"]["decision"]["behavior"] == "deny"
+
+
+async def test_codex_always_allow_echoes_the_offered_prefix_rule(gateway: Gateway) -> None:
+    agent = unique("codex")
+    suggestion = {
+        "type": "addRules",
+        "rules": [{"type": "prefixRule", "command": ["git", "push"]}],
+        "behavior": "allow",
+        "destination": "projectSettings",
+    }
+    payload = fixture(
+        "codex_permission_request_bash.json",
+        session_id=unique("session"),
+        permission_suggestions=[suggestion],
+    )
+    hook = await start_hook("codex", payload, gateway.env(agent))
+    prompt = await gateway.pending_prompt(agent)
+    labels = [option["label"] for option in prompt["questions"][0]["options"]]
+    assert labels[1] == "Always allow commands starting `git push` in this project"
+    await gateway.say(prompt["thread_id"], labels[1].lower())
+    _code, out, _err = await hook
+    decision = printed("codex", "PermissionRequest", out)["hookSpecificOutput"]["decision"]
+    assert decision == {"behavior": "allow", "updatedPermissions": [suggestion]}
+
+
+def pre_tool_use(**overrides: Any) -> dict[str, Any]:
+    return fixture(
+        "claude/pre_tool_use.input.json",
+        session_id=unique("session"),
+        tool_use_id=unique("toolu"),
+        **overrides,
+    )
+
+
+async def test_pre_tool_use_asks_about_a_destructive_call_and_allows_it(gateway: Gateway) -> None:
+    agent = unique("claude")
+    hook = await start_hook("claude", pre_tool_use(), gateway.env(agent))
+    prompt = await gateway.pending_prompt(agent)
+    assert prompt["kind"] == "approval"
+    assert prompt["tool_call"]["arguments"]["command"] == "npm test"
+    await gateway.say(prompt["thread_id"], "approve")
+    _code, out, _err = await hook
+    assert printed("claude", "PreToolUse", out) == {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "allow",
+            "permissionDecisionReason": f"Approved in chat by web:{PERSON}.",
+        }
+    }
+
+
+async def test_pre_tool_use_leaves_a_call_the_policy_does_not_ask_about_to_claude(gateway: Gateway) -> None:
+    agent = unique("claude")
+    payload = pre_tool_use(tool_name="Read", tool_input={"file_path": "/home/user/my-project/README.md"})
+    code, out, _err = await (await start_hook("claude", payload, gateway.env(agent)))
+    assert (code, out) == (0, "")
+    async with gateway.agent_client() as client:
+        pending = (await client.get("/v1/prompts", params={"state": "pending", "agent": agent})).json()
+    assert pending["items"] == []
+
+
+async def test_pre_tool_use_catches_ask_user_question_in_any_permission_mode(gateway: Gateway) -> None:
+    agent = unique("claude")
+    questions = fixture("claude_permission_request_ask_user_question.json")["tool_input"]["questions"][:1]
+    payload = pre_tool_use(
+        permission_mode="bypassPermissions", tool_name="AskUserQuestion", tool_input={"questions": questions}
+    )
+    hook = await start_hook("claude", payload, gateway.env(agent), "--approve", "never")
+    prompt = await gateway.pending_prompt(agent)
+    await gateway.say(prompt["thread_id"], "2")
+    _code, out, _err = await hook
+    body = printed("claude", "PreToolUse", out)["hookSpecificOutput"]
+    assert body["permissionDecision"] == "allow"
+    assert body["updatedInput"] == {
+        "questions": questions,
+        "answers": {"Where should the data come from?": "Live API"},
+    }
+
+
+async def test_pre_tool_use_denied_in_chat_tells_claude_who_denied(gateway: Gateway) -> None:
+    agent = unique("codex")
+    payload = pre_tool_use(hook_event_name="PreToolUse")
+    hook = await start_hook("codex", payload, gateway.env(agent))
+    await gateway.say((await gateway.pending_prompt(agent))["thread_id"], "deny")
+    _code, out, _err = await hook
+    assert printed("codex", "PreToolUse", out) == {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": f"Denied in chat by web:{PERSON}.",
+        }
+    }
+
+
+async def test_an_unanswered_call_is_deferred_and_the_resumed_run_gets_the_late_answer(
+    gateway: Gateway,
+) -> None:
+    agent = unique("claude")
+    payload = pre_tool_use()
+    first = await start_hook("claude", payload, gateway.env(agent), "--wait", "1")
+    prompt = await gateway.pending_prompt(agent)
+    _code, out, _err = await first
+    assert printed("claude", "PreToolUse", out) == {
+        "hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "defer"}
+    }
+    assert (await gateway.prompt(prompt["prompt_id"]))["prompt_state"] == "pending"  # still asked in chat
+
+    assert await gateway.say(prompt["thread_id"], "approve") == "answered"  # while the run is stopped
+
+    # `claude -p --resume`: the same tool call fires PreToolUse again and finds the answered prompt.
+    resumed = await start_hook("claude", payload, gateway.env(agent), "--wait", "1")
+    _code, out, _err = await resumed
+    assert printed("claude", "PreToolUse", out)["hookSpecificOutput"]["permissionDecision"] == "allow"
+    async with gateway.agent_client() as client:
+        call = await client.get(
+            f"/v1/sessions/claude-code:{payload['session_id']}/calls/{payload['tool_use_id']}"
+        )
+    assert call.json()["prompt_id"] == prompt["prompt_id"]  # one prompt, asked once
+
+
+async def test_a_resumed_call_still_unanswered_defers_again_without_asking_twice(gateway: Gateway) -> None:
+    agent = unique("claude")
+    payload = pre_tool_use()
+    for _ in range(2):
+        _code, out, _err = await (await start_hook("claude", payload, gateway.env(agent), "--wait", "1"))
+        assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "defer"
+    async with gateway.agent_client() as client:
+        pending = (await client.get("/v1/prompts", params={"state": "pending", "agent": agent})).json()
+    assert len(pending["items"]) == 1
+
+
+async def test_pre_tool_use_with_the_gateway_down_defers_or_asks(gateway: Gateway) -> None:
+    env = gateway.env(unique("claude"), THREADGATE_URL=f"http://127.0.0.1:{free_port()}")
+    _code, out, err = await (await start_hook("claude", pre_tool_use(), env))
+    assert printed("claude", "PreToolUse", out)["hookSpecificOutput"]["permissionDecision"] == "defer"
+    assert "unavailable" in err
+    _code, out, _err = await (await start_hook("claude", pre_tool_use(), env, "--unanswered", "ask"))
+    assert printed("claude", "PreToolUse", out)["hookSpecificOutput"]["permissionDecision"] == "ask"

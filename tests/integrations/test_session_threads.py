@@ -132,3 +132,31 @@ async def test_session_thread_endpoint_refuses_an_unconfigured_channel(gateway: 
             f"/v1/sessions/{unique('s')}/thread", json={"channel": "slack:C0456", "header": "Codex in api"}
         )
     assert (response.status_code, response.json()["error"]["code"]) == (400, "CHANNEL_NOT_CONFIGURED")
+
+
+async def test_a_tool_call_is_bound_to_the_first_prompt_asking_about_it(store: Store) -> None:
+    bindings = threads_on(store, StartingChannel("web")).bindings
+    assert await bindings.call_prompt("claude-code:s9", "toolu_1") is None
+    assert await bindings.bind_call("claude-code:s9", "toolu_1", "prm_first") == "prm_first"
+    assert await bindings.bind_call("claude-code:s9", "toolu_1", "prm_second") == "prm_first"
+    assert await bindings.call_prompt("claude-code:s9", "toolu_1") == "prm_first"
+
+
+async def test_a_settled_prompt_bound_to_a_call_can_be_replaced_by_name_only(store: Store) -> None:
+    bindings = threads_on(store, StartingChannel("web")).bindings
+    await bindings.bind_call("codex:s9", "call_1", "prm_expired")
+    assert await bindings.bind_call("codex:s9", "call_1", "prm_new", replaces="prm_other") == "prm_expired"
+    assert await bindings.bind_call("codex:s9", "call_1", "prm_new", replaces="prm_expired") == "prm_new"
+
+
+async def test_call_bindings_over_http_say_201_then_200_then_404_for_an_unknown_call(gateway: Gateway) -> None:
+    session = unique("claude-code")
+    async with gateway.agent_client() as client:
+        first = await client.put(f"/v1/sessions/{session}/calls/toolu_1", json={"prompt_id": "prm_A1"})
+        again = await client.put(f"/v1/sessions/{session}/calls/toolu_1", json={"prompt_id": "prm_B2"})
+        unknown = await client.get(f"/v1/sessions/{session}/calls/toolu_2")
+        bad = await client.put(f"/v1/sessions/{session}/calls/toolu_3", json={"prompt_id": "not a prompt"})
+    assert (first.status_code, first.json()["created"]) == (201, True)
+    assert (again.status_code, again.json()["prompt_id"], again.json()["created"]) == (200, "prm_A1", False)
+    assert (unknown.status_code, unknown.json()["error"]["code"]) == (404, "CALL_NOT_FOUND")
+    assert bad.status_code in (400, 422)
