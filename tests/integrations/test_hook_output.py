@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import json
+import shlex
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from gateway.cli import build_parser
 from gateway.integrations import hook_output
+from gateway.integrations.hooks import EVENTS
 from gateway.integrations.permissions import Verdict
 from gateway.integrations.policy import needs_person, rule_from
 from gateway.integrations.suggestions import choices
 from tests.integrations.schemas import FIXTURES, check_output
 
+EXAMPLES = Path(__file__).parents[2] / "examples"
 ALWAYS_NPM = {
     "type": "addRules",
     "rules": [{"toolName": "Bash", "ruleContent": "npm test"}],
@@ -173,3 +178,20 @@ def test_suggestions_become_labelled_choices() -> None:
         ),
     ]
     assert offered[0].suggestion is ALWAYS_NPM
+
+
+@pytest.mark.parametrize(
+    "example", sorted(EXAMPLES.glob("*hooks.json")) + sorted(EXAMPLES.glob("claude-code*.json"))
+)
+def test_every_example_hook_runs_a_command_this_cli_accepts_for_an_event_it_handles(example: Path) -> None:
+    hooks = json.loads(example.read_text())["hooks"]
+    for event, groups in hooks.items():
+        for group in groups:
+            for hook in group["hooks"]:
+                program, *argv = shlex.split(hook["command"])
+                args = build_parser().parse_args(argv)
+                assert program == "threadgate"
+                assert event in EVENTS[args.tool]
+                assert hook["timeout"] > float(
+                    argv[argv.index("--wait") + 1]
+                )  # the hook withdraws itself first

@@ -149,7 +149,7 @@ async def test_a_settled_prompt_bound_to_a_call_can_be_replaced_by_name_only(sto
     assert await bindings.bind_call("codex:s9", "call_1", "prm_new", replaces="prm_expired") == "prm_new"
 
 
-async def test_call_bindings_over_http_say_201_then_200_then_404_for_an_unknown_call(gateway: Gateway) -> None:
+async def test_call_bindings_over_http_answer_201_then_200_and_404_when_unbound(gateway: Gateway) -> None:
     session = unique("claude-code")
     async with gateway.agent_client() as client:
         first = await client.put(f"/v1/sessions/{session}/calls/toolu_1", json={"prompt_id": "prm_A1"})
