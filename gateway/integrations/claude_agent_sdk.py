@@ -25,6 +25,7 @@ from claude_agent_sdk import (
     PermissionResult,
     PermissionResultAllow,
     PermissionResultDeny,
+    PermissionUpdate,
     ToolPermissionContext,
 )
 
@@ -56,12 +57,37 @@ def gateway_can_use_tool(
     async def can_use_tool(
         tool_name: str, tool_input: dict[str, Any], context: ToolPermissionContext
     ) -> PermissionResult:
+        offered = _wire_forms(context.suggestions)
         async with client() as tg:
-            verdict = await ask_permission(tg, settings, tool_name, tool_input, key=key, header=header)
+            verdict = await ask_permission(
+                tg,
+                settings,
+                tool_name,
+                tool_input,
+                key=key,
+                header=header,
+                suggestions=[w for w, _ in offered],
+            )
         if verdict.behavior == "allow":
-            return PermissionResultAllow(updated_input=verdict.updated_input)
+            # The verdict hands back the very wire form the person picked: map it to the SDK's object.
+            chosen = verdict.updated_permissions or []
+            picked = [update for wire, update in offered if any(wire is entry for entry in chosen)]
+            return PermissionResultAllow(
+                updated_input=verdict.updated_input, updated_permissions=picked or None
+            )
         if verdict.behavior == "deny":
             return PermissionResultDeny(message=verdict.message or "Denied in chat.")
         return PermissionResultDeny(message=verdict.unavailable_message(tool_name))
 
     return can_use_tool
+
+
+def _wire_forms(suggestions: list[PermissionUpdate]) -> list[tuple[dict[str, Any], PermissionUpdate]]:
+    """Each suggestion with its wire form (what a hook would receive), skipping any the CLI cannot take."""
+    forms = []
+    for suggestion in suggestions:
+        try:
+            forms.append((suggestion.to_dict(), suggestion))
+        except ValueError:
+            continue
+    return forms

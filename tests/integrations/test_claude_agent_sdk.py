@@ -67,7 +67,9 @@ class FakeCLI(Transport):
             elif message["type"] == "control_response":
                 self._answers[message["response"]["request_id"]].set_result(message["response"])
 
-    async def can_use_tool(self, tool_name: str, tool_input: dict[str, Any]) -> dict[str, Any]:
+    async def can_use_tool(
+        self, tool_name: str, tool_input: dict[str, Any], suggestions: list[dict[str, Any]] | None = None
+    ) -> dict[str, Any]:
         """Ask the SDK, as the CLI does when a tool needs permission; the control response's body."""
         request_id = f"cli_{next(self._ids)}"
         self._answers[request_id] = asyncio.get_running_loop().create_future()
@@ -75,7 +77,7 @@ class FakeCLI(Transport):
             "subtype": "can_use_tool",
             "tool_name": tool_name,
             "input": tool_input,
-            "permission_suggestions": [],
+            "permission_suggestions": suggestions or [],
             "tool_use_id": f"toolu_{request_id}",
         }
         await self._to_sdk.put({"type": "control_request", "request_id": request_id, "request": request})
@@ -155,3 +157,17 @@ async def test_unreachable_gateway_is_unavailable_not_a_denial(tool: str) -> Non
     noun = "Question" if tool == "AskUserQuestion" else "Approval"
     assert result.message.startswith(f"{noun} unavailable:")
     assert not result.interrupt
+
+
+async def test_always_allow_picked_in_chat_reaches_the_cli_as_the_suggested_rule(gateway: Gateway) -> None:
+    agent, cli = unique("sdk"), FakeCLI()
+    suggestion = fixture("claude/permission_request.input.json")["permission_suggestions"][0]
+    callback = gateway_can_use_tool(target_for(agent), client=lambda: client_for(gateway.url))
+    async with ClaudeSDKClient(ClaudeAgentOptions(can_use_tool=callback), transport=cli):
+        ask = asyncio.create_task(cli.can_use_tool("Bash", {"command": "rm -rf node_modules"}, [suggestion]))
+        prompt = await gateway.pending_prompt(agent)
+        assert prompt["questions"][0]["options"][1]["label"].startswith("Always allow `rm -rf node_modules`")
+        await gateway.say(prompt["thread_id"], "2")
+        response = await ask
+    assert response["behavior"] == "allow"
+    assert response["updatedPermissions"] == [suggestion]
