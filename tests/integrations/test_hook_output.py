@@ -11,6 +11,7 @@ import pytest
 
 from gateway.cli import build_parser
 from gateway.integrations import hook_output
+from gateway.integrations.elicitation import elicitation_request
 from gateway.integrations.hooks import EVENTS
 from gateway.integrations.permissions import Verdict
 from gateway.integrations.policy import needs_person, rule_from
@@ -195,3 +196,37 @@ def test_every_example_hook_runs_a_command_this_cli_accepts_for_an_event_it_hand
                 assert hook["timeout"] > float(
                     argv[argv.index("--wait") + 1]
                 )  # the hook withdraws itself first
+
+
+def test_a_form_elicitation_becomes_a_form_prompt_naming_the_server() -> None:
+    data = json.loads((FIXTURES / "claude" / "elicitation_form.input.json").read_text())
+    request = elicitation_request(data, key="claude-code:abc123", header="Claude Code in x, session abc123")
+    assert (request.kind, request.body) == (
+        "form",
+        {
+            "message": "Please provide your credentials\n(asked by my-mcp-server)",
+            "requested_schema": data["requested_schema"],
+        },
+    )
+
+
+def test_a_url_elicitation_becomes_a_url_step() -> None:
+    data = json.loads((FIXTURES / "claude" / "elicitation_url.input.json").read_text())
+    request = elicitation_request(data, key="k", header="h")
+    assert (request.kind, request.body) == (
+        "url",
+        {"message": "Please authenticate\n(asked by my-mcp-server)", "url": "https://auth.example.com/login"},
+    )
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"mcp_server_name": "s", "message": "m", "mode": "url"},
+        {"mcp_server_name": "s", "message": "m", "mode": "form"},
+        {"mcp_server_name": "s", "message": "m", "mode": "carrier pigeon", "url": "https://x"},
+    ],
+)
+def test_an_elicitation_missing_its_url_or_schema_is_refused(data: dict[str, Any]) -> None:
+    with pytest.raises(ValueError):
+        elicitation_request(data, key="k", header="h")

@@ -11,7 +11,9 @@ import json
 from typing import Any
 
 import httpx
+import pytest
 
+from gateway.models import PromptKind
 from tests.integrations.conftest import OPERATOR_TOKEN, PERSON, THREADGATE, Gateway, fixture, unique
 from tests.integrations.schemas import printed
 from tests.support.redis_server import free_port
@@ -429,3 +431,50 @@ async def test_pre_tool_use_with_the_gateway_down_defers_or_asks(gateway: Gatewa
     assert "unavailable" in err
     _code, out, _err = await (await start_hook("claude", pre_tool_use(), env, "--unanswered", "ask"))
     assert printed("claude", "PreToolUse", out)["hookSpecificOutput"]["permissionDecision"] == "ask"
+
+
+# Form and URL prompts come with seed 002's kinds; these run once the gateway has them.
+needs_form_kinds = pytest.mark.skipif(
+    "form" not in {kind.value for kind in PromptKind},
+    reason="this gateway has no form and url prompt kinds yet",
+)
+
+
+@needs_form_kinds
+async def test_an_mcp_form_elicitation_is_filled_in_chat(gateway: Gateway) -> None:
+    agent = unique("claude")
+    payload = fixture("claude/elicitation_form.input.json", session_id=unique("session"))
+    hook = await start_hook("claude", payload, gateway.env(agent))
+    prompt = await gateway.pending_prompt(agent)
+    assert prompt["kind"] == "form"
+    await gateway.say(prompt["thread_id"], "alice")
+    _code, out, _err = await hook
+    assert printed("claude", "Elicitation", out) == {
+        "hookSpecificOutput": {
+            "hookEventName": "Elicitation",
+            "action": "accept",
+            "content": {"username": "alice"},
+        }
+    }
+
+
+@needs_form_kinds
+async def test_an_mcp_url_elicitation_is_done_or_declined_in_chat(gateway: Gateway) -> None:
+    agent = unique("claude")
+    payload = fixture("claude/elicitation_url.input.json", session_id=unique("session"))
+    for reply, action in (("done", "accept"), ("no", "decline")):
+        hook = await start_hook("claude", payload, gateway.env(agent))
+        prompt = await gateway.pending_prompt(agent)
+        assert (prompt["kind"], prompt["url"]) == ("url", "https://auth.example.com/login")
+        await gateway.say(prompt["thread_id"], reply)
+        _code, out, _err = await hook
+        assert printed("claude", "Elicitation", out) == {
+            "hookSpecificOutput": {"hookEventName": "Elicitation", "action": action}
+        }
+
+
+async def test_an_elicitation_nobody_can_answer_prints_nothing(gateway: Gateway) -> None:
+    env = gateway.env(unique("claude"), THREADGATE_URL=f"http://127.0.0.1:{free_port()}")
+    code, out, err = await (await start_hook("claude", fixture("claude/elicitation_url.input.json"), env))
+    assert (code, out) == (0, "")
+    assert "unavailable" in err
