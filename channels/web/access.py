@@ -42,6 +42,8 @@ class WebAccess:
 
     def __init__(self, tokens: str | None = None) -> None:
         self._entries = parse_tokens(tokens) if tokens else []
+        # Compared case-insensitively, so a room-token holder cannot pass as ``Alice`` for ``alice``.
+        self._bound = frozenset(entry.name.casefold() for entry in self._entries if entry.name is not None)
 
     @property
     def open(self) -> bool:
@@ -60,7 +62,11 @@ class WebAccess:
         return found
 
     def identify(self, name: str | None, token: str | None) -> str:
-        """The name a visitor posts and reads as; raises SignInError when refused."""
+        """The name a visitor posts and reads as; raises SignInError when refused.
+
+        A ``name:token`` entry's token always signs in as that name; a bare (room) token signs in
+        under any name no entry binds. Checked on every request, not only at sign-in.
+        """
         if name is not None and not NAME.fullmatch(name):
             raise SignInError("A name is 1 to 64 letters, digits, dots, dashes or underscores.")
         if self.open:
@@ -74,4 +80,9 @@ class WebAccess:
             return found.name
         if name is None:
             raise SignInError("Pick a name to chat with.")
+        if name.casefold() in self._bound:
+            raise SignInError(
+                f"The name {name!r} belongs to its own access token: sign in with that token, "
+                "or pick another name."
+            )
         return name

@@ -211,3 +211,32 @@ def test_web_chat_on_refuses_to_start_without_a_token() -> None:
     assert not build(
         Settings(_env_file=None, threadgate_web_chat="on", threadgate_web_token="alice:s3cret")
     ).access.open
+
+
+async def test_a_name_bound_to_a_token_cannot_be_borrowed_with_the_room_token() -> None:
+    room_token = {"Authorization": "Bearer roompw"}
+    async with (
+        web_gateway(tokens="alice:tok-a,roompw") as web,
+        web.client(room_token) as mallory,
+        web.client(AGENT_AUTH) as agent,
+    ):
+        run = await start_run(agent, "borrowed", started_by="web:alice")
+        prompt = await raise_prompt(agent, run["run_id"])
+        sessions = [
+            await mallory.post("/chat/borrowed/session", json={"name": name}) for name in ("alice", "ALICE")
+        ]
+        typed = await say(mallory, "borrowed", name="alice", text="approve")
+        pressed = await say(
+            mallory,
+            "borrowed",
+            name="Alice",
+            answers=[{"question_id": "q1", "answer": ["Approve"]}],
+            prompt_id=prompt["prompt_id"],
+        )
+        unbound = await mallory.post("/chat/borrowed/session", json={"name": "bob"})
+        still = (await agent.get(f"/v1/prompts/{prompt['prompt_id']}")).json()
+    assert [response.status_code for response in sessions] == [401, 401]
+    assert "its own access token" in sessions[0].json()["error"]["message"]
+    assert (typed.status_code, pressed.status_code) == (401, 401)
+    assert still["prompt_state"] == "pending"
+    assert unbound.json()["identity"] == "web:bob"
