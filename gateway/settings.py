@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Literal
+from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -38,6 +39,7 @@ class Settings(BaseSettings):
 
     threadgate_web_chat: Literal["off", "on", "open"] = "off"
     threadgate_web_token: SecretStr | None = None
+    threadgate_public_url: str | None = None  # where people open the gateway, when a proxy fronts it
 
     slack_bot_token: SecretStr | None = None
     slack_signing_secret: SecretStr | None = None
@@ -72,7 +74,19 @@ class Settings(BaseSettings):
             return "off"
         return text
 
-    @field_validator("redis_url", "telegram_webhook_url", "threadgate_webhooks", mode="before")
+    @field_validator("threadgate_public_url")
+    @classmethod
+    def _public_url(cls, value: str | None) -> str | None:
+        parts = urlsplit(value.strip()) if value else None
+        if parts is not None and (parts.scheme not in ("http", "https") or not parts.hostname):
+            raise ValueError(
+                "THREADGATE_PUBLIC_URL must be an absolute http(s) URL, such as https://gw.example.com"
+            )
+        return value.strip() if value else None
+
+    @field_validator(
+        "redis_url", "telegram_webhook_url", "threadgate_webhooks", "threadgate_public_url", mode="before"
+    )
     @classmethod
     def _blank_is_unset(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value

@@ -17,6 +17,7 @@ from gateway.api.limits import BodyLimit
 from gateway.api.ops import router as ops_router
 from gateway.api.outage import StoreOutageGuard
 from gateway.api.pages import router as pages_router
+from gateway.api.same_origin import SameOriginWrites, origin_of
 from gateway.ratelimit import RateLimiter
 from gateway.runtime import Runtime
 
@@ -49,6 +50,8 @@ def create_app(runtime: Runtime, options: ApiOptions | None = None) -> FastAPI:
     app.add_middleware(Admission, tokens=app.state.tokens)  # inside the body limit, which bounds its read
     app.add_middleware(BodyLimit, max_bytes=options.max_body_bytes)
     app.add_middleware(StoreOutageGuard, health=runtime.health)
+    public_url = runtime.settings.threadgate_public_url
+    app.add_middleware(SameOriginWrites, public_origin=origin_of(public_url) if public_url else None)
 
     app.include_router(ops_router)
     app.include_router(pages_router)

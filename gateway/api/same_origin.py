@@ -1,0 +1,112 @@
+"""Writes a browser may send from another site are refused: a foreign ``Origin``, or a non-JSON web chat body.
+
+A page on any site can make a visitor's browser POST a form or a ``text/plain`` body to the gateway, with
+the visitor's network position (an open web chat on a trusted network, ``threadgate demo`` on loopback).
+Browsers say where such a request comes from (``Origin``, ``Sec-Fetch-Site``); clients that are not
+browsers send neither and are let through.
+"""
+
+from __future__ import annotations
+
+import json
+from urllib.parse import urlsplit
+
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from gateway.errors import GatewayError
+
+WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+GUARDED = ("/v1/", "/chat/")  # the API (the inbox answers through it) and the web chat
+JSON_ONLY = ("/chat/",)  # the API's own body parsing already refuses what is not JSON
+DEFAULT_PORTS = {"http": "80", "https": "443"}
+
+
+def origin_of(url: str) -> str:
+    """``scheme://host[:port]`` of an absolute http(s) URL, lower-cased, default port dropped."""
+    parts = urlsplit(url.strip())
+    if parts.scheme not in DEFAULT_PORTS or not parts.hostname:
+        raise ValueError(f"{url!r} is not an absolute http(s) URL")
+    return f"{parts.scheme}://{_netloc(parts.scheme, parts.netloc)}"
+
+
+def _netloc(scheme: str, netloc: str) -> str:
+    host = netloc.rsplit("@", 1)[-1].lower()
+    default = DEFAULT_PORTS.get(scheme)
+    return host[: -len(default) - 1] if default and host.endswith(f":{default}") else host
+
+
+def _cross_site(origin: str | None, fetch_site: str | None, host: str, public: str | None) -> bool:
+    if fetch_site == "cross-site":
+        return True
+    if origin is None:
+        return False  # not a browser (browsers send Origin on every cross-origin write)
+    try:
+        claimed = origin_of(origin)
+    except ValueError:
+        return True  # "null" (a sandboxed frame, a file) or garbage
+    if claimed == public:
+        return False
+    scheme = claimed.split("://", 1)[0]
+    return claimed.split("://", 1)[1] != _netloc(scheme, host)
+
+
+def _is_json(content_type: str | None) -> bool:
+    media = (content_type or "").split(";", 1)[0].strip().lower()
+    return media == "application/json"
+
+
+def refusal(
+    method: str, path: str, headers: dict[str, str], public_origin: str | None = None
+) -> GatewayError | None:
+    """Why this request is refused (403 from another site, 415 not JSON), or None to let it through."""
+    if method not in WRITES or not path.startswith(GUARDED):
+        return None
+    origin = headers.get("origin")
+    if _cross_site(origin, headers.get("sec-fetch-site"), headers.get("host", ""), public_origin):
+        return GatewayError(
+            "CROSS_SITE_REQUEST",
+            "This request came from another site's page; the gateway only takes writes from its own pages. "
+            "Behind a proxy, set THREADGATE_PUBLIC_URL to the address people open.",
+            403,
+            {"origin": origin},
+        )
+    has_body = headers.get("content-length", "0") != "0" or "transfer-encoding" in headers
+    if path.startswith(JSON_ONLY) and has_body and not _is_json(headers.get("content-type")):
+        return GatewayError(
+            "UNSUPPORTED_MEDIA_TYPE",
+            "Send the body as JSON with Content-Type: application/json.",
+            415,
+            {"content_type": headers.get("content-type")},
+        )
+    return None
+
+
+class SameOriginWrites:
+    """ASGI middleware applying ``refusal`` before any body is read."""
+
+    def __init__(self, app: ASGIApp, public_origin: str | None = None) -> None:
+        self.app = app
+        self.public_origin = public_origin
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        raw = scope.get("headers", [])
+        headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in raw}
+        refused = refusal(scope["method"], scope["path"], headers, self.public_origin)
+        if refused is None:
+            await self.app(scope, receive, send)
+            return
+        body = json.dumps(refused.envelope()).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": refused.status,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
