@@ -141,7 +141,9 @@ async def measure_gateway(redis_url: str, concurrency: int, ops: int) -> Gateway
     env = {
         "REDIS_URL": redis_url,
         "THREADGATE_WEB_CHAT": "open",
-        "THREADGATE_API_TOKENS": f"bench-agent:agent:{agent_token},bench-operator:operator:{operator_token}",
+        "THREADGATE_API_TOKENS": (
+            f"bench-agent:agent:{agent_token}:{AGENT},bench-operator:operator:{operator_token}"
+        ),
     }
     ports = [free_port() for _ in range(PROCESSES)]
     async with AsyncExitStack() as stack:

@@ -76,6 +76,15 @@ class ReasonCode(StrEnum):
 
 
 Identity = Annotated[str, Field(min_length=3, max_length=160)]
+Channel = Annotated[
+    str,
+    Field(
+        min_length=3,
+        max_length=200,
+        pattern=r"^(slack|telegram|discord|web):[A-Za-z0-9_.:-]+$",
+        description="slack:<channel>, telegram:<chat>[:<topic>], discord:<channel> or web:<room>",
+    ),
+]
 
 
 def check_identity(value: str) -> str:
@@ -330,3 +339,5 @@ class HumanInput(Model):
 class AgentDefinition(Model):
     name: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$")
     human_input: HumanInput = Field(default_factory=HumanInput)
+    # Channels whose people's messages are this agent's (``slack:C0456``); None on a write keeps the claims.
+    channels: list[Channel] | None = Field(default=None, max_length=100)

@@ -42,7 +42,8 @@ class RateLimiter:
         digest = hashlib.sha256(who.encode("utf-8", "surrogateescape")).hexdigest()[:32]
         return f"{self.prefix}:{digest}"
 
-    async def hit(self, who: str) -> Verdict:
+    async def hit(self, who: str, limit: int | None = None) -> Verdict:
+        """Count one hit for ``who``; allowed while within ``limit`` (default: the limiter's)."""
         count, ttl_ms = await self.redis.eval(_HIT, 1, self.key(who), self.window_ms)
         retry_after = max(1, math.ceil(int(ttl_ms) / 1000))
-        return Verdict(int(count) <= self.limit, int(count), retry_after)
+        return Verdict(int(count) <= (self.limit if limit is None else limit), int(count), retry_after)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import urlsplit
@@ -10,14 +11,35 @@ from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 ROLES = ("agent", "operator")
+EVERY_AGENT = "*"
+AGENT_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}", re.ASCII)
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
 @dataclass(frozen=True, slots=True)
 class ApiToken:
+    """One ``THREADGATE_API_TOKENS`` entry. ``agents`` None: every agent (``*``, or an unscoped operator)."""
+
     name: str
     role: str
     token: SecretStr
+    agents: frozenset[str] | None = None
+
+
+def _token_agents(index: int, name: str, role: str, field: str | None) -> frozenset[str] | None:
+    """The fourth field: ``ops|deploy`` or ``*``. Without it an agent token acts for the agent named like
+    it, an operator token for every agent."""
+    if field is None:
+        return frozenset({name}) if role == "agent" else None
+    if field == EVERY_AGENT:
+        return None
+    agents = field.split("|")
+    if not all(AGENT_NAME.fullmatch(agent) for agent in agents):
+        raise ValueError(
+            f"THREADGATE_API_TOKENS entry {index}: the agents field is agent names separated by | "
+            "(letters, digits, . _ -) or *; a token itself cannot contain ':'"
+        )
+    return frozenset(agents)
 
 
 class Settings(BaseSettings):
@@ -92,17 +114,19 @@ class Settings(BaseSettings):
         return None if isinstance(value, str) and not value.strip() else value
 
     def api_tokens(self) -> list[ApiToken]:
-        """``THREADGATE_API_TOKENS`` parsed: ``name:role:token`` entries separated by commas."""
+        """``THREADGATE_API_TOKENS`` parsed: ``name:role:token[:agents]`` entries separated by commas."""
         raw = self.threadgate_api_tokens.get_secret_value() if self.threadgate_api_tokens else ""
         tokens: list[ApiToken] = []
         for index, entry in enumerate(filter(None, (part.strip() for part in raw.split(","))), start=1):
-            name, sep, rest = entry.partition(":")
-            role, sep2, token = rest.partition(":")
-            if not (sep and sep2 and name and token) or role not in ROLES:
+            parts = entry.split(":", 3)
+            if len(parts) < 3 or not (parts[0] and parts[2]) or parts[1] not in ROLES:
                 raise ValueError(
-                    f"THREADGATE_API_TOKENS entry {index} is not name:role:token with role agent or operator"
+                    f"THREADGATE_API_TOKENS entry {index} is not name:role:token[:agents] with role agent "
+                    "or operator"
                 )
-            tokens.append(ApiToken(name, role, SecretStr(token)))
+            name, role, token = parts[:3]
+            agents = _token_agents(index, name, role, parts[3] if len(parts) == 4 else None)
+            tokens.append(ApiToken(name, role, SecretStr(token), agents))
         return tokens
 
     def webhook_urls(self) -> list[str]:

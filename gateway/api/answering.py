@@ -7,7 +7,9 @@ import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
+from gateway.api.auth import Principal
 from gateway.api.schemas import InputAction, RespondAnswer, RespondBody, RespondResult
+from gateway.api.scope import visible
 from gateway.authz import may_answer
 from gateway.errors import GatewayError, validation_failed
 from gateway.mapper import check_structured
@@ -131,21 +133,26 @@ def _content_answers(prompt: Prompt, action: InputAction) -> tuple[str, list[dic
     raise validation_failed("This prompt's content is a list of structured answers, or a string.")
 
 
-async def act_on_input(gateway: Gateway, agent: str, prompt_id: str, action: InputAction) -> Prompt:
-    """Accept, decline or cancel an input for ``from``. The same outcome twice is fine; another is 409."""
-    prompt = await gateway.get_prompt(prompt_id)
+async def act_on_input(
+    gateway: Gateway, caller: Principal, agent: str, prompt_id: str, action: InputAction
+) -> Prompt:
+    """Accept, decline or cancel an input for ``from``. The same outcome twice is fine; another is 409.
+
+    Refusals in the contract's order: a prompt the token cannot see is 404 (it does not exist for it),
+    then ``from`` not allowed 403, then a path naming another agent 404, then content 400 and state 409.
+    """
+    prompt = await gateway.store.get_prompt(prompt_id)
+    if prompt is None or not visible(caller, prompt.agent):
+        raise GatewayError("PROMPT_NOT_FOUND", f"Agent {agent} has no input {prompt_id!r}.", 404)
+    identity = await _check_may_answer(gateway, prompt, action.from_)
     if prompt.agent != agent:
         raise GatewayError("PROMPT_NOT_FOUND", f"Agent {agent} has no input {prompt_id!r}.", 404)
-    identity = action.from_
     if action.action == "accept" or (action.action == "decline" and prompt.kind is PromptKind.APPROVAL):
-        if not identity:
-            raise _forbidden(prompt, identity)
         text, answers = _content_answers(prompt, action)
         result = await gateway.answer(prompt_id, identity, text=text, answers=answers)
         if result.status is AnswerStatus.CONFLICT:
             raise await already_resolved(gateway, "ALREADY_RESOLVED", result.prompt)
         return result.prompt
-    identity = await _check_may_answer(gateway, prompt, identity)
     declined = action.action == "decline"
     code = ReasonCode.DECLINED if declined else ReasonCode.CANCELLED
     reason = DECLINED_REASON if declined else CANCELLED_REASON
@@ -238,20 +245,44 @@ async def _is_watched(gateway: Gateway, prompt: Prompt) -> bool:
     return bool(await gateway.store.redis.exists(keys.watch(prompt.thread_id, prompt.prompt_id)))
 
 
+def _no_thread(run_id: str, thread_id: str) -> GatewayError:
+    return GatewayError(
+        "AGENT_THREAD_NOT_FOUND", f"No thread {thread_id!r} with run {run_id!r}.", 404, {"id": thread_id}
+    )
+
+
+def _no_input(prompt_id: str) -> GatewayError:
+    return GatewayError(
+        "AGENT_USER_INPUT_NOT_FOUND", f"No user input {prompt_id!r} in this run.", 404, {"id": prompt_id}
+    )
+
+
 async def respond(
-    gateway: Gateway, run_id: str, thread_id: str, prompt_id: str, body: RespondBody, identity: str | None
+    gateway: Gateway,
+    caller: Principal,
+    run_id: str,
+    thread_id: str,
+    prompt_id: str,
+    body: RespondBody,
+    identity: str | None,
 ) -> RespondResult:
-    """Answer or skip a pending prompt: hot while the agent waits on it, else parked as the next turn."""
+    """Answer or skip a pending prompt: hot while the agent waits on it, else parked as the next turn.
+
+    Refusals in the contract's order: who may answer (403) before which run or thread (404) before the
+    prompt's or run's state (409), so a stranger learns nothing about a prompt's state. A prompt the
+    token cannot see, or none at all, is 404 (who may answer it cannot be asked).
+    """
+    prompt = await gateway.store.get_prompt(prompt_id)
+    if prompt is not None and visible(caller, prompt.agent):
+        identity = await _check_may_answer(gateway, prompt, identity)
     run = await gateway.store.get_run(run_id)
-    if run is None or run.thread_id != thread_id:
-        raise GatewayError(
-            "AGENT_THREAD_NOT_FOUND", f"No thread {thread_id!r} with run {run_id!r}.", 404, {"id": thread_id}
-        )
-    prompt = await gateway.store.get_prompt(prompt_id, thread_id)
-    if prompt is None or prompt.run_id != run_id:
-        raise GatewayError(
-            "AGENT_USER_INPUT_NOT_FOUND", f"No user input {prompt_id!r} in this run.", 404, {"id": prompt_id}
-        )
+    if run is None or not visible(caller, run.agent) or run.thread_id != thread_id:
+        raise _no_thread(run_id, thread_id)
+    if prompt is None or not visible(caller, prompt.agent):
+        raise _no_input(prompt_id)
+    assert identity is not None  # checked above: the prompt is visible
+    if prompt.thread_id != thread_id or prompt.run_id != run_id:
+        raise _no_input(prompt_id)
     if body.answers is not None and run.state is RunState.ENDED:
         raise GatewayError(
             "AGENT_RUN_ENDED",
@@ -259,7 +290,6 @@ async def respond(
             409,
             {"run_id": run_id},
         )
-    identity = await _check_may_answer(gateway, prompt, identity)
     if not prompt.pending:
         if body.skip and prompt.reason_code is ReasonCode.RUN_ENDED:
             return RespondResult(requestId=prompt_id, status=Resolution.PARKED)

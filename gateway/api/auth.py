@@ -14,15 +14,25 @@ from gateway.settings import ApiToken
 
 AGENT, OPERATOR = "agent", "operator"
 
-_bearer = HTTPBearer(auto_error=False, description="A token from THREADGATE_API_TOKENS (name:role:token).")
+_bearer = HTTPBearer(
+    auto_error=False, description="A token from THREADGATE_API_TOKENS (name:role:token[:agents])."
+)
 
 
 @dataclass(frozen=True, slots=True)
 class Principal:
-    """The caller: the token's name (never the token itself) and its role."""
+    """The caller: the token's name (never the token itself), its role, and the agents it acts for.
+
+    ``agents`` None means every agent (``*``, or an operator token without an agents field).
+    """
 
     name: str
     role: str
+    agents: frozenset[str] | None = None
+
+    def acts_for(self, agent: str) -> bool:
+        """Whether this token may see and act on ``agent``'s runs, prompts and sessions."""
+        return self.agents is None or agent in self.agents
 
 
 class TokenTable:
@@ -39,7 +49,7 @@ class TokenTable:
         found: Principal | None = None
         for secret, token in self._tokens:
             if hmac.compare_digest(secret, candidate) and found is None:
-                found = Principal(token.name, token.role)
+                found = Principal(token.name, token.role, token.agents)
         return found
 
 

@@ -22,7 +22,8 @@ class ApiOptions:
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     max_wait_s: float = MAX_WAIT_S  # the longest a long-poll is held, whatever ``wait`` asks
     sse_heartbeat_s: float = 15.0  # comment lines on idle event streams; also how often SSE re-marks waits
-    respond_limit: int = 30  # respond calls per person per window
+    respond_limit: int = 30  # respond calls per token and person per window
+    respond_token_limit: int = 300  # respond calls per token per window, whoever it names
     respond_window_s: int = 60
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -19,6 +19,7 @@ from pydantic import AfterValidator
 from gateway.api.auth import Caller
 from gateway.api.deps import ApiOptions, Core, Options
 from gateway.api.errors import error_responses
+from gateway.api.scope import event_visible, own_run, require_thread
 from gateway.cursors import STREAM_ID, stream_position
 from gateway.errors import not_found
 from gateway.ids import parse_thread_id
@@ -93,7 +94,12 @@ async def _latest_id(gateway: Gateway) -> str:
 
 
 async def stream(
-    gateway: Gateway, options: ApiOptions, cursor: str | None, where: Filter, marker: WaitMarker | None
+    gateway: Gateway,
+    options: ApiOptions,
+    cursor: str | None,
+    where: Filter,
+    marker: WaitMarker | None,
+    reaches: Callable[[dict[str, Any]], Awaitable[bool]] | None = None,
 ) -> AsyncIterator[str]:
     """Events after ``cursor`` (default: from now), then each new one as it lands; heartbeats when idle."""
     position = cursor or await _latest_id(gateway)
@@ -110,7 +116,7 @@ async def stream(
             continue
         for entry_id, entry in rows:
             position = entry_id
-            if not where.matches(entry):
+            if not where.matches(entry) or (reaches is not None and not await reaches(entry)):
                 continue
             if marker is not None and entry.get("type") == "input.requested":
                 await marker.mark(entry["data"]["prompt_id"])
@@ -121,7 +127,7 @@ async def stream(
 async def events(
     core: Core,
     options: Options,
-    _caller: Caller,
+    caller: Caller,
     last_event_id: Annotated[
         str | None, Header(alias="Last-Event-ID", pattern=STREAM_ID), AfterValidator(stream_position)
     ] = None,
@@ -138,16 +144,24 @@ async def events(
 
     Starts from now, or after ``Last-Event-ID`` (or ``after``) to resume without losing an event. With
     ``thread_id`` or ``run_id`` the stream carries that thread's events only, and counts as the agent
-    waiting there: a person's answer to its pending prompt then resolves hot.
+    waiting there: a person's answer to its pending prompt then resolves hot. A token scoped to some
+    agents gets their prompts' events, and people's messages as ``GET /v1/messages`` says.
     """
     thread = parse_thread_id(thread_id).thread_id if thread_id is not None else None
     if run_id is not None:
-        run = await core.store.get_run(run_id)
-        if run is None or (thread is not None and run.thread_id != thread):
+        run = await own_run(core.store, caller, run_id)
+        if thread is not None and run.thread_id != thread:
             raise not_found("RUN_NOT_FOUND", "run", run_id)
         thread = run.thread_id
+    if thread is not None:
+        await require_thread(core.store, caller, thread)  # a stream on a thread marks its prompt waited on
     where = Filter(thread, run_id, agent)
     marker = WaitMarker(core, thread, run_id, options.sse_heartbeat_s) if thread is not None else None
     headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-    body = stream(core, options, last_event_id or after, where, marker)
+
+    async def reaches(entry: dict[str, Any]) -> bool:
+        return await event_visible(core, caller, entry)
+
+    scoped = None if caller.agents is None else reaches
+    body = stream(core, options, last_event_id or after, where, marker, scoped)
     return StreamingResponse(body, media_type="text/event-stream", headers=headers)

@@ -10,10 +10,22 @@ from gateway.service import Gateway
 
 
 async def pending_page(
-    gateway: Gateway, *, agent: str | None, thread_id: str | None, cursor: str | None, limit: int
+    gateway: Gateway,
+    *,
+    agent: str | None,
+    thread_id: str | None,
+    cursor: str | None,
+    limit: int,
+    agents: frozenset[str] | None = None,
 ) -> dict[str, Any]:
-    """``{"items": [prompt, ...], "cursor"}``, newest first; a thread has at most one pending prompt."""
+    """``{"items": [prompt, ...], "cursor"}``, newest first; a thread has at most one pending prompt.
+
+    ``agents`` (a token's scope) keeps other agents' prompts out; a page may then hold fewer than
+    ``limit`` items, and the cursor still goes on.
+    """
     store = gateway.store
+    if agent is None and agents is not None and len(agents) == 1:
+        (agent,) = agents  # that agent's own index: full pages
     if thread_id is not None:
         thread = parse_thread_id(thread_id)
         active = await store.active_prompt_id(thread.thread_id)
@@ -24,6 +36,9 @@ async def pending_page(
     items = [
         prompt.public()
         for prompt in prompts
-        if prompt is not None and prompt.pending and (agent is None or prompt.agent == agent)
+        if prompt is not None
+        and prompt.pending
+        and (agent is None or prompt.agent == agent)
+        and (agents is None or prompt.agent in agents)
     ]
     return {"items": items, "cursor": next_cursor}

@@ -14,6 +14,7 @@ from gateway.api.errors import error_responses
 from gateway.api.inbox import pending_page
 from gateway.api.runs import PromptId
 from gateway.api.schemas import AgentBody, InputAction, PromptList
+from gateway.api.scope import require_agent, visible
 from gateway.cursors import PAGE_CURSOR
 from gateway.models import AgentDefinition, Prompt
 
@@ -26,12 +27,14 @@ AgentName = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[A-Za-z0
 async def list_inputs(
     agent: AgentName,
     core: Core,
-    _caller: Caller,
+    caller: Caller,
     state: Annotated[Literal["pending"], Query()] = "pending",
     cursor: Annotated[str | None, Query(pattern=PAGE_CURSOR)] = None,
     limit: Annotated[int, Query(ge=1, le=100)] = 50,
 ) -> JSONResponse:
-    """The agent's inputs waiting for a person, newest first, paged."""
+    """The agent's inputs waiting for a person, newest first, paged (none for a token not acting for it)."""
+    if not visible(caller, agent):
+        return JSONResponse({"items": [], "cursor": None})
     return JSONResponse(await pending_page(core, agent=agent, thread_id=None, cursor=cursor, limit=limit))
 
 
@@ -40,7 +43,7 @@ async def list_inputs(
     responses={200: {"model": Prompt}, **error_responses(400, 403, 404, 409)},
 )
 async def answer_input(
-    agent: AgentName, prompt_id: PromptId, body: InputAction, core: Core, _caller: OperatorCaller
+    agent: AgentName, prompt_id: PromptId, body: InputAction, core: Core, caller: OperatorCaller
 ) -> JSONResponse:
     """Accept (``content`` by kind), decline or cancel an input on behalf of ``from``.
 
@@ -48,21 +51,24 @@ async def answer_input(
     details say how it settled. Decline on an approval answers Deny; on questions it cancels the input
     with ``reason_code: declined``.
     """
-    prompt = await act_on_input(core, agent, prompt_id, body)
+    prompt = await act_on_input(core, caller, agent, prompt_id, body)
     return JSONResponse(prompt.public())
 
 
 @router.put("/agents/{agent}", response_model=AgentDefinition, responses=error_responses(400, 403))
-async def put_agent(
-    agent: AgentName, body: AgentBody, core: Core, _caller: OperatorCaller
-) -> AgentDefinition:
-    """Define the agent: how long its inputs wait, and who besides the run's starter may answer them."""
-    definition = AgentDefinition(name=agent, human_input=body.human_input)
+async def put_agent(agent: AgentName, body: AgentBody, core: Core, caller: OperatorCaller) -> AgentDefinition:
+    """Define the agent: how long its inputs wait, who besides the run's starter may answer them, and
+    which channels' messages are its (``channels``; omitted keeps the current claims)."""
+    require_agent(caller, agent)
+    definition = AgentDefinition(name=agent, human_input=body.human_input, channels=body.channels)
     await core.store.put_agent(definition)
+    if body.channels is None:
+        definition.channels = await core.store.owners.claimed_by(agent)
     return definition
 
 
 @router.get("/agents/{agent}", response_model=AgentDefinition, responses=error_responses())
-async def get_agent(agent: AgentName, core: Core, _caller: Caller) -> AgentDefinition:
+async def get_agent(agent: AgentName, core: Core, caller: Caller) -> AgentDefinition:
     """The agent's definition; an agent never defined has the defaults and no approvers."""
-    return await core.store.get_agent(agent) or AgentDefinition(name=agent)
+    require_agent(caller, agent)
+    return await core.store.get_agent(agent) or AgentDefinition(name=agent, channels=[])

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, Header, Request
 
 from gateway.api import answering
 from gateway.api.auth import OperatorCaller
-from gateway.api.deps import Core, limiter_of
+from gateway.api.deps import Core, limiter_of, options_of
 from gateway.api.errors import INVALID_PARAMS_STATUS, error_responses
 from gateway.api.schemas import RespondBody, RespondResult
 from gateway.errors import GatewayError
@@ -39,15 +39,21 @@ def _invalid(name: str, problem: str) -> GatewayError:
 
 
 async def rate_limited(request: Request, caller: OperatorCaller, person: From = None) -> str | None:
-    """30 responds per 60 s per person (per token when no person is named), counted in Redis."""
-    verdict = await limiter_of(request).hit(f"person:{person}" if person else f"token:{caller.name}")
-    if not verdict.allowed:
-        raise GatewayError(
-            "RATE_LIMITED",
-            f"Too many answers; try again in {verdict.retry_after} s.",
-            429,
-            {"retry_after": verdict.retry_after},
-        )
+    """Counted in Redis per token and person together (30 per 60 s), and per token whoever is named
+    (``respond_token_limit``), so naming another person in each call escapes neither."""
+    limiter, options = limiter_of(request), options_of(request)
+    for who, limit in (
+        (f"token:{caller.name}", options.respond_token_limit),
+        (f"token:{caller.name}:person:{person or ''}", options.respond_limit),
+    ):
+        verdict = await limiter.hit(who, limit)
+        if not verdict.allowed:
+            raise GatewayError(
+                "RATE_LIMITED",
+                f"Too many answers; try again in {verdict.retry_after} s.",
+                429,
+                {"retry_after": verdict.retry_after},
+            )
     return person
 
 
@@ -62,6 +68,7 @@ async def respond(
     requestId: str,
     body: RespondBody,
     core: Core,
+    caller: OperatorCaller,
     person: Annotated[str | None, Depends(rate_limited)],
 ) -> RespondResult:
     """Answer (``answers``) or skip (``skip: true``) a pending question set.
@@ -78,4 +85,4 @@ async def respond(
         thread = parse_thread_id(threadId)
     except GatewayError as exc:
         raise _invalid("threadId", exc.message) from exc
-    return await answering.respond(core, runId, thread.thread_id, requestId, body, person)
+    return await answering.respond(core, caller, runId, thread.thread_id, requestId, body, person)

@@ -13,6 +13,7 @@ from gateway.api.deps import MAX_WAIT_S, Core, Options
 from gateway.api.errors import error_responses
 from gateway.api.inbox import pending_page
 from gateway.api.schemas import CancelBody, PromptList
+from gateway.api.scope import own_prompt, own_run, require_agent, require_thread, visible
 from gateway.cursors import PAGE_CURSOR
 from gateway.models import Prompt, PromptRequest, PromptState, ReasonCode, Run, RunRequest
 
@@ -23,14 +24,20 @@ PromptId = Annotated[str, Path(min_length=1, max_length=100)]
 
 
 @router.post("/runs", status_code=201, response_model=Run, responses=error_responses(400, 403))
-async def create_run(body: RunRequest, core: Core, _caller: AgentCaller) -> Run:
-    """Start a run in a chat thread; ``started_by`` may answer its prompts (with the agent's approvers)."""
+async def create_run(body: RunRequest, core: Core, caller: AgentCaller) -> Run:
+    """Start a run in a chat thread; ``started_by`` may answer its prompts (with the agent's approvers).
+
+    403 FORBIDDEN for an agent the token does not act for, or a thread only other agents own.
+    """
+    require_agent(caller, body.agent)
+    await require_thread(core.store, caller, body.thread_id)
     return await core.create_run(body)
 
 
 @router.post("/runs/{run_id}/end", response_model=Run, responses=error_responses(403, 404))
-async def end_run(run_id: RunId, core: Core, _caller: AgentCaller) -> Run:
+async def end_run(run_id: RunId, core: Core, caller: AgentCaller) -> Run:
     """End a run: its pending prompt is cancelled with reason ``the run ended``. Ending twice is fine."""
+    await own_run(core.store, caller, run_id)
     return await core.end_run(run_id)
 
 
@@ -39,8 +46,9 @@ async def end_run(run_id: RunId, core: Core, _caller: AgentCaller) -> Run:
     status_code=201,
     responses={201: {"model": Prompt}, **error_responses(400, 403, 404, 409, 503)},
 )
-async def raise_prompt(run_id: RunId, body: PromptRequest, core: Core, _caller: AgentCaller) -> JSONResponse:
+async def raise_prompt(run_id: RunId, body: PromptRequest, core: Core, caller: AgentCaller) -> JSONResponse:
     """Raise a prompt, superseding the thread's active one. 503 PROMPT_UNAVAILABLE if the post fails."""
+    await own_run(core.store, caller, run_id)
     prompt = await core.raise_prompt(run_id, body)
     return JSONResponse(prompt.public(), status_code=201)
 
@@ -50,13 +58,14 @@ async def get_prompt(
     prompt_id: PromptId,
     core: Core,
     options: Options,
-    _caller: Caller,
+    caller: Caller,
     wait: Annotated[float, Query(ge=0, le=MAX_WAIT_S, description="Seconds to hold while pending.")] = 0,
 ) -> JSONResponse:
     """The prompt; with ``wait``, returns the moment it settles (or after ``wait`` seconds, still pending).
 
     While a long-poll is open the agent counts as waiting: an answer then resolves ``resolved_hot``.
     """
+    await own_prompt(core.store, caller, prompt_id)
     prompt = await core.wait_prompt(prompt_id, min(wait, options.max_wait_s))
     return JSONResponse(prompt.public())
 
@@ -65,9 +74,10 @@ async def get_prompt(
     "/prompts/{prompt_id}/cancel", responses={200: {"model": Prompt}, **error_responses(400, 403, 404, 409)}
 )
 async def cancel_prompt(
-    prompt_id: PromptId, core: Core, _caller: AgentCaller, body: CancelBody | None = None
+    prompt_id: PromptId, core: Core, caller: AgentCaller, body: CancelBody | None = None
 ) -> JSONResponse:
     """Cancel a pending prompt (``reason_code: cancelled``). Twice is fine; 409 if it was answered."""
+    await own_prompt(core.store, caller, prompt_id)
     reason = (body or CancelBody()).reason
     settlement = await core.cancel_prompt(prompt_id, reason, ReasonCode.CANCELLED)
     prompt = await core.get_prompt(prompt_id)
@@ -79,13 +89,20 @@ async def cancel_prompt(
 @router.get("/prompts", response_model=PromptList, responses=error_responses(400))
 async def list_prompts(
     core: Core,
-    _caller: Caller,
+    caller: Caller,
     state: Annotated[Literal["pending"], Query()] = "pending",
     agent: Annotated[str | None, Query(min_length=1, max_length=64)] = None,
     thread_id: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
     cursor: Annotated[str | None, Query(pattern=PAGE_CURSOR)] = None,
     limit: Annotated[int, Query(ge=1, le=100)] = 50,
 ) -> JSONResponse:
-    """The inbox: pending prompts across agents, newest first, filtered by agent or thread, paged."""
-    page = await pending_page(core, agent=agent, thread_id=thread_id, cursor=cursor, limit=limit)
+    """The inbox: pending prompts across agents, newest first, filtered by agent or thread, paged.
+
+    A token scoped to some agents sees theirs only.
+    """
+    if agent is not None and not visible(caller, agent):
+        return JSONResponse({"items": [], "cursor": None})
+    page = await pending_page(
+        core, agent=agent, thread_id=thread_id, cursor=cursor, limit=limit, agents=caller.agents
+    )
     return JSONResponse(page)

@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from gateway.models import (
     MAX_TEXT_CHARS,
+    Channel,
     HumanInput,
     Identity,
     Model,
@@ -174,3 +175,9 @@ class AgentBody(Model):
     """``PUT /v1/agents/{agent}``: the agent's human-input settings and approver allow-list."""
 
     human_input: HumanInput = Field(default_factory=HumanInput)
+    channels: list[Channel] | None = Field(
+        default=None,
+        max_length=100,
+        description="Channels whose people's messages go to this agent's tokens (slack:C0456, ...); "
+        "omitted keeps the current claims, [] drops them.",
+    )

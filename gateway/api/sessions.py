@@ -8,9 +8,10 @@ from fastapi import APIRouter, Depends, Path, Request
 from fastapi.responses import JSONResponse
 from pydantic import Field
 
-from gateway.api.auth import AgentCaller, Caller
+from gateway.api.auth import AgentCaller, Caller, Principal
 from gateway.api.deps import Core
 from gateway.api.errors import error_responses
+from gateway.api.scope import require_thread, thread_open
 from gateway.errors import GatewayError
 from gateway.models import Model
 from gateway.session_threads import SessionThreads
@@ -59,35 +60,50 @@ def _threads(request: Request, core: Core) -> SessionThreads:
 Threads = Annotated[SessionThreads, Depends(_threads)]
 
 
-@router.put(
-    "/sessions/{session_key}/thread",
-    response_model=SessionThreadOut,
-    responses={201: {"model": SessionThreadOut}, **error_responses(400, 403, 503)},
-)
-async def ensure_session_thread(
-    session_key: SessionKey, body: SessionThreadBody, threads: Threads, _caller: AgentCaller
-) -> JSONResponse:
-    """The session's thread: 200 with the one it has, or 201 after posting ``header`` into ``channel``.
-
-    The binding lives in Redis, so later prompts, other gateway processes and restarts find the same thread.
-    503 SESSION_THREAD_UNAVAILABLE when the header could not be posted (nothing was asked).
-    """
-    found = await threads.thread_for(session_key, body.channel, body.header)
-    out = SessionThreadOut(session_key=found.session_key, thread_id=found.thread_id, created=found.created)
-    return JSONResponse(out.model_dump(mode="json"), status_code=201 if found.created else 200)
-
-
-@router.get("/sessions/{session_key}/thread", response_model=SessionThreadOut, responses=error_responses(404))
-async def get_session_thread(session_key: SessionKey, threads: Threads, _caller: Caller) -> SessionThreadOut:
-    """The session's thread, or 404 SESSION_NOT_FOUND when no prompt of the session has started one."""
-    thread_id = await threads.get(session_key)
-    if thread_id is None:
+async def _own_session(core: Core, caller: Principal, session_key: str, thread_id: str | None) -> None:
+    """404 SESSION_NOT_FOUND unless the session has a thread the caller may act in."""
+    if thread_id is None or not await thread_open(core.store, caller, thread_id):
         raise GatewayError(
             "SESSION_NOT_FOUND",
             f"Session {session_key!r} has no thread yet.",
             404,
             {"session_key": session_key},
         )
+
+
+@router.put(
+    "/sessions/{session_key}/thread",
+    response_model=SessionThreadOut,
+    responses={201: {"model": SessionThreadOut}, **error_responses(400, 403, 404, 503)},
+)
+async def ensure_session_thread(
+    session_key: SessionKey, body: SessionThreadBody, threads: Threads, core: Core, caller: AgentCaller
+) -> JSONResponse:
+    """The session's thread: 200 with the one it has, or 201 after posting ``header`` into ``channel``.
+
+    The binding lives in Redis, so later prompts, other gateway processes and restarts find the same thread.
+    503 SESSION_THREAD_UNAVAILABLE when the header could not be posted (nothing was asked). A session whose
+    thread only other agents own is 404 SESSION_NOT_FOUND; a channel only other agents claim is 403.
+    """
+    existing = await threads.get(session_key)
+    if existing is not None:
+        await _own_session(core, caller, session_key, existing)
+    else:
+        await require_thread(core.store, caller, body.channel)
+    found = await threads.thread_for(session_key, body.channel, body.header)
+    out = SessionThreadOut(session_key=found.session_key, thread_id=found.thread_id, created=found.created)
+    return JSONResponse(out.model_dump(mode="json"), status_code=201 if found.created else 200)
+
+
+@router.get("/sessions/{session_key}/thread", response_model=SessionThreadOut, responses=error_responses(404))
+async def get_session_thread(
+    session_key: SessionKey, threads: Threads, core: Core, caller: Caller
+) -> SessionThreadOut:
+    """The session's thread, or 404 SESSION_NOT_FOUND when no prompt of the session has started one (or
+    only other agents own its thread)."""
+    thread_id = await threads.get(session_key)
+    await _own_session(core, caller, session_key, thread_id)
+    assert thread_id is not None
     return SessionThreadOut(session_key=session_key, thread_id=thread_id, created=False)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query
@@ -13,6 +14,7 @@ from gateway.api.auth import AgentCaller, Caller
 from gateway.api.deps import MAX_WAIT_S, Core, Options
 from gateway.api.errors import error_responses
 from gateway.api.schemas import ItemList, MessageList, PostedItem, PostItemBody
+from gateway.api.scope import message_visible, require_thread
 from gateway.cursors import STREAM_ID, stream_position
 from gateway.ids import parse_thread_id
 from gateway.store import Store, keys
@@ -33,10 +35,12 @@ After = Annotated[
     response_model=PostedItem,
     responses=error_responses(400, 403),
 )
-async def post_item(
-    thread_id: ThreadId, body: PostItemBody, core: Core, _caller: AgentCaller
-) -> JSONResponse:
-    """Queue an agent message for the chat: posted in order with the audit items, retried on failure."""
+async def post_item(thread_id: ThreadId, body: PostItemBody, core: Core, caller: AgentCaller) -> JSONResponse:
+    """Queue an agent message for the chat: posted in order with the audit items, retried on failure.
+
+    403 FORBIDDEN in a thread only other agents own (their runs, or a channel they claim).
+    """
+    await require_thread(core.store, caller, parse_thread_id(thread_id).thread_id)
     posted = await core.post_message(thread_id, body.text)
     return JSONResponse(posted, status_code=202)
 
@@ -55,21 +59,34 @@ def _logged(entry_id: str, entry: dict[str, Any]) -> dict[str, Any]:
 async def thread_items(
     thread_id: ThreadId,
     core: Core,
-    _caller: Caller,
+    caller: Caller,
     after: After = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
 ) -> JSONResponse:
-    """The thread's item log, oldest first: prompts, audit items, agent messages and people's messages."""
+    """The thread's item log, oldest first: prompts, audit items, agent messages and people's messages.
+
+    403 FORBIDDEN in a thread only other agents own.
+    """
     thread = parse_thread_id(thread_id)
+    await require_thread(core.store, caller, thread.thread_id)
     rows = await core.store.thread_items(thread.thread_id, after, limit)
     items = [_logged(entry_id, entry) for entry_id, entry in rows]
     return JSONResponse({"items": items, "cursor": rows[-1][0] if rows else None})
 
 
 async def read_messages(
-    store: Store, *, after: str | None, wait_s: float, thread_id: str | None, limit: int
+    store: Store,
+    *,
+    after: str | None,
+    wait_s: float,
+    thread_id: str | None,
+    limit: int,
+    reaches: Callable[[dict[str, Any]], Awaitable[bool]] | None = None,
 ) -> tuple[list[dict[str, Any]], str | None]:
-    """Queued messages after the cursor, blocking on the Redis stream up to ``wait_s`` while none match."""
+    """Queued messages after the cursor, blocking on the Redis stream up to ``wait_s`` while none match.
+
+    ``reaches`` keeps the messages the caller may see (a token's scope).
+    """
     deadline = time.monotonic() + wait_s
     cursor = after
     while True:
@@ -78,6 +95,8 @@ async def read_messages(
         if rows:
             cursor = rows[-1][0]
         items = [entry for _, entry in rows if thread_id is None or entry.get("thread_id") == thread_id]
+        if reaches is not None:
+            items = [entry for entry in items if await reaches(entry)]
         if items or not rows or block_ms <= 0:
             return items, cursor
 
@@ -86,7 +105,7 @@ async def read_messages(
 async def messages(
     core: Core,
     options: Options,
-    _caller: Caller,
+    caller: Caller,
     after: After = None,
     wait: Annotated[float, Query(ge=0, le=MAX_WAIT_S, description="Seconds to hold while empty.")] = 0,
     thread_id: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
@@ -95,12 +114,22 @@ async def messages(
     """People's messages queued for agents, oldest first after ``after``; parked answers carry a ``tag``.
 
     The cursor is a position in one durable feed: pass the returned ``cursor`` as ``after`` and no message
-    between two reads is lost, across any number of gateway processes.
+    between two reads is lost, across any number of gateway processes. A token scoped to some agents
+    gets the messages of threads its agents own and of channels nobody claims.
     """
     if thread_id is not None:
         thread_id = parse_thread_id(thread_id).thread_id
     wait_s = min(wait, options.max_wait_s)
+
+    async def reaches(entry: dict[str, Any]) -> bool:
+        return await message_visible(core.store, caller, entry.get("thread_id"))
+
     items, cursor = await read_messages(
-        core.store, after=after, wait_s=wait_s, thread_id=thread_id, limit=limit
+        core.store,
+        after=after,
+        wait_s=wait_s,
+        thread_id=thread_id,
+        limit=limit,
+        reaches=None if caller.agents is None else reaches,
     )
     return JSONResponse({"items": items, "cursor": cursor})

@@ -8,6 +8,7 @@ DIRTY = "tg:dirty"  # zset: threads whose outbox may hold work, by when it was m
 MESSAGES = "tg:messages"  # stream: people's messages queued for agents
 EVENTS = "tg:events"  # stream: input.requested / input.resolved / message.received
 SETTLED_CHANNEL = "tg:settled"  # pub/sub: a prompt id, published when it settles
+CLAIMS = "tg:claims"  # hash: agent -> JSON list of the channels its definition claims
 
 
 def thread_prefix(thread_id: str) -> str:
@@ -27,6 +28,11 @@ def prompt_record(thread_id: str, prompt_id: str) -> str:
 
 def run(thread_id: str, run_id: str) -> str:
     return f"{thread_prefix(thread_id)}run:{run_id}"
+
+
+def thread_agents(thread_id: str) -> str:
+    """A set: the agents with a run in the thread (they own it)."""
+    return f"{thread_prefix(thread_id)}agents"
 
 
 def active(thread_id: str) -> str:

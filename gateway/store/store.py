@@ -24,6 +24,7 @@ from gateway.models import (
     to_ms,
 )
 from gateway.store import keys
+from gateway.store.owners import Ownership
 from gateway.store.scripts import Scripts
 
 DAY_MS = 24 * 3600 * 1000
@@ -171,6 +172,7 @@ class Store:
         self._runs: _LRU[Run] = _LRU(10_000)
         self._latest: _LRU[Prompt] = _LRU(10_000)
         self._expiry: dict[str, tuple[float, int]] = {}
+        self.owners = Ownership(client)
 
     async def load(self) -> None:
         await self.scripts.load(self.redis)
@@ -192,7 +194,9 @@ class Store:
         pipe.hset(
             keys.run(run.thread_id, run.run_id), mapping={"rec": run.model_dump_json(), "state": "running"}
         )
+        pipe.sadd(keys.thread_agents(run.thread_id), run.agent)
         await pipe.execute()
+        self.owners.remember_run(run.thread_id, run.agent)
         self._thread_of.put(run.run_id, run.thread_id)
         self._runs.put(run.run_id, run)
 
@@ -474,18 +478,21 @@ class Store:
         if definition.human_input.approvers:
             pipe.sadd(keys.approvers(definition.name), *definition.human_input.approvers)
         await pipe.execute()
+        if definition.channels is not None:
+            await self.owners.set_claims(definition.name, definition.channels)
         self._expiry.pop(definition.name, None)
 
     async def get_agent(self, name: str) -> AgentDefinition | None:
         pipe = self.redis.pipeline(transaction=False)
         pipe.get(keys.agent(name))
         pipe.smembers(keys.approvers(name))
-        raw, approvers = await pipe.execute()
-        if raw is None and not approvers:
+        pipe.hget(keys.CLAIMS, name)
+        raw, approvers, claimed = await pipe.execute()
+        if raw is None and not approvers and not claimed:
             return None
         settings = json.loads(raw) if raw else {}
         human = HumanInput.model_validate({**settings, "approvers": sorted(approvers)})
-        return AgentDefinition(name=name, human_input=human)
+        return AgentDefinition(name=name, human_input=human, channels=json.loads(claimed) if claimed else [])
 
     async def add_approvers(self, agent: str, identities: list[str]) -> None:
         await self.redis.sadd(keys.approvers(agent), *identities)

@@ -26,7 +26,7 @@ from tests.support.redis_server import RedisServer, free_port
 
 AGENT_TOKEN = "agent-token-4f1c9a"
 OPERATOR_TOKEN = "operator-token-8d2e7b"
-TOKENS = f"robot:agent:{AGENT_TOKEN},desk:operator:{OPERATOR_TOKEN}"
+TOKENS = f"robot:agent:{AGENT_TOKEN}:*,desk:operator:{OPERATOR_TOKEN}"
 AGENT_AUTH = {"Authorization": f"Bearer {AGENT_TOKEN}"}
 OPERATOR_AUTH = {"Authorization": f"Bearer {OPERATOR_TOKEN}"}
 THREAD = "slack:C0456:1712345678.000100"

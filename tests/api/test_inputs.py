@@ -216,7 +216,11 @@ async def test_agent_definition_round_trips_and_defaults_when_undefined(operator
     )
     assert put.status_code == 200
     got = (await operator.get("/v1/agents/ops")).json()
-    assert got == {"name": "ops", "human_input": {"expires_in_seconds": 86400, "approvers": [APPROVER]}}
+    assert got == {
+        "name": "ops",
+        "human_input": {"expires_in_seconds": 86400, "approvers": [APPROVER]},
+        "channels": [],
+    }
     fresh = (await operator.get("/v1/agents/fresh")).json()
     assert fresh["human_input"] == {"expires_in_seconds": 604800, "approvers": []}
 

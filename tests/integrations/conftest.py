@@ -113,7 +113,7 @@ def running_gateway(redis_server: RedisServer, workdir: Path) -> Iterator[Gatewa
     env = serve_env(
         REDIS_URL=redis_server.url,
         THREADGATE_WEB_CHAT="open",
-        THREADGATE_API_TOKENS=f"robot:agent:{AGENT_TOKEN},desk:operator:{OPERATOR_TOKEN}",
+        THREADGATE_API_TOKENS=f"robot:agent:{AGENT_TOKEN}:*,desk:operator:{OPERATOR_TOKEN}",
         THREADGATE_LOG_LEVEL="WARNING",
     )
     server = ServeProcess(env, workdir, program=(THREADGATE,))

@@ -38,7 +38,7 @@ def two_processes(redis_server: RedisServer, tmp_path: Path) -> Iterator[tuple[S
     redis_server.flush()
     env = serve_env(
         REDIS_URL=redis_server.url,
-        THREADGATE_API_TOKENS="agent:agent:agent-token,ops:operator:operator-token",
+        THREADGATE_API_TOKENS="agent:agent:agent-token:*,ops:operator:operator-token",
         THREADGATE_WEB_CHAT="open",
         THREADGATE_SHUTDOWN_GRACE_S="5",
         THREADGATE_LOG_LEVEL="INFO",

@@ -93,7 +93,7 @@ async def web_gateway(redis_url: str | None = None, tokens: str | None = None) -
     settings = Settings(
         _env_file=None,
         redis_url=redis_url,
-        threadgate_api_tokens=f"robot:agent:{AGENT_TOKEN},desk:operator:{OPERATOR_TOKEN}",
+        threadgate_api_tokens=f"robot:agent:{AGENT_TOKEN}:*,desk:operator:{OPERATOR_TOKEN}",
         threadgate_web_chat="open",
     )
     runtime = Runtime.build(settings, channels=[WebChannel(tokens, heartbeat_s=0.2)])
