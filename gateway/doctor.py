@@ -50,6 +50,10 @@ def load_settings() -> tuple[Settings | None, list[Check]]:
     return settings, [Check.ok("settings", "the environment and .env parse")]
 
 
+def _scope(agents: frozenset[str] | None) -> str:
+    return f" for {'|'.join(sorted(agents))}" if agents is not None else ""
+
+
 def check_tokens(settings: Settings) -> list[Check]:
     try:
         tokens = settings.api_tokens()
@@ -58,12 +62,20 @@ def check_tokens(settings: Settings) -> list[Check]:
     if not tokens:
         return [Check.fail("api tokens", "THREADGATE_API_TOKENS is empty: every API call would be refused")]
     roles = {token.role for token in tokens}
-    names = ", ".join(f"{token.name} ({token.role})" for token in tokens)
+    names = ", ".join(f"{token.name} ({token.role}{_scope(token.agents)})" for token in tokens)
     missing = [role for role in ("agent", "operator") if role not in roles]
+    everything = [token.name for token in tokens if token.role == "agent" and token.agents is None]
+    problems = []
+    if everything:
+        problems.append(
+            f"agent token(s) {', '.join(everything)} act for every agent (*), so each can raise in, cancel "
+            "and read any agent's runs: give each agent its own token (named like the agent) or list its "
+            "agents (name:agent:token:ops|deploy)"
+        )
     if missing:
-        return [
-            Check.warn("api tokens", f"{names}; no {' or '.join(missing)} token, so nobody can act as one")
-        ]
+        problems.append(f"no {' or '.join(missing)} token, so nobody can act as one")
+    if problems:
+        return [Check.warn("api tokens", f"{names}; {'; '.join(problems)}")]
     return [Check.ok("api tokens", names)]
 
 

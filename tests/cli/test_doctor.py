@@ -166,3 +166,15 @@ async def test_web_chat_on_without_a_token_is_a_problem(
     web = next(check for check in report["checks"] if check["name"] == "web")
     assert code == 1
     assert web["status"] == "fail" and "THREADGATE_WEB_TOKEN" in web["detail"]
+
+
+async def test_an_agent_token_acting_for_every_agent_is_flagged(
+    clean_env: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    clean_env.setenv("THREADGATE_API_TOKENS", "fleet:agent:tok-1:*,ops:agent:tok-2,desk:operator:tok-3:ops")
+    code, report = await doctor(capsys)
+    tokens = next(check for check in report["checks"] if check["name"] == "api tokens")
+    assert code == 0
+    assert tokens["status"] == "warn" and "fleet act for every agent (*)" in tokens["detail"]
+    assert "ops (agent for ops)" in tokens["detail"] and "desk (operator for ops)" in tokens["detail"]
+    assert "tok-" not in tokens["detail"]
