@@ -88,7 +88,8 @@ async def running_demo(
     settings = Settings(
         _env_file=None,
         redis_url=None,
-        threadgate_api_tokens=f"demo-agent:agent:{agent_token}:{AGENT},demo-inbox:operator:{operator_token}",
+        # One machine's playground: its agent token (never shown) may raise under any agent name.
+        threadgate_api_tokens=f"demo-agent:agent:{agent_token}:*,demo-inbox:operator:{operator_token}",
         threadgate_webhooks=None,
         threadgate_web_chat="open",
     )
