@@ -60,9 +60,14 @@ class Ownership:
             await self.redis.hdel(keys.CLAIMS, agent)
         self._claims = None
 
+    async def claimants(self, thread_id: str) -> frozenset[str]:
+        """The agents whose definitions claim the thread's channel."""
+        return claimants(await self.claims(), thread_id)
+
     async def owners(self, thread_id: str, wanted: frozenset[str] | None = None) -> ThreadOwners:
-        """The thread's owners; ``wanted`` (the caller's agents) lets a cached run answer without Redis."""
-        claiming = claimants(await self.claims(), thread_id)
+        """The thread's owners; ``wanted`` (the caller's agents) lets a claim or a cached run answer
+        without reading the thread's runs (the result then names the claimants, or the cached runs)."""
+        claiming = await self.claimants(thread_id)
         if wanted is not None and claiming & wanted:
             return ThreadOwners(frozenset(), claiming)
         return ThreadOwners(await self.run_agents(thread_id, wanted), claiming)
