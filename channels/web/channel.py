@@ -23,6 +23,7 @@ from gateway.channel import ChannelContext, MessageRef
 from gateway.cursors import STREAM_ID_PROBLEM, is_stream_position
 from gateway.errors import GatewayError
 from gateway.ids import ThreadRef, parse_thread_id
+from gateway.jsonbody import is_json_media_type, unsupported_media_type
 from gateway.models import MAX_TEXT_CHARS, InboundMessage, ThreadItem
 from gateway.service import NOT_ALLOWED_NOTICE, STALE_NOTICE, Outcome
 
@@ -54,6 +55,16 @@ class SignIn(BaseModel):
 
 def _error(code: str, message: str, status: int) -> JSONResponse:
     return JSONResponse(GatewayError(code, message, status).envelope(), status_code=status)
+
+
+def _not_json(request: Request) -> JSONResponse | None:
+    """415 for a body of another type: a page on any site can make a browser post a form or
+    ``text/plain`` here without asking first, but never ``application/json``."""
+    content_type = request.headers.get("content-type")
+    if is_json_media_type(content_type):
+        return None
+    refused = unsupported_media_type(content_type)
+    return JSONResponse(refused.envelope(), status_code=refused.status)
 
 
 def _bearer(request: Request) -> str | None:
@@ -111,6 +122,8 @@ class WebChannel:
         """Check a sign-in before the page uses it: answers the name the visitor chats as."""
         if not self.access.may_read(_bearer(request)):
             return _error("UNAUTHORIZED", NEEDS_TOKEN, 401)
+        if (refused := _not_json(request)) is not None:
+            return refused
         try:
             body = SignIn.model_validate_json(await request.body() or b"{}")
             name = self.access.identify(body.name, _bearer(request))
@@ -152,6 +165,8 @@ class WebChannel:
     async def _receive(self, request: Request) -> JSONResponse:
         if not self.access.may_read(_bearer(request)):  # before a byte of the body is parsed
             return _error("UNAUTHORIZED", NEEDS_TOKEN, 401)
+        if (refused := _not_json(request)) is not None:
+            return refused
         if self._context is None:
             return _error("UNAVAILABLE", "The web chat is starting or stopping; try again.", 503)
         body = await request.body()

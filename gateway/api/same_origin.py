@@ -1,9 +1,9 @@
-"""Writes a browser may send from another site are refused: a foreign ``Origin``, or a non-JSON web chat body.
+"""Writes a browser sends from another site's page are refused: a foreign ``Origin`` or ``Sec-Fetch-Site``.
 
 A page on any site can make a visitor's browser POST a form or a ``text/plain`` body to the gateway, with
 the visitor's network position (an open web chat on a trusted network, ``threadgate demo`` on loopback).
 Browsers say where such a request comes from (``Origin``, ``Sec-Fetch-Site``); clients that are not
-browsers send neither and are let through.
+browsers send neither and are let through. (The web chat also takes JSON bodies only: see its channel.)
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from gateway.errors import GatewayError
 
 WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 GUARDED = ("/v1/", "/chat/")  # the API (the inbox answers through it) and the web chat
-JSON_ONLY = ("/chat/",)  # the API's own body parsing already refuses what is not JSON
 DEFAULT_PORTS = {"http": "80", "https": "443"}
 
 
@@ -50,15 +49,10 @@ def _cross_site(origin: str | None, fetch_site: str | None, host: str, public: s
     return claimed.split("://", 1)[1] != _netloc(scheme, host)
 
 
-def _is_json(content_type: str | None) -> bool:
-    media = (content_type or "").split(";", 1)[0].strip().lower()
-    return media == "application/json"
-
-
 def refusal(
     method: str, path: str, headers: dict[str, str], public_origin: str | None = None
 ) -> GatewayError | None:
-    """Why this request is refused (403 from another site, 415 not JSON), or None to let it through."""
+    """Why this request is refused (403: it came from another site's page), or None to let it through."""
     if method not in WRITES or not path.startswith(GUARDED):
         return None
     origin = headers.get("origin")
@@ -69,14 +63,6 @@ def refusal(
             "Behind a proxy, set THREADGATE_PUBLIC_URL to the address people open.",
             403,
             {"origin": origin},
-        )
-    has_body = headers.get("content-length", "0") != "0" or "transfer-encoding" in headers
-    if path.startswith(JSON_ONLY) and has_body and not _is_json(headers.get("content-type")):
-        return GatewayError(
-            "UNSUPPORTED_MEDIA_TYPE",
-            "Send the body as JSON with Content-Type: application/json.",
-            415,
-            {"content_type": headers.get("content-type")},
         )
     return None
 

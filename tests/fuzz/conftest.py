@@ -68,7 +68,7 @@ class IngressGateway:
         settings = Settings(  # type: ignore[call-arg]
             _env_file=None,
             redis_url=self.redis_url,
-            threadgate_api_tokens=f"robot:agent:{AGENT_TOKEN},desk:operator:{OPERATOR_TOKEN}",
+            threadgate_api_tokens=f"robot:agent:{AGENT_TOKEN}:*,desk:operator:{OPERATOR_TOKEN}",
             slack_bot_token=self.slack.bot_token,
             slack_signing_secret=self.slack.signing_secret,
             slack_api_url=self.slack.api_url,
