@@ -11,7 +11,7 @@ from pydantic import Field
 from gateway.api.auth import AgentCaller, Caller, Principal
 from gateway.api.deps import Core
 from gateway.api.errors import error_responses
-from gateway.api.scope import require_thread, thread_open
+from gateway.api.scope import own_prompt, require_thread, thread_open, visible
 from gateway.errors import GatewayError
 from gateway.models import Model
 from gateway.session_threads import SessionThreads
@@ -107,18 +107,30 @@ async def get_session_thread(
     return SessionThreadOut(session_key=session_key, thread_id=thread_id, created=False)
 
 
+async def _prompt_agent(core: Core, prompt_id: str) -> str | None:
+    prompt = await core.store.get_prompt(prompt_id)
+    return prompt.agent if prompt is not None else None
+
+
 @router.put(
     "/sessions/{session_key}/calls/{call_id}",
     response_model=SessionCallOut,
-    responses={201: {"model": SessionCallOut}, **error_responses(400)},
+    responses={201: {"model": SessionCallOut}, **error_responses(400, 404)},
 )
 async def bind_session_call(
-    session_key: SessionKey, call_id: CallId, body: SessionCallBody, threads: Threads, _caller: AgentCaller
+    session_key: SessionKey,
+    call_id: CallId,
+    body: SessionCallBody,
+    threads: Threads,
+    core: Core,
+    caller: AgentCaller,
 ) -> JSONResponse:
     """Remember which prompt asks about one tool call of the session (``tool_use_id``), so a resumed session
     finds the same prompt and its answer. 201 when ``prompt_id`` was bound; 200 with the prompt already bound
-    to the call when another was first (``replaces`` names a settled one it may take over from).
+    to the call when another was first (``replaces`` names a settled one it may take over from). Only a
+    prompt of the caller's own agents can be bound (404 PROMPT_NOT_FOUND otherwise).
     """
+    await own_prompt(core.store, caller, body.prompt_id)
     bound = await threads.bindings.bind_call(session_key, call_id, body.prompt_id, body.replaces)
     out = SessionCallOut(
         session_key=session_key, call_id=call_id, prompt_id=bound, created=bound == body.prompt_id
@@ -130,11 +142,11 @@ async def bind_session_call(
     "/sessions/{session_key}/calls/{call_id}", response_model=SessionCallOut, responses=error_responses(404)
 )
 async def get_session_call(
-    session_key: SessionKey, call_id: CallId, threads: Threads, _caller: Caller
+    session_key: SessionKey, call_id: CallId, threads: Threads, core: Core, caller: Caller
 ) -> SessionCallOut:
-    """The prompt bound to the tool call, or 404 CALL_NOT_FOUND when none is."""
+    """The prompt bound to the tool call, or 404 CALL_NOT_FOUND when none is (or it is another agent's)."""
     prompt_id = await threads.bindings.call_prompt(session_key, call_id)
-    if prompt_id is None:
+    if prompt_id is None or not visible(caller, await _prompt_agent(core, prompt_id)):
         raise GatewayError(
             "CALL_NOT_FOUND",
             f"No prompt asks about call {call_id!r} of session {session_key!r}.",

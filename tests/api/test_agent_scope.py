@@ -240,3 +240,21 @@ async def test_a_session_whose_thread_another_agent_owns_does_not_exist_for_a_to
     assert own.json()["thread_id"] == OPS_THREAD
     assert _code(other) == (404, "SESSION_NOT_FOUND")
     assert _code(taken) == (404, "SESSION_NOT_FOUND")
+
+
+async def test_a_tool_call_binds_and_reveals_only_the_callers_own_prompts(
+    clients: dict[str, httpx.AsyncClient],
+) -> None:
+    run = await start_run(clients["ops"], thread_id=OPS_THREAD)
+    prompt = await raise_prompt(clients["ops"], run["run_id"])
+    path = "/v1/sessions/claude-code:s7/calls/toolu_1"
+
+    stolen = await clients["deploy"].put(path, json={"prompt_id": prompt["prompt_id"]})
+    bound = await clients["ops"].put(path, json={"prompt_id": prompt["prompt_id"]})
+    peeked = await clients["deploy"].get(path)
+    read = await clients["ops"].get(path)
+
+    assert _code(stolen) == (404, "PROMPT_NOT_FOUND")
+    assert bound.status_code == 201
+    assert _code(peeked) == (404, "CALL_NOT_FOUND")
+    assert (read.status_code, read.json()["prompt_id"]) == (200, prompt["prompt_id"])

@@ -152,11 +152,20 @@ async def test_a_settled_prompt_bound_to_a_call_can_be_replaced_by_name_only(sto
 async def test_call_bindings_over_http_answer_201_then_200_and_404_when_unbound(gateway: Gateway) -> None:
     session = unique("claude-code")
     async with gateway.agent_client() as client:
-        first = await client.put(f"/v1/sessions/{session}/calls/toolu_1", json={"prompt_id": "prm_A1"})
-        again = await client.put(f"/v1/sessions/{session}/calls/toolu_1", json={"prompt_id": "prm_B2"})
+        thread_id = f"web:{unique('calls')}"
+        run = await client.post("/v1/runs", json={"thread_id": thread_id, "agent": "claude-code"})
+        run_id = run.json()["run_id"]
+        ids = []
+        for question in ("Run npm test?", "Run npm publish?"):
+            raised = await client.post(
+                f"/v1/runs/{run_id}/prompts", json={"kind": "approval", "questions": [{"question": question}]}
+            )
+            ids.append(raised.json()["prompt_id"])
+        first = await client.put(f"/v1/sessions/{session}/calls/toolu_1", json={"prompt_id": ids[0]})
+        again = await client.put(f"/v1/sessions/{session}/calls/toolu_1", json={"prompt_id": ids[1]})
         unknown = await client.get(f"/v1/sessions/{session}/calls/toolu_2")
         bad = await client.put(f"/v1/sessions/{session}/calls/toolu_3", json={"prompt_id": "not a prompt"})
     assert (first.status_code, first.json()["created"]) == (201, True)
-    assert (again.status_code, again.json()["prompt_id"], again.json()["created"]) == (200, "prm_A1", False)
+    assert (again.status_code, again.json()["prompt_id"], again.json()["created"]) == (200, ids[0], False)
     assert (unknown.status_code, unknown.json()["error"]["code"]) == (404, "CALL_NOT_FOUND")
-    assert bad.status_code in (400, 422)
+    assert bad.status_code in (400, 404, 422)
