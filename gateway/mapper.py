@@ -12,6 +12,8 @@ from typing import Any
 from gateway.models import APPROVE, DENY, Answer, PromptKind, Question
 
 AFFIRMATIVE = frozenset({"approve", "approved", "yes", "y", "ok", "allow", "1"})
+# Seed 002: in new_message mode only these deny; anything neither affirmative nor negative is a new message.
+NEGATIVE = frozenset({"deny", "denied", "no", "n", "reject", "2"})
 _SEPARATORS = re.compile(r"[,\s]+")
 
 
@@ -56,6 +58,26 @@ def map_question(question: Question, text: str) -> list[str]:
             return [labels[number - 1]]
     label = _label_match(stripped, labels)
     return [label] if label is not None else [text]
+
+
+def fits_approval(text: str) -> bool:
+    """Whether text is an approve or deny token (seed 002's "approve or deny")."""
+    token = text.strip().casefold()
+    return token in AFFIRMATIVE or token in NEGATIVE
+
+
+def fits_question(question: Question, text: str) -> bool:
+    """Whether text names options of ``question`` (by number or label); free-text questions take anything."""
+    labels = question.labels
+    if not labels:
+        return True
+    stripped = text.strip()
+    if _label_match(stripped, labels) is not None:
+        return True
+    if question.multi_select:
+        tokens = [token for token in _SEPARATORS.split(stripped) if token]
+        return bool(tokens) and all(_option_number(token, len(labels)) is not None for token in tokens)
+    return _option_number(stripped, len(labels)) is not None
 
 
 def map_text(kind: PromptKind, questions: Sequence[Question], text: str) -> list[list[str]]:

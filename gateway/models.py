@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import ipaddress
 import unicodedata
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Annotated, Any, Literal, Self
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
+from gateway import forms
 from gateway.ids import is_identity
 
 MAX_QUESTIONS = 4
@@ -17,6 +20,7 @@ MAX_QUESTION_CHARS = 2000
 MAX_LABEL_CHARS = 100
 MAX_DESCRIPTION_CHARS = 300
 MAX_TEXT_CHARS = 40_000
+MAX_URL_CHARS = 2000
 DEFAULT_EXPIRES_IN = 7 * 24 * 3600
 MAX_EXPIRES_IN = 30 * 24 * 3600
 APPROVE, DENY = "Approve", "Deny"
@@ -57,6 +61,15 @@ class PromptKind(StrEnum):
     APPROVAL = "approval"
     ASK_USER_QUESTION = "ask_user_question"
     TEXT = "text"
+    FORM = "form"
+    URL = "url"
+
+
+class ReplyPolicy(StrEnum):
+    """What a chat reply that does not fit the open prompt does (``human_input.on_unmatched_reply``)."""
+
+    ANSWER = "answer"  # seed 000: every reply is mapped to an answer (deny on uncertainty, Other verbatim)
+    NEW_MESSAGE = "new_message"  # seed 002: it supersedes the prompt and runs as the next message
 
 
 class PromptState(StrEnum):
@@ -160,9 +173,12 @@ class PromptRequest(Model):
     """What an agent sends to raise a prompt. Validation follows seed 000 and the contract."""
 
     kind: PromptKind
-    questions: list[Question] = Field(min_length=1, max_length=MAX_QUESTIONS)
+    questions: list[Question] | None = Field(default=None, min_length=1, max_length=MAX_QUESTIONS)
     tool_call: ToolCall | None = None
     expires_in_seconds: int | None = Field(default=None, ge=1, le=MAX_EXPIRES_IN, strict=True)
+    message: str | None = Field(default=None, min_length=1, max_length=MAX_QUESTION_CHARS)
+    requested_schema: dict[str, Any] | None = None
+    url: str | None = Field(default=None, min_length=1, max_length=MAX_URL_CHARS)
 
     # Field validators rather than one model validator, so each error's loc names the field at fault.
     @field_validator("questions")
@@ -170,6 +186,8 @@ class PromptRequest(Model):
     def _questions_fit_kind(cls, questions: list[Question], info: ValidationInfo) -> list[Question]:
         """The kind's shape (seed 000), unique ids and texts, ids ``q1``, ``q2``… filled in by position."""
         kind = info.data.get("kind")
+        if kind in (PromptKind.FORM, PromptKind.URL):
+            raise ValueError(f"a {kind.value} prompt's questions are derived; leave questions out")
         if kind is PromptKind.APPROVAL:
             if len(questions) != 1:
                 raise ValueError("an approval has exactly one question")
@@ -216,6 +234,82 @@ class PromptRequest(Model):
             raise ValueError("tool_call belongs to approvals only")
         return tool_call
 
+    @field_validator("requested_schema")
+    @classmethod
+    def _flat_form(cls, schema: dict[str, Any] | None, info: ValidationInfo) -> dict[str, Any] | None:
+        if schema is not None and info.data.get("kind") is not PromptKind.FORM:
+            raise ValueError("requested_schema belongs to forms only")
+        if schema is not None:
+            forms.check_schema(schema)
+        return schema
+
+    @field_validator("url")
+    @classmethod
+    def _url_step(cls, url: str | None, info: ValidationInfo) -> str | None:
+        if url is not None and info.data.get("kind") is not PromptKind.URL:
+            raise ValueError("url belongs to url prompts only")
+        if url is not None:
+            check_step_url(url)
+        return url
+
+    @model_validator(mode="after")
+    def _kind_complete(self) -> Self:
+        """Forms and URL steps name their message and derive their questions; other kinds ask questions."""
+        if self.kind in (PromptKind.FORM, PromptKind.URL):
+            if self.message is None:
+                raise ValueError(f"a {self.kind.value} prompt needs a message")
+            if self.kind is PromptKind.FORM:
+                if self.requested_schema is None:
+                    raise ValueError("a form needs requested_schema")
+                self.questions = form_questions(forms.check_schema(self.requested_schema))
+            else:
+                if self.url is None:
+                    raise ValueError("a url prompt needs a url")
+                self.questions = [Question(id="q1", question=self.message)]
+            from gateway.render import form_or_url_text
+
+            size = len(form_or_url_text(self.kind, self.message, self.requested_schema, self.url))
+            if size > MAX_TEXT_CHARS:
+                raise ValueError(f"the prompt comes to {size} characters; at most {MAX_TEXT_CHARS} fit")
+        elif self.questions is None:
+            raise ValueError("questions is required")
+        elif self.message is not None:
+            raise ValueError("message belongs to forms and url prompts; put the text in questions")
+        return self
+
+
+def check_step_url(url: str) -> str:
+    """A URL step's link: https, or http to this machine (a local setup page); nothing else."""
+    parts = urlsplit(url)
+    host = (parts.hostname or "").casefold()
+    if parts.scheme == "https" and host:
+        return url
+    if parts.scheme == "http" and _loopback(host):
+        return url
+    raise ValueError("url must be https, or http to a loopback host (localhost, 127.0.0.1, ::1)")
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def form_questions(fields: list[forms.FormField]) -> list[Question]:
+    """One question per property: id the property name, text its title, options for choices and yes/no."""
+    return [
+        Question(
+            id=field.name,
+            question=field.title,
+            multi_select=field.type == "array",
+            options=[Option(label=label) for label in field.labels],
+        )
+        for field in fields
+    ]
+
 
 class Resolution(StrEnum):
     HOT = "resolved_hot"
@@ -231,12 +325,18 @@ class Prompt(Model):
     agent: str
     kind: PromptKind
     prompt_state: PromptState = PromptState.PENDING
+    message: str | None = None
+    requested_schema: dict[str, Any] | None = None
+    url: str | None = None
     questions: list[Question]
     tool_call: ToolCall | None = None
     created_at: datetime
     expires_at: datetime
     started_by: str | None = None
+    # The agent's reply policy when the prompt was asked; internal, like started_by.
+    on_unmatched_reply: ReplyPolicy = ReplyPolicy.ANSWER
     answers: list[Answer] | None = None
+    content: dict[str, Any] | None = None
     answered_by: str | None = None
     resolution: Resolution | None = None
     turn_id: str | None = None
@@ -248,14 +348,24 @@ class Prompt(Model):
     def pending(self) -> bool:
         return self.prompt_state is PromptState.PENDING
 
+    def form_fields(self) -> list[forms.FormField]:
+        """A form's fields (empty for other kinds)."""
+        if self.kind is not PromptKind.FORM or self.requested_schema is None:
+            return []
+        return forms.check_schema(self.requested_schema)
+
     def public(self) -> dict[str, Any]:
         """The contract's JSON: answered carries answers and never reason; cancelled the reverse."""
-        data = self.model_dump(mode="json", exclude={"started_by"})
+        data = self.model_dump(mode="json", exclude={"started_by", "on_unmatched_reply"})
+        for key in ("message", "requested_schema", "url", "content"):
+            if data.get(key) is None:
+                data.pop(key, None)
         if self.prompt_state is PromptState.ANSWERED:
             for key in ("reason", "reason_code"):
                 data.pop(key, None)
         else:
             data.pop("answers", None)
+            data.pop("content", None)
             data.pop("answered_by", None)
             data.pop("resolution", None)
             data.pop("turn_id", None)
@@ -329,6 +439,7 @@ class Run(Model):
 class HumanInput(Model):
     expires_in_seconds: int = Field(default=DEFAULT_EXPIRES_IN, ge=1, le=MAX_EXPIRES_IN, strict=True)
     approvers: list[Identity] = Field(default_factory=list, max_length=1000)
+    on_unmatched_reply: ReplyPolicy = ReplyPolicy.ANSWER
 
     @field_validator("approvers")
     @classmethod
@@ -336,8 +447,24 @@ class HumanInput(Model):
         return list(dict.fromkeys(check_identity(value) for value in values))
 
 
+class ApprovalRule(StrEnum):
+    ALWAYS = "always"
+    NEVER = "never"
+    DESTRUCTIVE = "destructive"  # only calls that change or delete something
+
+
+class ApprovalPolicy(Model):
+    """Which tool calls a person approves first: ``default`` for all, ``tools`` per name or glob."""
+
+    default: ApprovalRule = ApprovalRule.ALWAYS
+    tools: dict[Annotated[str, Field(min_length=1, max_length=200)], Literal["always", "never"]] = Field(
+        default_factory=dict, max_length=1000
+    )
+
+
 class AgentDefinition(Model):
     name: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$")
     human_input: HumanInput = Field(default_factory=HumanInput)
     # Channels whose people's messages are this agent's (``slack:C0456``); None on a write keeps the claims.
     channels: list[Channel] | None = Field(default=None, max_length=100)
+    approval: ApprovalPolicy = Field(default_factory=ApprovalPolicy)

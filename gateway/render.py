@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from gateway import forms
 from gateway.models import (
     Answer,
     Prompt,
@@ -18,6 +19,10 @@ from gateway.models import (
 )
 
 NO_SELECTION = "(no selection)"
+# Kinds the channels draw native controls for; the others are posted as their text rendering.
+NATIVE_KINDS = frozenset(
+    {PromptKind.APPROVAL.value, PromptKind.ASK_USER_QUESTION.value, PromptKind.TEXT.value}
+)
 
 
 def question_text(question: Question) -> str:
@@ -32,6 +37,21 @@ def question_text(question: Question) -> str:
 def prompt_text(questions: list[Question]) -> str:
     """The content of a pending_prompt: the questions and nothing else (no header, no instructions)."""
     return "\n\n".join(question_text(question) for question in questions)
+
+
+def form_or_url_text(kind: PromptKind, message: str, schema: dict[str, Any] | None, url: str | None) -> str:
+    """A form (the message, then each field numbered with its type, constraints and options) or a URL
+    step (the message, then the link) as text."""
+    if kind is PromptKind.URL:
+        return f"{message}\n{url}"
+    return forms.form_text(message, forms.check_schema(schema))
+
+
+def prompt_body(prompt: Prompt) -> str:
+    """The text a prompt is posted as: its questions, or its form or link."""
+    if prompt.kind in (PromptKind.FORM, PromptKind.URL) and prompt.message is not None:
+        return form_or_url_text(prompt.kind, prompt.message, prompt.requested_schema, prompt.url)
+    return prompt_text(prompt.questions)
 
 
 def tool_call_arguments(tool_call: ToolCall, limit: int) -> str:
@@ -59,9 +79,12 @@ def pending_prompt_item(prompt: Prompt) -> ThreadItem:
     }
     if prompt.tool_call is not None:
         meta["tool_call"] = prompt.tool_call.model_dump(mode="json")
+    for key in ("message", "requested_schema", "url"):
+        if getattr(prompt, key) is not None:
+            meta[key] = getattr(prompt, key)
     return ThreadItem(
         type="pending_prompt",
-        content=[TextContent(text=prompt_text(prompt.questions))],
+        content=[TextContent(text=prompt_body(prompt))],
         metadata={"type": "pending_prompt", "prompt": meta},
     )
 
@@ -88,6 +111,8 @@ def resolved_item(prompt: Prompt) -> ThreadItem:
         meta["answers"] = [
             {"question": answer.question, "answer": answer.answer} for answer in prompt.answers or []
         ]
+        if prompt.content is not None:
+            meta["content"] = prompt.content
     else:
         meta["reason"] = prompt.reason or "cancelled"
     return ThreadItem(
@@ -105,7 +130,7 @@ def settled_prompt_item(prompt: Prompt) -> ThreadItem:
     """
     audit = resolved_item(prompt)
     meta = dict(audit.metadata["prompt"], questions=_questions_metadata(prompt))
-    text = f"{prompt_text(prompt.questions)}\n\n{resolved_text(prompt)}"
+    text = f"{prompt_body(prompt)}\n\n{resolved_text(prompt)}"
     return ThreadItem(
         type="pending_prompt_resolved",
         content=[TextContent(text=text)],
@@ -135,9 +160,12 @@ class PromptView:
 
     @classmethod
     def of_metadata(cls, metadata: dict[str, Any]) -> PromptView | None:
-        """From a pending_prompt item's metadata; ``None`` when it holds no readable prompt."""
+        """From a pending_prompt item's metadata; ``None`` when it holds no readable prompt, or one of a
+        kind without native controls yet (forms and URL steps are posted as their text)."""
         prompt = metadata.get("prompt")
         if metadata.get("type") != "pending_prompt" or not isinstance(prompt, dict):
+            return None
+        if prompt.get("kind") not in NATIVE_KINDS:
             return None
         try:
             tool_call = prompt.get("tool_call")

@@ -20,7 +20,6 @@ from gateway.ids import new_id, parse_thread_id
 from gateway.logs import event
 from gateway.mapper import map_reply
 from gateway.models import (
-    DEFAULT_EXPIRES_IN,
     Answer,
     InboundMessage,
     Prompt,
@@ -36,12 +35,15 @@ from gateway.models import (
 )
 from gateway.outbox import Outbox
 from gateway.render import message_item, pending_prompt_item
-from gateway.store import Decision, ReadyAnswer, Refusal, Settlement, Store, keys
+from gateway.replies import NEW_MESSAGE_REASON, Reading, ReplyAction, draft_name, read_reply
+from gateway.store import Decision, Kept, ReadyAnswer, Refusal, Settlement, Store, keys
 from gateway.store.outage import StoreHealth
 from gateway.tasks import cancel_and_wait
 from gateway.waiters import Waiters
 
 RUN_ENDED_REASON = "the run ended"
+ABORTED_REASON = "the run was aborted"
+DECLINED_REASON = "the person declined to answer"
 SUPERSEDED_REASON = "a newer prompt in this thread replaced it"
 EXPIRED_REASON = "nobody answered before it expired"
 WATCH_GRACE_MS = 10_000
@@ -61,12 +63,18 @@ class Outcome(StrEnum):
     DUPLICATE = "duplicate"
     NOT_ALLOWED = "not_allowed"
     STALE = "stale"
+    SUPERSEDED = "superseded"  # it did not fit the open prompt: that was cancelled and this queued
+    DECLINED = "declined"  # it declined the open prompt (a URL step)
+    KEPT = "kept"  # a step of a form's answer, or a reply not taken: the prompt stays pending
 
 
 @dataclass(frozen=True, slots=True)
 class Received:
     outcome: Outcome
     prompt: Prompt | None = None
+    # What the person is told (a form's next field, why a value was not taken), for channels that
+    # show notices themselves.
+    notice: str | None = None
 
 
 class AnswerStatus(StrEnum):
@@ -196,10 +204,13 @@ class Gateway:
             raise not_found("RUN_NOT_FOUND", "run", run_id)
         return run
 
-    async def end_run(self, run_id: str) -> Run:
-        """End a run; its pending prompt is cancelled with reason ``the run ended``."""
+    async def end_run(self, run_id: str, *, aborted: bool = False) -> Run:
+        """End a run; its pending prompt is cancelled with reason ``the run ended`` (or, aborted, with
+        ``the run was aborted`` and reason_code ``aborted``)."""
         run = await self.get_run(run_id)
-        found, cancelled = await self.store.end_run(run.thread_id, run_id, RUN_ENDED_REASON, self.now_ms())
+        code = ReasonCode.ABORTED if aborted else ReasonCode.RUN_ENDED
+        reason = ABORTED_REASON if aborted else RUN_ENDED_REASON
+        found, cancelled = await self.store.end_run(run.thread_id, run_id, reason, self.now_ms(), code)
         if not found:
             raise not_found("RUN_NOT_FOUND", "run", run_id)
         self.outbox.kick(run.thread_id)
@@ -209,7 +220,7 @@ class Gateway:
                 prompt_id=cancelled,
                 thread_id=run.thread_id,
                 run_id=run_id,
-                reason_code="run_ended",
+                reason_code=code.value,
             )
         return run.model_copy(update={"state": RunState.ENDED})
 
@@ -229,18 +240,24 @@ class Gateway:
         thread = parse_thread_id(run.thread_id)
         channel = self.channels.for_thread(thread)
         now_ms = self.now_ms()
-        expires_in = request.expires_in_seconds or await self._default_expiry(run.agent)
+        settings = await self.store.human_input(run.agent)
+        expires_in = request.expires_in_seconds or settings.expires_in_seconds
+        assert request.questions is not None  # every kind has them once validated (forms derive theirs)
         prompt = Prompt(
             prompt_id=new_id("prm"),
             run_id=run.run_id,
             thread_id=run.thread_id,
             agent=run.agent,
             kind=request.kind,
+            message=request.message,
+            requested_schema=request.requested_schema,
+            url=request.url,
             questions=request.questions,
             tool_call=request.tool_call,
             created_at=from_ms(now_ms),
             expires_at=from_ms(now_ms) + timedelta(seconds=expires_in),
             started_by=run.started_by,
+            on_unmatched_reply=settings.on_unmatched_reply,
         )
         status, superseded = await self.store.open_prompt(prompt, SUPERSEDED_REASON, now_ms)
         if status == "no_run":
@@ -304,9 +321,6 @@ class Gateway:
         )
         return prompt
 
-    async def _default_expiry(self, agent: str) -> int:
-        return await self.store.default_expiry(agent, DEFAULT_EXPIRES_IN)
-
     async def get_prompt(self, prompt_id: str) -> Prompt:
         prompt = await self.store.get_prompt(prompt_id)
         if prompt is None:
@@ -361,18 +375,23 @@ class Gateway:
         return await self.settle_answers(prompt, mapped, identity)
 
     async def settle_answers(
-        self, prompt: Prompt, answers: list[Answer], identity: str | None
+        self,
+        prompt: Prompt,
+        answers: list[Answer],
+        identity: str | None,
+        content: dict[str, Any] | None = None,
     ) -> AnswerResult:
-        """Resolve with answers already checked; an earlier settlement wins and is reported."""
+        """Resolve with answers already checked (a form's with its validated ``content``); an earlier
+        settlement wins and is reported."""
         now_ms, turn_id = self.now_ms(), new_id("turn")
         settlement = await self.store.resolve(
-            prompt.thread_id, prompt.prompt_id, answers, identity, turn_id, now_ms
+            prompt.thread_id, prompt.prompt_id, answers, identity, turn_id, now_ms, content
         )
         self.outbox.kick(prompt.thread_id)
         if settlement.status == "missing":
             raise not_found("PROMPT_NOT_FOUND", "prompt", prompt.prompt_id)
         if settlement.ok:
-            answered = _answered(prompt, answers, identity, settlement.resolution, turn_id, now_ms)
+            answered = _answered(prompt, answers, identity, settlement.resolution, turn_id, now_ms, content)
             return AnswerResult(AnswerStatus.ANSWERED, answered)
         settled = settlement.prompt
         assert settled is not None
@@ -438,44 +457,70 @@ class Gateway:
             "tag": None,
         }
         # The hot path: someone allowed to answer replies to the prompt this process last saw in the
-        # thread. It is mapped now and settled by the receive script itself if still the active one.
+        # thread. It is read now (an answer, or under seed 002's rule a new message superseding it) and
+        # settled by the receive script itself if still the active one. Forms keep a draft: slow path.
         now_ms, latest, ready = self.now_ms(), self.store.latest_prompt(thread.thread_id), None
         if (
             latest is not None
+            and latest.kind is not PromptKind.FORM
             and message.prompt_id in (None, latest.prompt_id)
             and await may_answer(self.store, latest, message.sender)
         ):
-            mapped = map_reply(latest.kind, latest.questions, message.text, message.answers)
-            ready = ReadyAnswer(latest.prompt_id, mapped, message.sender, new_id("turn"))
+            reading = read_reply(latest, message.text, message.answers)
+            ready = _ready(latest, reading, message.sender, decided=False)
         decision = await self.store.receive(
             thread.thread_id, message.event_id, message.prompt_id, entry, now_ms, ready
         )
         if decision.status == "active":
             # Nothing is recorded yet, the event not even marked seen: this process decides who may
-            # answer and maps the reply, and a second script applies that and marks the event together.
+            # answer and reads the reply, and a second script applies that and marks the event together.
             # A crash in between leaves the platform's redelivery to be answered in full.
             prompt = decision.prompt
             assert prompt is not None
-            now_ms = self.now_ms()
             if await may_answer(self.store, prompt, message.sender):
-                mapped = map_reply(prompt.kind, prompt.questions, message.text, message.answers)
-                ready = ReadyAnswer(prompt.prompt_id, mapped, message.sender, new_id("turn"), decided=True)
-                decision = await self.store.receive(
-                    thread.thread_id, message.event_id, message.prompt_id, entry, now_ms, ready
-                )
-                latest = prompt
-            else:
-                decision = await self.store.receive(
-                    thread.thread_id,
-                    message.event_id,
-                    message.prompt_id,
-                    entry,
-                    now_ms,
-                    Refusal(prompt.prompt_id),
-                )
-                if decision.status == "refused":
-                    return await self._refused(thread.thread_id, prompt, message)
+                return await self._decide(prompt, message, entry)
+            now_ms = self.now_ms()
+            decision = await self.store.receive(
+                thread.thread_id,
+                message.event_id,
+                message.prompt_id,
+                entry,
+                now_ms,
+                Refusal(prompt.prompt_id),
+            )
+            if decision.status == "refused":
+                return await self._refused(thread.thread_id, prompt, message)
         return await self._received(thread.thread_id, message, decision, latest, ready, now_ms)
+
+    async def _decide(self, prompt: Prompt, message: InboundMessage, entry: dict[str, Any]) -> Received:
+        """Apply what a reply from someone allowed to answer makes of the handed-back prompt."""
+        draft = None
+        if prompt.kind is PromptKind.FORM and len(prompt.questions) > 1:
+            draft = await self.store.get_draft(prompt.thread_id, draft_name(prompt.prompt_id))
+        reading = read_reply(prompt, message.text, message.answers, draft)
+        ready = _ready(prompt, reading, message.sender, decided=True)
+        now_ms = self.now_ms()
+        hint, thread_id = message.prompt_id, prompt.thread_id
+        if ready is not None:
+            decision = await self.store.receive(thread_id, message.event_id, hint, entry, now_ms, ready)
+            return await self._received(thread_id, message, decision, prompt, ready, now_ms)
+        # A form's step or a value not taken: logged and marked seen first, so a redelivered step is
+        # never read as the next property's value.
+        decision = await self.store.receive(
+            thread_id, message.event_id, hint, entry, now_ms, Kept(prompt.prompt_id)
+        )
+        if decision.status != "kept":
+            return await self._received(thread_id, message, decision, None, None, now_ms)
+        if reading.action is ReplyAction.STEP:
+            saved = await self.save_draft(
+                prompt.prompt_id, message.sender, draft_name(prompt.prompt_id), reading.draft
+            )
+            if saved.status is not DraftStatus.SAVED:
+                return Received(Outcome.STALE, prompt)
+        assert reading.notice is not None
+        if message.notify:
+            await self._tell(thread_id, message.sender, reading.notice)
+        return Received(Outcome.KEPT, prompt, reading.notice)
 
     async def _received(
         self,
@@ -490,9 +535,29 @@ class Gateway:
         if decision.status == "answered" and prompt is not None and ready is not None:
             self.outbox.kick(thread_id)
             answered = _answered(
-                prompt, ready.answers, ready.answered_by, decision.resolution, ready.turn_id, now_ms
+                prompt,
+                ready.answers,
+                ready.answered_by,
+                decision.resolution,
+                ready.turn_id,
+                now_ms,
+                ready.content,
             )
             return Received(Outcome.ANSWERED, answered)
+        if decision.status == "cancelled" and prompt is not None and ready is not None:
+            self.outbox.kick(thread_id)
+            code = ready.cancel_code or ReasonCode.CANCELLED
+            event(
+                "prompt.cancelled",
+                prompt_id=prompt.prompt_id,
+                thread_id=thread_id,
+                run_id=prompt.run_id,
+                reason_code=code.value,
+            )
+            if code is ReasonCode.NEW_MESSAGE:
+                return Received(Outcome.SUPERSEDED)
+            await self.store.set_prompt_field(thread_id, prompt.prompt_id, "cancelled_by", ready.answered_by)
+            return Received(Outcome.DECLINED, await self.get_prompt(prompt.prompt_id))
         if decision.status == "duplicate":
             return Received(Outcome.DUPLICATE)
         if decision.status == "stale":
@@ -512,6 +577,14 @@ class Gateway:
             await self._tell_privately(thread_id, message.sender, NOT_ALLOWED_NOTICE)
         event("inbound.not_allowed", thread_id=thread_id, prompt_id=prompt.prompt_id, run_id=prompt.run_id)
         return Received(Outcome.NOT_ALLOWED, prompt)
+
+    async def _tell(self, thread_id: str, identity: str, text: str) -> None:
+        """Tell a person something about their reply: privately where the platform can, else in the thread."""
+        channel = self.channels.for_thread(parse_thread_id(thread_id))
+        if isinstance(channel, PrivateNotices):
+            await self._tell_privately(thread_id, identity, text)
+        else:
+            await self.post_message(thread_id, text)
 
     async def _tell_privately(self, thread_id: str, identity: str, text: str) -> None:
         thread = parse_thread_id(thread_id)
@@ -545,6 +618,22 @@ class Gateway:
         return await self.store.read_feed(keys.items(thread.thread_id), after, limit, block_ms)
 
 
+def _ready(prompt: Prompt, reading: Reading, sender: str, *, decided: bool) -> ReadyAnswer | None:
+    """What the receive script applies for a reading: an answer or a cancel (None: the prompt stays)."""
+    turn_id = new_id("turn")
+    if reading.action is ReplyAction.ANSWER:
+        return ReadyAnswer(prompt.prompt_id, reading.answers, sender, turn_id, decided, reading.content)
+    if reading.action is ReplyAction.SUPERSEDE:
+        return ReadyAnswer(
+            prompt.prompt_id, [], sender, turn_id, decided, None, ReasonCode.NEW_MESSAGE, NEW_MESSAGE_REASON
+        )
+    if reading.action is ReplyAction.DECLINE:
+        return ReadyAnswer(
+            prompt.prompt_id, [], sender, turn_id, decided, None, ReasonCode.DECLINED, DECLINED_REASON
+        )
+    return None
+
+
 def _answered(
     prompt: Prompt,
     answers: list[Answer],
@@ -552,6 +641,7 @@ def _answered(
     resolution: Resolution | None,
     turn_id: str,
     now_ms: int,
+    content: dict[str, Any] | None = None,
 ) -> Prompt:
     """The prompt as this call answered it (logged once, here, for every answer path)."""
     event(
@@ -565,6 +655,7 @@ def _answered(
         update={
             "prompt_state": PromptState.ANSWERED,
             "answers": answers,
+            "content": content,
             "answered_by": identity,
             "resolution": resolution,
             "turn_id": turn_id if resolution is Resolution.PARKED else None,

@@ -8,7 +8,7 @@ from typing import Any
 
 from channels.slack.controls import control_blocks
 from gateway.models import Question, ThreadItem
-from gateway.render import prompt_text
+from gateway.render import PromptView, prompt_text
 
 SECTION_LIMIT = 3_000  # characters in one section block's text
 MESSAGE_TEXT_LIMIT = 40_000  # characters in a message's top-level text
@@ -107,7 +107,8 @@ def render_item(item: ThreadItem) -> list[SlackMessage]:
     if not item.text.strip():
         return [SlackMessage(text=EMPTY_TEXT, blocks=[_section(EMPTY_TEXT, plain=True)])]
     prompt = item.metadata.get("prompt") if item.type == "pending_prompt" else None
-    controls = control_blocks(prompt) if isinstance(prompt, dict) else []
+    native = isinstance(prompt, dict) and PromptView.of_metadata(item.metadata) is not None
+    controls = control_blocks(prompt) if isinstance(prompt, dict) and native else []
     messages = _render_text(item.text, plain, reserve=CONTROL_RESERVE if controls else 0)
     last = messages[-1]
     messages[-1] = SlackMessage(text=last.text, blocks=last.blocks + controls)

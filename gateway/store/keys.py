@@ -84,6 +84,11 @@ def agent(agent: str) -> str:
     return f"tg:agent:{{{agent}}}"
 
 
+def agent_approval(agent: str) -> str:
+    """An agent's approval policy (JSON), beside its definition."""
+    return f"tg:agent-approval:{{{agent}}}"
+
+
 def approvers(agent: str) -> str:
     return f"tg:approvers:{{{agent}}}"
 

@@ -13,6 +13,7 @@ from gateway.cursors import exclusive_start
 from gateway.models import (
     AgentDefinition,
     Answer,
+    ApprovalPolicy,
     HumanInput,
     Prompt,
     PromptState,
@@ -50,9 +51,10 @@ class Settlement:
 class Decision:
     """What the thread made of an inbound message: ``duplicate``, ``stale`` (a control for a prompt that
     is no longer active), ``active`` (it answers ``prompt``; nothing is recorded until the caller decides),
-    ``answered`` (the answer settled the active prompt, with ``resolution``), ``queued`` for the agent,
-    ``refused`` (the sender may not answer), or, for a decided answer whose prompt settled meanwhile,
-    ``settled`` (``prompt`` says how) or ``missing``."""
+    ``answered`` (the answer settled the active prompt, with ``resolution``), ``cancelled`` (the reply
+    cancelled it instead: a new message superseding it, queued too, or a decline), ``kept`` (logged, the
+    prompt left pending), ``queued`` for the agent, ``refused`` (the sender may not answer), or, for a
+    decided answer whose prompt settled meanwhile, ``settled`` (``prompt`` says how) or ``missing``."""
 
     status: str
     prompt: Prompt | None = None
@@ -69,11 +71,24 @@ class ReadyAnswer:
     answered_by: str
     turn_id: str
     decided: bool = False
+    content: dict[str, Any] | None = None  # a form's typed values
+    # Set when the reply cancels the prompt instead (seed 002): new_message (it supersedes the prompt and
+    # is queued as the next turn's message) or declined; with the reason recorded.
+    cancel_code: ReasonCode | None = None
+    cancel_reason: str = ""
 
 
 @dataclass(frozen=True, slots=True)
 class Refusal:
     """The sender may not answer the prompt a first receive call handed back: log it, mark the event seen."""
+
+    prompt_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Kept:
+    """The reply leaves the prompt a first receive call handed back pending (a form's step, a value not
+    taken): log it, mark the event seen."""
 
     prompt_id: str
 
@@ -130,6 +145,10 @@ def prompt_record(prompt: Prompt) -> str:
     return prompt.model_dump_json(exclude_defaults=True)
 
 
+def _content_json(content: dict[str, Any] | None) -> str:
+    return "" if content is None else json.dumps(content, ensure_ascii=False)
+
+
 def prompt_from_fields(fields: dict[str, str]) -> Prompt:
     """Rebuild a prompt from its hash's fields and its record (``rec``): the record plus how it settled."""
     prompt = Prompt.model_validate_json(fields["rec"])
@@ -140,6 +159,8 @@ def prompt_from_fields(fields: dict[str, str]) -> Prompt:
         update["answered_by"] = fields.get("answered_by") or None
         update["resolution"] = Resolution(fields["resolution"]) if fields.get("resolution") else None
         update["turn_id"] = fields.get("turn_id") or None
+        if fields.get("content"):
+            update["content"] = json.loads(fields["content"])
     elif state is PromptState.CANCELLED:
         update["reason"] = fields.get("reason")
         update["reason_code"] = ReasonCode(fields["reason_code"]) if fields.get("reason_code") else None
@@ -171,7 +192,7 @@ class Store:
         # prompt, so a raise and a starter's reply need not read them back before their one script.
         self._runs: _LRU[Run] = _LRU(10_000)
         self._latest: _LRU[Prompt] = _LRU(10_000)
-        self._expiry: dict[str, tuple[float, int]] = {}
+        self._settings: dict[str, tuple[float, HumanInput]] = {}
         self.owners = Ownership(client)
 
     async def load(self) -> None:
@@ -223,10 +244,12 @@ class Store:
         self._runs.put(run_id, run)
         return run.model_copy(update={"state": RunState(fields["state"])})
 
-    async def end_run(self, thread_id: str, run_id: str, reason: str, now_ms: int) -> tuple[bool, str]:
-        """End a run; returns (found, id of the prompt it cancelled or '')."""
+    async def end_run(
+        self, thread_id: str, run_id: str, reason: str, now_ms: int, code: ReasonCode = ReasonCode.RUN_ENDED
+    ) -> tuple[bool, str]:
+        """End a run (``code`` says why its prompt is cancelled); returns (found, id of that prompt or '')."""
         reply = await self._thread_script(
-            "end_run", thread_id, [run_id, reason, now_ms, self.retain_ms], now_ms
+            "end_run", thread_id, [run_id, reason, now_ms, self.retain_ms, code.value], now_ms
         )
         return reply[0] == "ok", (reply[1] if len(reply) > 1 else "")
 
@@ -295,10 +318,19 @@ class Store:
         answered_by: str | None,
         turn_id: str,
         now_ms: int,
+        content: dict[str, Any] | None = None,
     ) -> Settlement:
         """Answer a prompt; the first resolution wins. Hot if the agent is watching, else parked."""
         payload = json.dumps([answer.model_dump(mode="json") for answer in answers], ensure_ascii=False)
-        args = [prompt_id, payload, answered_by or "", now_ms, self.retain_ms, turn_id]
+        args = [
+            prompt_id,
+            payload,
+            answered_by or "",
+            now_ms,
+            self.retain_ms,
+            turn_id,
+            _content_json(content),
+        ]
         reply = await self._thread_script("resolve_prompt", thread_id, args, now_ms)
         if reply[0] == "ok":
             return Settlement("ok", resolution=Resolution(reply[1]))
@@ -425,7 +457,7 @@ class Store:
         prompt_hint: str | None,
         message: dict[str, Any],
         now_ms: int,
-        ready: ReadyAnswer | Refusal | None = None,
+        ready: ReadyAnswer | Refusal | Kept | None = None,
     ) -> Decision:
         """Dedupe a person's message, then answer, queue or refuse it, or hand back the active prompt.
 
@@ -441,12 +473,16 @@ class Store:
         ]
         if isinstance(ready, Refusal):
             args += ["refuse", ready.prompt_id]
+        elif isinstance(ready, Kept):
+            args += ["keep", ready.prompt_id]
         elif ready is not None:
             answers = json.dumps([a.model_dump(mode="json") for a in ready.answers], ensure_ascii=False)
             mode = "answer" if ready.decided else "guess"
             args += [mode, ready.prompt_id, answers, ready.answered_by, now_ms, self.retain_ms, ready.turn_id]
+            code = ready.cancel_code.value if ready.cancel_code is not None else ""
+            args += [_content_json(ready.content), code, ready.cancel_reason]
         reply = await self._thread_script("receive_message", thread_id, args, now_ms)
-        if reply[0] in ("answered", "queued", "settled"):  # no prompt of the thread is open any more
+        if reply[0] in ("answered", "queued", "settled", "cancelled"):  # no prompt of the thread is open
             self._latest.pop(thread_id, None)
         if reply[0] == "answered":
             return Decision("answered", resolution=Resolution(reply[1]))
@@ -460,39 +496,48 @@ class Store:
 
     # Agents and approvers ---------------------------------------------------------------------------
 
-    async def default_expiry(self, agent: str, default: int) -> int:
-        """An agent's default prompt expiry in seconds, read at most every ``AGENT_CACHE_S`` per process."""
+    async def human_input(self, agent: str) -> HumanInput:
+        """An agent's human-input settings (approvers aside), read at most every ``AGENT_CACHE_S`` per
+        process: a raise reads its default expiry and reply policy from them."""
         now = time.monotonic()
-        cached = self._expiry.get(agent)
+        cached = self._settings.get(agent)
         if cached is not None and cached[0] > now:
             return cached[1]
         raw = await self.redis.get(keys.agent(agent))
-        seconds = int(json.loads(raw).get("expires_in_seconds", default)) if raw else default
-        self._expiry[agent] = (now + AGENT_CACHE_S, seconds)
-        return seconds
+        settings = HumanInput.model_validate_json(raw) if raw else HumanInput()
+        self._settings[agent] = (now + AGENT_CACHE_S, settings)
+        return settings
+
+    async def approval_policy(self, agent: str) -> ApprovalPolicy:
+        raw = await self.redis.get(keys.agent_approval(agent))
+        return ApprovalPolicy.model_validate_json(raw) if raw else ApprovalPolicy()
 
     async def put_agent(self, definition: AgentDefinition) -> None:
         pipe = self.redis.pipeline(transaction=True)
         pipe.set(keys.agent(definition.name), definition.human_input.model_dump_json(exclude={"approvers"}))
+        pipe.set(keys.agent_approval(definition.name), definition.approval.model_dump_json())
         pipe.delete(keys.approvers(definition.name))
         if definition.human_input.approvers:
             pipe.sadd(keys.approvers(definition.name), *definition.human_input.approvers)
         await pipe.execute()
         if definition.channels is not None:
             await self.owners.set_claims(definition.name, definition.channels)
-        self._expiry.pop(definition.name, None)
+        self._settings.pop(definition.name, None)
 
     async def get_agent(self, name: str) -> AgentDefinition | None:
         pipe = self.redis.pipeline(transaction=False)
         pipe.get(keys.agent(name))
         pipe.smembers(keys.approvers(name))
+        pipe.get(keys.agent_approval(name))
         pipe.hget(keys.CLAIMS, name)
-        raw, approvers, claimed = await pipe.execute()
-        if raw is None and not approvers and not claimed:
+        raw, approvers, approval, claimed = await pipe.execute()
+        if raw is None and not approvers and approval is None and not claimed:
             return None
         settings = json.loads(raw) if raw else {}
         human = HumanInput.model_validate({**settings, "approvers": sorted(approvers)})
-        return AgentDefinition(name=name, human_input=human, channels=json.loads(claimed) if claimed else [])
+        policy = ApprovalPolicy.model_validate_json(approval) if approval else ApprovalPolicy()
+        channels = json.loads(claimed) if claimed else []
+        return AgentDefinition(name=name, human_input=human, approval=policy, channels=channels)
 
     async def add_approvers(self, agent: str, identities: list[str]) -> None:
         await self.redis.sadd(keys.approvers(agent), *identities)

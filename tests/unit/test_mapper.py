@@ -446,7 +446,7 @@ def choice_questions(draw: st.DrawFn, text: str) -> dict[str, Any]:
 
 @st.composite
 def prompt_requests(draw: st.DrawFn) -> PromptRequest:
-    kind = draw(st.sampled_from(list(PromptKind)))
+    kind = draw(st.sampled_from([PromptKind.APPROVAL, PromptKind.ASK_USER_QUESTION, PromptKind.TEXT]))
     texts_st = st.text(min_size=1, max_size=30).filter(lambda text: bool(text.strip()))
     if kind is PromptKind.APPROVAL:
         specs: list[dict[str, Any]] = [{"question": draw(texts_st)}]

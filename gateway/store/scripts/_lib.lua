@@ -53,7 +53,8 @@ end
 
 -- Answer a pending prompt: hot when the agent is waiting on it (its watch key is alive); otherwise parked,
 -- and the answer is re-driven to the agent as the next turn's tagged message. Returns the resolution.
-local function answer(pid, answers, answered_by, now, retain_ms, turn_id)
+-- content: a form's typed values as JSON ('' or nil for other kinds).
+local function answer(pid, answers, answered_by, now, retain_ms, turn_id, content)
   local resolution = 'resolved_hot'
   if redis.call('EXISTS', P .. 'w:' .. pid) == 0 then
     resolution = 'resolved_parked'
@@ -64,6 +65,10 @@ local function answer(pid, answers, answered_by, now, retain_ms, turn_id)
   if resolution == 'resolved_parked' then
     table.insert(fields, 'turn_id')
     table.insert(fields, turn_id)
+  end
+  if content and content ~= '' then
+    table.insert(fields, 'content')
+    table.insert(fields, content)
   end
   settle(pid, fields, tonumber(retain_ms), true)
   return resolution

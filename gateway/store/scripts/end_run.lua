@@ -1,4 +1,5 @@
--- End a run and cancel its pending prompt. ARGV: run_id, reason, now ms, retain ms
+-- End a run and cancel its pending prompt. ARGV: run_id, reason, now ms, retain ms,
+-- reason code (run_ended when absent; aborted for an abort)
 local run_key = P .. 'run:' .. ARGV[1]
 if redis.call('EXISTS', run_key) == 0 then
   return {'no_run'}
@@ -9,7 +10,7 @@ local active = redis.call('GET', P .. 'active')
 if active then
   local fields = redis.call('HMGET', prompt_key(active), 'state', 'run')
   if fields[1] == 'pending' and fields[2] == ARGV[1] then
-    settle(active, cancel_fields(ARGV[2], 'run_ended', ARGV[3]), tonumber(ARGV[4]), true)
+    settle(active, cancel_fields(ARGV[2], ARGV[5] or 'run_ended', ARGV[3]), tonumber(ARGV[4]), true)
     cancelled = active
   end
 end

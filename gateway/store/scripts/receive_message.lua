@@ -5,10 +5,12 @@
 -- being handed the prompt back leaves nothing marked, and the platform's redelivery is answered in full.
 -- ARGV: event_id ('' for none), dedupe ttl s, prompt id the control was for ('' for none),
 --       message json, log max length, mode, then its prompt id and for an answer: answers json,
---       answered_by, now ms, retain ms, turn id.
+--       answered_by, now ms, retain ms, turn id, form content json ('' for none), cancel code and reason
+--       ('' for an answer: set, the reply cancels the prompt instead, see below).
 -- Modes: '' (nothing decided yet); 'guess' (an answer mapped against the prompt the caller believes is
 -- active, settled only if it is); 'answer' (the caller's answer to the prompt this script handed back; if
--- that prompt settled meanwhile, how it settled); 'refuse' (the sender may not answer that prompt).
+-- that prompt settled meanwhile, how it settled); 'refuse' (the sender may not answer that prompt);
+-- 'keep' (the reply leaves the prompt pending: a form's step, or a value not taken).
 local event_id, hint, msg, mode, pid = ARGV[1], ARGV[3], ARGV[4], ARGV[6] or '', ARGV[7] or ''
 local seen_key = P .. 'd:' .. event_id
 if event_id ~= '' and redis.call('EXISTS', seen_key) == 1 then
@@ -35,9 +37,31 @@ if mode == 'refuse' then
   take()
   return {'refused'}
 end
+if mode == 'keep' then
+  take()
+  return {'kept'}
+end
+local cancel_code = ARGV[14] or ''
+if cancel_code ~= '' and (mode == 'guess' or mode == 'answer') then
+  -- Seed 002: the reply cancels the prompt instead of answering it. A new message that supersedes it is
+  -- queued as the next turn's message in the same step, also when the prompt settled meanwhile.
+  if pending and pid == active then
+    take()
+    settle(active, cancel_fields(ARGV[15], cancel_code, ARGV[10]), tonumber(ARGV[11]), true)
+    if cancel_code == 'new_message' then
+      redis.call('RPUSH', P .. 'pub', cjson.encode({t = 'message', m = msg}))
+    end
+    return {'cancelled'}
+  end
+  if cancel_code == 'new_message' and mode == 'answer' then
+    take()
+    redis.call('RPUSH', P .. 'pub', cjson.encode({t = 'message', m = msg}))
+    return {'queued'}
+  end
+end
 if pending and (mode == 'guess' or mode == 'answer') and pid == active then
   take()
-  return {'answered', answer(active, ARGV[8], ARGV[9], ARGV[10], ARGV[11], ARGV[12])}
+  return {'answered', answer(active, ARGV[8], ARGV[9], ARGV[10], ARGV[11], ARGV[12], ARGV[13])}
 end
 if mode == 'answer' then
   -- The prompt handed back settled (or was superseded) between the two calls: the message answered it.

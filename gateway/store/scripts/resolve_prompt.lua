@@ -1,5 +1,6 @@
 -- Answer a pending prompt. The first resolution wins; every later caller is told how it settled.
--- ARGV: pid, answers json, answered_by, now ms, retain ms, turn id for a parked answer
+-- ARGV: pid, answers json, answered_by, now ms, retain ms, turn id for a parked answer,
+--       form content json ('' for none)
 local pid = ARGV[1]
 local state = redis.call('HGET', prompt_key(pid), 'state')
 if not state then
@@ -8,4 +9,4 @@ end
 if state ~= 'pending' then
   return settled_reply(pid)
 end
-return {'ok', answer(pid, ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])}
+return {'ok', answer(pid, ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7])}

@@ -1,0 +1,206 @@
+"""What a chat reply to the open prompt is: an answer, a new message (seed 002), a decline, a form step.
+
+Pure functions, no I/O: ``read_reply`` is the one place the reply policy (``on_unmatched_reply``) and
+"fits" (spec §7) are decided, for every kind, and the chat path of forms.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from gateway import forms
+from gateway.mapper import AFFIRMATIVE, NEGATIVE, check_structured, fits_approval, fits_question, map_reply
+from gateway.models import Answer, Prompt, PromptKind, ReplyPolicy
+
+NEW_MESSAGE_REASON = "Not answered: the user sent a new message instead"
+DONE = "done"
+DECLINE_TOKENS = frozenset({"decline", "declined"}) | (NEGATIVE - {"2"})
+SKIP = "skip"
+URL_NOTICE = "Not taken as an answer: reply done once you have finished the step at the link, or decline."
+
+
+class ReplyAction(StrEnum):
+    ANSWER = "answer"  # settle the prompt with ``answers`` (and a form's ``content``)
+    SUPERSEDE = "supersede"  # cancel it (new_message) and queue the reply as the next turn's message
+    DECLINE = "decline"  # cancel it as declined
+    STEP = "step"  # keep ``draft`` (a form's values so far) and tell the person ``notice``
+    INVALID = "invalid"  # not taken: tell the person ``notice``; the prompt stays pending
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    action: ReplyAction
+    answers: list[Answer] = field(default_factory=list)
+    content: dict[str, Any] | None = None
+    draft: dict[str, str] = field(default_factory=dict)
+    notice: str | None = None
+
+
+def draft_name(prompt_id: str) -> str:
+    """The Redis draft a form's chat answer collects its values in, one property at a time."""
+    return f"form:{prompt_id}"
+
+
+def form_answers(fields: list[forms.FormField], content: dict[str, Any]) -> list[Answer]:
+    """One answer per property, as people see it (a choice's title, Yes/No), beside the typed content."""
+    return [
+        Answer(question=f.title, question_id=f.name, answer=forms.shown(f, content.get(f.name)))
+        for f in fields
+    ]
+
+
+def form_reading(fields: list[forms.FormField], content: dict[str, Any]) -> Reading:
+    """Answer with ``content`` once the one validator accepts it; else say what is wrong."""
+    accepted, errors = forms.validate_content(fields, content)
+    if errors:
+        return Reading(ReplyAction.INVALID, notice=errors_notice(fields, errors))
+    return Reading(ReplyAction.ANSWER, form_answers(fields, accepted), accepted)
+
+
+def errors_notice(fields: list[forms.FormField], errors: list[forms.FieldError]) -> str:
+    titles = {f.name: f.title for f in fields}
+    parts = [f"{titles.get(error.property, error.property)} {error.problem}" for error in errors]
+    return f"Not taken: {'; '.join(parts)}. The form is still open."
+
+
+def _unmatched(prompt: Prompt, notice: str) -> Reading:
+    """A reply that does not fit: a new message under seed 002's rule, else a notice."""
+    if prompt.on_unmatched_reply is ReplyPolicy.NEW_MESSAGE:
+        return Reading(ReplyAction.SUPERSEDE)
+    return Reading(ReplyAction.INVALID, notice=notice)
+
+
+def read_reply(
+    prompt: Prompt, text: str, structured: Any = None, draft: dict[str, str] | None = None
+) -> Reading:
+    """What ``text`` (or structured answers) from someone allowed to answer does to the pending ``prompt``.
+
+    ``draft`` is a form's values so far (a property at a time), as ``read_draft`` returns them.
+    """
+    if prompt.kind is PromptKind.FORM:
+        return _read_form(prompt, text, structured, draft or {})
+    if prompt.kind is PromptKind.URL:
+        return _read_url(prompt, text, structured)
+    if structured is not None and check_structured(prompt.questions, structured) is not None:
+        return Reading(ReplyAction.ANSWER, map_reply(prompt.kind, prompt.questions, text, structured))
+    if prompt.on_unmatched_reply is ReplyPolicy.NEW_MESSAGE and not _fits(prompt, text):
+        return Reading(ReplyAction.SUPERSEDE)
+    return Reading(ReplyAction.ANSWER, map_reply(prompt.kind, prompt.questions, text))
+
+
+def _fits(prompt: Prompt, text: str) -> bool:
+    if prompt.kind is PromptKind.APPROVAL:
+        return fits_approval(text)
+    if prompt.kind is PromptKind.ASK_USER_QUESTION:
+        return all(fits_question(question, text) for question in prompt.questions)
+    return True
+
+
+def _read_url(prompt: Prompt, text: str, structured: Any) -> Reading:
+    done = [Answer(question=prompt.questions[0].question, question_id="q1", answer=[DONE])]
+    lists = check_structured(prompt.questions, structured) if structured is not None else None
+    if lists is not None:
+        given = [value.strip().casefold() for value in lists[0]]
+        if given == [DONE]:
+            return Reading(ReplyAction.ANSWER, done)
+        return (
+            Reading(ReplyAction.DECLINE)
+            if len(given) == 1 and given[0] in DECLINE_TOKENS
+            else Reading(ReplyAction.INVALID, notice=URL_NOTICE)
+        )
+    token = text.strip().casefold()
+    if token == DONE:
+        return Reading(ReplyAction.ANSWER, done)
+    if token in DECLINE_TOKENS:
+        return Reading(ReplyAction.DECLINE)
+    return _unmatched(prompt, URL_NOTICE)
+
+
+def read_draft(values: dict[str, str]) -> dict[str, Any]:
+    """A form's draft as typed values (``None`` for an optional property skipped)."""
+    decoded: dict[str, Any] = {}
+    for name, raw in values.items():
+        try:
+            decoded[name] = json.loads(raw)
+        except ValueError:
+            continue
+    return decoded
+
+
+def _read_form(prompt: Prompt, text: str, structured: Any, draft: dict[str, str]) -> Reading:
+    fields = prompt.form_fields()
+    lists = check_structured(prompt.questions, structured) if structured is not None else None
+    if lists is not None:
+        return _structured_form(fields, lists)
+    if len(fields) == 1:
+        value, problem = forms.parse_text(fields[0], text)
+        if problem is not None:
+            return _unmatched(prompt, errors_notice(fields, [forms.FieldError(fields[0].name, problem)]))
+        return form_reading(fields, {fields[0].name: value})
+    so_far = read_draft(draft)
+    given = _form_lines(fields, text) or _next_value(fields, so_far, text)
+    if isinstance(given, list):
+        return _unmatched(prompt, errors_notice(fields, given))
+    merged = {**so_far, **given}
+    missing = [f for f in fields if f.name not in merged]
+    if not missing:
+        return form_reading(fields, {name: value for name, value in merged.items() if value is not None})
+    draft_values = {name: json.dumps(value, ensure_ascii=False) for name, value in given.items()}
+    number = fields.index(missing[0]) + 1
+    return Reading(ReplyAction.STEP, draft=draft_values, notice=step_notice(number, missing[0]))
+
+
+def step_notice(number: int, field: forms.FormField) -> str:
+    """What the chat asks next, a property at a time."""
+    skip = f" (or {SKIP})" if not field.required else ""
+    return f"Next, reply with {forms.field_line(number, field)}{skip}"
+
+
+def _form_lines(fields: list[forms.FormField], text: str) -> dict[str, Any] | list[forms.FieldError] | None:
+    """``name: value`` lines parsed to values; a list of errors when any is invalid; None when not lines."""
+    lines = forms.parse_lines(fields, text)
+    if lines is None:
+        return None
+    by_name = {f.name: f for f in fields}
+    values: dict[str, Any] = {}
+    errors: list[forms.FieldError] = []
+    for name, raw in lines.items():
+        value, problem = forms.parse_text(by_name[name], raw)
+        if problem is not None:
+            errors.append(forms.FieldError(name, problem))
+        values[name] = value
+    return errors or values
+
+
+def _next_value(
+    fields: list[forms.FormField], so_far: dict[str, Any], text: str
+) -> dict[str, Any] | list[forms.FieldError]:
+    """The reply as the value of the first property not yet given; ``skip`` passes an optional one."""
+    asked = next(f for f in fields if f.name not in so_far)
+    if not asked.required and text.strip().casefold() == SKIP:
+        return {asked.name: None}
+    value, problem = forms.parse_text(asked, text)
+    if problem is not None:
+        return [forms.FieldError(asked.name, problem)]
+    return {asked.name: value}
+
+
+def _structured_form(fields: list[forms.FormField], lists: list[list[str]]) -> Reading:
+    """A full set of shown answers (a control press, a web form): each turned back into its value."""
+    content: dict[str, Any] = {}
+    errors: list[forms.FieldError] = []
+    for f, answer in zip(fields, lists, strict=True):
+        value, problem = forms.value_from_answer(f, answer)
+        if problem is not None:
+            errors.append(forms.FieldError(f.name, problem))
+        elif value is not None:
+            content[f.name] = value
+    if errors:
+        return Reading(ReplyAction.INVALID, notice=errors_notice(fields, errors))
+    return form_reading(fields, content)
+
+
+__all__ = ["AFFIRMATIVE", "NEW_MESSAGE_REASON", "Reading", "ReplyAction", "read_reply"]
