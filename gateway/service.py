@@ -13,6 +13,7 @@ from enum import StrEnum
 from typing import Any
 
 from gateway import metrics
+from gateway.approval_policy import needs_approval
 from gateway.authz import may_answer
 from gateway.channel import ChannelError, Channels, PrivateNotices
 from gateway.errors import GatewayError, not_found
@@ -26,11 +27,13 @@ from gateway.models import (
     PromptKind,
     PromptRequest,
     PromptState,
+    Question,
     ReasonCode,
     Resolution,
     Run,
     RunRequest,
     RunState,
+    ToolCall,
     from_ms,
 )
 from gateway.outbox import Outbox
@@ -320,6 +323,31 @@ class Gateway:
             kind=prompt.kind.value,
         )
         return prompt
+
+    async def request_approval(
+        self,
+        run_id: str,
+        tool_call: ToolCall,
+        destructive: bool | None = None,
+        question: str | None = None,
+        expires_in_seconds: int | None = None,
+    ) -> Prompt | None:
+        """The agent's approval policy on a tool call: None when it asks nobody, else the approval raised."""
+        run = await self.store.get_run(run_id)
+        if run is None:
+            raise not_found("RUN_NOT_FOUND", "run", run_id)
+        if run.state is RunState.ENDED:
+            raise GatewayError("RUN_ENDED", f"Run {run_id} has ended; start a new run to ask.", 409)
+        if not needs_approval(await self.store.approval_policy(run.agent), tool_call, destructive):
+            event("approval.by_policy", run_id=run_id, tool=tool_call.name)
+            return None
+        request = PromptRequest(
+            kind=PromptKind.APPROVAL,
+            questions=[Question(question=question or f"Allow {tool_call.name} to run?")],
+            tool_call=tool_call,
+            expires_in_seconds=expires_in_seconds,
+        )
+        return await self.raise_prompt(run_id, request)
 
     async def get_prompt(self, prompt_id: str) -> Prompt:
         prompt = await self.store.get_prompt(prompt_id)

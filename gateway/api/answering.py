@@ -7,6 +7,7 @@ import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
+from gateway import forms
 from gateway.api.auth import Principal
 from gateway.api.schemas import InputAction, RespondAnswer, RespondBody, RespondResult
 from gateway.api.scope import visible
@@ -25,6 +26,7 @@ from gateway.models import (
     Resolution,
     RunState,
 )
+from gateway.replies import DONE, form_answers
 from gateway.service import AnswerStatus, Gateway
 from gateway.store import keys
 
@@ -103,9 +105,51 @@ async def _cancel_for(
 # Seed 002: POST /v1/agents/{agent}/inputs/{prompt_id} --------------------------------------------
 
 
+def form_content(
+    fields: list[forms.FormField], content: Any, key: str = "property"
+) -> tuple[list[Answer], dict[str, Any]]:
+    """A form's accepted content (typed values by property, or shown answers by question), checked by
+    the one form validator: answers and typed content, or 400 VALIDATION_FAILED, one error per property."""
+    errors: list[forms.FieldError] = []
+    if isinstance(content, list):
+        by_name = {field.name: field for field in fields}
+        typed: dict[str, Any] = {}
+        for entry in content:
+            name = entry.get("question_id") or next(
+                (f.name for f in fields if f.title == entry.get("question")), None
+            )
+            field = by_name.get(name or "")
+            if field is None:
+                errors.append(
+                    forms.FieldError(str(name or entry.get("question")), "is not a field of this form")
+                )
+                continue
+            value, problem = forms.value_from_answer(field, list(entry.get("answer") or []))
+            if problem is not None:
+                errors.append(forms.FieldError(field.name, problem))
+            elif value is not None:
+                typed[field.name] = value
+        content = typed
+    accepted, more = forms.validate_content(fields, content)
+    errors += more
+    if errors:
+        problems = "; ".join(f"{error.property} {error.problem}" for error in errors)
+        raise validation_failed(
+            f"The form's content is invalid: {problems}.",
+            [{key: error.property, "problem": error.problem} for error in errors],
+        )
+    return form_answers(fields, accepted), accepted
+
+
 def _content_answers(prompt: Prompt, action: InputAction) -> tuple[str, list[dict[str, Any]] | None]:
     """The text or structured answers an accept (or an approval's decline) carries, checked by kind."""
     content = action.content
+    if prompt.kind is PromptKind.URL:
+        if content not in (None, True) and not (
+            isinstance(content, str) and content.strip().casefold() == DONE
+        ):
+            raise validation_failed('A URL step is accepted with content omitted, true or "done".')
+        return "", [{"question_id": "q1", "answer": [DONE]}]
     if prompt.kind is PromptKind.APPROVAL:
         if action.action == "decline":
             approve = False
@@ -133,6 +177,17 @@ def _content_answers(prompt: Prompt, action: InputAction) -> tuple[str, list[dic
     raise validation_failed("This prompt's content is a list of structured answers, or a string.")
 
 
+async def _accept_form(gateway: Gateway, prompt: Prompt, identity: str, action: InputAction) -> Prompt:
+    content: Any = action.content
+    if isinstance(content, list):
+        content = [entry.model_dump(exclude_none=True) for entry in content]
+    shown, typed = form_content(prompt.form_fields(), content)
+    result = await gateway.settle_answers(prompt, shown, identity, typed)
+    if result.status is AnswerStatus.CONFLICT:
+        raise await already_resolved(gateway, "ALREADY_RESOLVED", result.prompt)
+    return result.prompt
+
+
 async def act_on_input(
     gateway: Gateway, caller: Principal, agent: str, prompt_id: str, action: InputAction
 ) -> Prompt:
@@ -147,6 +202,8 @@ async def act_on_input(
     identity = await _check_may_answer(gateway, prompt, action.from_)
     if prompt.agent != agent:
         raise GatewayError("PROMPT_NOT_FOUND", f"Agent {agent} has no input {prompt_id!r}.", 404)
+    if action.action == "accept" and prompt.kind is PromptKind.FORM:
+        return await _accept_form(gateway, prompt, identity, action)
     if action.action == "accept" or (action.action == "decline" and prompt.kind is PromptKind.APPROVAL):
         text, answers = _content_answers(prompt, action)
         result = await gateway.answer(prompt_id, identity, text=text, answers=answers)
@@ -219,6 +276,36 @@ def respond_answers(prompt: Prompt, entries: list[RespondAnswer]) -> list[Answer
     if errors:
         raise validation_failed("The answers do not match the pending questions.", errors)
     return answers
+
+
+def _respond_content(
+    prompt: Prompt, entries: list[RespondAnswer]
+) -> tuple[list[Answer], dict[str, Any] | None]:
+    """Seed 003's answers by kind: a form's by property (``questionId``), checked by the form validator."""
+    if prompt.kind is PromptKind.FORM:
+        fields = prompt.form_fields()
+        names = {field.name for field in fields}
+        unknown = [
+            {"questionId": e.questionId, "problem": "no such field in this form"}
+            for e in entries
+            if e.questionId not in names
+        ]
+        if unknown:
+            raise validation_failed("The answers do not match the form's fields.", unknown)
+        shown = [
+            {"question_id": e.questionId, "answer": e.selected + ([e.otherText] if e.otherText else [])}
+            for e in entries
+        ]
+        return form_content(fields, shown, key="questionId")
+    answers = respond_answers(prompt, entries)
+    if prompt.kind is PromptKind.URL:
+        if [value.strip().casefold() for value in answers[0].answer] != [DONE]:
+            raise validation_failed(
+                'A URL step is answered with otherText "done" once the step is finished, or skipped.',
+                [{"questionId": "q1", "problem": 'answer with otherText "done"'}],
+            )
+        answers = [answers[0].model_copy(update={"answer": [DONE]})]
+    return answers, None
 
 
 @contextlib.asynccontextmanager
@@ -294,7 +381,7 @@ async def respond(
         if body.skip and prompt.reason_code is ReasonCode.RUN_ENDED:
             return RespondResult(requestId=prompt_id, status=Resolution.PARKED)
         raise await already_resolved(gateway, "AGENT_USER_INPUT_ALREADY_RESOLVED", prompt)
-    answers = respond_answers(prompt, body.answers) if body.answers is not None else None
+    answers, content = _respond_content(prompt, body.answers) if body.answers is not None else (None, None)
     async with admission(gateway, thread_id):
         if answers is None:
             hot = await _is_watched(gateway, prompt)
@@ -304,7 +391,7 @@ async def respond(
             if not changed:
                 raise await already_resolved(gateway, "AGENT_USER_INPUT_ALREADY_RESOLVED", current)
             return RespondResult(requestId=prompt_id, status=Resolution.HOT if hot else Resolution.PARKED)
-        result = await gateway.settle_answers(prompt, answers, identity)
+        result = await gateway.settle_answers(prompt, answers, identity, content)
     if result.status is not AnswerStatus.ANSWERED:
         raise await already_resolved(gateway, "AGENT_USER_INPUT_ALREADY_RESOLVED", result.prompt)
     settled = result.prompt

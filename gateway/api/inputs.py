@@ -57,10 +57,13 @@ async def answer_input(
 
 @router.put("/agents/{agent}", response_model=AgentDefinition, responses=error_responses(400, 403))
 async def put_agent(agent: AgentName, body: AgentBody, core: Core, caller: OperatorCaller) -> AgentDefinition:
-    """Define the agent: how long its inputs wait, who besides the run's starter may answer them, and
-    which channels' messages are its (``channels``; omitted keeps the current claims)."""
+    """Define the agent: how long its inputs wait, who besides the run's starter may answer them, what
+    an unmatched chat reply does (``on_unmatched_reply``), which tool calls need approval, and which
+    channels' messages are its (``channels``; omitted keeps the current claims)."""
     require_agent(caller, agent)
-    definition = AgentDefinition(name=agent, human_input=body.human_input, channels=body.channels)
+    definition = AgentDefinition(
+        name=agent, human_input=body.human_input, approval=body.approval, channels=body.channels
+    )
     await core.store.put_agent(definition)
     if body.channels is None:
         definition.channels = await core.store.owners.claimed_by(agent)

@@ -12,7 +12,7 @@ from gateway.api.auth import AgentCaller, Caller
 from gateway.api.deps import MAX_WAIT_S, Core, Options
 from gateway.api.errors import error_responses
 from gateway.api.inbox import pending_page
-from gateway.api.schemas import CancelBody, PromptList
+from gateway.api.schemas import ApprovalRequest, CancelBody, PolicyDecision, PromptList
 from gateway.api.scope import own_prompt, own_run, require_agent, require_thread, visible
 from gateway.cursors import PAGE_CURSOR
 from gateway.models import Prompt, PromptRequest, PromptState, ReasonCode, Run, RunRequest
@@ -39,6 +39,36 @@ async def end_run(run_id: RunId, core: Core, caller: AgentCaller) -> Run:
     """End a run: its pending prompt is cancelled with reason ``the run ended``. Ending twice is fine."""
     await own_run(core.store, caller, run_id)
     return await core.end_run(run_id)
+
+
+@router.post("/runs/{run_id}/abort", response_model=Run, responses=error_responses(403, 404))
+async def abort_run(run_id: RunId, core: Core, caller: AgentCaller) -> Run:
+    """Abort a run: it ends, and its pending prompt is cancelled with ``reason_code: aborted``."""
+    await own_run(core.store, caller, run_id)
+    return await core.end_run(run_id, aborted=True)
+
+
+@router.post(
+    "/runs/{run_id}/approvals",
+    status_code=201,
+    responses={
+        200: {"model": PolicyDecision, "description": "The policy asks nobody: run the call."},
+        201: {"model": Prompt, "description": "The approval prompt to wait on."},
+        **error_responses(400, 403, 404, 409, 503),
+    },
+)
+async def request_approval(
+    run_id: RunId, body: ApprovalRequest, core: Core, caller: AgentCaller
+) -> JSONResponse:
+    """Ask the agent's approval policy about a tool call: 200 ``{decision: allow, by: policy}``, or 201
+    with the approval prompt it raised (the call runs only with exactly the arguments approved)."""
+    await own_run(core.store, caller, run_id)
+    prompt = await core.request_approval(
+        run_id, body.tool_call, body.destructive, body.question, body.expires_in_seconds
+    )
+    if prompt is None:
+        return JSONResponse(PolicyDecision().model_dump(), status_code=200)
+    return JSONResponse(prompt.public(), status_code=201)
 
 
 @router.post(

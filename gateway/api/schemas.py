@@ -7,7 +7,9 @@ from typing import Any, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from gateway.models import (
+    MAX_EXPIRES_IN,
     MAX_TEXT_CHARS,
+    ApprovalPolicy,
     Channel,
     HumanInput,
     Identity,
@@ -15,6 +17,7 @@ from gateway.models import (
     Prompt,
     Resolution,
     TextContent,
+    ToolCall,
     check_identity,
 )
 
@@ -120,10 +123,11 @@ class InputAction(Model):
     """Seed 002: accept (with ``content`` by kind), decline or cancel, on behalf of ``from``."""
 
     action: Literal["accept", "decline", "cancel"]
-    content: bool | str | list[StructuredAnswer] | None = Field(
+    content: bool | str | list[StructuredAnswer] | dict[str, Any] | None = Field(
         default=None,
         description="approval: true/false (omitted = true); text: a string; ask_user_question: the "
-        "structured answers list, or a string mapped as a text answer.",
+        "structured answers list, or a string mapped as a text answer; form: the values by property "
+        '(`{"name": "Ada", "age": 36}`); url: omitted, true or "done".',
     )
     from_: Identity | None = Field(default=None, alias="from", description="Who is answering.")
 
@@ -181,3 +185,22 @@ class AgentBody(Model):
         description="Channels whose people's messages go to this agent's tokens (slack:C0456, ...); "
         "omitted keeps the current claims, [] drops them.",
     )
+    approval: ApprovalPolicy = Field(default_factory=ApprovalPolicy)
+
+
+class ApprovalRequest(Model):
+    """``POST /v1/runs/{run_id}/approvals``: a tool call the agent is about to make."""
+
+    tool_call: ToolCall
+    destructive: bool | None = Field(
+        default=None, description="The tool says it changes or deletes something (MCP destructiveHint)."
+    )
+    question: str | None = Field(default=None, min_length=1, max_length=2000)
+    expires_in_seconds: int | None = Field(default=None, ge=1, le=MAX_EXPIRES_IN)
+
+
+class PolicyDecision(BaseModel):
+    """The policy asks nobody: the call may run as it stands."""
+
+    decision: Literal["allow"] = "allow"
+    by: Literal["policy"] = "policy"

@@ -28,7 +28,7 @@ restarts (the prompt lives in Redis, not in the gateway process).
 from gateway.client.approval import ask_human, ask_human_async, require_approval
 from gateway.client.async_client import Threadgate
 from gateway.client.calls import DEFAULT_URL, LONG_POLL_S, Approval, Page
-from gateway.client.errors import PromptCancelled, PromptUnavailable, ThreadgateError
+from gateway.client.errors import ApprovalMismatch, PromptCancelled, PromptUnavailable, ThreadgateError
 from gateway.client.human import ApprovalDenied, Human, HumanUnavailable
 from gateway.client.sse import Event
 from gateway.client.sync_client import Client
@@ -38,6 +38,7 @@ __all__ = [
     "LONG_POLL_S",
     "Approval",
     "ApprovalDenied",
+    "ApprovalMismatch",
     "Client",
     "Event",
     "Human",

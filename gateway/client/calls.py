@@ -10,13 +10,14 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Generator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
 
 import httpx
+from pydantic import BaseModel
 
-from gateway.client.errors import PromptCancelled, ThreadgateError, error_from
-from gateway.models import APPROVE, AgentDefinition, Prompt, PromptState, Run
+from gateway.client.errors import ApprovalMismatch, PromptCancelled, ThreadgateError, error_from
+from gateway.models import APPROVE, AgentDefinition, Prompt, PromptState, ReasonCode, Run
 
 DEFAULT_URL = "http://127.0.0.1:8787"
 LONG_POLL_S = 60.0
@@ -90,11 +91,16 @@ class Page(Generic[T]):
 @dataclass(frozen=True, slots=True)
 class Approval:
     """A decision on a tool call: ``allowed``, and ``by`` whom (a person's identity; ``policy`` for the
-    agent's approval policy). ``prompt`` is the settled prompt when a person was asked."""
+    agent's approval policy). ``prompt`` is the settled prompt when a person was asked. Truthy when
+    allowed, and then the call runs with exactly ``arguments``."""
 
     allowed: bool
     by: str | None
     prompt: Prompt | None = None
+    arguments: dict[str, Any] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return self.allowed
 
 
 def _backoff(delay: float) -> float:
@@ -111,6 +117,10 @@ def create_run(thread_id: str, agent: str, started_by: str | None) -> Flow[Run]:
 
 def end_run(run_id: str) -> Flow[Run]:
     return Run.model_validate((yield Call("POST", f"/v1/runs/{run_id}/end")))
+
+
+def abort_run(run_id: str) -> Flow[Run]:
+    return Run.model_validate((yield Call("POST", f"/v1/runs/{run_id}/abort")))
 
 
 def session_thread(session_key: str, channel: str, header: str) -> Flow[str]:
@@ -286,11 +296,23 @@ def respond(
     return dict((yield Call("POST", path, body=body, headers=headers)))
 
 
-def put_agent(agent: str, approvers: list[str], expires_in_seconds: int | None) -> Flow[AgentDefinition]:
+def put_agent(
+    agent: str,
+    approvers: list[str],
+    expires_in_seconds: int | None,
+    on_unmatched_reply: str | None = None,
+    approval: dict[str, Any] | None = None,
+) -> Flow[AgentDefinition]:
+    """Define an agent (the whole definition: what is left out takes its default)."""
     human: dict[str, Any] = {"approvers": approvers}
     if expires_in_seconds is not None:
         human["expires_in_seconds"] = expires_in_seconds
-    data = yield Call("PUT", f"/v1/agents/{agent}", body={"human_input": human})
+    if on_unmatched_reply is not None:
+        human["on_unmatched_reply"] = on_unmatched_reply
+    body: dict[str, Any] = {"human_input": human}
+    if approval is not None:
+        body["approval"] = approval
+    data = yield Call("PUT", f"/v1/agents/{agent}", body=body)
     return AgentDefinition.model_validate(data)
 
 
@@ -335,21 +357,83 @@ def approval(
     expires_in_seconds: int | None,
     timeout: float | None,
     reconnect_delay: float,
+    destructive: bool | None = None,
 ) -> Flow[Approval]:
-    """The decision on one tool call: raised as an approval prompt and waited for.
+    """The decision on one tool call: the agent's approval policy (``POST /v1/runs/{run_id}/approvals``)
+    allows it outright, or raises an approval prompt that is waited for.
 
-    This is the one place that asks for an approval, so it is where the agent's approval policy
-    (``POST /v1/runs/{run_id}/approvals``) comes in. Raises PromptCancelled when the prompt settles
-    unanswered and PromptUnavailable when it could not be posted: neither is ever a denial.
+    Raises PromptCancelled when the prompt settles unanswered and PromptUnavailable when it could not be
+    posted: neither is ever a denial. ApprovalMismatch when the approval on record is for other
+    arguments than these (an approved call runs with exactly those arguments).
     """
-    body = prompt_body(
-        "approval",
-        [{"question": question or f"Allow {tool} to run?"}],
-        tool_call={"name": tool, "arguments": arguments or {}},
-        expires_in_seconds=expires_in_seconds,
-    )
-    raised = yield from raise_prompt(run_id, body, reconnect_delay)
-    prompt = yield from wait_prompt(raised.prompt_id, timeout, reconnect_delay)
+    call_arguments = dict(arguments or {})
+    body: dict[str, Any] = {"tool_call": {"name": tool, "arguments": call_arguments}}
+    for key, value in (
+        ("destructive", destructive),
+        ("question", question),
+        ("expires_in_seconds", expires_in_seconds),
+    ):
+        if value is not None:
+            body[key] = value
+    delay = reconnect_delay
+    while True:
+        try:
+            data = yield Call("POST", f"/v1/runs/{run_id}/approvals", body=body)
+            break
+        except httpx.ConnectError:  # never sent: safe to send again once the gateway is back
+            yield Pause(delay)
+            delay = _backoff(delay)
+    if data.get("decision") == "allow":
+        return Approval(True, str(data.get("by", "policy")), None, call_arguments)
+    prompt = yield from wait_prompt(Prompt.model_validate(data).prompt_id, timeout, reconnect_delay)
     if prompt.prompt_state is not PromptState.ANSWERED or not prompt.answers:
         raise PromptCancelled(prompt)
-    return Approval(prompt.answers[0].answer == [APPROVE], prompt.answered_by, prompt)
+    allowed = prompt.answers[0].answer == [APPROVE]
+    recorded = prompt.tool_call.arguments if prompt.tool_call is not None else None
+    if allowed and recorded != call_arguments:
+        raise ApprovalMismatch(f"prompt {prompt.prompt_id} approved other arguments than this call's")
+    return Approval(allowed, prompt.answered_by, prompt, call_arguments)
+
+
+def ask_form(
+    run_id: str,
+    message: str,
+    schema: dict[str, Any],
+    *,
+    expires_in_seconds: int | None,
+    timeout: float | None,
+    reconnect_delay: float,
+) -> Flow[dict[str, Any] | None]:
+    """A flat form, answered: its typed content, or None when the person declined (PromptCancelled for
+    any other way it settles unanswered)."""
+    body: dict[str, Any] = {"kind": "form", "message": message, "requested_schema": schema}
+    if expires_in_seconds is not None:
+        body["expires_in_seconds"] = expires_in_seconds
+    raised = yield from raise_prompt(run_id, body, reconnect_delay)
+    prompt = yield from wait_prompt(raised.prompt_id, timeout, reconnect_delay)
+    if prompt.prompt_state is not PromptState.ANSWERED:
+        if prompt.reason_code is ReasonCode.DECLINED:
+            return None
+        raise PromptCancelled(prompt)
+    return dict(prompt.content or {})
+
+
+def form_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """A pydantic model's JSON Schema as a flat form: ``$ref`` enums inlined, ``Optional`` unwrapped.
+
+    The gateway refuses (400, naming the property) whatever a flat form cannot hold, such as nested models.
+    """
+    full = model.model_json_schema()
+    defs = full.get("$defs", {})
+    properties: dict[str, Any] = {}
+    for name, prop in full.get("properties", {}).items():
+        choices = [option for option in prop.get("anyOf", []) if option.get("type") != "null"]
+        if "anyOf" in prop and len(choices) == 1:
+            prop = {**{k: v for k, v in prop.items() if k != "anyOf"}, **choices[0]}
+        if "$ref" in prop:
+            target = defs.get(prop["$ref"].rsplit("/", 1)[-1], {})
+            prop = {**{k: v for k, v in prop.items() if k != "$ref"}, **target}
+        if prop.get("default", 0) is None:
+            prop = {k: v for k, v in prop.items() if k != "default"}
+        properties[name] = prop
+    return {"type": "object", "properties": properties, "required": list(full.get("required", []))}

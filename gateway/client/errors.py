@@ -24,6 +24,10 @@ class PromptUnavailable(ThreadgateError):
     """The prompt could not be posted to the chat: the question was never asked (not a denial)."""
 
 
+class ApprovalMismatch(Exception):
+    """The approval on record is for other arguments than the call about to run: it approves nothing."""
+
+
 class PromptCancelled(Exception):
     """The prompt settled without an answer (run ended, superseded, declined, expired, cancelled)."""
 

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Any, Literal, TypeVar
 
 import httpx
+from pydantic import BaseModel
 
 from gateway.client import calls
 from gateway.client.calls import Approval, Flow, Page, Pause, auth_headers, base_url, decode
@@ -15,6 +16,7 @@ from gateway.client.sse import Event, EventParser
 from gateway.models import AgentDefinition, Prompt, Run
 
 T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
 
 
 class Client:
@@ -78,6 +80,10 @@ class Client:
     def end_run(self, run_id: str) -> Run:
         return self._run(calls.end_run(run_id))
 
+    def abort_run(self, run_id: str) -> Run:
+        """Abort a run: it ends, and its pending prompt is cancelled with ``reason_code: aborted``."""
+        return self._run(calls.abort_run(run_id))
+
     def session_thread(self, session_key: str, channel: str, header: str) -> str:
         """The thread of an agent session (e.g. ``claude-code:<session_id>``); the first call starts it by
         posting ``header`` into ``channel`` (``slack:C0456``, ``telegram:-100123``, ``web:ops``, …)."""
@@ -112,7 +118,7 @@ class Client:
     def raise_prompt(
         self,
         run_id: str,
-        kind: Literal["approval", "ask_user_question", "text"],
+        kind: Literal["approval", "ask_user_question", "text", "form", "url"],
         questions: list[dict[str, Any]],
         *,
         tool_call: dict[str, Any] | None = None,
@@ -224,9 +230,17 @@ class Client:
         return self._run(calls.respond(run_id, thread_id, request_id, answers, skip, from_))
 
     def put_agent(
-        self, agent: str, *, approvers: list[str], expires_in_seconds: int | None = None
+        self,
+        agent: str,
+        *,
+        approvers: list[str],
+        expires_in_seconds: int | None = None,
+        on_unmatched_reply: Literal["answer", "new_message"] | None = None,
+        approval: dict[str, Any] | None = None,
     ) -> AgentDefinition:
-        return self._run(calls.put_agent(agent, approvers, expires_in_seconds))
+        """Define an agent (the whole definition: what is left out takes its default)."""
+        flow = calls.put_agent(agent, approvers, expires_in_seconds, on_unmatched_reply, approval)
+        return self._run(flow)
 
     def get_agent(self, agent: str) -> AgentDefinition:
         return self._run(calls.get_agent(agent))
@@ -266,11 +280,13 @@ class Client:
         tool: str,
         arguments: dict[str, Any] | None = None,
         *,
+        destructive: bool | None = None,
         question: str | None = None,
         expires_in_seconds: int | None = None,
         timeout: float | None = None,
     ) -> Approval:
-        """The decision on a tool call, with who made it.
+        """The decision on a tool call, with who made it: the agent's approval policy (``by: policy``), or
+        a person. ``destructive`` says the call changes or deletes something (MCP ``destructiveHint``).
 
         A prompt that settles unanswered raises PromptCancelled, and one that could not be posted raises
         PromptUnavailable: neither is ever reported as a denial.
@@ -283,6 +299,7 @@ class Client:
             expires_in_seconds=expires_in_seconds,
             timeout=timeout,
             reconnect_delay=self.reconnect_delay,
+            destructive=destructive,
         )
         return self._run(flow)
 
@@ -292,12 +309,44 @@ class Client:
         tool: str,
         arguments: dict[str, Any] | None = None,
         *,
+        destructive: bool | None = None,
         question: str | None = None,
         expires_in_seconds: int | None = None,
         timeout: float | None = None,
-    ) -> bool:
-        """Ask a person to approve a tool call; True for Approve, False for Deny (see ``approval``)."""
-        decision = self.approval(
-            run_id, tool, arguments, question=question, expires_in_seconds=expires_in_seconds, timeout=timeout
+    ) -> Approval:
+        """Ask the approval policy, then a person, about a tool call: the Approval is truthy when the call
+        may run, with exactly ``Approval.arguments`` (see ``approval``)."""
+        return self.approval(
+            run_id,
+            tool,
+            arguments,
+            destructive=destructive,
+            question=question,
+            expires_in_seconds=expires_in_seconds,
+            timeout=timeout,
         )
-        return decision.allowed
+
+    def ask_form(
+        self,
+        run_id: str,
+        message: str,
+        schema: type[M] | dict[str, Any],
+        *,
+        expires_in_seconds: int | None = None,
+        timeout: float | None = None,
+    ) -> M | dict[str, Any] | None:
+        """Ask for a flat form and wait: a pydantic model class in, an instance out (a JSON Schema in, its
+        typed content out); None when the person declined. Other cancellations raise PromptCancelled."""
+        requested = calls.form_schema(schema) if isinstance(schema, type) else schema
+        flow = calls.ask_form(
+            run_id,
+            message,
+            requested,
+            expires_in_seconds=expires_in_seconds,
+            timeout=timeout,
+            reconnect_delay=self.reconnect_delay,
+        )
+        content = self._run(flow)
+        if content is None or not isinstance(schema, type):
+            return content
+        return schema.model_validate(content)

@@ -29,7 +29,11 @@ def change_command(args: argparse.Namespace) -> int:
         else:
             approvers = [identity for identity in approvers if identity not in args.identities]
         updated = await client.put_agent(
-            args.agent, approvers=approvers, expires_in_seconds=current.human_input.expires_in_seconds
+            args.agent,
+            approvers=approvers,
+            expires_in_seconds=current.human_input.expires_in_seconds,
+            on_unmatched_reply=current.human_input.on_unmatched_reply.value,
+            approval=current.approval.model_dump(mode="json"),
         )
         return _show(args, updated.human_input.approvers)
 

@@ -51,7 +51,9 @@ async def test_approve_is_true_for_approve_and_false_for_deny(tg: Threadgate, de
         approving = asyncio.create_task(tg.approve(run.run_id, "db__drop", {"name": "staging"}))
         prompt_id = await _first_pending(desk)
         await desk.answer_input("ops", prompt_id, "accept", content=content, from_=STARTER)
-        assert await asyncio.wait_for(approving, 5) is expected
+        approval = await asyncio.wait_for(approving, 5)
+        assert bool(approval) is expected
+        assert approval.arguments == {"name": "staging"}
 
 
 async def test_a_cancelled_prompt_is_never_reported_as_a_denial(tg: Threadgate, desk: Threadgate) -> None:

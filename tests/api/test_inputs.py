@@ -218,11 +218,12 @@ async def test_agent_definition_round_trips_and_defaults_when_undefined(operator
     got = (await operator.get("/v1/agents/ops")).json()
     assert got == {
         "name": "ops",
-        "human_input": {"expires_in_seconds": 86400, "approvers": [APPROVER]},
+        "human_input": {"expires_in_seconds": 86400, "approvers": [APPROVER], "on_unmatched_reply": "answer"},
         "channels": [],
+        "approval": {"default": "always", "tools": {}},
     }
     fresh = (await operator.get("/v1/agents/fresh")).json()
-    assert fresh["human_input"] == {"expires_in_seconds": 604800, "approvers": []}
+    assert fresh["human_input"] == {"expires_in_seconds": 604800, "approvers": [], "on_unmatched_reply": "answer"}
 
 
 async def test_agent_definition_refuses_a_malformed_identity(operator: httpx.AsyncClient) -> None:
