@@ -20,6 +20,12 @@ MAX_NAME_CHARS = 64
 MAX_LABEL_CHARS = 100
 MAX_TITLE_CHARS = 2000
 FORMATS = ("email", "uri", "date", "date-time")
+FORMAT_WORDS = {
+    "email": "an email address",
+    "uri": "a URI",
+    "date": "a date (YYYY-MM-DD)",
+    "date-time": "a date and time (ISO 8601, with offset)",
+}
 TYPES = ("string", "number", "integer", "boolean", "array")
 YES, NO = "Yes", "No"
 TRUE_TOKENS = frozenset({"yes", "y", "true", "1"})
@@ -489,9 +495,7 @@ def constraints(field: FormField) -> list[str]:
     elif field.choices or field.type == "boolean":
         parts.append("pick one")
     if field.type == "string" and not field.choices:
-        parts.append(
-            {"uri": "a URI", "date-time": "a date and time"}.get(field.format or "", field.format or "text")
-        )
+        parts.append(FORMAT_WORDS.get(field.format or "", "text"))
         if field.min_length is not None:
             parts.append(f"at least {field.min_length} characters")
         if field.max_length is not None:
