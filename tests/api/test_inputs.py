@@ -223,7 +223,11 @@ async def test_agent_definition_round_trips_and_defaults_when_undefined(operator
         "approval": {"default": "always", "tools": {}},
     }
     fresh = (await operator.get("/v1/agents/fresh")).json()
-    assert fresh["human_input"] == {"expires_in_seconds": 604800, "approvers": [], "on_unmatched_reply": "answer"}
+    assert fresh["human_input"] == {
+        "expires_in_seconds": 604800,
+        "approvers": [],
+        "on_unmatched_reply": "answer",
+    }
 
 
 async def test_agent_definition_refuses_a_malformed_identity(operator: httpx.AsyncClient) -> None:

@@ -1,4 +1,4 @@
-"""Flat forms (seed 002's context.ask, MCP elicitation's form mode): the schema subset and the one validator."""
+"""Flat forms (seed 002's context.ask, MCP elicitation's form mode): the schema subset, the validator."""
 
 from __future__ import annotations
 
