@@ -183,9 +183,13 @@ class PromptRequest(Model):
     # Field validators rather than one model validator, so each error's loc names the field at fault.
     @field_validator("questions")
     @classmethod
-    def _questions_fit_kind(cls, questions: list[Question], info: ValidationInfo) -> list[Question]:
+    def _questions_fit_kind(
+        cls, questions: list[Question] | None, info: ValidationInfo
+    ) -> list[Question] | None:
         """The kind's shape (seed 000), unique ids and texts, ids ``q1``, ``q2``… filled in by position."""
         kind = info.data.get("kind")
+        if questions is None:
+            return None
         if kind in (PromptKind.FORM, PromptKind.URL):
             raise ValueError(f"a {kind.value} prompt's questions are derived; leave questions out")
         if kind is PromptKind.APPROVAL:

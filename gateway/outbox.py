@@ -275,13 +275,16 @@ def parked_message(prompt: Prompt, turn_id: str) -> dict[str, Any]:
     """An answer that arrived while the agent was not waiting, re-driven as its next turn's message."""
     answers = [answer.model_dump(mode="json") for answer in prompt.answers or []]
     text = answers_summary(prompt.answers or [])
+    metadata: dict[str, Any] = {"answers": answers, "prompt_id": prompt.prompt_id}
+    if prompt.content is not None:  # a form's typed values
+        metadata["content"] = prompt.content
     return {
         "message_id": turn_id,
         "thread_id": prompt.thread_id,
         "sender": prompt.answered_by,
         "text": text,
         "content": [{"type": "text", "text": text}],
-        "metadata": {"answers": answers, "prompt_id": prompt.prompt_id},
+        "metadata": metadata,
         "received_at": (prompt.settled_at or from_ms(int(time.time() * 1000))).isoformat(),
         "tag": "parked_answer",
     }

@@ -131,7 +131,8 @@ def form_content(
                 typed[field.name] = value
         content = typed
     accepted, more = forms.validate_content(fields, content)
-    errors += more
+    named = {error.property for error in errors}
+    errors += [error for error in more if error.property not in named]  # one error per property
     if errors:
         problems = "; ".join(f"{error.property} {error.problem}" for error in errors)
         raise validation_failed(
