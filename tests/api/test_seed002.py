@@ -279,9 +279,11 @@ class Profile(BaseModel):
 
 
 async def _first_pending(desk: Threadgate) -> str:
-    while not (page := await desk.list_inputs("ops")).items:
+    while True:
+        page = await desk.list_inputs("ops")
+        if page.items:
+            return page.items[0].prompt_id
         await asyncio.sleep(0.02)
-    return page.items[0].prompt_id
 
 
 async def test_ask_form_turns_a_model_class_into_an_instance_or_none_when_declined(served: Served) -> None:
