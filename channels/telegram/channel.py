@@ -204,7 +204,7 @@ class TelegramChannel:
                 await self._tell(incoming, notice.text)
             return
         received = await self._receive(context, incoming)
-        if received is Outcome.QUEUED:
+        if received in (Outcome.QUEUED, Outcome.SUPERSEDED):  # it runs as the next turn's message
             self._turn_messages.remember(incoming.message.thread_id, incoming.message_id)
         event("telegram.inbound", thread_id=incoming.message.thread_id, outcome=received.value)
 

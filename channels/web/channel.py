@@ -195,6 +195,6 @@ class WebChannel:
         )
         received = await self._context.sink.receive(message)
         reply: dict[str, Any] = {"outcome": received.outcome.value}
-        if (notice := NOTICES.get(received.outcome)) is not None:
+        if (notice := NOTICES.get(received.outcome) or received.notice) is not None:
             reply["notice"] = notice
         return JSONResponse(reply, status_code=202)

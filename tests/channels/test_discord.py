@@ -28,6 +28,7 @@ from tests.channels.discord_support import (
     start_run,
 )
 from tests.fakes.discord import BOT_ID, Failure, FakeDiscord
+from tests.support.new_kinds import FORM, FORM_TEXT, URL, URL_TEXT
 
 fake = discord_support.fake
 runtime = discord_support.runtime
@@ -357,3 +358,14 @@ async def test_a_wrong_token_never_connects_and_posts_fail_saying_what_to_fix(
     assert "DISCORD_BOT_TOKEN" in raised.value.message
     assert fake.sessions == []
     assert fake.messages == []
+
+
+@pytest.mark.parametrize(("payload", "text"), [(FORM, FORM_TEXT), (URL, URL_TEXT)])
+async def test_a_form_or_url_step_is_posted_as_its_text_without_controls(
+    fake: FakeDiscord, runtime_on_redis: Runtime, payload: dict[str, Any], text: str
+) -> None:
+    run_id = await start_run(runtime_on_redis.gateway)
+    await runtime_on_redis.gateway.raise_prompt(run_id, PromptRequest.model_validate(payload))
+    [asked] = fake.posted(CHANNEL_ID)
+    assert asked["content"] == text
+    assert not asked.get("components")

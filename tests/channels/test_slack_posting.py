@@ -5,17 +5,21 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from typing import Any
 
 import pytest
 
 from channels.slack import SlackChannel, build
+from channels.slack.render import escape
 from gateway.channel import ChannelContext, ChannelError
 from gateway.ids import parse_thread_id
 from gateway.lease import Lease
 from gateway.models import InboundMessage, TextContent, ThreadItem
+from gateway.render import pending_prompt_item
 from gateway.service import Received
 from gateway.settings import Settings
 from tests.fakes.slack import FakeSlack
+from tests.support.new_kinds import FORM, FORM_TEXT, URL, URL_TEXT, prompt_of
 
 THREAD = parse_thread_id("slack:C0TEAM:1712345678.000100")
 LONG = ThreadItem(type="message", content=[TextContent(text="word " * 7_999 + "word")] * 3)
@@ -147,3 +151,13 @@ class Refusing:
 
     async def receive(self, message: InboundMessage) -> Received:
         raise AssertionError(f"unexpected inbound message {message}")
+
+
+@pytest.mark.parametrize(("payload", "text"), [(FORM, FORM_TEXT), (URL, URL_TEXT)])
+async def test_a_form_or_url_step_is_posted_as_its_text_without_controls(
+    fake_slack: FakeSlack, payload: dict[str, Any], text: str
+) -> None:
+    await channel_for(fake_slack).post(THREAD, pending_prompt_item(prompt_of(payload, THREAD.thread_id)))
+    [posted] = fake_slack.posted("1712345678.000100")
+    assert posted["text"] == escape(text)
+    assert [block["type"] for block in posted["blocks"]] == ["section"]

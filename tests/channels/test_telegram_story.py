@@ -31,6 +31,7 @@ from tests.channels.telegram_support import (
     telegram_gateway,
 )
 from tests.fakes.telegram import FakeTelegram
+from tests.support.new_kinds import FORM, FORM_TEXT, URL, URL_TEXT
 
 pytestmark = [
     pytest.mark.redis,
@@ -372,3 +373,20 @@ async def test_a_token_telegram_rejects_stops_start_up_without_showing_the_token
     assert fake.calls_of("getMe")[0].status == 401
     assert fake.calls_of("getUpdates") == []
     await channel.stop()
+
+
+@pytest.mark.parametrize(("payload", "text"), [(FORM, FORM_TEXT), (URL, URL_TEXT)])
+async def test_a_form_or_url_step_is_posted_as_its_text_and_a_typed_reply_answers_it(
+    runtime: Runtime, fake: FakeTelegram, payload: dict[str, Any], text: str
+) -> None:
+    prompt = await open_prompt(runtime, DM, payload)
+
+    [posted] = fake.sent
+    assert posted.text == text
+    assert fake.buttons(posted.message_id) == []
+    await answer(fake, ALICE, ALICE, "prod" if payload is FORM else "done")
+    if payload is FORM:  # a property at a time: the optional replicas is skipped
+        await answer(fake, ALICE, ALICE, "skip")
+    resolved = await settled(runtime, prompt.prompt_id)
+    assert resolved.prompt_state is PromptState.ANSWERED
+    assert resolved.content == ({"env": "prod"} if payload is FORM else None)

@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from gateway.service import NOT_ALLOWED_NOTICE
+from tests.support.new_kinds import FORM, FORM_TEXT, URL, URL_TEXT
 from tests.web.conftest import AGENT_AUTH, WebGateway, raise_prompt, start_run, web_gateway
 
 DEPLOY = {
@@ -240,3 +241,33 @@ async def test_a_name_bound_to_a_token_cannot_be_borrowed_with_the_room_token() 
     assert (typed.status_code, pressed.status_code) == (401, 401)
     assert still["prompt_state"] == "pending"
     assert unbound.json()["identity"] == "web:bob"
+
+
+@pytest.mark.parametrize(("payload", "text"), [(FORM, FORM_TEXT), (URL, URL_TEXT)])
+async def test_a_form_or_url_step_is_posted_as_its_text(
+    web: WebGateway, payload: dict[str, Any], text: str
+) -> None:
+    async with web.client() as client, web.client(AGENT_AUTH) as agent:
+        run = await start_run(agent, "newkinds")
+        await raise_prompt(agent, run["run_id"], **payload, questions=None)
+        [item] = await read_items(client, "newkinds", 1)
+    assert item["content"][0]["text"] == text
+    assert item["metadata"]["prompt"]["kind"] == payload["kind"]
+
+
+async def test_a_typed_form_value_that_fails_validation_gets_a_notice_and_the_form_stays_open(
+    web: WebGateway,
+) -> None:
+    async with web.client() as client, web.client(AGENT_AUTH) as agent:
+        run = await start_run(agent, "formchat")
+        prompt = await raise_prompt(agent, run["run_id"], **FORM, questions=None)
+        refused = await say(client, "formchat", name="alice", text="env: dev")
+        taken = await say(client, "formchat", name="alice", text="env: prod\nreplicas: 3")
+        settled = (await agent.get(f"/v1/prompts/{prompt['prompt_id']}")).json()
+    assert refused.json() == {
+        "outcome": "kept",
+        "notice": "Not taken: Environment must be one of: stg, prod (by number or name). "
+        "The form is still open.",
+    }
+    assert taken.json() == {"outcome": "answered"}
+    assert settled["content"] == {"env": "prod", "replicas": 3}
