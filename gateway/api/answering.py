@@ -180,9 +180,13 @@ def _content_answers(prompt: Prompt, action: InputAction) -> tuple[str, list[dic
 
 async def _accept_form(gateway: Gateway, prompt: Prompt, identity: str, action: InputAction) -> Prompt:
     content: Any = action.content
+    fields = prompt.form_fields()
     if isinstance(content, list):
         content = [entry.model_dump(exclude_none=True) for entry in content]
-    shown, typed = form_content(prompt.form_fields(), content)
+    elif isinstance(content, str):  # typed as in chat: a one-property form's value, or `name: value` lines
+        lines = forms.parse_lines(fields, content) or ({fields[0].name: content} if len(fields) == 1 else {})
+        content = [{"question_id": name, "answer": [value]} for name, value in lines.items()]
+    shown, typed = form_content(fields, content)
     result = await gateway.settle_answers(prompt, shown, identity, typed)
     if result.status is AnswerStatus.CONFLICT:
         raise await already_resolved(gateway, "ALREADY_RESOLVED", result.prompt)

@@ -335,3 +335,14 @@ async def test_an_approved_call_runs_with_exactly_those_arguments(
         await desk.answer_input("ops", await _first_pending(desk), "accept", content=True, from_=STARTER)
         with pytest.raises(ApprovalMismatch):
             await asyncio.wait_for(approving, 5)
+
+
+async def test_a_form_accepts_name_value_lines_as_typed_in_chat(
+    agent: httpx.AsyncClient, operator: httpx.AsyncClient
+) -> None:
+    run = await start_run(agent)
+    prompt = await raise_form(agent, run["run_id"])
+    response = await operator.post(
+        input_path(prompt), json={"action": "accept", "content": "Name: Ada\nage: 36", "from": STARTER}
+    )
+    assert (response.status_code, response.json()["content"]) == (200, {"name": "Ada", "age": 36})
