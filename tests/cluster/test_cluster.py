@@ -141,6 +141,7 @@ async def run_scenario(cluster_client: Any) -> tuple[set[str], set[str]]:
         assert await store.is_approver("ops", "slack:UCAROL")
         await store.remove_approvers("ops", ["slack:UCAROL"])
         assert (await store.get_agent("ops")) is not None
+        assert (await store.approval_policy("ops")).default.value == "always"
         for thread in THREADS:
             await drive_one_thread(gateway, store, thread, clock)
         await store.forget_pending("prm_gone", "ops")  # what adoption and expiry do with a settled one
