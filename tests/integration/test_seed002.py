@@ -118,11 +118,18 @@ async def test_the_supersede_cancels_and_queues_in_one_script(gateway: Gateway) 
     await gateway.outbox.idle()
     store = gateway.store
     message = {"message_id": "msg_1", "thread_id": THREAD, "sender": ALICE, "text": "new plan"}
-    ready = ReadyAnswer(prompt.prompt_id, [], ALICE, "turn_1", None, NEW_MESSAGE_REASON)
+    ready = ReadyAnswer(
+        prompt.prompt_id,
+        [],
+        ALICE,
+        "turn_1",
+        cancel_code=ReasonCode.NEW_MESSAGE,
+        cancel_reason=NEW_MESSAGE_REASON,
+    )
 
     decision = await store.receive(THREAD, "ev-1", None, message, gateway.now_ms(), ready)
 
-    assert decision.status == "superseded"
+    assert decision.status == "cancelled"
     state = await store.redis.hget(keys.prompt(THREAD, prompt.prompt_id), "state")
     pub = [json.loads(raw) for raw in await store.redis.lrange(keys.pub_outbox(THREAD), 0, -1)]
     assert state == "cancelled"
