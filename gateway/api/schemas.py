@@ -196,7 +196,7 @@ class ApprovalRequest(Model):
         default=None, description="The tool says it changes or deletes something (MCP destructiveHint)."
     )
     question: str | None = Field(default=None, min_length=1, max_length=2000)
-    expires_in_seconds: int | None = Field(default=None, ge=1, le=MAX_EXPIRES_IN)
+    expires_in_seconds: int | None = Field(default=None, ge=1, le=MAX_EXPIRES_IN, strict=True)
 
 
 class PolicyDecision(BaseModel):
