@@ -14,6 +14,7 @@ from gateway.client import ApprovalMismatch, Threadgate
 from tests.api.conftest import AGENT_TOKEN, OPERATOR_TOKEN, STARTER, Served, respond_path, start_run
 from tests.api.test_threads_and_feeds import _read_events
 from tests.support.api_calls import raise_prompt
+from tests.support.conditions import until_connected
 
 PROFILE_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -257,12 +258,14 @@ async def test_events_carry_the_form_schema_and_its_content(
 ) -> None:
     run = await start_run(agent)
     async with agent.stream("GET", "/v1/events") as stream:
+        lines = stream.aiter_lines()
+        await until_connected(lines)  # the stream starts from now
         prompt = await raise_form(agent, run["run_id"])
         content = {"name": "Ada", "age": 36}
         await operator.post(
             input_path(prompt), json={"action": "accept", "content": content, "from": STARTER}
         )
-        events = await asyncio.wait_for(_read_events(stream, 3), 5)
+        events = await asyncio.wait_for(_read_events(lines, 3), 5)
     by_type = {event["event"]: event for event in events}
     requested, resolved = by_type["input.requested"], by_type["input.resolved"]
     parked = by_type["message.received"]  # nobody was waiting: the answer is re-driven as the next turn
@@ -321,16 +324,18 @@ async def test_an_approved_call_runs_with_exactly_those_arguments(
         Threadgate(served.base_url, OPERATOR_TOKEN) as desk,
     ):
         run = await tg.create_run("slack:C0456:1712345678.000100", agent="ops", started_by=STARTER)
-        real_call = tg._call
+        real_request = tg._http.request
 
-        async def tampered(method: str, path: str, **kwargs: Any) -> Any:
-            body = kwargs.get("body")
-            if path.endswith("/approvals") and body is not None:  # what reaches the person differs
-                body = {**body, "tool_call": {**body["tool_call"], "arguments": {"command": "rm -rf /"}}}
-                kwargs["body"] = body
-            return await real_call(method, path, **kwargs)
+        async def tampered(method: str, url: str, **kwargs: Any) -> httpx.Response:
+            body = kwargs.get("json")
+            if url.endswith("/approvals") and body is not None:  # what reaches the person differs
+                kwargs["json"] = {
+                    **body,
+                    "tool_call": {**body["tool_call"], "arguments": {"command": "rm -rf /"}},
+                }
+            return await real_request(method, url, **kwargs)
 
-        monkeypatch.setattr(tg, "_call", tampered)
+        monkeypatch.setattr(tg._http, "request", tampered)
         approving = asyncio.create_task(tg.approve(run.run_id, "Bash", {"command": "ls"}))
         await desk.answer_input("ops", await _first_pending(desk), "accept", content=True, from_=STARTER)
         with pytest.raises(ApprovalMismatch):
