@@ -96,6 +96,10 @@ async def test_another_agents_runs_and_prompts_do_not_exist_for_a_token(
     refused = {
         "raise": _code(await deploy.post(f"/v1/runs/{run_id}/prompts", json=text_prompt)),
         "end": _code(await deploy.post(f"/v1/runs/{run_id}/end")),
+        "abort": _code(await deploy.post(f"/v1/runs/{run_id}/abort")),
+        "approvals": _code(
+            await deploy.post(f"/v1/runs/{run_id}/approvals", json={"tool_call": {"name": "Bash"}})
+        ),
         "get": _code(await deploy.get(f"/v1/prompts/{prompt_id}")),
         "wait": _code(await deploy.get(f"/v1/prompts/{prompt_id}", params={"wait": 1})),
         "cancel": _code(await deploy.post(f"/v1/prompts/{prompt_id}/cancel", json={"reason": "mine now"})),
@@ -115,6 +119,8 @@ async def test_another_agents_runs_and_prompts_do_not_exist_for_a_token(
     assert refused == {
         "raise": (404, "RUN_NOT_FOUND"),
         "end": (404, "RUN_NOT_FOUND"),
+        "abort": (404, "RUN_NOT_FOUND"),
+        "approvals": (404, "RUN_NOT_FOUND"),
         "get": (404, "PROMPT_NOT_FOUND"),
         "wait": (404, "PROMPT_NOT_FOUND"),
         "cancel": (404, "PROMPT_NOT_FOUND"),
