@@ -37,6 +37,8 @@ def restore_logging() -> Iterator[None]:
         for n in names
     }
     hooks = (sys.excepthook, threading.excepthook)
+    # Another test's configure() may have left warnings captured, which would make this test's a no-op.
+    logging.captureWarnings(False)
     yield
     for name, (handlers, level, propagate) in saved.items():
         logger = logging.getLogger(name)
