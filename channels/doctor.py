@@ -113,7 +113,7 @@ async def check_discord(settings: Settings) -> list[Check]:
     """``GET /users/@me`` with the bot token, through discord.py's own HTTP client."""
     import discord
 
-    from channels.discord.adapter import point_discord_py_at
+    from channels.discord.channel import point_discord_py_at
 
     token = _secret(settings.discord_bot_token)
     if not token:

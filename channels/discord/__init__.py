@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from channels.discord.adapter import DiscordChannel
+from channels.discord.channel import DiscordChannel
 from gateway.settings import Settings
 
 
