@@ -408,6 +408,8 @@ class InboundMessage(Model):
     received_at: datetime = Field(default_factory=utcnow)
     # False when the channel answers the person itself (an interaction's own ephemeral response).
     notify: bool = True
+    # A Decline control pressed on a form or a URL step: the prompt is declined, if the sender may answer.
+    decline: bool = False
 
     @field_validator("sender")
     @classmethod

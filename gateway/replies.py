@@ -74,12 +74,20 @@ def _unmatched(prompt: Prompt, notice: str) -> Reading:
 
 
 def read_reply(
-    prompt: Prompt, text: str, structured: Any = None, draft: dict[str, str] | None = None
+    prompt: Prompt,
+    text: str,
+    structured: Any = None,
+    draft: dict[str, str] | None = None,
+    *,
+    decline: bool = False,
 ) -> Reading:
     """What ``text`` (or structured answers) from someone allowed to answer does to the pending ``prompt``.
 
     ``draft`` is a form's values so far (a property at a time), as ``read_draft`` returns them.
+    ``decline`` is a Decline control's press, which declines a form or a URL step.
     """
+    if decline and prompt.kind in (PromptKind.FORM, PromptKind.URL):
+        return Reading(ReplyAction.DECLINE)
     if prompt.kind is PromptKind.FORM:
         return _read_form(prompt, text, structured, draft or {})
     if prompt.kind is PromptKind.URL:

@@ -494,7 +494,7 @@ class Gateway:
             and message.prompt_id in (None, latest.prompt_id)
             and await may_answer(self.store, latest, message.sender)
         ):
-            reading = read_reply(latest, message.text, message.answers)
+            reading = read_reply(latest, message.text, message.answers, decline=message.decline)
             ready = _ready(latest, reading, message.sender, decided=False)
         decision = await self.store.receive(
             thread.thread_id, message.event_id, message.prompt_id, entry, now_ms, ready
@@ -525,7 +525,7 @@ class Gateway:
         draft = None
         if prompt.kind is PromptKind.FORM and len(prompt.questions) > 1:
             draft = await self.store.get_draft(prompt.thread_id, draft_name(prompt.prompt_id))
-        reading = read_reply(prompt, message.text, message.answers, draft)
+        reading = read_reply(prompt, message.text, message.answers, draft, decline=message.decline)
         ready = _ready(prompt, reading, message.sender, decided=True)
         now_ms = self.now_ms()
         hint, thread_id = message.prompt_id, prompt.thread_id

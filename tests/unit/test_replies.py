@@ -175,3 +175,9 @@ def test_structured_answers_fill_a_form_through_the_same_validator() -> None:
     assert (reading.action, reading.content) == (ReplyAction.ANSWER, {"name": "Ada", "age": 36})
     refused = read_reply(prompt(PROFILE), "", [{**structured[0], "answer": []}, *structured[1:]])
     assert refused.action is ReplyAction.INVALID and "Name is required" in (refused.notice or "")
+
+
+@pytest.mark.parametrize("payload", [PROFILE, URL])
+def test_a_decline_control_declines_a_form_or_url_step(payload: dict[str, Any]) -> None:
+    assert read_reply(prompt(payload, ReplyPolicy.ANSWER), "decline", decline=True).action is ReplyAction.DECLINE
+
