@@ -17,9 +17,11 @@ from starlette.routing import BaseRoute
 from channels.discord.connection import GatewayConnection, gateway_intents
 from channels.discord.controls import PromptControls, prompt_view, tool_call_embed
 from channels.discord.errors import channel_error
+from channels.discord.forms import FormPrompt
+from channels.discord.forms import prompt_view as form_view
 from channels.discord.inbound import user_id_of
 from channels.discord.presses import DEFAULT_ACK_DEADLINE, PressHandler
-from channels.discord.render import DiscordMessage, fit_edit, prompt_id_of, render_item
+from channels.discord.render import DiscordMessage, fit_edit, item_text, prompt_id_of, render_item
 from channels.discord.threads import start_thread as start_session_thread
 from gateway.channel import ChannelContext, ChannelError, InboundSink, MessageRef
 from gateway.errors import GatewayError
@@ -161,7 +163,7 @@ class DiscordChannel:
         channel_id = int(thread.parts[0])
         doing = f"posting to channel {channel_id}"
         reference = self._reply_target(channel_id, item)
-        controls = PromptControls.of(item.metadata) if item.type == "pending_prompt" else None
+        controls = _controls_of(item)
         parts = render_item(item)
         first: int | None = None
         last: int | None = None
@@ -189,7 +191,7 @@ class DiscordChannel:
         try:
             client = await self._client()
             message = client.get_partial_messageable(channel_id).get_partial_message(int(ref.message_id))
-            await message.edit(content=fit_edit(item.text), view=None, allowed_mentions=NO_MENTIONS)
+            await message.edit(content=fit_edit(item_text(item)), view=None, allowed_mentions=NO_MENTIONS)
         except SEND_ERRORS as exc:
             raise channel_error(exc, doing) from exc
 
@@ -219,7 +221,7 @@ class DiscordChannel:
         target: discord.PartialMessageable,
         part: DiscordMessage,
         reference: discord.MessageReference | None,
-        controls: PromptControls | None = None,
+        controls: PromptControls | FormPrompt | None = None,
     ) -> discord.Message:
         # discord.py retries a POST after a 5xx; the nonce makes Discord keep only the first copy.
         options: dict[str, Any] = {
@@ -229,7 +231,9 @@ class DiscordChannel:
         if reference is not None:
             options["reference"] = reference
         view = None
-        if controls is not None:
+        if isinstance(controls, FormPrompt):
+            view = options["view"] = form_view(controls)
+        elif controls is not None:
             view = options["view"] = prompt_view(controls)
             if controls.tool_call is not None:
                 options["embed"] = tool_call_embed(controls.tool_call)
@@ -277,3 +281,10 @@ class DiscordChannel:
         self._prompt_messages.move_to_end(prompt_id)
         while len(self._prompt_messages) > self._remembered_prompts:
             self._prompt_messages.popitem(last=False)
+
+
+def _controls_of(item: ThreadItem) -> PromptControls | FormPrompt | None:
+    """A pending prompt's native controls: buttons and menus for questions, or a form's or URL step's."""
+    if item.type != "pending_prompt":
+        return None
+    return PromptControls.of(item.metadata) or FormPrompt.of_metadata(item.metadata)

@@ -24,6 +24,28 @@ class Refused(Exception):
         self.message = message
 
 
+def form_fields(components: object) -> dict[str, FieldValue]:
+    """A submitted form's fields by custom id: a select's values, a text field's value."""
+    fields: dict[str, FieldValue] = {}
+    stack = list(components) if isinstance(components, list) else []
+    while stack:
+        component = stack.pop(0)
+        if not isinstance(component, dict):
+            continue
+        if isinstance(component.get("components"), list):  # an action row
+            stack.extend(component["components"])
+        if isinstance(component.get("component"), dict):  # a label
+            stack.append(component["component"])
+        custom_id = component.get("custom_id")
+        if not isinstance(custom_id, str):
+            continue
+        if isinstance(component.get("values"), list):
+            fields[custom_id] = [str(value) for value in component["values"]]
+        elif isinstance(component.get("value"), str):
+            fields[custom_id] = component["value"]
+    return fields
+
+
 def single_select(question: Question) -> bool:
     return bool(question.options) and not question.multi_select
 

@@ -14,7 +14,8 @@ _INDEX = re.compile(r"0|[1-9][0-9]?", re.ASCII)
 
 
 class Action(StrEnum):
-    """What a control does. The first five sit on the prompt's message, the last two on its forms."""
+    """What a control does: buttons and selects on the prompt's message (or on a private reply to a
+    press), and the forms (modals) they open, submitted."""
 
     PICK = "pick"  # a button: one option of a single-select question (or Approve / Deny)
     MENU = "menu"  # a string select of a question's options; its values are option indexes
@@ -23,6 +24,10 @@ class Action(StrEnum):
     FORM = "form"  # a button that opens one form for every question of the prompt
     TEXT = "text"  # the text form, submitted
     ANSWERS = "answers"  # the form of every question, submitted
+    FILL = "fill"  # a button that opens one page (up to five fields) of a flat form
+    PAGE = "page"  # a page of a flat form, submitted
+    DONE = "done"  # a button: a URL step is done
+    DECLINE = "decline"  # a button: decline a flat form or a URL step
 
 
 _FIELDS = {
@@ -33,6 +38,10 @@ _FIELDS = {
     Action.FORM: 0,
     Action.TEXT: 1,
     Action.ANSWERS: 0,
+    Action.FILL: 1,
+    Action.PAGE: 1,
+    Action.DONE: 0,
+    Action.DECLINE: 0,
 }
 
 
@@ -42,7 +51,8 @@ class BadControl(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class ControlId:
-    """A control of one prompt: ``tg:<action>:<prompt_id>[:<question index>[:<option index>]]``."""
+    """A control of one prompt: ``tg:<action>:<prompt_id>[:<question index>[:<option index>]]`` (a form's
+    page number stands in the question's place)."""
 
     action: Action
     prompt_id: str
@@ -79,5 +89,5 @@ def decode(custom_id: object) -> ControlId | None:
 
 
 def field_id(kind: str, question: int) -> str:
-    """The custom id of one field of a form: ``pick:1`` (a select), ``text:0``, ``other:2``."""
+    """The custom id of one field of a form: ``pick:1`` (a select), ``text:0``, ``other:2``, ``field:7``."""
     return f"{kind}:{question}"

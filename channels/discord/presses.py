@@ -4,28 +4,31 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import discord
 
-from channels.discord import choices
-from channels.discord.choices import FieldValue, Refused
+from channels.discord import choices, forms
+from channels.discord.choices import Refused, form_fields
 from channels.discord.control_ids import Action, BadControl, ControlId, decode
 from channels.discord.controls import PromptControls, answers_form, text_form
+from channels.discord.forms import FormPrompt
 from channels.discord.inbound import identity_for, thread_id_for
 from gateway.channel import InboundSink
 from gateway.errors import GatewayError
 from gateway.logs import event
 from gateway.models import InboundMessage, Prompt, PromptState
 from gateway.render import answers_summary
-from gateway.service import Outcome, Received
+from gateway.service import DraftStatus, Outcome, Received
 
 DEFAULT_ACK_DEADLINE = 2.0  # Discord gives 3 s for the first response; keep room for the round trip
 FORM_DEADLINE = 2.5  # a form cannot be deferred: it must be the first response, or nothing
 MESSAGE_CONTROLS = frozenset({Action.PICK, Action.MENU, Action.NONE})
-FORM_OPENERS = frozenset({Action.WRITE, Action.FORM})
+FORM_OPENERS = frozenset({Action.WRITE, Action.FORM, Action.FILL})
 
 NOT_ALLOWED = (
     "Your answer was not taken: only the person who started this run and the agent's approvers can "
@@ -35,30 +38,19 @@ NO_LONGER_OPEN = "This prompt is no longer open, so nothing was changed."
 UNKNOWN_PROMPT = "This control belongs to a prompt Threadgate no longer knows, so nothing was changed."
 ALREADY_RECEIVED = "This answer was already received."
 TRY_AGAIN = "Threadgate could not take your answer just now; nothing was changed. Please try again."
+DECLINED = "✓ You declined it."
+PAGE_KEPT = "Fields {first}–{last} of {total} are kept. Continue with the rest:"
 
-Answering = Callable[[Prompt], list[list[str]]]  # a press's answer lists, or Refused
+# A press's answer lists (or Refused), computed from the prompt it names; a form's last page awaits its draft.
+Answering = Callable[[Prompt], list[list[str]] | Awaitable[list[list[str]]]]
 
 
-def form_fields(components: object) -> dict[str, FieldValue]:
-    """A submitted form's fields by custom id: a select's values, a text field's value."""
-    fields: dict[str, FieldValue] = {}
-    stack = list(components) if isinstance(components, list) else []
-    while stack:
-        component = stack.pop(0)
-        if not isinstance(component, dict):
-            continue
-        if isinstance(component.get("components"), list):  # an action row
-            stack.extend(component["components"])
-        if isinstance(component.get("component"), dict):  # a label
-            stack.append(component["component"])
-        custom_id = component.get("custom_id")
-        if not isinstance(custom_id, str):
-            continue
-        if isinstance(component.get("values"), list):
-            fields[custom_id] = [str(value) for value in component["values"]]
-        elif isinstance(component.get("value"), str):
-            fields[custom_id] = component["value"]
-    return fields
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """The private answer to a press: a notice, and a button to go on with (a form's next page)."""
+
+    text: str
+    view: discord.ui.View | None = None
 
 
 def settled_notice(prompt: Prompt) -> str:
@@ -76,6 +68,10 @@ def outcome_notice(received: Received, answer_summary: str, asked: Prompt) -> st
     before the press reached the core, for a stale press the core returns no prompt for)."""
     if received.outcome is Outcome.ANSWERED:
         return f"✓ Your answer was taken: {answer_summary}"
+    if received.outcome is Outcome.DECLINED:
+        return DECLINED
+    if received.outcome is Outcome.KEPT and received.notice:  # a value the form's validator refused
+        return received.notice
     if received.outcome is Outcome.NOT_ALLOWED:
         return NOT_ALLOWED
     if received.outcome is Outcome.DUPLICATE:
@@ -87,9 +83,10 @@ def outcome_notice(received: Received, answer_summary: str, asked: Prompt) -> st
 class PressHandler:
     """Turns an interaction on a prompt's controls into the core's InboundMessage.
 
-    Stateless: everything a press means is in its custom id, so presses on messages another process
-    posted, or posted before a restart, work the same. Each press is answered within Discord's 3 s,
-    ephemerally; when the core is slow the press is deferred first and the answer edited in.
+    Stateless: everything a press means is in its custom id (a long form's earlier pages wait in the
+    core's drafts), so presses on messages another process posted, or posted before a restart, work the
+    same. Each press is answered within Discord's 3 s, ephemerally; when the core is slow the press is
+    deferred first and the answer edited in.
     """
 
     def __init__(self, *, ack_deadline: float = DEFAULT_ACK_DEADLINE) -> None:
@@ -103,50 +100,50 @@ class PressHandler:
             control = decode(data.get("custom_id"))
         except BadControl as exc:
             event("discord.press.refused", logging.WARNING, error=str(exc))
-            await self._reply(interaction, choices.NOT_THIS_PROMPT)
+            await self._reply(interaction, Reply(choices.NOT_THIS_PROMPT))
             return
         if control is None or self.sink is None:
             return
         component = interaction.type is discord.InteractionType.component
         submitted = interaction.type is discord.InteractionType.modal_submit
-        if component and control.action in FORM_OPENERS:
+        fields = form_fields(data.get("components")) if submitted else {}
+        action = control.action
+        if component and action in FORM_OPENERS:
             await self._open_form(interaction, control)
-        elif component and control.action in MESSAGE_CONTROLS:
+        elif component and action in MESSAGE_CONTROLS:
             values = data.get("values")
             pressed = values if isinstance(values, list) else []
             await self._answer(interaction, control, lambda p: choices.press_answers(p, control, pressed))
-        elif submitted and control.action is Action.TEXT:
-            fields = form_fields(data.get("components"))
+        elif component and action is Action.DONE:
+            await self._answer(interaction, control, lambda p: [[forms.DONE.casefold()]])
+        elif component and action is Action.DECLINE:
+            await self._answer(interaction, control, lambda p: [[forms.DECLINE.casefold()]], decline=True)
+        elif submitted and action is Action.TEXT:
             await self._answer(interaction, control, lambda p: choices.text_answers(p, control, fields))
-        elif submitted and control.action is Action.ANSWERS:
-            fields = form_fields(data.get("components"))
+        elif submitted and action is Action.ANSWERS:
             await self._answer(interaction, control, lambda p: choices.form_answers(p, fields))
+        elif submitted and action is Action.PAGE:
+            await self._page(interaction, control, fields)
         else:
             event("discord.press.refused", logging.WARNING, prompt_id=control.prompt_id, error="wrong kind")
-            await self._reply(interaction, choices.NOT_THIS_PROMPT)
+            await self._reply(interaction, Reply(choices.NOT_THIS_PROMPT))
 
     # Forms -----------------------------------------------------------------------------------------
 
     async def _open_form(self, interaction: discord.Interaction[Any], control: ControlId) -> None:
-        """Open the text form or the form of every question, if the prompt is still open."""
+        """Open the text form, the form of every question, or a page of a flat form, if still open."""
         try:
-            prompt = await asyncio.wait_for(self._prompt_for(interaction, control), FORM_DEADLINE)
-            choices.check_opens_form(prompt, control)
+            prompt, form = await asyncio.wait_for(self._form_for(interaction, control), FORM_DEADLINE)
         except Refused as refused:
-            await self._reply(interaction, refused.message)
+            await self._reply(interaction, Reply(refused.message))
             return
         except Exception as exc:  # slow or unreachable store: a form must be the first response, or none
             event("discord.press.failed", logging.WARNING, prompt_id=control.prompt_id, error=str(exc))
-            await self._reply(interaction, TRY_AGAIN)
+            await self._reply(interaction, Reply(TRY_AGAIN))
             return
-        if not prompt.pending:
-            await self._reply(interaction, settled_notice(prompt))
+        if form is None:
+            await self._reply(interaction, Reply(settled_notice(prompt)))
             return
-        controls = PromptControls(prompt.prompt_id, prompt.kind, prompt.questions, prompt.tool_call)
-        if control.action is Action.WRITE:
-            form = text_form(controls, control.question)
-        else:
-            form = answers_form(controls)
         try:
             await interaction.response.send_modal(form)
         except discord.HTTPException as exc:
@@ -156,50 +153,154 @@ class PressHandler:
             # so discord.py need not keep the form waiting for it.
             form.stop()
 
+    async def _form_for(
+        self, interaction: discord.Interaction[Any], control: ControlId
+    ) -> tuple[Prompt, discord.ui.Modal | None]:
+        """The form a button opens (``None`` once its prompt settled); a page shows what was given."""
+        assert self.sink is not None
+        prompt = await self._prompt_for(interaction, control)
+        if control.action is Action.FILL:
+            forms.check_control(prompt, control)
+        else:
+            choices.check_opens_form(prompt, control)
+        if not prompt.pending:
+            return prompt, None
+        if control.action is Action.FILL:
+            draft = forms.draft_name(prompt.prompt_id, interaction.user.id)
+            given = forms.draft_answers(await self.sink.get_draft(prompt.thread_id, draft))
+            return prompt, forms.page_form(FormPrompt.of_prompt(prompt), control.question, given)
+        controls = PromptControls(prompt.prompt_id, prompt.kind, prompt.questions, prompt.tool_call)
+        if control.action is Action.WRITE:
+            return prompt, text_form(controls, control.question)
+        return prompt, answers_form(controls)
+
+    async def _page(
+        self, interaction: discord.Interaction[Any], control: ControlId, fields: dict[str, choices.FieldValue]
+    ) -> None:
+        """A page of a flat form: kept in the person's draft; the last page hands the whole form to the
+        core, whose validator answers it or names what to change."""
+
+        async def whole_form(prompt: Prompt) -> list[list[str]]:
+            assert self.sink is not None
+            form = FormPrompt.of_prompt(prompt)
+            given = forms.page_answers(form, control.question, fields)
+            # Kept too, so the form reopens as it was sent when the core names a value to change.
+            name = forms.draft_name(prompt.prompt_id, interaction.user.id)
+            sender = identity_for(interaction.user.id)
+            saved = await self.sink.save_draft(prompt.prompt_id, sender, name, forms.draft_values(given))
+            return forms.full_answers(form, {**forms.draft_answers(saved.values), **given})
+
+        async def kept(prompt: Prompt) -> Reply:
+            assert self.sink is not None
+            form = FormPrompt.of_prompt(prompt)
+            given = forms.page_answers(form, control.question, fields)
+            name = forms.draft_name(prompt.prompt_id, interaction.user.id)
+            sender = identity_for(interaction.user.id)
+            saved = await self.sink.save_draft(prompt.prompt_id, sender, name, forms.draft_values(given))
+            if saved.status is DraftStatus.NOT_ALLOWED:
+                return Reply(NOT_ALLOWED)
+            if saved.status is DraftStatus.STALE:
+                return Reply(settled_notice(await self.sink.get_prompt(prompt.prompt_id)))
+            shown = form.page_fields(control.question)
+            text = PAGE_KEPT.format(first=shown[0][0] + 1, last=shown[-1][0] + 1, total=len(form.fields))
+            return Reply(text, forms.next_page_view(form, control.question + 1))
+
+        async def work() -> Reply:
+            prompt = await self._prompt_for(interaction, control)
+            forms.check_control(prompt, control)
+            if control.question < FormPrompt.of_prompt(prompt).pages - 1:
+                return await kept(prompt)
+            return await self._settle(interaction, control, whole_form, prompt=prompt)
+
+        await self._within_deadline(interaction, control, self._refusing(control, work))
+
     # Answers ---------------------------------------------------------------------------------------
 
     async def _answer(
-        self, interaction: discord.Interaction[Any], control: ControlId, compute: Answering
+        self,
+        interaction: discord.Interaction[Any],
+        control: ControlId,
+        compute: Answering,
+        *,
+        decline: bool = False,
     ) -> None:
         """Check the press, hand it to the core, and answer privately within Discord's deadline."""
-        work = asyncio.ensure_future(self._settle(interaction, control, compute))
-        done, _ = await asyncio.wait({work}, timeout=self._ack_deadline)
-        if work in done:
-            await self._reply(interaction, work.result())
+
+        async def work() -> Reply:
+            return await self._settle(interaction, control, compute, decline=decline)
+
+        await self._within_deadline(interaction, control, self._refusing(control, work))
+
+    def _refusing(
+        self, control: ControlId, work: Callable[[], Awaitable[Reply]]
+    ) -> Callable[[], Awaitable[Reply]]:
+        """``work``, with a refused press or an unreachable store said to the presser."""
+
+        async def guarded() -> Reply:
+            try:
+                return await work()
+            except Refused as refused:
+                event(
+                    "discord.press.refused", logging.INFO, prompt_id=control.prompt_id, error=refused.message
+                )
+                return Reply(refused.message)
+            except Exception as exc:  # the store is unreachable: say so, and let the person press again
+                event("discord.press.failed", logging.WARNING, prompt_id=control.prompt_id, error=str(exc))
+                return Reply(TRY_AGAIN)
+
+        return guarded
+
+    async def _within_deadline(
+        self, interaction: discord.Interaction[Any], control: ControlId, work: Callable[[], Awaitable[Reply]]
+    ) -> None:
+        """Answer with what ``work`` says: at once when it is quick, else deferred and edited in."""
+        task = asyncio.ensure_future(work())
+        done, _ = await asyncio.wait({task}, timeout=self._ack_deadline)
+        if task in done:
+            await self._reply(interaction, task.result())
             return
         with contextlib.suppress(discord.HTTPException):
             await interaction.response.defer(ephemeral=True, thinking=True)
-        notice = await work
+        reply = await task
         try:
-            await interaction.edit_original_response(content=notice)
+            if reply.view is not None:
+                reply.view.stop()
+                await interaction.edit_original_response(content=reply.text, view=reply.view)
+            else:
+                await interaction.edit_original_response(content=reply.text)
         except discord.HTTPException as exc:
             event("discord.press.unanswered", logging.WARNING, prompt_id=control.prompt_id, error=str(exc))
 
     async def _settle(
-        self, interaction: discord.Interaction[Any], control: ControlId, compute: Answering
-    ) -> str:
-        """The notice for the presser; the core applies dedupe, staleness, who may answer, first wins."""
+        self,
+        interaction: discord.Interaction[Any],
+        control: ControlId,
+        compute: Answering,
+        *,
+        decline: bool = False,
+        prompt: Prompt | None = None,
+    ) -> Reply:
+        """The reply for the presser; the core applies dedupe, staleness, who may answer, first wins."""
         assert self.sink is not None
-        try:
+        if prompt is None:
             prompt = await self._prompt_for(interaction, control)
-            answers = compute(prompt)
-            text = choices.summary(answers)
-            message = InboundMessage(
-                thread_id=prompt.thread_id,
-                sender=identity_for(interaction.user.id),
-                text=text,
-                answers=choices.structured(prompt, answers),
-                prompt_id=prompt.prompt_id,
-                event_id=f"interaction:{interaction.id}",
-                notify=False,
-            )
-            received = await self.sink.receive(message)
-        except Refused as refused:
-            event("discord.press.refused", logging.INFO, prompt_id=control.prompt_id, error=refused.message)
-            return refused.message
-        except Exception as exc:  # the store is unreachable: say so, and let the person press again
-            event("discord.press.failed", logging.WARNING, prompt_id=control.prompt_id, error=str(exc))
-            return TRY_AGAIN
+        if control.action in (Action.DONE, Action.DECLINE):
+            forms.check_control(prompt, control)
+        answers = compute(prompt)
+        if inspect.isawaitable(answers):
+            answers = await answers
+        text = choices.summary(answers)
+        message = InboundMessage(
+            thread_id=prompt.thread_id,
+            sender=identity_for(interaction.user.id),
+            text=text,
+            answers=None if decline else choices.structured(prompt, answers),
+            prompt_id=prompt.prompt_id,
+            event_id=f"interaction:{interaction.id}",
+            notify=False,
+            decline=decline,
+        )
+        received = await self.sink.receive(message)
         if received.outcome is Outcome.STALE and received.prompt is None and prompt.pending:
             # It settled between our read and the press reaching the core: read how, to say so.
             with contextlib.suppress(Exception):
@@ -211,7 +312,10 @@ class PressHandler:
             action=control.action.value,
             outcome=received.outcome.value,
         )
-        return outcome_notice(received, text, prompt)
+        notice = outcome_notice(received, text, prompt)
+        if received.outcome is Outcome.KEPT and control.action is Action.PAGE:
+            return Reply(notice, forms.next_page_view(FormPrompt.of_prompt(prompt), 0))
+        return Reply(notice)
 
     async def _prompt_for(self, interaction: discord.Interaction[Any], control: ControlId) -> Prompt:
         """The prompt a control names, which must live in the channel the press came from."""
@@ -229,12 +333,16 @@ class PressHandler:
             raise Refused()
         return prompt
 
-    async def _reply(self, interaction: discord.Interaction[Any], text: str) -> None:
+    async def _reply(self, interaction: discord.Interaction[Any], reply: Reply) -> None:
         """Answer the press privately (an ephemeral response); a response Discord refuses is logged."""
         try:
-            await interaction.response.send_message(text, ephemeral=True)
+            if reply.view is not None:
+                reply.view.stop()  # its presses are decoded from custom ids, like the prompt's own
+                await interaction.response.send_message(reply.text, ephemeral=True, view=reply.view)
+            else:
+                await interaction.response.send_message(reply.text, ephemeral=True)
         except discord.HTTPException as exc:  # e.g. a replayed interaction another session answered
             event("discord.press.unanswered", logging.DEBUG, interaction_id=interaction.id, error=str(exc))
 
 
-__all__ = ["PressHandler", "form_fields", "outcome_notice"]
+__all__ = ["PressHandler", "outcome_notice"]

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from typing import Any
 
-from gateway.models import ThreadItem
+from gateway.models import Answer, ThreadItem
+from gateway.render import answers_summary
 
 MAX_MESSAGE_CHARS = 2000
 MAX_PARTS = 5
 EMPTY_TEXT = "(empty message)"
+ANSWERED = "✓ Answered:"
+NOT_GIVEN = "—"
 _MARKER_ROOM = len("\n(99/99)")
 
 
@@ -23,7 +27,7 @@ class DiscordMessage:
 
 def render_item(item: ThreadItem) -> list[DiscordMessage]:
     """The messages an item becomes, in order (a pending prompt's controls go on the last)."""
-    parts = split_text(item.text)
+    parts = split_text(item_text(item))
     prompt_id = prompt_id_of(item)
     if prompt_id is None:
         return [DiscordMessage(part) for part in parts]
@@ -31,6 +35,33 @@ def render_item(item: ThreadItem) -> list[DiscordMessage]:
         DiscordMessage(part, stable_nonce(f"{item.type}:{prompt_id}:{index}"))
         for index, part in enumerate(parts)
     ]
+
+
+def item_text(item: ThreadItem) -> str:
+    """The item's text; an answered form's outcome reads one ``Title: value`` line per field."""
+    prompt = item.metadata.get("prompt")
+    if (
+        item.type != "pending_prompt_resolved"
+        or not isinstance(prompt, dict)
+        or prompt.get("kind") != "form"
+        or prompt.get("prompt_state") != "answered"
+    ):
+        return item.text
+    answers = _answers(prompt.get("answers"))
+    summary = f"{ANSWERED} {answers_summary(answers)}"
+    if not answers or not item.text.endswith(summary):  # not the core's wording: leave it be
+        return item.text
+    lines = [f"{answer.question}: {', '.join(answer.answer) or NOT_GIVEN}" for answer in answers]
+    return item.text[: -len(summary)] + "\n".join([ANSWERED, *lines])
+
+
+def _answers(entries: Any) -> list[Answer]:
+    if not isinstance(entries, list):
+        return []
+    try:
+        return [Answer(question=e["question"], question_id="", answer=e["answer"]) for e in entries]
+    except (KeyError, TypeError, ValueError):
+        return []
 
 
 def prompt_id_of(item: ThreadItem) -> str | None:

@@ -360,12 +360,15 @@ async def test_a_wrong_token_never_connects_and_posts_fail_saying_what_to_fix(
     assert fake.messages == []
 
 
-@pytest.mark.parametrize(("payload", "text"), [(FORM, FORM_TEXT), (URL, URL_TEXT)])
-async def test_a_form_or_url_step_is_posted_as_its_text_without_controls(
-    fake: FakeDiscord, runtime_on_redis: Runtime, payload: dict[str, Any], text: str
+@pytest.mark.parametrize(
+    ("payload", "text", "controls"),
+    [(FORM, FORM_TEXT, ["Fill in…", "Decline"]), (URL, URL_TEXT, ["Open the page", "Done", "Decline"])],
+)
+async def test_a_form_or_url_step_is_posted_as_its_text_with_its_controls(
+    fake: FakeDiscord, runtime_on_redis: Runtime, payload: dict[str, Any], text: str, controls: list[str]
 ) -> None:
     run_id = await start_run(runtime_on_redis.gateway)
     await runtime_on_redis.gateway.raise_prompt(run_id, PromptRequest.model_validate(payload))
     [asked] = fake.posted(CHANNEL_ID)
     assert asked["content"] == text
-    assert not asked.get("components")
+    assert [control["label"] for control in fake.controls(asked)] == controls

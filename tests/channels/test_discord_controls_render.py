@@ -18,7 +18,7 @@ from channels.discord.choices import (
 )
 from channels.discord.control_ids import MAX_CUSTOM_ID, Action, BadControl, ControlId, decode
 from channels.discord.controls import PromptControls, answers_form, prompt_view, text_form, tool_call_embed
-from channels.discord.presses import form_fields
+from channels.discord.choices import form_fields
 from channels.discord.render import MAX_MESSAGE_CHARS, fit_edit
 from gateway.models import Prompt, PromptKind, PromptRequest, ToolCall, utcnow
 from gateway.render import pending_prompt_item
@@ -88,7 +88,7 @@ SEVERAL = prompt_of(
 
 @pytest.mark.parametrize("action", list(Action))
 def test_custom_ids_round_trip_and_fit_discords_100_characters(action: Action) -> None:
-    whole_prompt = action in (Action.FORM, Action.ANSWERS)
+    whole_prompt = action in (Action.FORM, Action.ANSWERS, Action.DONE, Action.DECLINE)
     control = ControlId(action, PROMPT_ID, 0 if whole_prompt else 3, 24 if action is Action.PICK else 0)
 
     custom_id = control.encode()

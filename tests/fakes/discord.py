@@ -29,6 +29,7 @@ MAX_CONTENT = 2000
 INTERACTION_DEADLINE_S = 3.0
 EPHEMERAL = 64
 BUTTON, SELECT, TEXT_INPUT, ROW, LABEL = 2, 3, 4, 1, 18
+LINK_STYLE = 5
 
 
 @dataclass
@@ -88,6 +89,7 @@ class Interaction:
     dispatched_at: float
     responses: list[dict[str, Any]] = field(default_factory=list)
     original_edits: list[dict[str, Any]] = field(default_factory=list)
+    reply_message: dict[str, Any] | None = None
 
     @property
     def response(self) -> dict[str, Any] | None:
@@ -108,6 +110,13 @@ class Interaction:
         if response is None or response["type"] != 4:
             return None
         return str(response["data"].get("content"))
+
+    @property
+    def reply(self) -> dict[str, Any]:
+        """The ephemeral message the presser sees, with its buttons (a form's Continue…), to press next."""
+        if self.reply_message is None:
+            raise LookupError(f"the bot sent no message in answer; it answered {self.responses}")
+        return self.reply_message
 
     @property
     def private(self) -> bool:
@@ -132,6 +141,27 @@ def _select_problem(select: dict[str, Any]) -> str | None:
     low, high = select.get("min_values", 1), select.get("max_values", 1)
     if not 0 <= low <= high <= len(options):
         return "a select needs 0 <= min_values <= max_values <= its options"
+    return None
+
+
+def _button_problem(button: dict[str, Any]) -> str | None:
+    if button.get("style") == LINK_STYLE:
+        url = button.get("url")
+        if "custom_id" in button or not isinstance(url, str) or not url or _too_long(url, 512):
+            return "a link button has a url of at most 512 characters and no custom_id"
+    elif "url" in button or not button.get("custom_id"):
+        return "a button that is not a link has a custom_id and no url"
+    return None
+
+
+def _text_input_problem(text: dict[str, Any]) -> str | None:
+    low, high = text.get("min_length", 0), text.get("max_length", 4000)
+    if not (0 <= low <= 4000 and 1 <= high <= 4000 and low <= high):
+        return "a text input's 0 <= min_length <= max_length <= 4000"
+    if _too_long(text.get("placeholder"), 100):
+        return "a text input placeholder is at most 100 characters"
+    if _too_long(text.get("value"), high):
+        return "a text input's value fits its max_length"
     return None
 
 
@@ -160,6 +190,8 @@ def message_problem(body: dict[str, Any]) -> str | None:
         for child in children:
             if child["type"] == BUTTON and (not child.get("label") or _too_long(child["label"], 80)):
                 return "a button label is 1 to 80 characters"
+            if child["type"] == BUTTON and (problem := _button_problem(child)):
+                return problem
             if child["type"] == SELECT and (problem := _select_problem(child)):
                 return problem
     ids = _custom_ids(rows)
@@ -188,8 +220,8 @@ def form_problem(form: dict[str, Any]) -> str | None:
         inner = field_.get("component") or {}
         if inner.get("type") == SELECT and (problem := _select_problem(inner)):
             return problem
-        if inner.get("type") == TEXT_INPUT and not 1 <= inner.get("max_length", 4000) <= 4000:
-            return "a text input holds at most 4000 characters"
+        if inner.get("type") == TEXT_INPUT and (problem := _text_input_problem(inner)):
+            return problem
     ids = [*_custom_ids(fields), form.get("custom_id", "")]
     if any(len(custom_id) > 100 for custom_id in ids) or len(ids) != len(set(ids)):
         return "custom_ids are unique and at most 100 characters"
@@ -593,7 +625,8 @@ class FakeDiscord:
         guild_id: int | None = None,
     ) -> Interaction:
         """Fill the form the bot opened in answer to ``opened`` (fields by their label: option labels
-        for a select, text for a text field; fields not named are left empty) and submit it."""
+        for a select, text for a text field; a field not named keeps what the form filled in) and
+        submit it."""
         form = opened.form
         if form is None:
             raise LookupError(f"the bot opened no form; it answered {opened.responses}")
@@ -603,13 +636,16 @@ class FakeDiscord:
             inner = field_["component"]
             given = left.pop(field_["label"], None)
             if inner["type"] == SELECT:
-                chosen = [given] if isinstance(given, str) else given or []
+                chosen = [given] if isinstance(given, str) else given
+                if chosen is None:
+                    offered = inner.get("options") or []
+                    chosen = [option["label"] for option in offered if option.get("default")]
                 values = {"values": [_option_value(inner, label) for label in chosen]}
                 submitted.append(
                     {"type": LABEL, "component": {"type": SELECT, "custom_id": inner["custom_id"], **values}}
                 )
             else:
-                value = given if isinstance(given, str) else ""
+                value = given if isinstance(given, str) else str(inner.get("value") or "")
                 text = {"type": TEXT_INPUT, "custom_id": inner["custom_id"], "value": value}
                 submitted.append({"type": LABEL, "component": text})
         if left:
@@ -738,9 +774,11 @@ class FakeDiscord:
             "resource": resource,
         }
         if kind == 4:
-            reply = self._message_for(interaction.payload["channel_id"], {"content": data.get("content", "")})
+            shown = {"content": data.get("content", ""), "components": data.get("components")}
+            reply = self._message_for(interaction.payload["channel_id"], shown)
             self.messages.remove(reply)  # ephemeral: only the presser sees it, not the channel
             reply["flags"] = flags
+            interaction.reply_message = reply
             resource["message"] = reply
             answer["interaction"]["response_message_id"] = reply["id"]
         return _json(answer)
@@ -751,10 +789,16 @@ class FakeDiscord:
         if interaction is None or not interaction.responses or interaction.responses[0]["type"] not in (4, 5):
             return _error(404, 10008, "Unknown Message")
         body = call.body or {}
+        problem = message_problem(body)
+        if problem is not None:
+            return _error(400, 50035, f"Invalid Form Body: {problem}")
         interaction.original_edits.append(body)
-        await self._changed_now()
-        reply = self._message_for(interaction.payload["channel_id"], {"content": body.get("content") or "…"})
+        shown = {"content": body.get("content") or "…", "components": body.get("components")}
+        reply = self._message_for(interaction.payload["channel_id"], shown)
         self.messages.remove(reply)
+        reply["flags"] = EPHEMERAL
+        interaction.reply_message = reply
+        await self._changed_now()
         return _json(reply)
 
 
