@@ -12,13 +12,13 @@ from channels.discord.choices import (
     NOT_ON_A_FORM,
     Refused,
     form_answers,
+    form_fields,
     press_answers,
     structured,
     text_answers,
 )
 from channels.discord.control_ids import MAX_CUSTOM_ID, Action, BadControl, ControlId, decode
 from channels.discord.controls import PromptControls, answers_form, prompt_view, text_form, tool_call_embed
-from channels.discord.choices import form_fields
 from channels.discord.render import MAX_MESSAGE_CHARS, fit_edit
 from gateway.models import Prompt, PromptKind, PromptRequest, ToolCall, utcnow
 from gateway.render import pending_prompt_item

@@ -179,5 +179,5 @@ def test_structured_answers_fill_a_form_through_the_same_validator() -> None:
 
 @pytest.mark.parametrize("payload", [PROFILE, URL])
 def test_a_decline_control_declines_a_form_or_url_step(payload: dict[str, Any]) -> None:
-    assert read_reply(prompt(payload, ReplyPolicy.ANSWER), "decline", decline=True).action is ReplyAction.DECLINE
-
+    reading = read_reply(prompt(payload, ReplyPolicy.ANSWER), "decline", decline=True)
+    assert reading.action is ReplyAction.DECLINE
