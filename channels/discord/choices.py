@@ -1,19 +1,34 @@
-"""What a press or a submitted form answers, checked against the prompt it claims. Pure functions."""
+"""What a press or a submitted form answers, checked against the prompt it claims, and what the presser
+is told. Pure functions."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+import discord
+
 from channels.discord.control_ids import TEXT_FIELD, Action, ControlId, field_id
-from gateway.models import Prompt, PromptKind, Question
-from gateway.render import NO_SELECTION
+from gateway.models import Prompt, PromptKind, PromptState, Question
+from gateway.render import NO_SELECTION, answers_summary
+from gateway.service import Outcome, Received
 
 FieldValue = str | list[str]
 
 NOT_THIS_PROMPT = "That control does not match its prompt, so nothing was changed."
 NOT_ON_A_FORM = "Answer every question of the form (pick an option or type an answer), then submit again."
 EMPTY_TEXT = "Type an answer before submitting; nothing was changed."
+NOT_ALLOWED = (
+    "Your answer was not taken: only the person who started this run and the agent's approvers can "
+    "answer its prompts."
+)
+NO_LONGER_OPEN = "This prompt is no longer open, so nothing was changed."
+UNKNOWN_PROMPT = "This control belongs to a prompt Threadgate no longer knows, so nothing was changed."
+ALREADY_RECEIVED = "This answer was already received."
+TRY_AGAIN = "Threadgate could not take your answer just now; nothing was changed. Please try again."
+DECLINED = "✓ You declined it."
+PAGE_KEPT = "Fields {first}–{last} of {total} are kept. Continue with the rest:"
 
 
 class Refused(Exception):
@@ -160,3 +175,38 @@ def structured(prompt: Prompt, answers: list[list[str]]) -> list[dict[str, Any]]
 def summary(answers: list[list[str]]) -> str:
     """``staging``; ``CSV import · KPI cards, Table`` for several questions: for people reading the log."""
     return " · ".join(", ".join(answer) if answer else NO_SELECTION for answer in answers)
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """The private answer to a press: a notice, and a button to go on with (a form's next page)."""
+
+    text: str
+    view: discord.ui.View | None = None
+
+
+def settled_notice(prompt: Prompt) -> str:
+    """What a late press is told: how the prompt settled, without repeating the prompt."""
+    if prompt.prompt_state is PromptState.ANSWERED:
+        given = answers_summary(prompt.answers or [])
+        return f"This prompt was already answered ({given}); nothing was changed."
+    if prompt.prompt_state is PromptState.CANCELLED:
+        return f"This prompt was cancelled ({prompt.reason or 'cancelled'}); nothing was changed."
+    return NO_LONGER_OPEN
+
+
+def outcome_notice(received: Received, answer_summary: str, asked: Prompt) -> str:
+    """The private answer to a press, from what the core made of it (``asked``: the prompt as read
+    before the press reached the core, for a stale press the core returns no prompt for)."""
+    if received.outcome is Outcome.ANSWERED:
+        return f"✓ Your answer was taken: {answer_summary}"
+    if received.outcome is Outcome.DECLINED:
+        return DECLINED
+    if received.outcome is Outcome.KEPT and received.notice:  # a value the form's validator refused
+        return received.notice
+    if received.outcome is Outcome.NOT_ALLOWED:
+        return NOT_ALLOWED
+    if received.outcome is Outcome.DUPLICATE:
+        return ALREADY_RECEIVED
+    prompt = received.prompt or asked
+    return NO_LONGER_OPEN if prompt.pending else settled_notice(prompt)

@@ -4,16 +4,25 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any
 
 import discord
 
 from channels.discord import choices, forms
-from channels.discord.choices import Refused, form_fields
+from channels.discord.choices import (
+    NOT_ALLOWED,
+    NOT_THIS_PROMPT,
+    PAGE_KEPT,
+    TRY_AGAIN,
+    UNKNOWN_PROMPT,
+    Refused,
+    Reply,
+    form_fields,
+    outcome_notice,
+    settled_notice,
+)
 from channels.discord.control_ids import Action, BadControl, ControlId, decode
 from channels.discord.controls import PromptControls, answers_form, text_form
 from channels.discord.forms import FormPrompt
@@ -21,63 +30,15 @@ from channels.discord.inbound import identity_for, thread_id_for
 from gateway.channel import InboundSink
 from gateway.errors import GatewayError
 from gateway.logs import event
-from gateway.models import InboundMessage, Prompt, PromptState
-from gateway.render import answers_summary
-from gateway.service import DraftStatus, Outcome, Received
+from gateway.models import InboundMessage, Prompt
+from gateway.service import DraftStatus, Outcome
 
 DEFAULT_ACK_DEADLINE = 2.0  # Discord gives 3 s for the first response; keep room for the round trip
 FORM_DEADLINE = 2.5  # a form cannot be deferred: it must be the first response, or nothing
 MESSAGE_CONTROLS = frozenset({Action.PICK, Action.MENU, Action.NONE})
 FORM_OPENERS = frozenset({Action.WRITE, Action.FORM, Action.FILL})
 
-NOT_ALLOWED = (
-    "Your answer was not taken: only the person who started this run and the agent's approvers can "
-    "answer its prompts."
-)
-NO_LONGER_OPEN = "This prompt is no longer open, so nothing was changed."
-UNKNOWN_PROMPT = "This control belongs to a prompt Threadgate no longer knows, so nothing was changed."
-ALREADY_RECEIVED = "This answer was already received."
-TRY_AGAIN = "Threadgate could not take your answer just now; nothing was changed. Please try again."
-DECLINED = "✓ You declined it."
-PAGE_KEPT = "Fields {first}–{last} of {total} are kept. Continue with the rest:"
-
-# A press's answer lists (or Refused), computed from the prompt it names; a form's last page awaits its draft.
-Answering = Callable[[Prompt], list[list[str]] | Awaitable[list[list[str]]]]
-
-
-@dataclass(frozen=True, slots=True)
-class Reply:
-    """The private answer to a press: a notice, and a button to go on with (a form's next page)."""
-
-    text: str
-    view: discord.ui.View | None = None
-
-
-def settled_notice(prompt: Prompt) -> str:
-    """What a late press is told: how the prompt settled, without repeating the prompt."""
-    if prompt.prompt_state is PromptState.ANSWERED:
-        given = answers_summary(prompt.answers or [])
-        return f"This prompt was already answered ({given}); nothing was changed."
-    if prompt.prompt_state is PromptState.CANCELLED:
-        return f"This prompt was cancelled ({prompt.reason or 'cancelled'}); nothing was changed."
-    return NO_LONGER_OPEN
-
-
-def outcome_notice(received: Received, answer_summary: str, asked: Prompt) -> str:
-    """The private answer to a press, from what the core made of it (``asked``: the prompt as read
-    before the press reached the core, for a stale press the core returns no prompt for)."""
-    if received.outcome is Outcome.ANSWERED:
-        return f"✓ Your answer was taken: {answer_summary}"
-    if received.outcome is Outcome.DECLINED:
-        return DECLINED
-    if received.outcome is Outcome.KEPT and received.notice:  # a value the form's validator refused
-        return received.notice
-    if received.outcome is Outcome.NOT_ALLOWED:
-        return NOT_ALLOWED
-    if received.outcome is Outcome.DUPLICATE:
-        return ALREADY_RECEIVED
-    prompt = received.prompt or asked
-    return NO_LONGER_OPEN if prompt.pending else settled_notice(prompt)
+Answering = Callable[[Prompt], list[list[str]]]  # a press's answer lists, or Refused
 
 
 class PressHandler:
@@ -100,7 +61,7 @@ class PressHandler:
             control = decode(data.get("custom_id"))
         except BadControl as exc:
             event("discord.press.refused", logging.WARNING, error=str(exc))
-            await self._reply(interaction, Reply(choices.NOT_THIS_PROMPT))
+            await self._reply(interaction, Reply(NOT_THIS_PROMPT))
             return
         if control is None or self.sink is None:
             return
@@ -126,7 +87,7 @@ class PressHandler:
             await self._page(interaction, control, fields)
         else:
             event("discord.press.refused", logging.WARNING, prompt_id=control.prompt_id, error="wrong kind")
-            await self._reply(interaction, Reply(choices.NOT_THIS_PROMPT))
+            await self._reply(interaction, Reply(NOT_THIS_PROMPT))
 
     # Forms -----------------------------------------------------------------------------------------
 
@@ -177,40 +138,31 @@ class PressHandler:
     async def _page(
         self, interaction: discord.Interaction[Any], control: ControlId, fields: dict[str, choices.FieldValue]
     ) -> None:
-        """A page of a flat form: kept in the person's draft; the last page hands the whole form to the
-        core, whose validator answers it or names what to change."""
+        """A page of a flat form, kept in the person's draft (the next page, or the form reopened to change
+        a value, shows it); the last page hands the whole form to the core, whose validator decides."""
 
-        async def whole_form(prompt: Prompt) -> list[list[str]]:
+        async def work() -> Reply:
             assert self.sink is not None
-            form = FormPrompt.of_prompt(prompt)
-            given = forms.page_answers(form, control.question, fields)
-            # Kept too, so the form reopens as it was sent when the core names a value to change.
-            name = forms.draft_name(prompt.prompt_id, interaction.user.id)
-            sender = identity_for(interaction.user.id)
-            saved = await self.sink.save_draft(prompt.prompt_id, sender, name, forms.draft_values(given))
-            return forms.full_answers(form, {**forms.draft_answers(saved.values), **given})
-
-        async def kept(prompt: Prompt) -> Reply:
-            assert self.sink is not None
-            form = FormPrompt.of_prompt(prompt)
-            given = forms.page_answers(form, control.question, fields)
-            name = forms.draft_name(prompt.prompt_id, interaction.user.id)
-            sender = identity_for(interaction.user.id)
-            saved = await self.sink.save_draft(prompt.prompt_id, sender, name, forms.draft_values(given))
+            prompt = await self._prompt_for(interaction, control)
+            forms.check_control(prompt, control)
+            form, page, sender = FormPrompt.of_prompt(prompt), control.question, interaction.user.id
+            given = forms.page_answers(form, page, fields)
+            saved = await self.sink.save_draft(
+                prompt.prompt_id,
+                identity_for(sender),
+                forms.draft_name(prompt.prompt_id, sender),
+                forms.draft_values(given),
+            )
+            if page == form.pages - 1:
+                answers = forms.full_answers(form, {**forms.draft_answers(saved.values), **given})
+                return await self._settle(interaction, control, lambda _: answers, prompt=prompt)
             if saved.status is DraftStatus.NOT_ALLOWED:
                 return Reply(NOT_ALLOWED)
             if saved.status is DraftStatus.STALE:
                 return Reply(settled_notice(await self.sink.get_prompt(prompt.prompt_id)))
-            shown = form.page_fields(control.question)
+            shown = form.page_fields(page)
             text = PAGE_KEPT.format(first=shown[0][0] + 1, last=shown[-1][0] + 1, total=len(form.fields))
-            return Reply(text, forms.next_page_view(form, control.question + 1))
-
-        async def work() -> Reply:
-            prompt = await self._prompt_for(interaction, control)
-            forms.check_control(prompt, control)
-            if control.question < FormPrompt.of_prompt(prompt).pages - 1:
-                return await kept(prompt)
-            return await self._settle(interaction, control, whole_form, prompt=prompt)
+            return Reply(text, forms.next_page_view(form, page + 1))
 
         await self._within_deadline(interaction, control, self._refusing(control, work))
 
@@ -287,8 +239,6 @@ class PressHandler:
         if control.action in (Action.DONE, Action.DECLINE):
             forms.check_control(prompt, control)
         answers = compute(prompt)
-        if inspect.isawaitable(answers):
-            answers = await answers
         text = choices.summary(answers)
         message = InboundMessage(
             thread_id=prompt.thread_id,
@@ -345,4 +295,4 @@ class PressHandler:
             event("discord.press.unanswered", logging.DEBUG, interaction_id=interaction.id, error=str(exc))
 
 
-__all__ = ["PressHandler", "outcome_notice"]
+__all__ = ["PressHandler"]

@@ -11,8 +11,7 @@ from typing import Any
 import pytest
 
 from channels.discord import build
-from channels.discord.choices import NOT_ON_A_FORM, NOT_THIS_PROMPT
-from channels.discord.presses import NOT_ALLOWED, UNKNOWN_PROMPT
+from channels.discord.choices import NOT_ALLOWED, NOT_ON_A_FORM, NOT_THIS_PROMPT, UNKNOWN_PROMPT
 from gateway.lease import Lease
 from gateway.models import Prompt, PromptKind, PromptRequest, PromptState, Question, ToolCall
 from gateway.runtime import Runtime

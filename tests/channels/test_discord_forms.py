@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from channels.discord.choices import DECLINED, NOT_ALLOWED
 from channels.discord.forms import CHANGE_ANSWERS, DECLINE, DONE, FILL_IN, OPEN_PAGE
-from channels.discord.presses import DECLINED, NOT_ALLOWED
 from gateway.models import Prompt, PromptRequest, PromptState, ReasonCode
 from gateway.runtime import Runtime
 from tests.channels import discord_support
