@@ -29,7 +29,8 @@ MAX_LABEL_DESCRIPTION = 100
 MAX_PLACEHOLDER = 100
 MAX_TEXT_INPUT = 4000
 SHORT_TEXT = 100  # up to this many characters a text field is one line
-_NOT_HINTS = ("required", "optional")
+# Shown by the modal itself: the asterisk of a required field, a select's own choices and what it preselects.
+_SHOWN_BY_MODAL = ("required", "optional", "pick one", "default ")
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,22 +134,28 @@ def page_form(form: FormPrompt, page: int, given: Mapping[str, list[str]]) -> di
         if shown is None:
             shown = forms.shown(field, field.default)
         custom_id = field_id(FIELD, index)
-        component = _select(field, custom_id, shown) if field.labels else _text_input(field, custom_id, shown)
+        component: discord.ui.Item[Any]
+        if field.labels:  # the constraints go under the title; a text field shows them as its placeholder
+            component = _select(field, custom_id, shown)
+            description = "; ".join(part for part in (field.description, _hints(field)) if part)
+        else:
+            component = _text_input(field, custom_id, shown)
+            description = field.description or ""
+        label = shorten(field.title, MAX_TITLE)
         modal.add_item(
             discord.ui.Label(
-                text=shorten(field.title, MAX_TITLE), description=_description(field), component=component
+                text=label,
+                description=shorten(description, MAX_LABEL_DESCRIPTION) or None,
+                component=component,
             )
         )
     return modal
 
 
 def _hints(field: FormField) -> str:
-    return ", ".join(part for part in forms.constraints(field) if part not in _NOT_HINTS)
-
-
-def _description(field: FormField) -> str | None:
-    text = "; ".join(part for part in (field.description, _hints(field)) if part)
-    return shorten(text, MAX_LABEL_DESCRIPTION) if text else None
+    """The field's constraints in words, less what the modal shows by itself."""
+    parts = forms.constraints(field)
+    return ", ".join(part for part in parts if not part.startswith(_SHOWN_BY_MODAL))
 
 
 def _select(field: FormField, custom_id: str, shown: list[str]) -> discord.ui.Select[Any]:
