@@ -107,7 +107,7 @@ async def test_tool_asks_a_flat_form_and_the_person_submits_it_in_a_modal(
         "Regions",
         "Owner",
     ]
-    given = {
+    given: dict[str, str | list[str]] = {
         "Environment": "Production",
         "Replicas": "3",
         "Regions": ["eu", "ap"],

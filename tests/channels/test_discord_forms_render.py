@@ -151,7 +151,13 @@ def test_a_form_of_more_than_five_fields_is_asked_in_pages_of_five() -> None:
 
 
 def test_a_submitted_page_answers_as_people_see_it() -> None:
-    submitted = {"field:0": ["1"], "field:1": " 3 ", "field:2": ["1"], "field:3": ["2", "0"], "field:4": ""}
+    submitted: dict[str, str | list[str]] = {
+        "field:0": ["1"],
+        "field:1": " 3 ",
+        "field:2": ["1"],
+        "field:3": ["2", "0"],
+        "field:4": "",
+    }
 
     assert page_answers(form_of(DEPLOY_PROMPT), 0, submitted) == {
         "env": ["Production"],
