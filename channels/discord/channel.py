@@ -22,6 +22,7 @@ from channels.discord.forms import prompt_view as form_view
 from channels.discord.inbound import user_id_of
 from channels.discord.presses import DEFAULT_ACK_DEADLINE, PressHandler
 from channels.discord.render import DiscordMessage, fit_edit, item_text, prompt_id_of, render_item
+from channels.discord.threads import channel_id_of
 from channels.discord.threads import start_thread as start_session_thread
 from gateway.channel import ChannelContext, ChannelError, InboundSink, MessageRef
 from gateway.errors import GatewayError
@@ -160,7 +161,7 @@ class DiscordChannel:
         A pending prompt's controls (and an approval's tool call) go on its last message, under the whole
         text; that message is the one returned, the one its outcome is edited into later.
         """
-        channel_id = int(thread.parts[0])
+        channel_id = channel_id_of(thread)
         doing = f"posting to channel {channel_id}"
         reference = self._reply_target(channel_id, item)
         controls = _controls_of(item)
@@ -186,7 +187,7 @@ class DiscordChannel:
     async def edit(self, ref: MessageRef, item: ThreadItem) -> None:
         """Replace a prompt's message with its outcome and take its controls away (the outbox calls this
         once the prompt settled). The approval's tool call stays, as the record of what was decided."""
-        channel_id = int(ref.thread_id.removeprefix(f"{self.platform}:"))
+        channel_id = channel_id_of(ref.thread_id)
         doing = f"editing message {ref.message_id} in channel {channel_id}"
         try:
             client = await self._client()

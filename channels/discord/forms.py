@@ -127,7 +127,7 @@ def page_form(form: FormPrompt, page: int, given: Mapping[str, list[str]]) -> di
     """Page ``page`` of the form: a select for choices and yes/no, a text field for the rest, filled in
     with what the person gave before (else the schema's default). The core checks what comes back."""
     suffix = f" ({page + 1}/{form.pages})" if form.pages > 1 else ""
-    title = shorten(form.message, MAX_TITLE - len(suffix)) + suffix
+    title = (shorten(form.message, MAX_TITLE - len(suffix)) or "Form") + suffix
     modal = discord.ui.Modal(title=title, custom_id=form.control(Action.PAGE, page))
     for index, field in form.page_fields(page):
         shown = given.get(field.name)
@@ -154,7 +154,7 @@ def page_form(form: FormPrompt, page: int, given: Mapping[str, list[str]]) -> di
 
 def _hints(field: FormField) -> str:
     """The field's constraints in words, less what the modal shows by itself."""
-    parts = forms.constraints(field)
+    parts = [part for part in forms.constraints(field) if part != "text"]  # a text field says so itself
     return ", ".join(part for part in parts if not part.startswith(_SHOWN_BY_MODAL))
 
 

@@ -6,14 +6,10 @@ import re
 
 import discord
 
+from channels.discord.threads import thread_id_for
 from gateway.models import InboundMessage
 
 PEOPLES_MESSAGE_TYPES = frozenset({discord.MessageType.default, discord.MessageType.reply})
-
-
-def thread_id_for(channel_id: int) -> str:
-    """``discord:<channel_id>``: a text channel, a thread channel or a DM are each one thread."""
-    return f"discord:{channel_id}"
 
 
 def identity_for(user_id: int) -> str:

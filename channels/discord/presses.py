@@ -26,7 +26,8 @@ from channels.discord.choices import (
 from channels.discord.control_ids import Action, BadControl, ControlId, decode
 from channels.discord.controls import PromptControls, answers_form, text_form
 from channels.discord.forms import FormPrompt
-from channels.discord.inbound import identity_for, thread_id_for
+from channels.discord.inbound import identity_for
+from channels.discord.threads import thread_id_for
 from gateway.channel import InboundSink
 from gateway.errors import GatewayError
 from gateway.logs import event

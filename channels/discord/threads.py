@@ -1,4 +1,4 @@
-"""Starting a Discord thread for an agent session: a header message, and a thread started from it."""
+"""Thread ids ``discord:<channel_id>`` and their channels; starting a thread for an agent session."""
 
 from __future__ import annotations
 
@@ -13,6 +13,18 @@ THREAD_NAME_CHARS = 100  # Discord's limit for a thread name
 ARCHIVE_AFTER_MINUTES: Final[Literal[10080]] = 10080  # a week idle; the thread reopens when someone writes
 
 
+def thread_id_for(channel_id: int) -> str:
+    """``discord:<channel_id>``: a text channel, a thread channel or a DM are each one thread."""
+    return f"discord:{channel_id}"
+
+
+def channel_id_of(thread: ThreadRef | str) -> int:
+    """The Discord channel a thread (parsed, or its id) is."""
+    if isinstance(thread, ThreadRef):
+        return int(thread.parts[0])
+    return int(thread.removeprefix("discord:"))
+
+
 def thread_name(text: str) -> str:
     """The header's first line, cut to fit a thread name."""
     first = text.strip().splitlines()[0] if text.strip() else "Agent session"
@@ -24,7 +36,7 @@ async def start_thread(client: discord.Client, channel: ThreadRef, text: str) ->
 
     Raises discord.py's errors; the adapter turns them into ChannelError.
     """
-    channel_id = int(channel.parts[0])
+    channel_id = channel_id_of(channel)
     target = client.get_partial_messageable(channel_id)
     message = await target.send(
         text[:2000], nonce=uuid.uuid4().hex[:24], allowed_mentions=discord.AllowedMentions.none()

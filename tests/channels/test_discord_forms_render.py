@@ -148,6 +148,7 @@ def test_a_form_of_more_than_five_fields_is_asked_in_pages_of_five() -> None:
         ["Field 6", "Field 7"],
     ]
     assert all(form_problem(page) is None for page in pages)
+    assert "placeholder" not in pages[0]["components"][0]["component"]  # plain text: nothing to add
 
 
 def test_a_submitted_page_answers_as_people_see_it() -> None:
