@@ -19,7 +19,7 @@ from telegram.error import InvalidToken, TelegramError
 from telegram.request import HTTPXRequest
 
 from channels.telegram.inbound import ALLOWED_UPDATES, BotIdentity, Incoming, address_of, normalize
-from channels.telegram.keyboards import prompt_messages
+from channels.telegram.controls import prompt_messages
 from channels.telegram.polling import POLL_TIMEOUT_S, Poller
 from channels.telegram.presses import ACK_DEADLINE_S, Presses
 from channels.telegram.render import Outgoing, fit_tail, render_item

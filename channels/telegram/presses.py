@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 from telegram import CallbackQuery, MaybeInaccessibleMessage, Message, User
 
-from channels.telegram.control_data import Action, BadControl, Control, decode
+from channels.telegram.control_ids import Action, BadControl, Control, decode
 from channels.telegram.inbound import Incoming, address_of, thread_id_of
-from channels.telegram.keyboards import keyboard, step_text, ticked_in
+from channels.telegram.controls import keyboard, step_text, ticked_in
 from channels.telegram.render import Button, Keyboard, Mention, Outgoing, utf16_len
 from channels.telegram.send import Sender
 from gateway.channel import ChannelError, InboundSink

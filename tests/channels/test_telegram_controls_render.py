@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from channels.telegram.control_data import MAX_BYTES, Action, BadControl, Control, decode
-from channels.telegram.keyboards import (
+from channels.telegram.control_ids import MAX_BYTES, Action, BadControl, Control, decode
+from channels.telegram.controls import (
     APPROVE_HINT,
     MAX_ARGUMENTS_CHARS,
     PICK_HINT,

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from channels.telegram.keyboards import APPROVE_HINT, PICK_HINT
+from channels.telegram.controls import APPROVE_HINT, PICK_HINT
 from gateway.models import PromptState
 from gateway.runtime import Runtime
 from tests.channels import telegram_support

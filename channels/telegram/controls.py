@@ -10,7 +10,7 @@ reach the bot) and the buttons follow on a short message of their own: a message
 
 from __future__ import annotations
 
-from channels.telegram.control_data import Action, BadControl, Control, decode
+from channels.telegram.control_ids import Action, BadControl, Control, decode
 from channels.telegram.render import (
     MAX_MESSAGE_UNITS,
     Button,
