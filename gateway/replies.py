@@ -19,6 +19,8 @@ NEW_MESSAGE_REASON = "Not answered: the user sent a new message instead"
 DONE = "done"
 DECLINE_TOKENS = frozenset({"decline", "declined"}) | (NEGATIVE - {"2"})
 SKIP = "skip"
+# What a Decline control sends as its structured answers: it declines a form or a URL step (typed text
+# cannot, since "no" may be a form's value).
 URL_NOTICE = "Not taken as an answer: reply done once you have finished the step at the link, or decline."
 
 

@@ -18,11 +18,13 @@ from telegram import Bot, Update
 from telegram.error import InvalidToken, TelegramError
 from telegram.request import HTTPXRequest
 
-from channels.telegram.inbound import ALLOWED_UPDATES, BotIdentity, Incoming, address_of, normalize
 from channels.telegram.controls import prompt_messages
+from channels.telegram.forms import FormPresses, StepView
+from channels.telegram.forms import messages as step_messages
+from channels.telegram.inbound import ALLOWED_UPDATES, BotIdentity, Incoming, address_of, normalize
 from channels.telegram.polling import POLL_TIMEOUT_S, Poller
 from channels.telegram.presses import ACK_DEADLINE_S, Presses
-from channels.telegram.render import Outgoing, fit_tail, render_item
+from channels.telegram.render import Outgoing, fit_tail, render_item, settled_text
 from channels.telegram.send import MAX_INLINE_WAIT_S, Sender, safe_text
 from channels.telegram.threads import start_thread as start_session_thread
 from channels.telegram.updates import log_unreadable, read_update
@@ -96,6 +98,7 @@ class TelegramChannel:
         )
         self.sender = Sender(self.bot, token, max_inline_wait=max_inline_wait)
         self.presses = Presses(self.sender, ack_deadline=press_ack_deadline)
+        self.presses.forms = FormPresses(self.presses)
         self.poll_timeout = poll_timeout
         self.poller: Poller | None = None
         bot_id = token.partition(":")[0]
@@ -235,14 +238,21 @@ class TelegramChannel:
         elif item.type == "pending_prompt_resolved":
             reply_to = _message_id(item.metadata.get("prompt_message_id"))
         address = address_of(thread)
-        view = PromptView.of_metadata(item.metadata) if item.type == "pending_prompt" else None
-        parts = (
-            render_item(item, reply_to=reply_to)
-            if view is None
-            else prompt_messages(view, reply_to=reply_to, group=address.is_group)
-        )
+        parts = self._messages(item, reply_to, group=address.is_group)
         sent = [await self.sender.send(address, part) for part in parts]
         return MessageRef(thread.thread_id, str(sent[-1]))
+
+    @staticmethod
+    def _messages(item: ThreadItem, reply_to: int | None, *, group: bool) -> list[Outgoing]:
+        """A pending question, form or URL step with its buttons; anything else as its text."""
+        if item.type == "pending_prompt":
+            view = PromptView.of_metadata(item.metadata)
+            if view is not None:
+                return prompt_messages(view, reply_to=reply_to, group=group)
+            step = StepView.of_metadata(item.metadata, item.text)
+            if step is not None:
+                return step_messages(step, reply_to=reply_to, group=group)
+        return render_item(item, reply_to=reply_to)
 
     async def edit(self, ref: MessageRef, item: ThreadItem) -> None:
         """Show a settled prompt's questions and outcome on the message with its buttons; the edit drops
@@ -251,7 +261,7 @@ class TelegramChannel:
         if message_id is None:
             return
         address = address_of(parse_thread_id(ref.thread_id))
-        await self.sender.edit(address, message_id, fit_tail(item.text))
+        await self.sender.edit(address, message_id, fit_tail(settled_text(item)))
 
     async def start_thread(self, channel: ThreadRef, text: str) -> str:
         """The header goes into the chat or topic named; that chat or topic is the session's thread."""

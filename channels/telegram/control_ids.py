@@ -12,14 +12,17 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 MAX_BYTES = 64
-_PATTERN = re.compile(r"([ptsw])\|(prm_[0-9A-Z]{26})\|(\d{1,2})\|(\d{1,2})", re.ASCII)
+_PATTERN = re.compile(r"([ptswkdx])\|(prm_[0-9A-Z]{26})\|(\d{1,2})\|(\d{1,2})", re.ASCII)
 
 
 class Action(StrEnum):
     PICK = "p"  # choose one option (single-select, approval)
     TOGGLE = "t"  # tick or untick an option (multi-select)
     SUBMIT = "s"  # send the ticked options (multi-select)
-    WRITE = "w"  # ask for free text (a free-text question, or Other… on an option list)
+    WRITE = "w"  # ask for free text (a free-text question or form field, or Other… on an option list)
+    SKIP = "k"  # leave an optional form field empty
+    DONE = "d"  # a URL step is done
+    DECLINE = "x"  # decline a form or a URL step
 
 
 class BadControl(ValueError):
@@ -28,7 +31,8 @@ class BadControl(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Control:
-    """What one button does: ``action`` on question ``question`` (and option ``option``) of a prompt."""
+    """What one button does: ``action`` on question ``question`` (a form's field) and option ``option``
+    of a prompt."""
 
     action: Action
     prompt_id: str

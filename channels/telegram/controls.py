@@ -81,7 +81,7 @@ def step_text(view: PromptView, step: int, *, group: bool) -> str:
     return controls_text(view, step) if group else prompt_parts(view, step)[-1]
 
 
-def _button_text(number: int, label: str) -> str:
+def button_text(number: int, label: str) -> str:
     return shorten(f"{number}. {label}", MAX_BUTTON_CHARS)
 
 
@@ -99,13 +99,13 @@ def keyboard(view: PromptView, step: int = 0, ticked: frozenset[int] = frozenset
         return ((button(WRITE, Action.WRITE),),)
     if question.multi_select:
         rows: list[tuple[Button, ...]] = [
-            (button(TICK * (index in ticked) + _button_text(index + 1, label), Action.TOGGLE, index),)
+            (button(TICK * (index in ticked) + button_text(index + 1, label), Action.TOGGLE, index),)
             for index, label in enumerate(question.labels)
         ]
         rows.append((button(OTHER, Action.WRITE), button(SUBMIT, Action.SUBMIT)))
         return tuple(rows)
     rows = [
-        (button(_button_text(index + 1, label), Action.PICK, index),)
+        (button(button_text(index + 1, label), Action.PICK, index),)
         for index, label in enumerate(question.labels)
     ]
     rows.append((button(OTHER, Action.WRITE),))

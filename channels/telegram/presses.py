@@ -1,9 +1,9 @@
 """Presses of prompt buttons and replies to text requests: checked, handed to the core, answered privately.
 
 Stateless in this process: a button says what it does in its callback data, multi-select ticks live in
-the message's own keyboard, and the steps of a prompt of several questions (and which text request a
-reply answers) are drafts kept by the core. A press on a message another process posted, or posted
-before a restart, works the same.
+the message's own keyboard, and the steps of a prompt of several questions or fields (and which text
+request a reply answers) are drafts kept by the core. A press on a message another process posted, or
+posted before a restart, works the same. Forms and URL steps are handed to ``forms.FormPresses``.
 """
 
 from __future__ import annotations
@@ -12,12 +12,13 @@ import asyncio
 import json
 import logging
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from telegram import CallbackQuery, MaybeInaccessibleMessage, Message, User
 
 from channels.telegram.control_ids import Action, BadControl, Control, decode
-from channels.telegram.inbound import Incoming, address_of, thread_id_of
 from channels.telegram.controls import keyboard, step_text, ticked_in
+from channels.telegram.inbound import Incoming, address_of, thread_id_of
 from channels.telegram.render import Button, Keyboard, Mention, Outgoing, utf16_len
 from channels.telegram.send import Sender
 from gateway.channel import ChannelError, InboundSink
@@ -27,6 +28,9 @@ from gateway.logs import event
 from gateway.models import InboundMessage, Prompt, PromptKind, PromptState
 from gateway.render import NO_SELECTION, PromptView, shorten
 from gateway.service import Draft, DraftStatus, Outcome, Received
+
+if TYPE_CHECKING:  # forms.py builds on this module; its presses are handed over at run time
+    from channels.telegram.forms import FormPresses
 
 ACK_DEADLINE_S = 5.0  # the person's client shows a spinner until the press is answered
 MAX_ASKED_QUESTION_CHARS = 300
@@ -122,8 +126,10 @@ def check_fits(prompt: Prompt, control: Control) -> None:
         fits = question.multi_select and control.option < options
     elif control.action is Action.SUBMIT:
         fits = question.multi_select and control.option == 0
-    else:
+    elif control.action is Action.WRITE:
         fits = prompt.kind is not PromptKind.APPROVAL and control.option == 0
+    else:  # the controls of forms and URL steps
+        fits = False
     if not fits:
         raise Refused()
 
@@ -133,7 +139,7 @@ def keyboard_of(message: MaybeInaccessibleMessage) -> Keyboard:
     if not isinstance(message, Message) or message.reply_markup is None:
         raise Refused(TOO_OLD)
     return tuple(
-        tuple(Button(button.text, str(button.callback_data or "")) for button in row)
+        tuple(Button(button.text, str(button.callback_data or ""), button.url) for button in row)
         for row in message.reply_markup.inline_keyboard
     )
 
@@ -145,6 +151,7 @@ class Presses:
         self.sender = sender
         self.sink: InboundSink | None = None
         self.ack_deadline = ack_deadline
+        self.forms: FormPresses | None = None  # the presses of forms and URL steps
 
     # Button presses --------------------------------------------------------------------------------
 
@@ -172,7 +179,6 @@ class Presses:
             message = query.message
             if message is None or not in_thread(message, prompt.thread_id):
                 raise Refused()
-            check_fits(prompt, control)
             press = Press(
                 prompt,
                 control.question,
@@ -180,6 +186,9 @@ class Presses:
                 f"callback:{query.id}",
                 message.message_id,
             )
+            if prompt.kind in (PromptKind.FORM, PromptKind.URL) and self.forms is not None:
+                return await self.forms.on_press(press, control, message, query.from_user)
+            check_fits(prompt, control)
             question = prompt.questions[control.question]
             if control.action is Action.PICK:
                 return await self._complete(press, [question.labels[control.option]])
@@ -190,7 +199,7 @@ class Presses:
                 return await self._complete(
                     press, [label for index, label in enumerate(question.labels) if index in ticked]
                 )
-            return await self._ask_text(press, query.from_user)
+            return await self.ask_text(press, query.from_user)
         except (BadControl, Refused) as refused:
             text = refused.message if isinstance(refused, Refused) else NOT_THIS_PROMPT
             event("telegram.press.refused", logging.INFO, query_id=query.id, error=str(refused))
@@ -202,7 +211,7 @@ class Presses:
     async def _toggle(self, press: Press, message: MaybeInaccessibleMessage, option: int) -> Notice:
         """Tick or untick an option: the new state is the message's keyboard, nothing else."""
         ticked = await self._ticked(press, message) ^ {option}
-        await self._check(await self._draft(press, {}), press)
+        await self.check(await self.draft(press, {}), press)
         view = PromptView.of_prompt(press.prompt)
         address = address_of(parse_thread_id(press.prompt.thread_id))
         await self.sender.edit_keyboard(address, press.message_id, keyboard(view, press.step, ticked))
@@ -215,12 +224,12 @@ class Presses:
         try:
             return ticked_in(keyboard_of(message), press.prompt.prompt_id, press.step)
         except Refused:
-            await self._check(await self._draft(press, {}), press)
+            await self.check(await self.draft(press, {}), press)
             raise
 
-    async def _ask_text(self, press: Press, user: User) -> Notice:
+    async def ask_text(self, press: Press, user: User) -> Notice:
         """Ask the presser for free text with a ForceReply message; its reply is the answer."""
-        await self._check(await self._draft(press, {}), press)
+        await self.check(await self.draft(press, {}), press)
         name = shorten(user.first_name, 64)
         question = shorten(press.prompt.questions[press.step].question, MAX_ASKED_QUESTION_CHARS)
         ask = Outgoing(
@@ -236,7 +245,7 @@ class Presses:
             "question": str(press.step),
             "message": str(press.message_id),
         }
-        await self._check(await self._draft(press, target, name=reply_draft(asked)), press)
+        await self.check(await self.draft(press, target, name=reply_draft(asked)), press)
         return Notice(REPLY_BELOW)
 
     # Replies to text requests ----------------------------------------------------------------------
@@ -258,6 +267,8 @@ class Presses:
             if not message.text.strip():
                 raise Refused(EMPTY_REPLY)
             press = Press(prompt, step, message.sender, message.event_id or "", int(target["message"]))
+            if prompt.kind in (PromptKind.FORM, PromptKind.URL) and self.forms is not None:
+                return await self.forms.on_reply(press, message.text)
             return await self._complete(press, [message.text])
         except Refused as refused:
             return Notice(refused.message, ok=False)
@@ -278,8 +289,8 @@ class Presses:
         this = question_ids[press.step]
         answers = {this: answer}
         if len(question_ids) > 1:
-            draft = await self._draft(press, {this: json.dumps(answer, ensure_ascii=False)})
-            await self._check(draft, press)
+            draft = await self.draft(press, {this: json.dumps(answer, ensure_ascii=False)})
+            await self.check(draft, press)
             answers = {key: json.loads(value) for key, value in draft.values.items() if key in question_ids}
             missing = [index for index, key in enumerate(question_ids) if key not in answers]
             if missing:
@@ -287,23 +298,32 @@ class Presses:
                 return Notice(f"Saved. Now question {missing[0] + 1} of {len(question_ids)}.")
         ordered = [list(answers[key]) for key in question_ids]
         text = summary(ordered)
+        structured = [
+            {"question_id": key, "answer": value} for key, value in zip(question_ids, ordered, strict=True)
+        ]
+        received = await self.hand_over(press, text, structured)
+        return await self.outcome(received, text, prompt)
+
+    async def hand_over(
+        self, press: Press, text: str, answers: list[dict[str, Any]] | None = None, *, decline: bool = False
+    ) -> Received:
+        """Give the core this step's text (structured answers, or a Decline press); it decides, the channel
+        tells."""
         assert self.sink is not None
         received = await self.sink.receive(
             InboundMessage(
-                thread_id=prompt.thread_id,
+                thread_id=press.prompt.thread_id,
                 sender=press.sender,
                 text=text,
-                answers=[
-                    {"question_id": key, "answer": value}
-                    for key, value in zip(question_ids, ordered, strict=True)
-                ],
-                prompt_id=prompt.prompt_id,
+                answers=answers,
+                prompt_id=press.prompt.prompt_id,
                 event_id=press.event_id,
                 notify=False,
+                decline=decline,
             )
         )
-        event("telegram.press", prompt_id=prompt.prompt_id, outcome=received.outcome.value)
-        return await self._outcome(received, text, prompt)
+        event("telegram.press", prompt_id=press.prompt.prompt_id, outcome=received.outcome.value)
+        return received
 
     async def _show_step(self, prompt: Prompt, step: int, message_id: int) -> None:
         view = PromptView.of_prompt(prompt)
@@ -311,7 +331,7 @@ class Presses:
         text = step_text(view, step, group=address.is_group)
         await self.sender.edit(address, message_id, text, keyboard(view, step))
 
-    async def _outcome(self, received: Received, text: str, asked: Prompt) -> Notice:
+    async def outcome(self, received: Received, text: str, asked: Prompt) -> Notice:
         if received.outcome is Outcome.ANSWERED:
             return Notice(f"✓ Your answer was taken: {text}")
         if received.outcome is Outcome.NOT_ALLOWED:
@@ -331,12 +351,12 @@ class Presses:
                 raise Refused(UNKNOWN_PROMPT) from exc
             raise
 
-    async def _draft(self, press: Press, values: dict[str, str], *, name: str | None = None) -> Draft:
+    async def draft(self, press: Press, values: dict[str, str], *, name: str | None = None) -> Draft:
         assert self.sink is not None
         prompt_id = press.prompt.prompt_id
         return await self.sink.save_draft(prompt_id, press.sender, name or prompt_id, values)
 
-    async def _check(self, draft: Draft, press: Press) -> None:
+    async def check(self, draft: Draft, press: Press) -> None:
         """A draft refused by the core is a refused press: the same rules as an answer."""
         if draft.status is DraftStatus.NOT_ALLOWED:
             raise Refused(NOT_ALLOWED)

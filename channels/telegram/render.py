@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from gateway.models import ThreadItem
+from gateway.render import NO_SELECTION
 
 MAX_MESSAGE_UNITS = 4096  # Telegram counts UTF-16 code units
 MAX_PARTS = 10
@@ -16,10 +18,12 @@ _TRUNCATED = "\n… [truncated: {n} more characters not shown]"
 
 @dataclass(frozen=True, slots=True)
 class Button:
-    """An inline keyboard button: what it says and the callback data it sends when pressed."""
+    """An inline keyboard button: what it says and the callback data it sends when pressed, or the link
+    it opens (``url``, then ``data`` is empty)."""
 
     text: str
     data: str
+    url: str | None = None
 
 
 Keyboard = tuple[tuple[Button, ...], ...]
@@ -117,9 +121,46 @@ def asking_for_reply(parts: list[str], *, reply_to: int | None = None) -> list[O
     ]
 
 
+def _answered_form(item: ThreadItem) -> list[dict[str, Any]] | None:
+    """The answers of an answered form's item, each ``{question, answer}``; None for any other item."""
+    meta = item.metadata.get("prompt")
+    if not isinstance(meta, dict) or (meta.get("kind"), meta.get("prompt_state")) != ("form", "answered"):
+        return None
+    answers = meta.get("answers")
+    if not isinstance(answers, list) or not all(isinstance(answer, dict) for answer in answers):
+        return None
+    return answers
+
+
+def _shown(answer: dict[str, Any]) -> str:
+    values = answer.get("answer")
+    return ", ".join(str(value) for value in values) if isinstance(values, list) and values else NO_SELECTION
+
+
+def form_outcome(item: ThreadItem) -> str | None:
+    """An answered form's outcome a field a line (``Environment: prod``); None for any other item."""
+    answers = _answered_form(item)
+    if answers is None:
+        return None
+    return "\n".join(["✓ Answered:", *(f"{answer.get('question')}: {_shown(answer)}" for answer in answers)])
+
+
+def settled_text(item: ThreadItem) -> str:
+    """A settled prompt's text; an answered form's one-line outcome becomes a field a line."""
+    outcome, answers = form_outcome(item), _answered_form(item)
+    if outcome is None or answers is None:
+        return item.text
+    line = f"✓ Answered: {' · '.join(_shown(answer) for answer in answers)}"
+    if not item.text.endswith(line):
+        return item.text
+    head = item.text.removesuffix(line).rstrip()
+    return f"{head}\n\n{outcome}" if head else outcome
+
+
 def render_item(item: ThreadItem, *, reply_to: int | None = None) -> list[Outgoing]:
     """The messages an item becomes: a pending prompt asks for a reply; the first answers ``reply_to``."""
-    parts = split_text(item.text if item.text.strip() else EMPTY)
+    text = settled_text(item)
+    parts = split_text(text if text.strip() else EMPTY)
     if item.type == "pending_prompt":
         return asking_for_reply(parts, reply_to=reply_to)
     return [

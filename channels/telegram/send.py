@@ -29,7 +29,7 @@ from telegram.error import (
 from telegram.warnings import PTBDeprecationWarning
 
 from channels.telegram.inbound import ChatAddress
-from channels.telegram.render import PLACEHOLDER, Keyboard, Mention, Outgoing
+from channels.telegram.render import PLACEHOLDER, Button, Keyboard, Mention, Outgoing
 from gateway.channel import ChannelError
 from gateway.logs import event, redact
 
@@ -161,9 +161,14 @@ class Sender:
 def inline_markup(keyboard: Keyboard | None) -> InlineKeyboardMarkup | None:
     if keyboard is None:
         return None
-    return InlineKeyboardMarkup(
-        [[InlineKeyboardButton(button.text, callback_data=button.data) for button in row] for row in keyboard]
-    )
+    return InlineKeyboardMarkup([[_inline_button(button) for button in row] for row in keyboard])
+
+
+def _inline_button(button: Button) -> InlineKeyboardButton:
+    """A link button opens its URL; any other sends its callback data (a button has exactly one)."""
+    if button.url is not None:
+        return InlineKeyboardButton(button.text, url=button.url)
+    return InlineKeyboardButton(button.text, callback_data=button.data)
 
 
 def _mention(mention: Mention | None) -> list[MessageEntity] | None:

@@ -66,7 +66,7 @@ def test_callback_data_carries_indexes_and_reads_back_as_it_was_written() -> Non
         None,
         "",
         "approve",
-        f"x|{PROMPT_ID}|0|0",  # an action no button has
+        f"z|{PROMPT_ID}|0|0",  # an action no button has
         f"p|{PROMPT_ID}|0",  # a field missing
         f"p|{PROMPT_ID}|0|0|0",  # a field too many
         f"p|{PROMPT_ID}|-1|0",

@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 from aiohttp import web
@@ -68,10 +69,11 @@ class Sent:
 
 @dataclass(frozen=True)
 class Button:
-    """An inline keyboard button as the bot posted it."""
+    """An inline keyboard button as the bot posted it: its callback data, or the link it opens."""
 
     text: str
     data: str
+    url: str | None = None
 
 
 @dataclass
@@ -108,6 +110,23 @@ def _decode(params: dict[str, str]) -> dict[str, Any]:
         else:
             decoded[name] = value
     return decoded
+
+
+def _keyboard_problem(markup: dict[str, Any] | None) -> str | None:
+    """What Telegram would refuse in an inline keyboard: a button needs exactly one action, callback data
+    of 1-64 bytes, a link with a dotted host (``localhost`` is BUTTON_URL_INVALID)."""
+    for row in (markup or {}).get("inline_keyboard", []):
+        for button in row:
+            actions = [key for key in button if key != "text"]
+            if len(actions) != 1:
+                return "can't parse inline keyboard button: exactly one optional field must be used"
+            data = button.get("callback_data")
+            if data is not None and not 1 <= len(data.encode()) <= 64:
+                return "BUTTON_DATA_INVALID"
+            url = button.get("url")
+            if url is not None and "." not in (urlsplit(url).hostname or ""):
+                return "BUTTON_URL_INVALID"
+    return None
 
 
 class FakeTelegram:
@@ -226,6 +245,9 @@ class FakeTelegram:
         chat_id = params["chat_id"]
         if chat_id in self._forbidden:
             return self._fail(call, 403, "Forbidden: bot was kicked from the group chat")
+        refused = _keyboard_problem(params.get("reply_markup"))
+        if refused is not None:
+            return self._fail(call, 400, f"Bad Request: {refused}")
         reply = params.get("reply_parameters") or {}
         sent = Sent(
             message_id=next(self._message_ids),
@@ -263,6 +285,9 @@ class FakeTelegram:
         message = self._editable(call)
         if isinstance(message, web.Response):
             return message
+        refused = _keyboard_problem(call.params.get("reply_markup"))
+        if refused is not None:
+            return self._fail(call, 400, f"Bad Request: {refused}")
         text, markup = call.params["text"], call.params.get("reply_markup")
         if text == message["text"] and markup == message.get("reply_markup"):
             return self._fail(
@@ -428,7 +453,7 @@ class FakeTelegram:
         """The inline buttons of a message the bot sent, as it shows them now, row by row."""
         markup = self.messages[message_id].get("reply_markup") or {}
         return [
-            Button(button["text"], button["callback_data"])
+            Button(button["text"], button.get("callback_data", ""), button.get("url"))
             for row in markup.get("inline_keyboard", [])
             for button in row
         ]
