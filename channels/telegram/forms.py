@@ -177,7 +177,7 @@ def messages(view: StepView, *, reply_to: int | None = None, group: bool = False
     ]
 
 
-def fits(view: StepView, control: Control) -> bool:
+def fits_step(view: StepView, control: Control) -> bool:
     """Whether a decoded control is one this form or URL step shows; anything else was tampered with."""
     if control.action is Action.DECLINE:
         return control.option == 0 and control.question < max(len(view.fields), 1)
@@ -230,7 +230,7 @@ class FormPresses:
         self, press: Press, control: Control, message: MaybeInaccessibleMessage, user: User
     ) -> Notice:
         view = StepView.of_prompt(press.prompt)
-        if not fits(view, control):
+        if not fits_step(view, control):
             raise Refused()
         if control.action is Action.DECLINE:
             return await self._hand_over(view, press, "decline", decline=True)

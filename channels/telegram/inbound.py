@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from telegram import Message, Update
+from telegram import MaybeInaccessibleMessage, Message, Update, User
 
 from gateway.ids import ThreadRef
 from gateway.models import MAX_TEXT_CHARS, InboundMessage
@@ -54,6 +54,19 @@ def thread_id_of(message: Message) -> str:
     if message.is_topic_message and message.message_thread_id:
         return f"telegram:{message.chat.id}:{message.message_thread_id}"
     return f"telegram:{message.chat.id}"
+
+
+def identity_of(user: User) -> str:
+    return f"telegram:{user.id}"
+
+
+def in_thread(message: MaybeInaccessibleMessage, thread_id: str) -> bool:
+    """Whether the pressed message lives in the prompt's thread (only the chat is known of a message
+    Telegram no longer shows the bot)."""
+    if isinstance(message, Message):
+        return thread_id_of(message) == thread_id
+    chat = f"telegram:{message.chat.id}"
+    return thread_id == chat or thread_id.startswith(f"{chat}:")
 
 
 def strip_mention(text: str, username: str | None) -> str:

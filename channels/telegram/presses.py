@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from telegram import CallbackQuery, MaybeInaccessibleMessage, Message, User
 
-from channels.telegram.control_ids import Action, BadControl, Control, decode
-from channels.telegram.controls import keyboard, step_text, ticked_in
-from channels.telegram.inbound import Incoming, address_of, thread_id_of
+from channels.telegram.control_ids import Action, BadControl, decode
+from channels.telegram.controls import fits_prompt, keyboard, step_text, ticked_in
+from channels.telegram.inbound import Incoming, address_of, identity_of, in_thread
 from channels.telegram.render import Button, Keyboard, Mention, Outgoing, utf16_len
 from channels.telegram.send import Sender
 from gateway.channel import ChannelError, InboundSink
@@ -81,10 +81,6 @@ class Press:
     message_id: int
 
 
-def identity_of(user: User) -> str:
-    return f"telegram:{user.id}"
-
-
 def reply_draft(message_id: int) -> str:
     """The draft that says which question a text request (a ForceReply message) asks."""
     return f"telegram-reply:{message_id}"
@@ -103,35 +99,6 @@ def settled_notice(prompt: Prompt) -> str:
     if prompt.prompt_state is PromptState.CANCELLED:
         return f"This prompt was cancelled ({prompt.reason or 'cancelled'}); nothing was changed."
     return NO_LONGER_OPEN
-
-
-def in_thread(message: MaybeInaccessibleMessage, thread_id: str) -> bool:
-    """Whether the pressed message lives in the prompt's thread (only the chat is known of a message
-    Telegram no longer shows the bot)."""
-    if isinstance(message, Message):
-        return thread_id_of(message) == thread_id
-    chat = f"telegram:{message.chat.id}"
-    return thread_id == chat or thread_id.startswith(f"{chat}:")
-
-
-def check_fits(prompt: Prompt, control: Control) -> None:
-    """The control's indexes and action must fit the prompt's question; anything else was tampered with."""
-    if control.question >= len(prompt.questions):
-        raise Refused()
-    question = prompt.questions[control.question]
-    options = len(question.options)
-    if control.action is Action.PICK:
-        fits = options > 0 and not question.multi_select and control.option < options
-    elif control.action is Action.TOGGLE:
-        fits = question.multi_select and control.option < options
-    elif control.action is Action.SUBMIT:
-        fits = question.multi_select and control.option == 0
-    elif control.action is Action.WRITE:
-        fits = prompt.kind is not PromptKind.APPROVAL and control.option == 0
-    else:  # the controls of forms and URL steps
-        fits = False
-    if not fits:
-        raise Refused()
 
 
 def keyboard_of(message: MaybeInaccessibleMessage) -> Keyboard:
@@ -188,7 +155,8 @@ class Presses:
             )
             if prompt.kind in (PromptKind.FORM, PromptKind.URL) and self.forms is not None:
                 return await self.forms.on_press(press, control, message, query.from_user)
-            check_fits(prompt, control)
+            if not fits_prompt(prompt, control):
+                raise Refused()
             question = prompt.questions[control.question]
             if control.action is Action.PICK:
                 return await self._complete(press, [question.labels[control.option]])

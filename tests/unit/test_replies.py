@@ -181,3 +181,8 @@ def test_structured_answers_fill_a_form_through_the_same_validator() -> None:
 def test_a_decline_control_declines_a_form_or_url_step(payload: dict[str, Any]) -> None:
     reading = read_reply(prompt(payload, ReplyPolicy.ANSWER), "decline", decline=True)
     assert reading.action is ReplyAction.DECLINE
+
+
+def test_typed_decline_is_a_forms_value_not_a_decline() -> None:
+    reading = read_reply(prompt(PROFILE, ReplyPolicy.ANSWER), "decline", draft={})
+    assert (reading.action, reading.draft) == (ReplyAction.STEP, {"name": json.dumps("decline")})
