@@ -3,7 +3,8 @@
 An update's offset is confirmed to Telegram only after the update was handed to the core, so a process
 that dies mid-batch leaves it unconfirmed and the next holder gets it again; the core's dedupe (by
 message id) makes that second delivery resolve nothing. An update that cannot be read is logged with its
-id and confirmed: fetched again, it would read no better.
+id and confirmed: fetched again, it would read no better. One the core cannot take while Redis is away is
+retried, unconfirmed, until the store is back.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from channels.telegram.inbound import ALLOWED_UPDATES
 from channels.telegram.send import retry_after_seconds, safe_text
 from channels.telegram.updates import fetch_updates, read_update, update_id_of
 from gateway.logs import event
+from gateway.store.outage import is_store_outage
 
 T = TypeVar("T")
 Handler = Callable[[Update], Awaitable[None]]
@@ -29,6 +31,7 @@ POLL_TIMEOUT_S = 25
 MAX_BACKOFF_S = 30.0
 INVALID_TOKEN_BACKOFF_S = 60.0
 MAX_HANDLE_ATTEMPTS = 5
+HANDLE_BACKOFF_S = 1.0
 
 
 class Poller:
@@ -42,12 +45,14 @@ class Poller:
         *,
         poll_timeout: int = POLL_TIMEOUT_S,
         max_backoff: float = MAX_BACKOFF_S,
+        handle_backoff: float = HANDLE_BACKOFF_S,
     ) -> None:
         self.bot = bot
         self._token = token
         self.handle = handle
         self.poll_timeout = poll_timeout
         self.max_backoff = max_backoff
+        self.handle_backoff = handle_backoff  # the first pause after a failed hand-off; doubled each time
         self._closing = asyncio.Event()
 
     def close(self) -> None:
@@ -93,23 +98,34 @@ class Poller:
                     offset = max(offset or 0, update_id + 1)
 
     async def _deliver(self, update: Update) -> bool:
-        """Hand one update to the core, retrying a failing hand-off a few times. False once closing."""
-        for attempt in range(1, MAX_HANDLE_ATTEMPTS + 1):
+        """Hand one update to the core, retrying a failing hand-off a few times. False once closing.
+
+        While the failure is a store outage (Redis away), it is retried with backoff for as long as the
+        outage lasts, and the update is not confirmed meanwhile: dropping it would lose a person's answer
+        to an outage that the gateway rides out everywhere else.
+        """
+        attempt = outages = 0
+        while attempt < MAX_HANDLE_ATTEMPTS:
             if self._closing.is_set():
                 return False
             try:
                 await self.handle(update)
                 return True
             except Exception as exc:
+                outage = is_store_outage(exc)
+                outages = outages + 1 if outage else 0
+                attempt += 0 if outage else 1
                 event(
                     "telegram.update.failed",
                     logging.WARNING,
                     update_id=update.update_id,
                     attempt=attempt,
+                    store_outage=outage,
                     error=safe_text(exc, self._token),
                 )
                 if attempt < MAX_HANDLE_ATTEMPTS:
-                    await self._pause(min(2.0 ** (attempt - 1), self.max_backoff))
+                    tries = outages if outage else attempt
+                    await self._pause(min(self.handle_backoff * 2.0 ** (tries - 1), self.max_backoff))
         event("telegram.update.dropped", logging.ERROR, update_id=update.update_id)
         return True
 
