@@ -1,78 +1,20 @@
 """A pending prompt's native controls in a Slack message, and what a press on them answers. Pure functions.
 
-Control data is compact and checked, never trusted: an ``action_id`` names what the control does
-(``tg.pick.<n>``, ``tg.choose``, ``tg.toggle``, ``tg.submit``, ``tg.other``, ``tg.form``) and its value
-is ``<prompt_id>[.<question index>[.<option index>]]``. Indexes, not labels, so a value stays short
-whatever the labels, and the labels a press answers with always come from the stored prompt.
+The ids the controls carry are built and read in ``control_ids``.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any
 
+from channels.slack.control_ids import ACTIONS_BLOCK, TOGGLES_BLOCK, ControlRef, Verb, action_id
 from gateway.models import Answer, Prompt, PromptKind, Question, ToolCall
 from gateway.render import tool_call_arguments
 
-PREFIX = "tg."
 MAX_BUTTONS = 5  # option buttons in a message; past that a select menu
 MAX_CHECKBOXES = 10  # Slack's limit for checkboxes and radio buttons
 OPTION_TEXT_LIMIT = 75  # characters in a button's or an option's text (and an option's description)
 TOOL_ARGS_LIMIT = 2_500  # characters of a tool call's arguments shown before the rest is cut, visibly
-ACTIONS_BLOCK = "tg.buttons"
-TOGGLES_BLOCK = "tg.toggles"
-_VALUE = re.compile(r"(?P<pid>prm_[0-9A-Za-z]{1,40})(?:\.(?P<q>\d{1,2})(?:\.(?P<o>\d{1,3}))?)?", re.ASCII)
-
-
-class Verb(StrEnum):
-    """What a control does when pressed."""
-
-    PICK = "pick"  # a button that answers with its option
-    CHOOSE = "choose"  # a select menu that answers with the chosen option
-    TOGGLE = "toggle"  # a checkbox changed: nothing to do until Submit
-    SUBMIT = "submit"  # answers a multi-select with the checked boxes
-    OTHER = "other"  # opens the form with the "Other" answer box focused
-    FORM = "form"  # opens the form (free text, several questions)
-
-
-@dataclass(frozen=True, slots=True)
-class ControlRef:
-    """What a control's value points at: a prompt, and maybe one of its questions and options."""
-
-    prompt_id: str
-    question: int | None = None
-    option: int | None = None
-
-    def encode(self) -> str:
-        parts = [self.prompt_id]
-        if self.question is not None:
-            parts.append(str(self.question))
-            if self.option is not None:
-                parts.append(str(self.option))
-        return ".".join(parts)
-
-
-def decode(value: object) -> ControlRef | None:
-    """The ControlRef a control's value spells, or None when it is malformed."""
-    match = _VALUE.fullmatch(value) if isinstance(value, str) else None
-    if match is None:
-        return None
-    question, option = match["q"], match["o"]
-    return ControlRef(
-        match["pid"],
-        int(question) if question is not None else None,
-        int(option) if option is not None else None,
-    )
-
-
-def verb_of(action_id: object) -> Verb | None:
-    """The verb an ``action_id`` names (``tg.pick.2`` → PICK), or None when it is not one of ours."""
-    if not isinstance(action_id, str) or not action_id.startswith(PREFIX):
-        return None
-    name = action_id.removeprefix(PREFIX).split(".", 1)[0]
-    return Verb(name) if name in Verb._value2member_map_ else None
 
 
 def shorten(text: str, limit: int = OPTION_TEXT_LIMIT) -> str:
@@ -117,16 +59,16 @@ def tool_call_block(tool_call: ToolCall) -> dict[str, Any]:
 
 def _choice_blocks(prompt_id: str, question: Question) -> list[dict[str, Any]]:
     """Single-select: a button per option (a select menu past five), then "Other…"."""
-    other = button("Other…", f"{PREFIX}{Verb.OTHER}", ControlRef(prompt_id, 0).encode())
+    other = button("Other…", action_id(Verb.OTHER), ControlRef(prompt_id, 0).encode())
     if len(question.options) <= MAX_BUTTONS:
         elements = [
-            button(label, f"{PREFIX}{Verb.PICK}.{index}", ControlRef(prompt_id, 0, index).encode())
+            button(label, action_id(Verb.PICK, index), ControlRef(prompt_id, 0, index).encode())
             for index, label in enumerate(question.labels)
         ]
     else:
         menu = {
             "type": "static_select",
-            "action_id": f"{PREFIX}{Verb.CHOOSE}",
+            "action_id": action_id(Verb.CHOOSE),
             "placeholder": plain("Choose…"),
             "options": [
                 option(label, ControlRef(prompt_id, 0, index).encode())
@@ -143,7 +85,7 @@ def _toggle_blocks(prompt_id: str, question: Question) -> list[dict[str, Any]]:
         option(item.label, ControlRef(prompt_id, 0, index).encode(), item.description)
         for index, item in enumerate(question.options)
     ]
-    toggles: dict[str, Any] = {"action_id": f"{PREFIX}{Verb.TOGGLE}", "options": options}
+    toggles: dict[str, Any] = {"action_id": action_id(Verb.TOGGLE), "options": options}
     if len(options) <= MAX_CHECKBOXES:
         toggles["type"] = "checkboxes"
     else:
@@ -152,8 +94,8 @@ def _toggle_blocks(prompt_id: str, question: Question) -> list[dict[str, Any]]:
             entry.pop("description", None)
     reference = ControlRef(prompt_id, 0).encode()
     buttons = [
-        button("Submit", f"{PREFIX}{Verb.SUBMIT}", reference, style="primary"),
-        button("Other…", f"{PREFIX}{Verb.OTHER}", reference),
+        button("Submit", action_id(Verb.SUBMIT), reference, style="primary"),
+        button("Other…", action_id(Verb.OTHER), reference),
     ]
     return [
         {"type": "actions", "block_id": TOGGLES_BLOCK, "elements": [toggles]},
@@ -170,8 +112,8 @@ def control_blocks(prompt_meta: dict[str, Any]) -> list[dict[str, Any]]:
     if kind is PromptKind.APPROVAL:
         if prompt_meta.get("tool_call"):
             blocks.append(tool_call_block(ToolCall.model_validate(prompt_meta["tool_call"])))
-        approve = button("Approve", f"{PREFIX}{Verb.PICK}.0", ControlRef(prompt_id, 0, 0).encode(), "primary")
-        deny = button("Deny", f"{PREFIX}{Verb.PICK}.1", ControlRef(prompt_id, 0, 1).encode(), "danger")
+        approve = button("Approve", action_id(Verb.PICK, 0), ControlRef(prompt_id, 0, 0).encode(), "primary")
+        deny = button("Deny", action_id(Verb.PICK, 1), ControlRef(prompt_id, 0, 1).encode(), "danger")
         blocks.append({"type": "actions", "block_id": ACTIONS_BLOCK, "elements": [approve, deny]})
         return blocks
     if len(questions) == 1 and questions[0].options:
@@ -179,7 +121,7 @@ def control_blocks(prompt_meta: dict[str, Any]) -> list[dict[str, Any]]:
         if question.multi_select:
             return _toggle_blocks(prompt_id, question)
         return _choice_blocks(prompt_id, question)
-    answer = button("Answer…", f"{PREFIX}{Verb.FORM}", ControlRef(prompt_id).encode(), style="primary")
+    answer = button("Answer…", action_id(Verb.FORM), ControlRef(prompt_id).encode(), style="primary")
     return [{"type": "actions", "block_id": ACTIONS_BLOCK, "elements": [answer]}]
 
 

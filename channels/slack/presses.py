@@ -22,20 +22,19 @@ from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
+from channels.slack.answer_modal import form_view, read_form
 from channels.slack.calls import call
-from channels.slack.controls import (
+from channels.slack.control_ids import (
+    ANSWER_CALLBACK,
     PREFIX,
     TOGGLES_BLOCK,
     ControlRef,
     Verb,
+    action_id,
     decode,
-    opens_form,
-    plain,
-    press_answer,
-    structured,
     verb_of,
 )
-from channels.slack.forms import FORM_CALLBACK, form_view, read_form
+from channels.slack.controls import opens_form, plain, press_answer, structured
 from gateway.channel import ChannelError, InboundSink
 from gateway.errors import GatewayError
 from gateway.ids import ThreadRef, parse_thread_id
@@ -104,7 +103,7 @@ def _thread_of(body: dict[str, Any]) -> str:
 def _checked(body: dict[str, Any]) -> list[ControlRef] | None:
     """The boxes ticked in the pressed message's checkboxes (its ``state.values``); None if malformed."""
     values = ((body.get("state") or {}).get("values") or {}).get(TOGGLES_BLOCK) or {}
-    state = values.get(f"{PREFIX}{Verb.TOGGLE}") or {}
+    state = values.get(action_id(Verb.TOGGLE)) or {}
     entries = state.get("selected_options") or []
     refs = [decode(entry.get("value") if isinstance(entry, dict) else None) for entry in entries]
     return [ref for ref in refs if ref is not None] if all(refs) else None
@@ -131,7 +130,7 @@ class Presses:
 
     def install(self, app: AsyncApp) -> None:
         app.action(re.compile(rf"^{re.escape(PREFIX)}"))(self._on_action)
-        app.view(FORM_CALLBACK)(self._on_form)
+        app.view(ANSWER_CALLBACK)(self._on_form)
 
     async def idle(self) -> None:
         """Wait until every press this process took has been handled (tests, shutdown)."""

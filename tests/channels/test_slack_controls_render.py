@@ -8,17 +8,9 @@ from typing import Any
 
 import pytest
 
-from channels.slack.controls import (
-    OPTION_TEXT_LIMIT,
-    ControlRef,
-    Verb,
-    control_blocks,
-    decode,
-    opens_form,
-    press_answer,
-    verb_of,
-)
-from channels.slack.forms import NOT_BOTH, PICK_ONE, TYPE_SOMETHING, form_view, read_form
+from channels.slack.answer_modal import NOT_BOTH, PICK_ONE, TYPE_SOMETHING, form_view, read_form
+from channels.slack.control_ids import ControlRef, Verb, decode, verb_of
+from channels.slack.controls import OPTION_TEXT_LIMIT, control_blocks, opens_form, press_answer
 from channels.slack.render import render_item, render_settled
 from gateway.models import Answer, Option, Prompt, PromptKind, PromptRequest, PromptState, Question, utcnow
 from gateway.render import pending_prompt_item, settled_prompt_item

@@ -11,11 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from channels.slack.control_ids import ANSWER_CALLBACK, CHOICE, TEXT
 from channels.slack.controls import MAX_CHECKBOXES, option, plain, shorten
 from gateway.models import Prompt, Question
 
-FORM_CALLBACK = "tg.form"
-CHOICE, TEXT = "choice", "text"  # the action ids of the inputs inside a form
 TEXT_INPUT_LIMIT = 3_000  # Slack's longest plain_text_input
 LABEL_LIMIT = 2_000  # characters in an input block's label
 OTHER_LABEL = "Other answer"
@@ -103,7 +102,7 @@ def form_view(
             blocks.append(_input(f"t{index}", question.question, text, optional=False))
     return {
         "type": "modal",
-        "callback_id": FORM_CALLBACK,
+        "callback_id": ANSWER_CALLBACK,
         "private_metadata": prompt.prompt_id,
         "title": plain("Answer"),
         "submit": plain("Submit"),

@@ -1,0 +1,81 @@
+"""The ids Slack hands back when a person uses a control: what they name and how they are read. Pure.
+
+Control data is compact and checked, never trusted. An ``action_id`` names what a control does
+(``tg.pick.<n>``, ``tg.choose``, ``tg.toggle``, ``tg.submit``, ``tg.other``, ``tg.form``, ``tg.done``,
+``tg.decline``, ``tg.link``) and its value is ``<prompt_id>[.<question index>[.<option index>]]``:
+indexes, not labels, so a value stays short whatever the labels, and the labels a press answers with
+always come from the stored prompt. A modal's ``callback_id`` says which modal it is and its
+``private_metadata`` is the prompt id; its inputs' ``block_id`` and ``action_id`` name what they hold.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+
+PREFIX = "tg."
+ACTIONS_BLOCK = "tg.buttons"  # a message's row of buttons
+TOGGLES_BLOCK = "tg.toggles"  # a message's checkboxes (a multi-select's boxes, ticked before Submit)
+ANSWER_CALLBACK = "tg.form"  # the modal that answers a prompt's questions
+FIELDS_CALLBACK = "tg.fields"  # the modal that fills in a form prompt's fields
+CHOICE, TEXT = "choice", "text"  # the action ids of the inputs in the answer modal
+FIELD = "value"  # the action id of each input in the fields modal; its block id is the property name
+_VALUE = re.compile(r"(?P<pid>prm_[0-9A-Za-z]{1,40})(?:\.(?P<q>\d{1,2})(?:\.(?P<o>\d{1,3}))?)?", re.ASCII)
+
+
+class Verb(StrEnum):
+    """What a control does when pressed."""
+
+    PICK = "pick"  # a button that answers with its option
+    CHOOSE = "choose"  # a select menu that answers with the chosen option
+    TOGGLE = "toggle"  # a checkbox changed: nothing to do until Submit
+    SUBMIT = "submit"  # answers a multi-select with the checked boxes
+    OTHER = "other"  # opens the answer modal with the "Other" answer box focused
+    FORM = "form"  # opens the answer modal (free text, several questions) or a form's fields modal
+    DONE = "done"  # completes a URL step
+    DECLINE = "decline"  # declines a form or a URL step
+    LINK = "link"  # a link button: the browser opens the page, there is nothing to answer
+
+
+@dataclass(frozen=True, slots=True)
+class ControlRef:
+    """What a control's value points at: a prompt, and maybe one of its questions and options."""
+
+    prompt_id: str
+    question: int | None = None
+    option: int | None = None
+
+    def encode(self) -> str:
+        parts = [self.prompt_id]
+        if self.question is not None:
+            parts.append(str(self.question))
+            if self.option is not None:
+                parts.append(str(self.option))
+        return ".".join(parts)
+
+
+def decode(value: object) -> ControlRef | None:
+    """The ControlRef a control's value spells, or None when it is malformed."""
+    match = _VALUE.fullmatch(value) if isinstance(value, str) else None
+    if match is None:
+        return None
+    question, option = match["q"], match["o"]
+    return ControlRef(
+        match["pid"],
+        int(question) if question is not None else None,
+        int(option) if option is not None else None,
+    )
+
+
+def action_id(verb: Verb, index: int | None = None) -> str:
+    """The ``action_id`` of a control doing ``verb`` (``tg.pick.2`` for the third option's button)."""
+    return f"{PREFIX}{verb}" if index is None else f"{PREFIX}{verb}.{index}"
+
+
+def verb_of(action: object) -> Verb | None:
+    """The verb an ``action_id`` names (``tg.pick.2`` → PICK), or None when it is not one of ours."""
+    if not isinstance(action, str) or not action.startswith(PREFIX):
+        return None
+    name = action.removeprefix(PREFIX).split(".", 1)[0]
+    return Verb(name) if name in Verb._value2member_map_ else None
