@@ -39,6 +39,8 @@ class Reading:
     content: dict[str, Any] | None = None
     draft: dict[str, str] = field(default_factory=dict)
     notice: str | None = None
+    # Why a form's values were not taken, one per property, for channels that show them by the field.
+    errors: tuple[forms.FieldError, ...] = ()
 
 
 def draft_name(prompt_id: str) -> str:
@@ -58,7 +60,7 @@ def form_reading(fields: list[forms.FormField], content: dict[str, Any]) -> Read
     """Answer with ``content`` once the one validator accepts it; else say what is wrong."""
     accepted, errors = forms.validate_content(fields, content)
     if errors:
-        return Reading(ReplyAction.INVALID, notice=errors_notice(fields, errors))
+        return Reading(ReplyAction.INVALID, notice=errors_notice(fields, errors), errors=tuple(errors))
     return Reading(ReplyAction.ANSWER, form_answers(fields, accepted), accepted)
 
 
@@ -209,7 +211,7 @@ def _structured_form(fields: list[forms.FormField], lists: list[list[str]]) -> R
         elif value is not None:
             content[f.name] = value
     if errors:
-        return Reading(ReplyAction.INVALID, notice=errors_notice(fields, errors))
+        return Reading(ReplyAction.INVALID, notice=errors_notice(fields, errors), errors=tuple(errors))
     return form_reading(fields, content)
 
 

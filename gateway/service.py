@@ -17,6 +17,7 @@ from gateway.approval_policy import needs_approval
 from gateway.authz import may_answer
 from gateway.channel import ChannelError, Channels, PrivateNotices
 from gateway.errors import GatewayError, not_found
+from gateway.forms import FieldError
 from gateway.ids import new_id, parse_thread_id
 from gateway.logs import event
 from gateway.mapper import map_reply
@@ -78,6 +79,8 @@ class Received:
     # What the person is told (a form's next field, why a value was not taken), for channels that
     # show notices themselves.
     notice: str | None = None
+    # A form's values not taken, one per property (for a channel that shows them by the field).
+    errors: tuple[FieldError, ...] = ()
 
 
 class AnswerStatus(StrEnum):
@@ -548,7 +551,7 @@ class Gateway:
         assert reading.notice is not None
         if message.notify:
             await self._tell(thread_id, message.sender, reading.notice)
-        return Received(Outcome.KEPT, prompt, reading.notice)
+        return Received(Outcome.KEPT, prompt, reading.notice, reading.errors)
 
     async def _received(
         self,

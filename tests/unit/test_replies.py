@@ -186,3 +186,19 @@ def test_a_decline_control_declines_a_form_or_url_step(payload: dict[str, Any]) 
 def test_typed_decline_is_a_forms_value_not_a_decline() -> None:
     reading = read_reply(prompt(PROFILE, ReplyPolicy.ANSWER), "decline", draft={})
     assert (reading.action, reading.draft) == (ReplyAction.STEP, {"name": json.dumps("decline")})
+
+
+def test_structured_form_values_not_taken_are_named_per_property() -> None:
+    structured = [
+        {"question_id": "name", "answer": []},
+        {"question_id": "age", "answer": ["-3"]},
+        {"question_id": "team", "answer": []},
+    ]
+    reading = read_reply(prompt(PROFILE), "", structured)
+    assert reading.action is ReplyAction.INVALID
+    assert [(error.property, error.problem) for error in reading.errors] == [
+        ("age", "must be at least 0 (minimum 0)"),
+    ]
+    fixed_age = [structured[0], {**structured[1], "answer": ["3"]}, structured[2]]
+    missing = read_reply(prompt(PROFILE), "", fixed_age)
+    assert [(error.property, error.problem) for error in missing.errors] == [("name", "is required")]
