@@ -15,6 +15,7 @@ MAX_BUTTONS = 5  # option buttons in a message; past that a select menu
 MAX_CHECKBOXES = 10  # Slack's limit for checkboxes and radio buttons
 OPTION_TEXT_LIMIT = 75  # characters in a button's or an option's text (and an option's description)
 TOOL_ARGS_LIMIT = 2_500  # characters of a tool call's arguments shown before the rest is cut, visibly
+_STEP_KINDS = (PromptKind.FORM, PromptKind.URL)  # kinds with their own controls (see ``forms``)
 
 
 def shorten(text: str, limit: int = OPTION_TEXT_LIMIT) -> str:
@@ -148,7 +149,7 @@ def press_answer(prompt: Prompt, verb: Verb, ref: ControlRef, checked: list[Cont
     another shape): such a press is refused and never reaches the core.
     """
     question = single_options_question(prompt)
-    if question is None or ref.prompt_id != prompt.prompt_id:
+    if question is None or ref.prompt_id != prompt.prompt_id or prompt.kind in _STEP_KINDS:
         return None
     if verb in (Verb.PICK, Verb.CHOOSE):
         if question.multi_select or not _in_range(ref, prompt, question):
@@ -164,12 +165,30 @@ def press_answer(prompt: Prompt, verb: Verb, ref: ControlRef, checked: list[Cont
 
 
 def opens_form(prompt: Prompt, verb: Verb, ref: ControlRef) -> bool:
-    """Whether an OTHER or FORM press fits the prompt (OTHER: its one option question; FORM: the prompt)."""
+    """Whether an OTHER or FORM press fits the prompt (OTHER: its one option question; FORM: the prompt,
+    whose answer modal, or for a form prompt its fields modal, it opens)."""
     if ref.prompt_id != prompt.prompt_id or ref.option is not None:
         return False
     if verb is Verb.OTHER:
-        return ref.question == 0 and single_options_question(prompt) is not None
-    return verb is Verb.FORM and ref.question is None and prompt.kind is not PromptKind.APPROVAL
+        return (
+            ref.question == 0
+            and prompt.kind not in _STEP_KINDS
+            and single_options_question(prompt) is not None
+        )
+    return (
+        verb is Verb.FORM
+        and ref.question is None
+        and prompt.kind not in (PromptKind.APPROVAL, PromptKind.URL)
+    )
+
+
+def fits_step(prompt: Prompt, verb: Verb, ref: ControlRef) -> bool:
+    """Whether a DONE press fits a URL step, or a DECLINE press a form or a URL step."""
+    if ref != ControlRef(prompt.prompt_id):
+        return False
+    return (verb is Verb.DONE and prompt.kind is PromptKind.URL) or (
+        verb is Verb.DECLINE and prompt.kind in _STEP_KINDS
+    )
 
 
 def structured(prompt: Prompt, answers: list[list[str]]) -> list[Answer]:

@@ -1,11 +1,9 @@
-"""Presses on a prompt's native controls and submitted answer forms: checked, handed to the core, and
-answered privately.
+"""Presses on a prompt's native controls: checked, handed to the core, and answered privately.
 
 Slack wants every interaction acknowledged within 3 s. A press is acknowledged at once and handled in
-the background; a submitted form is first checked against its prompt (one store read, within a budget),
-so an incomplete form stays open with the problem shown under its question. Nothing is kept per process:
-the prompt reference rides in the control's value or the form's ``private_metadata``, so any gateway
-process can take any press.
+the background (a submitted modal is handled in ``submissions``). Nothing is kept per process: the prompt
+reference rides in the control's value or the modal's ``private_metadata``, so any gateway process can
+take any press.
 """
 
 from __future__ import annotations
@@ -22,74 +20,27 @@ from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
-from channels.slack.answer_modal import form_view, read_form
+from channels.slack.answer_modal import form_view
 from channels.slack.calls import call
-from channels.slack.control_ids import (
-    ANSWER_CALLBACK,
-    PREFIX,
-    TOGGLES_BLOCK,
-    ControlRef,
-    Verb,
-    action_id,
-    decode,
-    verb_of,
-)
-from channels.slack.controls import opens_form, plain, press_answer, structured
+from channels.slack.control_ids import PREFIX, TOGGLES_BLOCK, ControlRef, Verb, action_id, decode, verb_of
+from channels.slack.controls import fits_step, opens_form, press_answer, structured
+from channels.slack.forms import fields_view
+from channels.slack.notices import FAILED_NOTICE, MISMATCH_NOTICE, outcome_notice, stale_notice
+from channels.slack.submissions import Submissions
 from gateway.channel import ChannelError, InboundSink
 from gateway.errors import GatewayError
 from gateway.ids import ThreadRef, parse_thread_id
 from gateway.logs import event
-from gateway.models import MAX_TEXT_CHARS, InboundMessage, Prompt, PromptState
+from gateway.models import MAX_TEXT_CHARS, InboundMessage, Prompt, PromptKind
 from gateway.render import answers_summary
-from gateway.service import STALE_NOTICE, Outcome, Received
+from gateway.replies import DONE
+from gateway.service import Received
 
-ACK_BUDGET_S = 2.0  # of Slack's 3 s, what checking a submitted form may take before it is acknowledged
+ACK_BUDGET_S = 2.0  # of Slack's 3 s, what checking a submitted modal may take before it is acknowledged
 OPEN_FORM_WAIT_S = 1.0  # a trigger id lives 3 s: a rate limit longer than this is not waited out
-NOT_ALLOWED_NOTICE = (
-    "That was not taken as an answer: only the person who started this run and the agent's approvers "
-    "can answer its prompts."
-)
-MISMATCH_NOTICE = "That control does not match its prompt, so nothing was changed."
-DUPLICATE_NOTICE = "That was already received, so nothing more was changed."
-FAILED_NOTICE = "Your answer could not be recorded just now; please try again."
-BUSY_ERROR = "The answer could not be checked just now; please submit again."
+DECLINE_TEXT = "decline"  # what a Decline press says to the core: the word a person would type
 
 NotifyPrivate = Callable[[ThreadRef, str, str], Awaitable[None]]
-
-
-def answered_notice(summary: str) -> str:
-    return f"Your answer was recorded: {summary}"
-
-
-def stale_notice(prompt: Prompt | None) -> str:
-    """Why a press on a settled prompt changed nothing, saying how it settled when that is known."""
-    if prompt is not None and prompt.prompt_state is PromptState.ANSWERED:
-        summary = answers_summary(prompt.answers or [])
-        return f"This prompt was already answered ({summary}), so nothing was changed."
-    if prompt is not None and prompt.prompt_state is PromptState.CANCELLED:
-        return f"This prompt was cancelled ({prompt.reason or 'cancelled'}), so nothing was changed."
-    return STALE_NOTICE
-
-
-def outcome_notice(received: Received, prompt: Prompt, summary: str) -> str:
-    """The private answer to a press, from what the core made of it."""
-    if received.outcome is Outcome.ANSWERED:
-        return answered_notice(summary)
-    if received.outcome is Outcome.NOT_ALLOWED:
-        return NOT_ALLOWED_NOTICE
-    if received.outcome is Outcome.DUPLICATE:
-        return DUPLICATE_NOTICE
-    return stale_notice(received.prompt or prompt)
-
-
-def notice_view(text: str) -> dict[str, Any]:
-    """A form replaced by a notice: what happened, and a Close button."""
-    return {
-        "type": "modal",
-        "title": plain("Answer"),
-        "close": plain("Close"),
-        "blocks": [{"type": "section", "text": plain(text)}],
-    }
 
 
 def _thread_of(body: dict[str, Any]) -> str:
@@ -126,11 +77,11 @@ class Presses:
         self.max_inline_wait = max_inline_wait
         self.ack_budget = ack_budget
         self.sink: InboundSink | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks: set[asyncio.Task[Any]] = set()
 
     def install(self, app: AsyncApp) -> None:
         app.action(re.compile(rf"^{re.escape(PREFIX)}"))(self._on_action)
-        app.view(ANSWER_CALLBACK)(self._on_form)
+        Submissions(self).install(app)
 
     async def idle(self) -> None:
         """Wait until every press this process took has been handled (tests, shutdown)."""
@@ -145,10 +96,12 @@ class Presses:
             task.cancel()
         await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
-    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+    def spawn(self, work: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+        """Run ``work`` in the background, awaited by ``idle`` and ``stop``."""
         task = asyncio.create_task(work, name="threadgate.slack.press")
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return task
 
     # Presses on a message's controls ----------------------------------------------------------------
 
@@ -156,8 +109,9 @@ class Presses:
         await ack()
         action = (body.get("actions") or [{}])[0]
         verb = verb_of(action.get("action_id"))
-        if verb is not Verb.TOGGLE:  # a ticked box answers nothing until Submit
-            self._spawn(self._press(verb, action, body))
+        # A ticked box answers nothing until Submit; a link button's page opens in the browser.
+        if verb not in (Verb.TOGGLE, Verb.LINK):
+            self.spawn(self._press(verb, action, body))
 
     async def _press(self, verb: Verb | None, action: dict[str, Any], body: dict[str, Any]) -> None:
         presser = str((body.get("user") or {}).get("id") or "")
@@ -175,9 +129,17 @@ class Presses:
         """Check the press against its prompt, then answer it or open the form; the notice to send."""
         value = action.get("value") or (action.get("selected_option") or {}).get("value")
         ref = decode(value)
-        prompt = await self._prompt(ref)
+        prompt = await self.prompt(ref)
         if verb is None or ref is None or prompt is None or prompt.thread_id != _thread_of(body):
             return MISMATCH_NOTICE
+        event_id = f"act:{body.get('trigger_id') or action.get('action_ts')}"
+        if verb in (Verb.DONE, Verb.DECLINE):
+            if not fits_step(prompt, verb, ref):
+                return MISMATCH_NOTICE
+            if verb is Verb.DONE:
+                return await self.answer(prompt, presser, [[DONE]], event_id)
+            received = await self.hand_over(prompt, presser, event_id, DECLINE_TEXT)
+            return outcome_notice(received, prompt, DECLINE_TEXT)
         if verb in (Verb.OTHER, Verb.FORM):
             if not opens_form(prompt, verb, ref):
                 return MISMATCH_NOTICE
@@ -185,15 +147,17 @@ class Presses:
                 return stale_notice(prompt)
             ticked = [box.option for box in _checked(body) or [] if box.prompt_id == prompt.prompt_id]
             checked = [index for index in ticked if index is not None]
-            view = form_view(prompt, focus_other=verb is Verb.OTHER, checked=checked)
+            if prompt.kind is PromptKind.FORM:
+                view = fields_view(prompt)
+            else:
+                view = form_view(prompt, focus_other=verb is Verb.OTHER, checked=checked)
             await self._open_form(str(body.get("trigger_id") or ""), view)
             return None
         checked_refs = _checked(body) if verb is Verb.SUBMIT else []
         answer = press_answer(prompt, verb, ref, checked_refs) if checked_refs is not None else None
         if answer is None:
             return MISMATCH_NOTICE
-        event_id = f"act:{body.get('trigger_id') or action.get('action_ts')}"
-        return await self._answer(prompt, presser, [answer], event_id)
+        return await self.answer(prompt, presser, [answer], event_id)
 
     async def _open_form(self, trigger_id: str, view: dict[str, Any]) -> None:
         async def send() -> Any:
@@ -217,42 +181,8 @@ class Presses:
             # Only the type: a response_url is a credential and may appear in an exception's text.
             event("slack.press_notice_failed", logging.WARNING, error=type(exc).__name__)
 
-    # Submitted forms --------------------------------------------------------------------------------
-
-    async def _on_form(self, ack: AsyncAck, body: dict[str, Any]) -> None:
-        view = body.get("view") or {}
-        values = (view.get("state") or {}).get("values") or {}
-        try:
-            async with asyncio.timeout(self.ack_budget):
-                prompt = await self._prompt(decode(view.get("private_metadata")))
-        except TimeoutError:
-            first = next(iter(values), None)
-            if first is None:
-                await ack(response_action="update", view=notice_view(FAILED_NOTICE))
-            else:
-                await ack(response_action="errors", errors={first: BUSY_ERROR})
-            return
-        reading = read_form(prompt, values) if prompt is not None else None
-        if reading is not None and reading.errors:
-            await ack(response_action="errors", errors=reading.errors)
-            return
-        if prompt is None or reading is None or reading.answers is None:
-            await ack(response_action="update", view=notice_view(MISMATCH_NOTICE))
-            return
-        if not prompt.pending:
-            await ack(response_action="update", view=notice_view(stale_notice(prompt)))
-            return
-        await ack()
-        presser = str((body.get("user") or {}).get("id") or "")
-        event_id = f"form:{body.get('trigger_id') or view.get('id')}"
-        self._spawn(self._submit(prompt, presser, reading.answers, event_id))
-
-    async def _submit(self, prompt: Prompt, presser: str, answers: list[list[str]], event_id: str) -> None:
-        try:
-            notice = await self._answer(prompt, presser, answers, event_id)
-        except Exception as exc:
-            event("slack.form_failed", logging.WARNING, error=str(exc) or type(exc).__name__)
-            notice = FAILED_NOTICE
+    async def tell(self, prompt: Prompt, presser: str, notice: str) -> None:
+        """A private notice in the prompt's thread (the answer to a submitted modal)."""
         try:
             await self.notify_private(parse_thread_id(prompt.thread_id), f"slack:{presser}", notice)
         except ChannelError as exc:
@@ -260,7 +190,7 @@ class Presses:
 
     # Shared -------------------------------------------------------------------------------------------
 
-    async def _prompt(self, ref: ControlRef | None) -> Prompt | None:
+    async def prompt(self, ref: ControlRef | None) -> Prompt | None:
         """The prompt a control points at, or None when there is no such prompt."""
         if ref is None:
             return None
@@ -273,17 +203,31 @@ class Presses:
                 return None
             raise
 
-    async def _answer(self, prompt: Prompt, presser: str, lists: list[list[str]], event_id: str) -> str:
+    async def answer(self, prompt: Prompt, presser: str, lists: list[list[str]], event_id: str) -> str:
         """Hand a checked answer set to the core as one structured answer; the notice for the presser."""
-        if self.sink is None:
-            raise ChannelError("the Slack channel is not running")
         answers = structured(prompt, lists)
         summary = answers_summary(answers)
+        entries = [answer.model_dump(mode="json") for answer in answers]
+        received = await self.hand_over(prompt, presser, event_id, summary, entries)
+        return outcome_notice(received, prompt, summary)
+
+    async def hand_over(
+        self,
+        prompt: Prompt,
+        presser: str,
+        event_id: str,
+        text: str,
+        answers: list[dict[str, Any]] | None = None,
+    ) -> Received:
+        """Hand what a press or a modal says to the core (which decides who may answer and whether it
+        is a valid answer), as the presser's message about ``prompt``."""
+        if self.sink is None:
+            raise ChannelError("the Slack channel is not running")
         message = InboundMessage(
             thread_id=prompt.thread_id,
             sender=f"slack:{presser}",
-            text=summary[:MAX_TEXT_CHARS],
-            answers=[answer.model_dump(mode="json") for answer in answers],
+            text=text[:MAX_TEXT_CHARS],
+            answers=answers,
             prompt_id=prompt.prompt_id,
             event_id=event_id[:200],
             notify=False,
@@ -295,4 +239,4 @@ class Presses:
             prompt_id=prompt.prompt_id,
             outcome=received.outcome.value,
         )
-        return outcome_notice(received, prompt, summary)
+        return received

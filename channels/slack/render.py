@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from channels.slack.controls import control_blocks
-from gateway.models import Question, ThreadItem
+from channels.slack.forms import form_controls, url_controls
+from gateway.models import PromptKind, PromptState, Question, ThreadItem
 from gateway.render import PromptView, prompt_text
 
 SECTION_LIMIT = 3_000  # characters in one section block's text
@@ -17,6 +18,8 @@ MAX_PARTS = 10  # messages one item may become; beyond that the rest is cut, vis
 _SECTIONS_PER_MESSAGE = MAX_BLOCKS - 1  # one block is kept for the "Part i of n" marker
 CONTROL_RESERVE = 3  # blocks kept free for a prompt's controls (tool call, options, buttons)
 EMPTY_TEXT = "(empty message)"  # Slack refuses a message with no text
+ANSWERED_MARK = "✓ Answered"
+NO_VALUE = "—"  # an optional field left empty
 _ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 
 
@@ -106,13 +109,47 @@ def render_item(item: ThreadItem) -> list[SlackMessage]:
     plain = item.type != "message"
     if not item.text.strip():
         return [SlackMessage(text=EMPTY_TEXT, blocks=[_section(EMPTY_TEXT, plain=True)])]
-    prompt = item.metadata.get("prompt") if item.type == "pending_prompt" else None
-    native = isinstance(prompt, dict) and PromptView.of_metadata(item.metadata) is not None
-    controls = control_blocks(prompt) if isinstance(prompt, dict) and native else []
-    messages = _render_text(item.text, plain, reserve=CONTROL_RESERVE if controls else 0)
+    controls = _controls(item)
+    text = form_outcome(item) or item.text
+    messages = _render_text(text, plain, reserve=CONTROL_RESERVE if controls else 0)
     last = messages[-1]
     messages[-1] = SlackMessage(text=last.text, blocks=last.blocks + controls)
     return messages
+
+
+def _controls(item: ThreadItem) -> list[dict[str, Any]]:
+    """A pending prompt's controls, by its kind; none for other items."""
+    prompt = item.metadata.get("prompt") if item.type == "pending_prompt" else None
+    if not isinstance(prompt, dict) or not isinstance(prompt.get("prompt_id"), str):
+        return []
+    if prompt.get("kind") == PromptKind.FORM:
+        return form_controls(prompt["prompt_id"])
+    if prompt.get("kind") == PromptKind.URL:
+        url = prompt.get("url")
+        return url_controls(prompt["prompt_id"], url) if isinstance(url, str) else []
+    return control_blocks(prompt) if PromptView.of_metadata(item.metadata) is not None else []
+
+
+def form_outcome(item: ThreadItem) -> str | None:
+    """An answered form's audit item as one ``title: value`` line per field, rather than one line of
+    values; None for any other item. A settled form's message keeps its text above the outcome."""
+    prompt = item.metadata.get("prompt")
+    if item.type != "pending_prompt_resolved" or not isinstance(prompt, dict):
+        return None
+    answers = prompt.get("answers")
+    if prompt.get("kind") != PromptKind.FORM or prompt.get("prompt_state") != PromptState.ANSWERED:
+        return None
+    if not isinstance(answers, list) or not all(isinstance(answer, dict) for answer in answers):
+        return None
+    lines = [ANSWERED_MARK]
+    for answer in answers:
+        shown = ", ".join(str(value) for value in answer.get("answer") or []) or NO_VALUE
+        lines.append(f"{answer.get('question')}: {shown}")
+    outcome = "\n".join(lines)
+    if not item.metadata.get("replaces_prompt"):
+        return outcome
+    body, mark, _ = item.text.rpartition(f"\n\n{ANSWERED_MARK}: ")
+    return f"{body}\n\n{outcome}" if mark else None
 
 
 def _render_text(text: str, plain: bool, reserve: int = 0) -> list[SlackMessage]:
@@ -143,7 +180,7 @@ def render_settled(item: ThreadItem) -> SlackMessage:
     questions = (item.metadata.get("prompt") or {}).get("questions") or []
     body = prompt_text([Question.model_validate(question) for question in questions]) if questions else ""
     if not body or not item.text.startswith(body):
-        return _render_text(item.text, plain=True)[0]
+        return _render_text(form_outcome(item) or item.text, plain=True)[0]
     outcome = item.text[len(body) :].strip("\n")
     last = _render_text(body, plain=True, reserve=CONTROL_RESERVE)[-1]
     outcome_sections = [_section(piece, plain=True) for piece in split_text(outcome, SECTION_LIMIT)]

@@ -17,7 +17,7 @@ from starlette.applications import Starlette
 
 from channels.slack import SlackChannel
 from channels.slack.answer_modal import NOT_BOTH, OTHER_LABEL, PICK_ONE
-from channels.slack.presses import BUSY_ERROR, DUPLICATE_NOTICE, MISMATCH_NOTICE, NOT_ALLOWED_NOTICE
+from channels.slack.notices import BUSY_ERROR, DUPLICATE_NOTICE, MISMATCH_NOTICE, NOT_ALLOWED_NOTICE
 from gateway.channel import ChannelContext
 from gateway.errors import not_found
 from gateway.ids import new_id, parse_thread_id

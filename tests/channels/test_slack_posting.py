@@ -153,11 +153,15 @@ class Refusing:
         raise AssertionError(f"unexpected inbound message {message}")
 
 
-@pytest.mark.parametrize(("payload", "text"), [(FORM, FORM_TEXT), (URL, URL_TEXT)])
-async def test_a_form_or_url_step_is_posted_as_its_text_without_controls(
-    fake_slack: FakeSlack, payload: dict[str, Any], text: str
+@pytest.mark.parametrize(
+    ("payload", "text", "buttons"),
+    [(FORM, FORM_TEXT, ["Fill in…", "Decline"]), (URL, URL_TEXT, ["Open the page", "Done", "Decline"])],
+)
+async def test_a_form_or_url_step_is_posted_as_its_text_then_its_controls(
+    fake_slack: FakeSlack, payload: dict[str, Any], text: str, buttons: list[str]
 ) -> None:
     await channel_for(fake_slack).post(THREAD, pending_prompt_item(prompt_of(payload, THREAD.thread_id)))
     [posted] = fake_slack.posted("1712345678.000100")
     assert posted["text"] == escape(text)
-    assert [block["type"] for block in posted["blocks"]] == ["section"]
+    assert [block["type"] for block in posted["blocks"]] == ["section", "actions"]
+    assert [element["text"]["text"] for element in posted["blocks"][1]["elements"]] == buttons
