@@ -100,7 +100,7 @@ def field_element(field: FormField) -> dict[str, Any]:
             element["initial_value"] = _number(field.default)
         return element
     if field.type == "boolean":
-        yes = option(YES, "yes")
+        yes = option(YES, "0")  # valued by index, as every option here
         return {
             "type": "checkboxes",
             "options": [yes],

@@ -7,9 +7,11 @@
 - Socket Mode: ``apps.connections.open`` hands out ``ws://`` URLs to this server; ``push()`` sends an
   envelope over the open connection and waits for the client's acknowledgement.
 - Interactivity: ``press()`` presses a control found in a posted message (a button, a select menu's
-  option, a checkbox) as a person would and sends the ``block_actions`` payload Slack sends, form-encoded
-  and signed (or over Socket Mode); ``submit()`` fills in and submits a modal the app opened with
-  ``views.open``. Each press carries a fresh ``trigger_id`` (valid 3 s, once) and a ``response_url``
+  option, a checkbox, a link button) as a person would and sends the ``block_actions`` payload Slack
+  sends, form-encoded and signed (or over Socket Mode); ``submit()`` fills in and submits a modal the app
+  opened with ``views.open`` (text, email and number inputs, date and date-time pickers, selects,
+  radio buttons and checkboxes), and checks that ``response_action: errors`` names its input blocks.
+  Each press carries a fresh ``trigger_id`` (valid 3 s, once) and a ``response_url``
   on this server. Like Slack, a gateway that does not acknowledge within 3 s has failed the interaction.
 - Messages are kept as they are now: ``chat.update`` replaces one, and ``message()`` shows it.
 - Rate limits and refusals: ``rate_limit()`` and ``refuse()`` make the next calls to a method fail.
@@ -22,6 +24,8 @@ import hashlib
 import hmac
 import itertools
 import json
+import math
+import re
 import socket
 import time
 import urllib.parse
@@ -430,6 +434,11 @@ class FakeSlack:
         status, answer = await self.interact(url, self.submit_payload(view, user=user, fill=fill))
         if status != 200:
             raise AssertionError(f"the gateway answered the submission with HTTP {status}")
+        if answer.get("response_action") == "errors":  # Slack shows each under an input block, by block_id
+            inputs = {block["block_id"] for block in view["blocks"] if block.get("type") == "input"}
+            errors = answer.get("errors")
+            if not isinstance(errors, dict) or not errors or not set(errors) <= inputs:
+                raise AssertionError(f"errors must name input blocks of the view: {errors}")
         return answer
 
     async def _respond(self, request: web.Request) -> web.Response:
@@ -563,7 +572,9 @@ _OPTION_LIMITS = {
     "static_select": 100,
     "multi_static_select": 100,
 }
-_INPUT_ELEMENTS = {"plain_text_input", *_OPTION_LIMITS}
+_TEXT_ELEMENTS = {"plain_text_input", "email_text_input", "number_input"}
+_INPUT_ELEMENTS = {*_TEXT_ELEMENTS, "datepicker", "datetimepicker", *_OPTION_LIMITS}
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
 def _element_problem(element: dict[str, Any]) -> str | None:
@@ -576,12 +587,46 @@ def _element_problem(element: dict[str, Any]) -> str | None:
         value = element.get("value", "")
         if len(value) > 2_000:
             return "a button's value is at most 2000 characters"
+        url = element.get("url")
+        if url is not None and not (isinstance(url, str) and 0 < len(url) <= 3_000):
+            return "a button's url is 1 to 3000 characters"
         return _text_problem(element.get("text"), OPTION_TEXT_LIMIT, "a button's text")
     if kind in _OPTION_LIMITS:
         return _options_problem(element, _OPTION_LIMITS[kind])
     if kind == "plain_text_input":
-        return None if 0 < element.get("max_length", 3_000) <= 3_000 else "max_length is at most 3000"
+        longest, shortest = element.get("max_length", 3_000), element.get("min_length", 0)
+        if not (0 < longest <= 3_000 and 0 <= shortest <= 3_000 and shortest <= longest):
+            return "min_length and max_length are 0 to 3000, the minimum no greater than the maximum"
+        return None
+    if kind == "number_input":
+        return _number_input_problem(element)
+    if kind == "datepicker":
+        initial = element.get("initial_date")
+        return None if initial is None or _DATE.fullmatch(str(initial)) else "initial_date is YYYY-MM-DD"
+    if kind == "datetimepicker":
+        initial = element.get("initial_date_time")
+        return None if initial is None or isinstance(initial, int) else "initial_date_time is a timestamp"
+    if kind == "email_text_input":
+        return None
     return f"unknown element type {kind!r}"
+
+
+def _number_input_problem(element: dict[str, Any]) -> str | None:
+    """A number input: ``is_decimal_allowed`` given, bounds and initial value numbers as strings, in order."""
+    if not isinstance(element.get("is_decimal_allowed"), bool):
+        return "a number_input needs is_decimal_allowed"
+    numbers: dict[str, float] = {}
+    for key in ("min_value", "max_value", "initial_value"):
+        if key in element:
+            try:
+                numbers[key] = float(element[key]) if isinstance(element[key], str) else float("nan")
+            except ValueError:
+                return f"{key} is a number as a string"
+            if numbers[key] != numbers[key]:
+                return f"{key} is a number as a string"
+    if numbers.get("min_value", -math.inf) > numbers.get("max_value", math.inf):
+        return "min_value cannot be greater than max_value"
+    return None
 
 
 def _blocks_problem(blocks: list[dict[str, Any]], *, allow_inputs: bool) -> str | None:
@@ -678,9 +723,15 @@ def _message_state(blocks: list[dict[str, Any]], ticked: list[str]) -> dict[str,
 def _input_state(element: dict[str, Any], filled: list[str] | str | None) -> dict[str, Any]:
     """An input element's entry in a submitted view's ``state.values``."""
     kind = element["type"]
-    if kind == "plain_text_input":
+    if kind in _TEXT_ELEMENTS:
         value = filled if isinstance(filled, str) else element.get("initial_value")
         return {"type": kind, "value": value or None}
+    if kind == "datepicker":
+        day = filled if isinstance(filled, str) else element.get("initial_date")
+        return {"type": kind, "selected_date": day or None}
+    if kind == "datetimepicker":
+        moment = int(filled) if isinstance(filled, str) else element.get("initial_date_time")
+        return {"type": kind, "selected_date_time": moment}
     options = element.get("options") or []
     if filled is None:
         chosen = list(element.get("initial_options") or [])
