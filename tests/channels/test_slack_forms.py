@@ -43,7 +43,7 @@ DEPLOY: dict[str, Any] = {
         "required": ["env", "replicas"],
     },
 }
-FILLED = {
+FILLED: dict[str, list[str] | str] = {
     "Environment": ["Production"],
     "Replicas": "3",
     "Notify the team": ["Yes"],
