@@ -38,7 +38,7 @@ from gateway.service import Received
 
 ACK_BUDGET_S = 2.0  # of Slack's 3 s, what checking a submitted modal may take before it is acknowledged
 OPEN_FORM_WAIT_S = 1.0  # a trigger id lives 3 s: a rate limit longer than this is not waited out
-DECLINE_TEXT = "decline"  # what a Decline press says to the core: the word a person would type
+DECLINE_TEXT = "decline"  # the text a Decline press is logged with; the press itself says decline
 
 NotifyPrivate = Callable[[ThreadRef, str, str], Awaitable[None]]
 
@@ -138,7 +138,7 @@ class Presses:
                 return MISMATCH_NOTICE
             if verb is Verb.DONE:
                 return await self.answer(prompt, presser, [[DONE]], event_id)
-            received = await self.hand_over(prompt, presser, event_id, DECLINE_TEXT)
+            received = await self.hand_over(prompt, presser, event_id, DECLINE_TEXT, decline=True)
             return outcome_notice(received, prompt, DECLINE_TEXT)
         if verb in (Verb.OTHER, Verb.FORM):
             if not opens_form(prompt, verb, ref):
@@ -218,9 +218,11 @@ class Presses:
         event_id: str,
         text: str,
         answers: list[dict[str, Any]] | None = None,
+        *,
+        decline: bool = False,
     ) -> Received:
         """Hand what a press or a modal says to the core (which decides who may answer and whether it
-        is a valid answer), as the presser's message about ``prompt``."""
+        is a valid answer), as the presser's message about ``prompt``; ``decline`` for a Decline press."""
         if self.sink is None:
             raise ChannelError("the Slack channel is not running")
         message = InboundMessage(
@@ -231,6 +233,7 @@ class Presses:
             prompt_id=prompt.prompt_id,
             event_id=event_id[:200],
             notify=False,
+            decline=decline,
         )
         received = await self.sink.receive(message)
         event(

@@ -267,10 +267,10 @@ async def test_tool_asks_a_flat_form_and_the_person_types_a_field_at_a_time(gw: 
     assert (await settled(gw, prompt)).content == {"env": "prod", "replicas": 3}
 
 
-async def test_form_declined_by_typing_decline(gw: SlackGateway) -> None:
+async def test_typed_decline_is_a_forms_value_so_only_the_decline_button_declines(gw: SlackGateway) -> None:
     prompt, message = await ask(gw, DEPLOY)
     await typed(gw, message, "decline")
-    assert (await settled(gw, prompt)).reason_code is ReasonCode.DECLINED
+    assert (await settled(gw, prompt)).pending
 
 
 async def test_form_value_typed_by_someone_not_allowed_is_not_taken(gw: SlackGateway) -> None:
