@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from gateway.errors import GatewayError
 
 MAX_DEPTH = 32
 JSON_MEDIA_TYPE = "application/json"
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
+_BRACKET = re.compile(rb"[\[\]{}]")
 
 
 def _refused(message: str, status: int = 400) -> GatewayError:
@@ -59,12 +62,33 @@ def _check_shape(value: Any, max_depth: int) -> None:
             pending.extend((child, depth + 1) for child in children)
 
 
+def _too_deep(raw: bytes, max_depth: int) -> bool:
+    """Whether the brackets outside strings nest deeper than ``max_depth``, read from the bytes alone.
+
+    Checked before ``json.loads``, which would otherwise recurse as deep as the body asks: its
+    RecursionError is caught, but it leaves the interpreter's recursion bookkeeping off.
+    """
+    if raw.count(b"[") + raw.count(b"{") <= max_depth:
+        return False
+    depth = 0
+    for bracket in _BRACKET.finditer(_STRING.sub(b"", raw)):
+        if bracket.group() in (b"[", b"{"):
+            depth += 1
+            if depth > max_depth:
+                return True
+        else:
+            depth -= 1
+    return False
+
+
 def parse_json(raw: bytes, *, max_depth: int = MAX_DEPTH) -> Any:
     """The body's JSON value, or a 400 VALIDATION_FAILED GatewayError saying what is wrong with it."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise _refused(f"The body is not UTF-8 (bad byte at offset {exc.start}).") from None
+    if _too_deep(raw, max_depth):
+        raise _refused(f"The body is nested deeper than {max_depth} levels.")
     try:
         value = json.loads(text, parse_constant=_no_constants)
     except RecursionError:
