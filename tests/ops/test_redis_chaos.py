@@ -220,7 +220,7 @@ async def test_redis_killed_under_traffic_then_back_from_aof_and_empty(
     async with receiving(receiver) as hook_url, httpx.AsyncClient(timeout=20) as client:
         env = serve_env(
             REDIS_URL=redis.url,
-            THREADGATE_API_TOKENS="agent:agent:agent-token,ops:operator:operator-token",
+            THREADGATE_API_TOKENS="agent:agent:agent-token:ops,ops:operator:operator-token",
             THREADGATE_WEB_CHAT="open",
             THREADGATE_WEBHOOKS=hook_url,
             THREADGATE_WEBHOOK_SECRET=SECRET,
