@@ -13,6 +13,7 @@ from gateway.ids import ThreadRef
 from gateway.models import InboundMessage, Prompt, ThreadItem
 
 if TYPE_CHECKING:
+    from gateway.feeds import StreamCaps
     from gateway.lease import Lease
     from gateway.service import Draft, Received
 
@@ -129,10 +130,12 @@ class InboundSink(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class ChannelContext:
-    """What a running channel gets from the gateway: the inbound sink and a way to hold a lease."""
+    """What a running channel gets from the gateway: the inbound sink, a way to hold a lease, and the
+    process's cap on open streams (for a channel that serves event streams itself)."""
 
     sink: InboundSink
     lease: Callable[[str], Lease]
+    streams: StreamCaps | None = None
 
 
 @runtime_checkable

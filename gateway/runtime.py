@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from gateway import metrics
 from gateway.channel import ChannelContext, ChannelRuntime, Channels
+from gateway.feeds import StreamCaps
 from gateway.lease import Lease
 from gateway.logs import event, observe_loop
 from gateway.service import Gateway
@@ -31,6 +32,7 @@ class Runtime:
     leases: dict[str, Lease] = field(default_factory=dict)  # the channels' leases, by name (readiness)
     stopping: bool = False
     flush_timeout_s: float = 5.0
+    streams: StreamCaps = field(default_factory=StreamCaps)  # open SSE streams and long-polls, capped
 
     @classmethod
     def build(cls, settings: Settings, channels: list[ChannelRuntime] | None = None) -> Runtime:
@@ -43,7 +45,8 @@ class Runtime:
         health = StoreHealth(connection.client)
         gateway = Gateway(store, Channels(list(channels)), health=health)
         webhooks = WebhookDispatcher.from_settings(settings, connection.client, health=health)
-        return cls(settings, connection, store, gateway, health, list(channels), webhooks)
+        streams = StreamCaps(settings.threadgate_max_streams_per_token, settings.threadgate_max_streams)
+        return cls(settings, connection, store, gateway, health, list(channels), webhooks, streams=streams)
 
     def lease(self, name: str) -> Lease:
         lease = Lease(
@@ -66,7 +69,9 @@ class Runtime:
         await self.gateway.start()
         if self.webhooks is not None:
             await self.webhooks.start()
-        context = ChannelContext(sink=metrics.CountedInbound(self.gateway), lease=self.lease)
+        context = ChannelContext(
+            sink=metrics.CountedInbound(self.gateway), lease=self.lease, streams=self.streams
+        )
         for channel in self.channels:
             await channel.start(context)
             event("startup.channel", platform=channel.platform)

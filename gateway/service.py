@@ -17,6 +17,7 @@ from gateway.approval_policy import needs_approval
 from gateway.authz import may_answer
 from gateway.channel import ChannelError, Channels, PrivateNotices
 from gateway.errors import GatewayError, not_found
+from gateway.feeds import Feeds
 from gateway.forms import FieldError
 from gateway.ids import new_id, parse_thread_id
 from gateway.logs import event
@@ -40,7 +41,7 @@ from gateway.models import (
 from gateway.outbox import Outbox
 from gateway.render import message_item, pending_prompt_item
 from gateway.replies import NEW_MESSAGE_REASON, Reading, ReplyAction, draft_name, read_reply
-from gateway.store import Decision, Kept, ReadyAnswer, Refusal, Settlement, Store, keys
+from gateway.store import Decision, Kept, ReadyAnswer, Refusal, Settlement, Store
 from gateway.store.outage import StoreHealth
 from gateway.tasks import cancel_and_wait
 from gateway.waiters import Waiters
@@ -133,6 +134,7 @@ class Gateway:
         self.health = health or StoreHealth(store.redis)
         self.outbox = Outbox(store, channels, clock, health=self.health)
         self.waiters = Waiters(store.redis, health=self.health)
+        self.feeds = Feeds(store.redis, report=self.health.report)
         self.sweep_interval = sweep_interval
         self._tasks: list[asyncio.Task[Any]] = []
 
@@ -145,6 +147,7 @@ class Gateway:
         """Load scripts, listen for settled prompts, adopt pending prompts, start the sweepers."""
         await self.store.load()
         await self.waiters.start()
+        await self.feeds.start()
         adopted = await self.adopt()
         event("startup.adopted", pending=adopted)
         await self.outbox.sweep(everything=True)
@@ -157,6 +160,7 @@ class Gateway:
         await cancel_and_wait(self._tasks)
         self._tasks = []
         await self.outbox.idle()
+        await self.feeds.stop()
         await self.waiters.stop()
 
     async def _every(self, interval: float, job: Callable[[], Any]) -> None:
@@ -359,23 +363,26 @@ class Gateway:
         return prompt
 
     async def wait_prompt(self, prompt_id: str, timeout: float) -> Prompt:
-        """The prompt, once settled or after ``timeout`` seconds. Woken by Redis pub/sub, not polling."""
+        """The prompt, once settled or after ``timeout`` seconds. Woken by Redis pub/sub, not polling:
+        while it waits, the caller holds no Redis connection."""
         deadline = asyncio.get_running_loop().time() + timeout
         async with self.waiters.watch(prompt_id) as settled:
             prompt = await self.get_prompt(prompt_id)
             if not prompt.pending or timeout <= 0:
                 return prompt
             await self.store.watch(prompt.thread_id, prompt_id, int(timeout * 1000) + WATCH_GRACE_MS)
-            while True:
+            while prompt.pending:
                 remaining = deadline - asyncio.get_running_loop().time()
+                if remaining <= 0:
+                    break
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(settled.wait(), max(remaining, 0))
-                # Cleared before reading, so a settlement landing meanwhile still wakes the next wait.
+                    async with asyncio.timeout(remaining):  # no task per waiter, unlike wait_for
+                        await settled.wait()
+                # Cleared before reading, so a settlement landing meanwhile still wakes the next wait;
+                # a wake can be spurious (every waiter is woken after the subscription was re-made).
                 settled.clear()
                 prompt = await self.get_prompt(prompt_id)
-                # A wake can be spurious (every waiter is woken after the subscription was re-made).
-                if not prompt.pending or deadline - asyncio.get_running_loop().time() <= 0:
-                    return prompt
+            return prompt
 
     async def cancel_prompt(
         self, prompt_id: str, reason: str = "cancelled", code: ReasonCode = ReasonCode.CANCELLED
@@ -642,11 +649,13 @@ class Gateway:
     ) -> list[tuple[str, dict[str, Any]]]:
         """The thread's item log after the cursor ``after``, oldest first, as (cursor, entry) pairs.
 
-        While nothing is there yet, waits up to ``wait`` seconds for the next item (XREAD BLOCK).
+        While nothing is there yet, waits up to ``wait`` seconds for the next item: the process follows the
+        log once for all its readers (see ``gateway.feeds``), so a waiting reader holds no Redis connection.
         """
         thread = parse_thread_id(thread_id)
-        block_ms = int(wait * 1000) if wait > 0 else None
-        return await self.store.read_feed(keys.items(thread.thread_id), after, limit, block_ms)
+        async with self.feeds.thread_log(thread.thread_id) as log:
+            rows = await self.feeds.read(log, after, limit, wait)
+        return [(entry.id, entry.data) for entry in rows]
 
 
 def _ready(prompt: Prompt, reading: Reading, sender: str, *, decided: bool) -> ReadyAnswer | None:

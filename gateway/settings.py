@@ -58,6 +58,8 @@ class Settings(BaseSettings):
     threadgate_webhook_secret: SecretStr | None = None
     threadgate_lease_ttl_ms: int = Field(default=15_000, ge=1_000, le=300_000)
     threadgate_shutdown_grace_s: int = Field(default=10, ge=0, le=600)
+    threadgate_max_streams_per_token: int = Field(default=1_000, ge=1)
+    threadgate_max_streams: int = Field(default=20_000, ge=1)
 
     threadgate_web_chat: Literal["off", "on", "open"] = "off"
     threadgate_web_token: SecretStr | None = None

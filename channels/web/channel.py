@@ -7,6 +7,7 @@ Posting needs no network: the core logs every item it posts, and the page stream
 
 from __future__ import annotations
 
+import hashlib
 import json
 import uuid
 from collections.abc import AsyncIterator
@@ -14,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from channels.web.access import SignInError, WebAccess
@@ -26,6 +27,7 @@ from gateway.ids import ThreadRef, parse_thread_id
 from gateway.jsonbody import is_json_media_type, unsupported_media_type
 from gateway.models import MAX_TEXT_CHARS, InboundMessage, ThreadItem
 from gateway.service import NOT_ALLOWED_NOTICE, STALE_NOTICE, Outcome
+from gateway.sse import event_stream
 
 MAX_BODY = 64 * 1024
 NOTICES = {Outcome.NOT_ALLOWED: NOT_ALLOWED_NOTICE, Outcome.STALE: STALE_NOTICE}
@@ -144,23 +146,33 @@ class WebChannel:
         after = request.headers.get("last-event-id") or request.query_params.get("after") or None
         if after is not None and not is_stream_position(after):
             return _error("INVALID_PARAMS", f"after: {STREAM_ID_PROBLEM}.", 422)
-        headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-        return StreamingResponse(
-            self._stream(thread.thread_id, after), media_type="text/event-stream", headers=headers
-        )
+        slot = None
+        if self._context is not None and self._context.streams is not None:
+            try:
+                slot = self._context.streams.open(self._stream_credential(request))
+            except GatewayError as exc:
+                headers = {"Retry-After": str(exc.details.get("retry_after", 5))}
+                return JSONResponse(exc.envelope(), status_code=exc.status, headers=headers)
+        return event_stream(self._stream(thread.thread_id, after), self.heartbeat_s, slot)
 
-    async def _stream(self, thread_id: str, after: str | None) -> AsyncIterator[str]:
-        yield "retry: 2000\n\n"
+    def _stream_credential(self, request: Request) -> str:
+        """Whom an open event stream counts against: the web token, or (open chat) the visitor's address."""
+        token = _bearer(request)
+        if token:
+            return "web-token:" + hashlib.sha256(token.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+        return "web-visitor:" + (request.client.host if request.client else "unknown")
+
+    async def _stream(self, thread_id: str, after: str | None) -> AsyncIterator[bytes]:
+        yield b"retry: 2000\n\n"
         cursor = after
         while (context := self._context) is not None:
-            rows = await context.sink.read_thread(thread_id, cursor, 100, self.heartbeat_s)
-            if not rows:
-                yield ": heartbeat\n\n"
-                continue
-            for entry_id, entry in rows:
+            # Served from the process's one follower of this thread's log: a waiting page holds no
+            # Redis connection.
+            for entry_id, entry in await context.sink.read_thread(thread_id, cursor, 100, self.heartbeat_s):
                 cursor = entry_id
                 item = {"id": entry_id, "role": entry.get("role", "person"), "type": "message", **entry}
-                yield f"id: {entry_id}\nevent: item\ndata: {json.dumps(item, ensure_ascii=False)}\n\n"
+                data = json.dumps(item, ensure_ascii=False)
+                yield f"id: {entry_id}\nevent: item\ndata: {data}\n\n".encode()
 
     async def _receive(self, request: Request) -> JSONResponse:
         if not self.access.may_read(_bearer(request)):  # before a byte of the body is parsed

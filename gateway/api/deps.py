@@ -8,6 +8,7 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from gateway.api.limits import DEFAULT_MAX_BODY_BYTES
+from gateway.feeds import StreamCaps
 from gateway.ratelimit import RateLimiter
 from gateway.runtime import Runtime
 from gateway.service import Gateway
@@ -34,6 +35,11 @@ def runtime_of(request: Request) -> Runtime:
 
 def gateway_of(request: Request) -> Gateway:
     return runtime_of(request).gateway
+
+
+def streams_of(request: Request) -> StreamCaps:
+    """The process's count of open streams (SSE and long-polls), capped per credential and in all."""
+    return runtime_of(request).streams
 
 
 def options_of(request: Request) -> ApiOptions:

@@ -6,25 +6,25 @@ thread's pending prompt resolves ``resolved_hot``.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, Query
-from fastapi.responses import StreamingResponse
+from fastapi import APIRouter, Header, Query, Request
 from pydantic import AfterValidator
+from sse_starlette import EventSourceResponse
 
 from gateway.api.auth import Caller
-from gateway.api.deps import ApiOptions, Core, Options
+from gateway.api.deps import ApiOptions, Core, Options, streams_of
 from gateway.api.errors import error_responses
 from gateway.api.scope import event_visible, own_run, require_thread
 from gateway.cursors import STREAM_ID, stream_position
 from gateway.errors import not_found
+from gateway.feeds import Feeds
 from gateway.ids import parse_thread_id
 from gateway.service import WATCH_GRACE_MS, Gateway
-from gateway.store import keys
+from gateway.sse import event_stream
 
 router = APIRouter(prefix="/v1", tags=["agent side"])
 
@@ -52,12 +52,6 @@ class Filter:
         if self.run_id is not None and not is_message and data.get("run_id") != self.run_id:
             return False
         return self.agent is None or is_message or data.get("agent") == self.agent
-
-
-def frame(entry_id: str, entry: dict[str, Any]) -> str:
-    """One SSE event; the stream id is the event's SSE id, so ``Last-Event-ID`` resumes after it."""
-    data = json.dumps(entry, ensure_ascii=False, separators=(",", ":"))
-    return f"id: {entry_id}\nevent: {entry.get('type', 'message')}\ndata: {data}\n\n"
 
 
 class WaitMarker:
@@ -88,43 +82,43 @@ class WaitMarker:
         await store.watch(self.thread_id, prompt_id, self.ttl_ms)
 
 
-async def _latest_id(gateway: Gateway) -> str:
-    rows = await gateway.store.redis.xrevrange(keys.EVENTS, count=1)
-    return str(rows[0][0]) if rows else "0-0"
-
-
 async def stream(
-    gateway: Gateway,
+    feeds: Feeds,
     options: ApiOptions,
     cursor: str | None,
     where: Filter,
     marker: WaitMarker | None,
     reaches: Callable[[dict[str, Any]], Awaitable[bool]] | None = None,
-) -> AsyncIterator[str]:
-    """Events after ``cursor`` (default: from now), then each new one as it lands; heartbeats when idle."""
-    position = cursor or await _latest_id(gateway)
-    heartbeat_ms = max(1, int(options.sse_heartbeat_s * 1000))
+) -> AsyncIterator[bytes]:
+    """Events after ``cursor`` (default: from now), then each new one as it lands.
+
+    Read from the process's one follower of the event feed (``gateway.feeds``): an idle stream holds no
+    Redis connection. Keep-alive comments come from the response (``ping``). ``where`` and ``reaches``
+    are this subscriber's own filters (its query, its token's scope).
+    """
+    tail = feeds.events
+    position = cursor or tail.head
+    every_s = max(0.05, options.sse_heartbeat_s)
     if marker is not None:
         await marker.mark()  # before the first line: once a listener sees it, answers resolve hot
-    yield f"retry: 2000\n: connected at {position}\n\n"
+    yield f"retry: 2000\n: connected at {position}\n\n".encode()
     while True:
         if marker is not None:
             await marker.mark()
-        rows = await gateway.store.read_feed(keys.EVENTS, position, 100, block_ms=heartbeat_ms)
-        if not rows:
-            yield ": heartbeat\n\n"
-            continue
-        for entry_id, entry in rows:
-            position = entry_id
-            if not where.matches(entry) or (reaches is not None and not await reaches(entry)):
+        for entry in await feeds.read(tail, position, 100, wait_s=every_s):
+            position = entry.id
+            if not where.matches(entry.data) or (reaches is not None and not await reaches(entry.data)):
                 continue
-            if marker is not None and entry.get("type") == "input.requested":
-                await marker.mark(entry["data"]["prompt_id"])
-            yield frame(entry_id, entry)
+            if marker is not None and entry.data.get("type") == "input.requested":
+                await marker.mark(entry.data["data"]["prompt_id"])
+            yield entry.frame()
 
 
-@router.get("/events", response_class=StreamingResponse, responses={**_SSE_DOC, **error_responses(400, 404)})
+@router.get(
+    "/events", response_class=EventSourceResponse, responses={**_SSE_DOC, **error_responses(400, 404, 429)}
+)
 async def events(
+    request: Request,
     core: Core,
     options: Options,
     caller: Caller,
@@ -139,13 +133,14 @@ async def events(
     thread_id: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
     run_id: Annotated[str | None, Query(min_length=1, max_length=100)] = None,
     agent: Annotated[str | None, Query(min_length=1, max_length=64)] = None,
-) -> StreamingResponse:
+) -> EventSourceResponse:
     """Server-Sent Events: ``input.requested``, ``input.resolved``, ``message.received``.
 
     Starts from now, or after ``Last-Event-ID`` (or ``after``) to resume without losing an event. With
     ``thread_id`` or ``run_id`` the stream carries that thread's events only, and counts as the agent
     waiting there: a person's answer to its pending prompt then resolves hot. A token scoped to some
-    agents gets their prompts' events, and people's messages as ``GET /v1/messages`` says.
+    agents gets their prompts' events, and people's messages as ``GET /v1/messages`` says. Open streams
+    are capped per token and per process (429 ``RATE_LIMITED`` with ``Retry-After`` beyond).
     """
     thread = parse_thread_id(thread_id).thread_id if thread_id is not None else None
     if run_id is not None:
@@ -157,11 +152,11 @@ async def events(
         await require_thread(core.store, caller, thread)  # a stream on a thread marks its prompt waited on
     where = Filter(thread, run_id, agent)
     marker = WaitMarker(core, thread, run_id, options.sse_heartbeat_s) if thread is not None else None
-    headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
     async def reaches(entry: dict[str, Any]) -> bool:
         return await event_visible(core, caller, entry)
 
     scoped = None if caller.agents is None else reaches
-    body = stream(core, options, last_event_id or after, where, marker, scoped)
-    return StreamingResponse(body, media_type="text/event-stream", headers=headers)
+    slot = streams_of(request).open(caller.name)
+    body = stream(core.feeds, options, last_event_id or after, where, marker, scoped)
+    return event_stream(body, options.sse_heartbeat_s, slot)

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse
 
 from gateway.api.answering import already_resolved
 from gateway.api.auth import AgentCaller, Caller
-from gateway.api.deps import MAX_WAIT_S, Core, Options
+from gateway.api.deps import MAX_WAIT_S, Core, Options, streams_of
 from gateway.api.errors import error_responses
 from gateway.api.inbox import pending_page
 from gateway.api.schemas import ApprovalRequest, CancelBody, PolicyDecision, PromptList
@@ -83,8 +84,9 @@ async def raise_prompt(run_id: RunId, body: PromptRequest, core: Core, caller: A
     return JSONResponse(prompt.public(), status_code=201)
 
 
-@router.get("/prompts/{prompt_id}", responses={200: {"model": Prompt}, **error_responses(404)})
+@router.get("/prompts/{prompt_id}", responses={200: {"model": Prompt}, **error_responses(404, 429)})
 async def get_prompt(
+    request: Request,
     prompt_id: PromptId,
     core: Core,
     options: Options,
@@ -93,10 +95,13 @@ async def get_prompt(
 ) -> JSONResponse:
     """The prompt; with ``wait``, returns the moment it settles (or after ``wait`` seconds, still pending).
 
-    While a long-poll is open the agent counts as waiting: an answer then resolves ``resolved_hot``.
+    While a long-poll is open the agent counts as waiting: an answer then resolves ``resolved_hot``. Open
+    long-polls are capped per token and per process (429 ``RATE_LIMITED`` with ``Retry-After`` beyond).
     """
     await own_prompt(core.store, caller, prompt_id)
-    prompt = await core.wait_prompt(prompt_id, min(wait, options.max_wait_s))
+    wait_s = min(wait, options.max_wait_s)
+    with streams_of(request).open(caller.name) if wait_s > 0 else contextlib.nullcontext():
+        prompt = await core.wait_prompt(prompt_id, wait_s)
     return JSONResponse(prompt.public())
 
 

@@ -2,22 +2,23 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import AfterValidator
 
 from gateway.api.auth import AgentCaller, Caller
-from gateway.api.deps import MAX_WAIT_S, Core, Options
+from gateway.api.deps import MAX_WAIT_S, Core, Options, streams_of
 from gateway.api.errors import error_responses
 from gateway.api.schemas import ItemList, MessageList, PostedItem, PostItemBody
 from gateway.api.scope import message_visible, require_thread
 from gateway.cursors import STREAM_ID, stream_position
+from gateway.feeds import Feeds
 from gateway.ids import parse_thread_id
-from gateway.store import Store, keys
 
 router = APIRouter(prefix="/v1", tags=["agent side"])
 
@@ -75,7 +76,7 @@ async def thread_items(
 
 
 async def read_messages(
-    store: Store,
+    feeds: Feeds,
     *,
     after: str | None,
     wait_s: float,
@@ -83,26 +84,27 @@ async def read_messages(
     limit: int,
     reaches: Callable[[dict[str, Any]], Awaitable[bool]] | None = None,
 ) -> tuple[list[dict[str, Any]], str | None]:
-    """Queued messages after the cursor, blocking on the Redis stream up to ``wait_s`` while none match.
+    """Queued messages after the cursor, waiting up to ``wait_s`` while none match.
 
-    ``reaches`` keeps the messages the caller may see (a token's scope).
+    The wait is on the process's one follower of the feed (``gateway.feeds``), not on Redis: a held
+    long-poll costs no connection. ``reaches`` keeps the messages the caller may see (a token's scope).
     """
     deadline = time.monotonic() + wait_s
     cursor = after
     while True:
-        block_ms = int((deadline - time.monotonic()) * 1000)
-        rows = await store.read_feed(keys.MESSAGES, cursor, limit, block_ms if block_ms > 0 else None)
+        rows = await feeds.read(feeds.messages, cursor, limit, max(0.0, deadline - time.monotonic()))
         if rows:
-            cursor = rows[-1][0]
-        items = [entry for _, entry in rows if thread_id is None or entry.get("thread_id") == thread_id]
+            cursor = rows[-1].id
+        items = [row.data for row in rows if thread_id is None or row.data.get("thread_id") == thread_id]
         if reaches is not None:
             items = [entry for entry in items if await reaches(entry)]
-        if items or not rows or block_ms <= 0:
+        if items or not rows or time.monotonic() >= deadline:
             return items, cursor
 
 
-@router.get("/messages", response_model=MessageList, responses=error_responses(400))
+@router.get("/messages", response_model=MessageList, responses=error_responses(400, 429))
 async def messages(
+    request: Request,
     core: Core,
     options: Options,
     caller: Caller,
@@ -124,12 +126,13 @@ async def messages(
     async def reaches(entry: dict[str, Any]) -> bool:
         return await message_visible(core.store, caller, entry.get("thread_id"))
 
-    items, cursor = await read_messages(
-        core.store,
-        after=after,
-        wait_s=wait_s,
-        thread_id=thread_id,
-        limit=limit,
-        reaches=None if caller.agents is None else reaches,
-    )
+    with streams_of(request).open(caller.name) if wait_s > 0 else contextlib.nullcontext():
+        items, cursor = await read_messages(
+            core.feeds,
+            after=after,
+            wait_s=wait_s,
+            thread_id=thread_id,
+            limit=limit,
+            reaches=None if caller.agents is None else reaches,
+        )
     return JSONResponse({"items": items, "cursor": cursor})

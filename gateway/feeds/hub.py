@@ -1,0 +1,191 @@
+"""The process's followed streams: the event and message feeds always, a thread's log while it is read."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from gateway.feeds.follower import Follower
+from gateway.feeds.tail import Entry, Tail, decode
+from gateway.store import keys
+
+SHARED_BLOCK_MS = 2_000  # a stream added in the instant before a read blocks joins within this
+EMBEDDED_BLOCK_MS = 200  # the embedded store cannot end a blocked read early
+LINGER_S = 30.0  # a thread's log stays followed this long after its last reader left
+
+
+def _is_cluster(redis: Any) -> bool:
+    from redis.asyncio.cluster import RedisCluster
+
+    return isinstance(redis, RedisCluster)
+
+
+def _is_embedded(redis: Any) -> bool:
+    return type(redis).__module__.startswith("fakeredis")
+
+
+class Feeds:
+    """Each Redis stream read once per process, its entries handed to every local reader from memory.
+
+    On one Redis server a single follower reads every stream in one blocking ``XREAD`` on one connection.
+    On Redis Cluster a multi-key ``XREAD`` must stay in one slot, and every thread has its own, so each
+    followed stream gets its own follower: the two feeds, plus one per thread whose log is being read
+    (per thread, not per reader). Readers wait on an in-memory signal and hold no connection.
+    """
+
+    def __init__(
+        self,
+        redis: Any,
+        *,
+        keep: int = 1024,
+        linger_s: float = LINGER_S,
+        report: Callable[[BaseException, str], bool] | None = None,
+    ) -> None:
+        self._redis = redis
+        self._report = report
+        self._keep = keep
+        self._linger_s = linger_s
+        self._tails: dict[str, Tail] = {}
+        self._followers: dict[str, Follower] = {}  # by stream key on a cluster, else one under ""
+        self._dedicated: Any = None
+        self._stopping: set[asyncio.Task[None]] = set()
+        self._started = False
+        self.events = Tail(keys.EVENTS, keep)
+        self.messages = Tail(keys.MESSAGES, keep)
+
+    async def start(self) -> None:
+        """Follow the event and message feeds from their current ends."""
+        if self._started:
+            return
+        self._started = True
+        for tail in (self.events, self.messages):
+            tail.start_at(await self._latest(tail.key))
+            await self._follow(tail)
+
+    async def stop(self) -> None:
+        for follower in list(self._followers.values()):
+            await follower.stop()
+        self._followers.clear()
+        if self._dedicated is not None:
+            with contextlib.suppress(Exception):
+                await self._dedicated.aclose()
+            self._dedicated = None
+        self._started = False
+
+    @property
+    def followed(self) -> int:
+        """How many streams this process follows now (two feeds plus the threads being read)."""
+        return 2 + len(self._tails)
+
+    # Reading ---------------------------------------------------------------------------------------
+
+    async def read(self, tail: Tail, after: str | None, limit: int, wait_s: float = 0) -> list[Entry]:
+        """Entries after ``after`` (none: from the stream's start), waiting up to ``wait_s`` for one.
+
+        Recent entries come from memory; older ones (a reader resuming from further back than the tail
+        keeps) from one non-blocking ``XRANGE``. Either way the reader's own cursor decides what it gets,
+        so nothing between a replay and the live entries is skipped or repeated.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + wait_s
+        while True:
+            changed = tail.changed  # taken before looking: an entry landing meanwhile still wakes us
+            rows = tail.after(after, limit)
+            if rows is None:
+                rows = await self._replay(tail.key, after, limit)
+            remaining = deadline - loop.time()
+            if rows or remaining <= 0:
+                return rows
+            try:
+                async with asyncio.timeout(remaining):
+                    await changed.wait()
+            except TimeoutError:
+                return []
+
+    @contextlib.asynccontextmanager
+    async def thread_log(self, thread_id: str) -> AsyncIterator[Tail]:
+        """Follow a thread's item log while the block runs (shared by every reader of the thread)."""
+        tail = await self._thread_tail(keys.items(thread_id))
+        tail.readers += 1
+        try:
+            yield tail
+        finally:
+            tail.readers -= 1
+            if tail.readers == 0:
+                tail.idle_since = time.monotonic()
+                asyncio.get_running_loop().call_later(self._linger_s, self._drop_if_idle, tail)
+
+    # Internals -------------------------------------------------------------------------------------
+
+    async def _replay(self, key: str, after: str | None, limit: int) -> list[Entry]:
+        start = f"({after}" if after else "-"
+        return decode(await self._redis.xrange(key, min=start, max="+", count=limit))
+
+    async def _latest(self, key: str) -> str:
+        rows = await self._redis.xrevrange(key, count=1)
+        return str(rows[0][0]) if rows else "0-0"
+
+    async def _thread_tail(self, key: str) -> Tail:
+        while True:
+            tail = self._tails.get(key)
+            if tail is None:
+                tail = Tail(key, self._keep)
+                self._tails[key] = tail
+                try:
+                    tail.start_at(await self._latest(key))
+                    await self._follow(tail)
+                except BaseException:
+                    tail.failed = True
+                    tail.ready.set()
+                    if self._tails.get(key) is tail:
+                        del self._tails[key]
+                    raise
+                return tail
+            await tail.ready.wait()
+            if not tail.failed:
+                return tail
+
+    def _drop_if_idle(self, tail: Tail) -> None:
+        if tail.readers or self._tails.get(tail.key) is not tail:
+            return
+        if time.monotonic() - tail.idle_since < self._linger_s * 0.99:
+            return  # a reader came and went since; its own timer drops the tail later
+        del self._tails[tail.key]
+        follower = self._followers.get(tail.key) or self._followers.get("")
+        if follower is None:
+            return
+        follower.remove(tail.key)
+        if follower.name == tail.key and not len(follower):
+            self._followers.pop(tail.key, None)
+            stopping = asyncio.get_running_loop().create_task(follower.stop(), name="threadgate.unfollow")
+            self._stopping.add(stopping)
+            stopping.add_done_callback(self._stopping.discard)
+
+    async def _follow(self, tail: Tail) -> None:
+        if _is_cluster(self._redis):
+            follower = self._followers.get(tail.key)
+            if follower is None:
+                follower = Follower(self._redis, tail.key, block_ms=SHARED_BLOCK_MS, report=self._report)
+                self._followers[tail.key] = follower
+                follower.start()
+            await follower.add(tail)
+            return
+        follower = self._followers.get("")
+        if follower is None:
+            if _is_embedded(self._redis):
+                follower = Follower(self._redis, "streams", block_ms=EMBEDDED_BLOCK_MS, report=self._report)
+            else:
+                self._dedicated = self._redis.client()  # one connection of the pool, held for the reads
+                follower = Follower(
+                    self._dedicated,
+                    "streams",
+                    block_ms=SHARED_BLOCK_MS,
+                    unblock_via=self._redis,
+                    report=self._report,
+                )
+            self._followers[""] = follower
+            follower.start()
+        await follower.add(tail)
