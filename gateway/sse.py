@@ -14,7 +14,7 @@ SEND_TIMEOUT_S = 30.0  # a client that reads nothing for this long is dropped, n
 
 
 def _heartbeat() -> ServerSentEvent:
-    return ServerSentEvent(comment="heartbeat")
+    return ServerSentEvent(comment="heartbeat", sep="\n")
 
 
 class SlotStream(EventSourceResponse):
@@ -26,6 +26,7 @@ class SlotStream(EventSourceResponse):
             headers=HEADERS,
             ping=ping_s,
             ping_message_factory=_heartbeat,
+            sep="\n",  # the frames are written with LF; one line ending throughout
             send_timeout=SEND_TIMEOUT_S,
         )
         self.slot = slot

@@ -1,0 +1,172 @@
+"""Open event streams and long-polls share the process's followers: they cost no Redis connection each,
+every one gets each event, a resumed stream misses nothing, and too many are refused with 429."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import redis.asyncio as aioredis
+
+from gateway.models import InboundMessage
+from tests.api.conftest import (
+    AGENT_AUTH,
+    OPERATOR_AUTH,
+    STARTER,
+    Served,
+    raise_prompt,
+    respond_path,
+    served_gateway,
+    start_run,
+)
+
+STREAMS = 30
+
+
+async def redis_connections(url: str) -> int:
+    """Client connections the private redis-server holds, apart from the one asking."""
+    client = aioredis.Redis.from_url(url, decode_responses=True)
+    try:
+        return len(await client.client_list()) - 1
+    finally:
+        await client.aclose()
+
+
+@contextlib.asynccontextmanager
+async def open_stream(
+    client: httpx.AsyncClient, path: str, headers: dict[str, str] | None = None
+) -> AsyncIterator[AsyncIterator[str]]:
+    """An event stream, yielded once its first line arrived (it is following from then on)."""
+    async with client.stream("GET", path, headers=headers or {}) as response:
+        assert response.status_code == 200, await response.aread()
+        lines = response.aiter_lines()
+        async with asyncio.timeout(5):
+            await lines.__anext__()
+        yield lines
+
+
+async def next_event(lines: AsyncIterator[str]) -> dict[str, Any]:
+    event: dict[str, Any] = {}
+    async with asyncio.timeout(5):
+        async for line in lines:
+            if line.startswith("id: "):
+                event["cursor"] = line[4:]
+            elif line.startswith("event: "):
+                event["event"] = line[7:]
+            elif line.startswith("data: "):
+                event["data"] = json.loads(line[6:])
+            elif not line and "data" in event:
+                return event
+    raise AssertionError("the stream ended")
+
+
+async def test_open_streams_hold_no_redis_connection_each_and_all_get_the_event(
+    served: Served, real_redis: str
+) -> None:
+    async with contextlib.AsyncExitStack() as stack:
+        client = await stack.enter_async_context(
+            httpx.AsyncClient(
+                base_url=served.base_url,
+                headers=AGENT_AUTH,
+                timeout=10,
+                limits=httpx.Limits(max_connections=STREAMS + 10),
+            )
+        )
+        run = await start_run(client)
+        first = await stack.enter_async_context(open_stream(client, "/v1/events"))
+        before = await redis_connections(real_redis)
+        streams = [first]
+        for index in range(STREAMS - 1):
+            path = "/v1/events" if index % 2 else f"/v1/events?run_id={run['run_id']}"
+            streams.append(await stack.enter_async_context(open_stream(client, path)))
+        after = await redis_connections(real_redis)
+        prompt = await raise_prompt(client, run["run_id"])
+        events = await asyncio.gather(*(next_event(lines) for lines in streams))
+    assert after <= before + 2, f"{STREAMS} streams took {after - before} more Redis connections"
+    assert {event["data"]["data"]["prompt_id"] for event in events} == {prompt["prompt_id"]}
+    assert all(event["event"] == "input.requested" for event in events)
+
+
+async def test_held_long_polls_hold_no_redis_connection_each(served: Served, real_redis: str) -> None:
+    limits = httpx.Limits(max_connections=2 * STREAMS + 10)
+    async with (
+        httpx.AsyncClient(base_url=served.base_url, headers=AGENT_AUTH, timeout=10, limits=limits) as agent,
+        served.client(OPERATOR_AUTH) as operator,
+    ):
+        run = await start_run(agent)
+        prompt = await raise_prompt(agent, run["run_id"], kind="text", questions=[{"question": "Name?"}])
+        feed = {
+            "wait": 5,
+            **({"after": c} if (c := (await agent.get("/v1/messages")).json()["cursor"]) else {}),
+        }
+        before = await redis_connections(real_redis)
+        polls = []
+        for index in range(2 * STREAMS):  # one at a time: a burst would open pooled connections
+            if index % 2:
+                polls.append(asyncio.create_task(agent.get("/v1/messages", params=feed)))
+            else:
+                path = f"/v1/prompts/{prompt['prompt_id']}"
+                polls.append(asyncio.create_task(agent.get(path, params={"wait": 5})))
+            async with asyncio.timeout(5):
+                while served.runtime.streams.open_streams <= index:  # this long-poll is held
+                    await asyncio.sleep(0.005)
+        held = await redis_connections(real_redis)
+        answered = await operator.post(
+            respond_path(run, prompt["prompt_id"]),
+            json={"answers": [{"questionId": "q1", "otherText": "Ada"}]},
+            headers={"X-Threadgate-From": STARTER},
+        )
+        said = InboundMessage(thread_id="web:elsewhere", sender="web:bob", text="hello")
+        await served.runtime.gateway.receive(said)  # queued for agents: every feed long-poll gets it
+        results = await asyncio.wait_for(asyncio.gather(*polls), 10)
+    assert held <= before + 2, f"{2 * STREAMS} long-polls took {held - before} more Redis connections"
+    assert answered.status_code == 200, answered.text
+    assert all(r.json()["prompt_state"] == "answered" for r in results[0::2])
+    assert all([m["text"] for m in r.json()["items"]] == ["hello"] for r in results[1::2])
+
+
+async def test_a_resumed_stream_gets_the_missed_events_then_the_live_ones_each_once(
+    served: Served, agent: httpx.AsyncClient
+) -> None:
+    run = await start_run(agent)
+    async with open_stream(agent, "/v1/events") as lines:
+        first = await raise_prompt(agent, run["run_id"])
+        seen = await next_event(lines)
+    missed = [await raise_prompt(agent, run["run_id"]) for _ in range(2)]  # while nobody listens
+    async with open_stream(agent, "/v1/events", {"Last-Event-ID": seen["cursor"]}) as lines:
+        replayed = [await next_event(lines) for _ in range(4)]  # each missed raise: superseded + requested
+        live = await raise_prompt(agent, run["run_id"])  # raised after the stream is following
+        rest = [await next_event(lines) for _ in range(2)]
+    got = replayed + rest
+    assert seen["data"]["data"]["prompt_id"] == first["prompt_id"]
+    requested = [e["data"]["data"]["prompt_id"] for e in got if e["event"] == "input.requested"]
+    assert requested == [missed[0]["prompt_id"], missed[1]["prompt_id"], live["prompt_id"]]
+    cursors = [e["cursor"] for e in got]
+    assert len(set(cursors)) == len(cursors) and cursors == sorted(
+        cursors, key=lambda c: tuple(map(int, c.split("-")))
+    )
+
+
+async def test_streams_beyond_the_cap_are_refused_with_429_and_retry_after(real_redis: str) -> None:
+    async with served_gateway(real_redis, threadgate_max_streams_per_token=2) as served:
+        async with served.client(AGENT_AUTH) as agent, served.client(OPERATOR_AUTH) as operator:
+            async with open_stream(agent, "/v1/events"), open_stream(agent, "/v1/events"):
+                async with asyncio.timeout(5):  # refused at once, not held open
+                    refused = await agent.get("/v1/events")
+                    poll = await agent.get("/v1/messages", params={"wait": 1})
+                quick = await agent.get("/v1/messages")  # not held: not counted
+                other = await operator.get("/v1/messages", params={"wait": 0.1})  # another token
+            async with asyncio.timeout(5):
+                while served.runtime.streams.open_streams:  # closed streams give their slots back
+                    await asyncio.sleep(0.01)
+            async with open_stream(agent, "/v1/events"):
+                pass
+    for response in (refused, poll):
+        assert response.status_code == 429
+        assert response.json()["error"]["code"] == "RATE_LIMITED"
+        assert int(response.headers["Retry-After"]) >= 1
+    assert quick.status_code == 200 and other.status_code == 200
