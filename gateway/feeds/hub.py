@@ -80,6 +80,13 @@ class Feeds:
         """How many streams this process follows now (two feeds plus the threads being read)."""
         return 2 + len(self._tails)
 
+    def waiting(self, key: str) -> int:
+        """How many readers wait for the next entry of stream ``key`` now (0 if it is not followed)."""
+        tail = {self.events.key: self.events, self.messages.key: self.messages}.get(key) or self._tails.get(
+            key
+        )
+        return tail.waiting if tail is not None else 0
+
     # Reading ---------------------------------------------------------------------------------------
 
     async def read(self, tail: Tail, after: str | None, limit: int, wait_s: float = 0) -> list[Entry]:
@@ -99,11 +106,14 @@ class Feeds:
             remaining = deadline - loop.time()
             if rows or remaining <= 0:
                 return rows
+            tail.waiting += 1
             try:
                 async with asyncio.timeout(remaining):
                     await changed.wait()
             except TimeoutError:
                 return []
+            finally:
+                tail.waiting -= 1
 
     @contextlib.asynccontextmanager
     async def thread_log(self, thread_id: str) -> AsyncIterator[Tail]:

@@ -61,7 +61,8 @@ class Tail:
         self.changed = asyncio.Event()
         self.ready = asyncio.Event()  # set once ``head`` is known (a thread tail asks Redis first)
         self.failed = False
-        self.readers = 0
+        self.readers = 0  # readers following a thread's log (the feeds are followed regardless)
+        self.waiting = 0  # readers waiting for the next entry now
         self.idle_since = time.monotonic()
 
     def start_at(self, head: str) -> None:

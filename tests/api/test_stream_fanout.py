@@ -23,8 +23,18 @@ from tests.api.conftest import (
     served_gateway,
     start_run,
 )
+from tests.support.conditions import eventually
 
 STREAMS = 30
+
+
+async def until_held(served: Served, count: int) -> None:
+    """Until exactly ``count`` streams and long-polls are held open by the gateway."""
+
+    async def held() -> bool:
+        return served.runtime.streams.open_streams == count
+
+    await eventually(held, f"{count} open streams")
 
 
 async def redis_connections(url: str) -> int:
@@ -111,9 +121,7 @@ async def test_held_long_polls_hold_no_redis_connection_each(served: Served, rea
             else:
                 path = f"/v1/prompts/{prompt['prompt_id']}"
                 polls.append(asyncio.create_task(agent.get(path, params={"wait": 5})))
-            async with asyncio.timeout(5):
-                while served.runtime.streams.open_streams <= index:  # this long-poll is held
-                    await asyncio.sleep(0.005)
+            await until_held(served, index + 1)
         held = await redis_connections(real_redis)
         answered = await operator.post(
             respond_path(run, prompt["prompt_id"]),
@@ -152,19 +160,20 @@ async def test_a_resumed_stream_gets_the_missed_events_then_the_live_ones_each_o
 
 
 async def test_streams_beyond_the_cap_are_refused_with_429_and_retry_after(real_redis: str) -> None:
-    async with served_gateway(real_redis, threadgate_max_streams_per_token=2) as served:
-        async with served.client(AGENT_AUTH) as agent, served.client(OPERATOR_AUTH) as operator:
-            async with open_stream(agent, "/v1/events"), open_stream(agent, "/v1/events"):
-                async with asyncio.timeout(5):  # refused at once, not held open
-                    refused = await agent.get("/v1/events")
-                    poll = await agent.get("/v1/messages", params={"wait": 1})
-                quick = await agent.get("/v1/messages")  # not held: not counted
-                other = await operator.get("/v1/messages", params={"wait": 0.1})  # another token
-            async with asyncio.timeout(5):
-                while served.runtime.streams.open_streams:  # closed streams give their slots back
-                    await asyncio.sleep(0.01)
-            async with open_stream(agent, "/v1/events"):
-                pass
+    async with (
+        served_gateway(real_redis, threadgate_max_streams_per_token=2) as served,
+        served.client(AGENT_AUTH) as agent,
+        served.client(OPERATOR_AUTH) as operator,
+    ):
+        async with open_stream(agent, "/v1/events"), open_stream(agent, "/v1/events"):
+            async with asyncio.timeout(5):  # refused at once, not held open
+                refused = await agent.get("/v1/events")
+                poll = await agent.get("/v1/messages", params={"wait": 1})
+            quick = await agent.get("/v1/messages")  # not held: not counted
+            other = await operator.get("/v1/messages", params={"wait": 0.1})  # another token
+        await until_held(served, 0)  # closed streams give their slots back
+        async with open_stream(agent, "/v1/events"):
+            pass
     for response in (refused, poll):
         assert response.status_code == 429
         assert response.json()["error"]["code"] == "RATE_LIMITED"

@@ -10,8 +10,9 @@ from typing import Any
 import httpx
 
 from gateway.models import InboundMessage
+from gateway.store import keys
 from tests.api.conftest import STARTER, THREAD, Served, raise_prompt, respond_path, start_run
-from tests.support.conditions import until_blocked_on_a_stream, until_connected
+from tests.support.conditions import until_connected, until_waiting_on
 
 
 async def _person_says(served: Served, text: str, thread_id: str = THREAD) -> None:
@@ -64,7 +65,7 @@ async def test_messages_feed_loses_nothing_between_two_reads(
 
 async def test_messages_long_poll_wakes_on_a_new_message(agent: httpx.AsyncClient, served: Served) -> None:
     poll = asyncio.create_task(agent.get("/v1/messages", params={"wait": 5}))
-    await until_blocked_on_a_stream(served.runtime.store.redis)
+    await until_waiting_on(served.runtime.gateway.feeds, keys.MESSAGES)
     assert not poll.done()
     await _person_says(served, "hello")
     feed = (await asyncio.wait_for(poll, 2)).json()

@@ -12,6 +12,7 @@ import pytest
 from gateway.feeds import Feeds
 from gateway.feeds.tail import Entry
 from gateway.store import keys
+from tests.support.conditions import eventually
 
 THREAD = "web:lobby"
 
@@ -72,9 +73,11 @@ async def test_a_thread_log_is_followed_live_while_read_and_dropped_after(
         rows = await asyncio.wait_for(waiting, 10)
         assert [row.id for row in rows] == [after]
         assert feeds.followed == 3
-    async with asyncio.timeout(5):
-        while feeds.followed != 2:  # dropped once it lingered with no reader
-            await asyncio.sleep(0.01)
+
+    async def dropped() -> bool:  # once it lingered with no reader
+        return feeds.followed == 2
+
+    await eventually(dropped, "the thread's log no longer followed")
 
 
 async def test_a_read_with_nothing_new_returns_empty_after_its_wait(feeds: Feeds) -> None:

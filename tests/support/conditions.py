@@ -7,6 +7,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
+from gateway.feeds import Feeds
 from gateway.store import keys
 
 POLL_S = 0.01
@@ -31,14 +32,14 @@ async def until_watched(redis: Any, thread_id: str, prompt_id: str) -> None:
     await eventually(watched, f"an agent waiting on {prompt_id}")
 
 
-async def until_blocked_on_a_stream(redis: Any) -> None:
-    """Until a Redis client is blocked reading a stream (``XREAD BLOCK``): a long-poll on a feed waits."""
+async def until_waiting_on(feeds: Feeds, stream: str, count: int = 1) -> None:
+    """Until ``count`` readers (long-polls, event streams) wait for the next entry of ``stream``: what is
+    added from now on reaches them live, not as a replay."""
 
-    async def blocked() -> bool:
-        clients = await redis.client_list()
-        return any(client.get("cmd") == "xread" and "b" in client.get("flags", "") for client in clients)
+    async def waiting() -> bool:
+        return feeds.waiting(stream) >= count
 
-    await eventually(blocked, "a reader blocked on a stream")
+    await eventually(waiting, f"{count} reader(s) waiting on {stream}")
 
 
 async def until_connected(lines: AsyncIterator[str]) -> None:

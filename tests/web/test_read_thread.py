@@ -6,6 +6,8 @@ import asyncio
 
 from gateway.models import InboundMessage
 from gateway.service import Gateway
+from gateway.store import keys
+from tests.support.conditions import until_waiting_on
 
 THREAD = "slack:C0456:1712345678.000100"
 
@@ -27,8 +29,7 @@ async def test_read_thread_waits_for_the_next_item_instead_of_returning_empty(ga
     await gateway.receive(said("before"))
     cursor = (await gateway.read_thread(THREAD))[-1][0]
     waiting = asyncio.create_task(gateway.read_thread(THREAD, after=cursor, wait=5))
-    await asyncio.sleep(0.2)
-    assert not waiting.done()
+    await until_waiting_on(gateway.feeds, keys.items(THREAD))  # the item below arrives live
     await gateway.receive(said("after"))
     rows = await asyncio.wait_for(waiting, 5)
     assert [entry["text"] for _, entry in rows] == ["after"]
