@@ -60,8 +60,16 @@ class HttpFigure:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class Server:
+    base: str  # http://127.0.0.1:<port>
+    pid: int
+
+
 @asynccontextmanager
-async def _server(command: list[str], env: dict[str, str], port: int, ready_path: str) -> AsyncIterator[str]:
+async def server_process(
+    command: list[str], env: dict[str, str], port: int, ready_path: str
+) -> AsyncIterator[Server]:
     """A server process on ``port`` (run from an empty directory, so no ``.env`` is read), until exit."""
     workdir = Path(tempfile.mkdtemp(prefix="threadgate-bench-http-"))
     with (workdir / "server.log").open("wb") as log:
@@ -84,7 +92,7 @@ async def _server(command: list[str], env: dict[str, str], port: int, ready_path
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"a benchmark server did not get ready: see {workdir / 'server.log'}")
                 await asyncio.sleep(0.1)
-        yield base
+        yield Server(base, process.pid)
     finally:
         if process.returncode is None:
             process.terminate()
@@ -149,12 +157,14 @@ async def measure_gateway(redis_url: str, concurrency: int, ops: int) -> Gateway
     async with AsyncExitStack() as stack:
         bases = [
             await stack.enter_async_context(
-                _server([sys.executable, "-m", "gateway.cli", "serve", "--port", str(port)], env, port, READY)
+                server_process(
+                    [sys.executable, "-m", "gateway.cli", "serve", "--port", str(port)], env, port, READY
+                )
             )
             for port in ports
         ]
-        agent = await stack.enter_async_context(_session(bases[0], concurrency, agent_token))
-        operator = await stack.enter_async_context(_session(bases[1], concurrency, operator_token))
+        agent = await stack.enter_async_context(_session(bases[0].base, concurrency, agent_token))
+        operator = await stack.enter_async_context(_session(bases[1].base, concurrency, operator_token))
         runs = []
         for index in range(ops + concurrency):
             body = {"thread_id": f"web:bench-{index}", "agent": AGENT, "started_by": STARTER}
@@ -197,7 +207,7 @@ async def measure_floor(redis_url: str, concurrency: int, ops: int) -> Summary:
     async with AsyncExitStack() as stack:
         bases = [
             await stack.enter_async_context(
-                _server(
+                server_process(
                     [sys.executable, "-m", "uvicorn", "bench.http_floor:app", "--port", str(port),
                      "--log-level", "warning"],
                     {"REDIS_URL": redis_url, "PYTHONPATH": str(ROOT)},
@@ -207,8 +217,8 @@ async def measure_floor(redis_url: str, concurrency: int, ops: int) -> Summary:
             )
             for port in ports
         ]  # fmt: skip
-        first = await stack.enter_async_context(_session(bases[0], concurrency))
-        second = await stack.enter_async_context(_session(bases[1], concurrency))
+        first = await stack.enter_async_context(_session(bases[0].base, concurrency))
+        second = await stack.enter_async_context(_session(bases[1].base, concurrency))
 
         async def operation(_index: int) -> None:
             await _call(first, "GET", "/get", 200)

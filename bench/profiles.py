@@ -15,10 +15,17 @@ class Profile:
     scale_concurrency: int
     http_concurrency: int
     http_ops: int
+    idle_long_polls: int
+    idle_streams: int
 
 
 PROFILES = {
-    "full": Profile("full", ((1, 1000), (16, 4000), (256, 4096)), 1000, 1_000_000, 2000, 16, 16, 2000),
-    "quick": Profile("quick", ((1, 300), (16, 1200), (256, 1024)), 1000, 50_000, 500, 16, 16, 300),
-    "smoke": Profile("smoke", ((1, 10), (16, 32), (256, 256)), 100, 1000, 40, 4, 4, 12),
+    "full": Profile(
+        "full", ((1, 1000), (16, 4000), (256, 4096)), 1000, 1_000_000, 2000, 16, 16, 2000, 10_000, 2000
+    ),
+    # the idle-waiter figure runs at full size in the quick profile too
+    "quick": Profile(
+        "quick", ((1, 300), (16, 1200), (256, 1024)), 1000, 50_000, 500, 16, 16, 300, 10_000, 2000
+    ),
+    "smoke": Profile("smoke", ((1, 10), (16, 32), (256, 256)), 100, 1000, 40, 4, 4, 12, 200, 40),
 }

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bench.http import HttpFigure
+from bench.idle import IdleFigure
 from bench.machine import Machine
 from bench.resolve import ResolveFigure
 from bench.roundtrips import RoundTrips
@@ -22,6 +23,7 @@ class Results:
     round_trips: list[RoundTrips]
     scale: ScaleFigure
     http: HttpFigure
+    idle: IdleFigure
 
     @property
     def resolve_vs_floor_ratio(self) -> float:
@@ -38,6 +40,7 @@ class Results:
             "round_trips": {figure.operation: figure.as_dict() for figure in self.round_trips},
             "scale": self.scale.as_dict(),
             "http": self.http.as_dict(),
+            "idle_waiters": self.idle.as_dict(),
             "machine": self.machine.as_dict(),
         }
 
@@ -134,4 +137,17 @@ def markdown(results: Results) -> str:
         f"answer p50/p99 {_ms(http.answer_ms[0])}/{_ms(http.answer_ms[1])} ms; "
         f"{http.hot} of {http.gateway.ops} answers resolved hot (the long-poll was already waiting).",
     ]
+    idle = results.idle
+    lines += [
+        "",
+        f"**5. Idle waiters on one process** ({_n(idle.long_polls)} long-polls "
+        f"`GET /v1/prompts/{{id}}?wait=60` and {_n(idle.streams)} event streams `GET /v1/events`; "
+        "answers given on another process)",
+        "",
+        _row("held", "Redis connections", "bytes/waiter (RSS)", "wake p50 ms", "wake p99 ms",
+             "GET /v1/prompts p50 ms", "p99 ms", "/readyz"),
+        _row(*["---"] * 8),
+        _row(_n(idle.held), idle.redis_connections, _n(idle.bytes_per_waiter), _ms(idle.wake_ms[0]),
+             _ms(idle.wake_ms[1]), _ms(idle.list_ms[0]), _ms(idle.list_ms[1]), idle.ready_status),
+    ]  # fmt: skip
     return "\n".join(lines)

@@ -73,6 +73,9 @@ WEBHOOK_DELIVERIES = Counter(
     ["outcome"],
     registry=REGISTRY,
 )
+OPEN_STREAMS = Gauge(
+    "threadgate_open_streams", "Event streams and long-polls this process holds open now.", registry=REGISTRY
+)
 OUTBOX_THREADS = Gauge(
     "threadgate_outbox_threads", "Threads whose outbox may still owe a post or an event.", registry=REGISTRY
 )

@@ -40,7 +40,7 @@ class Runtime:
             from channels import build_channels
 
             channels = build_channels(settings)
-        connection = connect(settings.redis_url)
+        connection = connect(settings.redis_url, max_connections=settings.threadgate_redis_connections)
         store = Store(connection.client)
         health = StoreHealth(connection.client)
         gateway = Gateway(store, Channels(list(channels)), health=health)

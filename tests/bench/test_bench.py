@@ -76,4 +76,6 @@ def test_a_smoke_run_ends_with_one_json_line_carrying_the_headline_ratio() -> No
     assert last["round_trips"]["resolve"]["call"] >= 1
     assert last["scale"]["bytes_per_pending_prompt"] > 0
     assert last["http"]["gateway"]["ops"] == 12
+    idle = last["idle_waiters"]
+    assert idle["count"] >= 239 and idle["redis_connections"] <= 8 and idle["wake_p99_ms"] > 0
     assert "| threads | resolves/s |" in done.stdout
