@@ -94,17 +94,21 @@ class Waiter:
         """Hold the long-poll; one that ends still pending is asked again at once, as an agent's client
         chains them (opening thousands can outlast one ``wait``)."""
         while True:
-            head = await self.reader.readuntil(b"\r\n\r\n")
-            arrived = time.perf_counter()
-            length = 0
-            for line in head.split(b"\r\n"):
-                if line.lower().startswith(b"content-length:"):
-                    length = int(line.split(b":", 1)[1])
-            body = await self.reader.readexactly(length)
+            arrived, body = await self.response()
             if b'"prompt_state":"pending"' not in body:
                 self.woke_at = arrived
                 return
             self.writer.write(self.request)
+
+    async def response(self) -> tuple[float, bytes]:
+        """The next response's body, and when its first bytes came."""
+        head = await self.reader.readuntil(b"\r\n\r\n")
+        arrived = time.perf_counter()
+        length = 0
+        for line in head.split(b"\r\n"):
+            if line.lower().startswith(b"content-length:"):
+                length = int(line.split(b":", 1)[1])
+        return arrived, await self.reader.readexactly(length)
 
     async def wait_connected(self) -> None:
         """An event stream: read up to its ``: connected`` comment, then hold it idle."""
@@ -216,7 +220,7 @@ async def idle_figure(redis_url: str, long_polls: int, streams: int) -> IdleFigu
             ports[0], [_get("/v1/events", token), _get(f"/v1/prompts/{prompts[-1]}?wait=1", token)]
         )
         await warm[0].wait_connected()
-        await warm[1].wait_long_poll()
+        await warm[1].response()
         for waiter in warm:
             waiter.close()
         baseline = rss_bytes(holder.pid)

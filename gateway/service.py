@@ -41,7 +41,7 @@ from gateway.models import (
 from gateway.outbox import Outbox
 from gateway.render import message_item, pending_prompt_item
 from gateway.replies import NEW_MESSAGE_REASON, Reading, ReplyAction, draft_name, read_reply
-from gateway.store import Decision, Kept, ReadyAnswer, Refusal, Settlement, Store
+from gateway.store import Decision, Kept, ReadyAnswer, Refusal, Settlement, Store, trim_idle
 from gateway.store.outage import StoreHealth
 from gateway.tasks import cancel_and_wait
 from gateway.waiters import Waiters
@@ -52,6 +52,8 @@ DECLINED_REASON = "the person declined to answer"
 SUPERSEDED_REASON = "a newer prompt in this thread replaced it"
 EXPIRED_REASON = "nobody answered before it expired"
 WATCH_GRACE_MS = 10_000
+POOL_TRIM_S = 10.0  # how often Redis connections a burst opened and left idle are closed
+IDLE_CONNECTIONS_KEPT = 2
 DRAFT_GRACE_MS = 60_000
 NOT_ALLOWED_NOTICE = (
     "Your reply was not taken as an answer: only the person who started this run and the agent's "
@@ -154,6 +156,7 @@ class Gateway:
         self._tasks = [
             asyncio.create_task(self._every(self.sweep_interval, self.outbox.sweep), name="threadgate.sweep"),
             asyncio.create_task(self._every(self.sweep_interval, self.expire_due), name="threadgate.expiry"),
+            asyncio.create_task(self._every(POOL_TRIM_S, self.trim_pool), name="threadgate.pool_trim"),
         ]
 
     async def stop(self) -> None:
@@ -177,6 +180,11 @@ class Gateway:
             if (task := asyncio.current_task()) is not None and task.cancelling():
                 raise asyncio.CancelledError
             await asyncio.sleep(interval)
+
+    async def trim_pool(self) -> None:
+        """Close the Redis connections a burst of requests opened and left idle: waiting agents hold
+        none, so an idle process keeps only a few (plus the stream follower and the pub/sub)."""
+        await trim_idle(self.store.redis, IDLE_CONNECTIONS_KEPT)
 
     async def adopt(self) -> int:
         """Take back every pending prompt from Redis: repair its indexes, count it, forget settled ones."""

@@ -60,7 +60,7 @@ class Settings(BaseSettings):
     threadgate_shutdown_grace_s: int = Field(default=10, ge=0, le=600)
     threadgate_max_streams_per_token: int = Field(default=1_000, ge=1)
     threadgate_max_streams: int = Field(default=20_000, ge=1)
-    threadgate_redis_connections: int = Field(default=8, ge=4, le=4096)
+    threadgate_redis_connections: int = Field(default=64, ge=4, le=4096)
 
     threadgate_web_chat: Literal["off", "on", "open"] = "off"
     threadgate_web_token: SecretStr | None = None

@@ -1,6 +1,6 @@
 """The Redis store: keys hash-tagged by thread, one Lua script per state change."""
 
-from gateway.store.connection import Connection, connect, redact_url
+from gateway.store.connection import Connection, connect, redact_url, trim_idle
 from gateway.store.store import Decision, Kept, OutboxBatch, ReadyAnswer, Refusal, Settlement, Store
 
 __all__ = [
@@ -14,4 +14,5 @@ __all__ = [
     "Store",
     "connect",
     "redact_url",
+    "trim_idle",
 ]

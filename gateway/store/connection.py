@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import socket
 from dataclasses import dataclass
 from typing import Any
@@ -84,3 +85,19 @@ def connect(url: str | None, max_connections: int = 256) -> Connection:
         timeout=20,
     )
     return Connection(aioredis.Redis(connection_pool=pool), f"Redis at {redact_url(url)}", True)
+
+
+async def trim_idle(client: Any, keep: int) -> int:
+    """Close pooled connections left idle by a burst, beyond the ``keep`` most recently used; the pool
+    opens new ones when a later burst needs them. Returns how many were closed (none off a plain pool)."""
+    free = getattr(getattr(client, "connection_pool", None), "_available_connections", None)
+    if not isinstance(free, list) or len(free) <= keep:
+        return 0
+    # The pool hands out the newest first (a stack); the oldest are the surplus. Taken out of the pool in
+    # one step, with no await between, so no request can be handed one of them meanwhile.
+    surplus = free[: len(free) - keep]
+    del free[: len(free) - keep]
+    for connection in surplus:
+        with contextlib.suppress(Exception):
+            await connection.disconnect()
+    return len(surplus)
