@@ -33,6 +33,7 @@ WAKE_SAMPLES = 100  # prompts answered one by one on the other process, each wak
 LIST_SAMPLES = 200
 HELD_TIMEOUT_S = 300.0
 HELD_SHARE = 0.995
+SETTLE_S = 12.0  # longer than the gateway's pool trim interval (10 s)
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,6 +236,7 @@ async def idle_figure(redis_url: str, long_polls: int, streams: int) -> IdleFigu
             waiter.task = asyncio.create_task(waiter.wait_long_poll())
         await asyncio.gather(*(waiter.wait_connected() for waiter in sse))
         held = await _until_held(holder.base, long_polls + streams)
+        await asyncio.sleep(SETTLE_S)  # idle now: the connections the arrival burst opened are closed again
         held_rss = rss_bytes(holder.pid)
         connections = await _redis_connections(redis_url, HOLDER)
 
