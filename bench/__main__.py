@@ -74,7 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Measure what a prompt costs the gateway, each figure beside its floor, on a private "
         "redis-server.",
     )
-    parser.add_argument("--quick", action="store_true", help="the quick profile (a few minutes; idle waiters at full size)")
+    parser.add_argument(
+        "--quick", action="store_true", help="the quick profile (a few minutes; idle waiters at full size)"
+    )
     parser.add_argument("--profile", choices=sorted(PROFILES), help="workload size (default: full)")
     parser.add_argument("--json", action="store_true", help="end with the results as one JSON line")
     return parser
