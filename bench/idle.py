@@ -189,7 +189,7 @@ async def _raise_prompts(agent: aiohttp.ClientSession, count: int) -> list[str]:
 async def idle_figure(redis_url: str, long_polls: int, streams: int) -> IdleFigure:
     raise_open_files(2 * (long_polls + streams) + 1024)
     token = secrets.token_urlsafe(24)
-    tokens = f"bench-agent:agent:{token},bench-operator:operator:{token}x"
+    tokens = f"bench-agent:agent:{token}:{AGENT},bench-operator:operator:{token}x"
     env = {
         "THREADGATE_WEB_CHAT": "open",
         "THREADGATE_API_TOKENS": tokens,
