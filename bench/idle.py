@@ -95,21 +95,22 @@ class Waiter:
         """Hold the long-poll; one that ends still pending is asked again at once, as an agent's client
         chains them (opening thousands can outlast one ``wait``)."""
         while True:
-            arrived, body = await self.response()
-            if b'"prompt_state":"pending"' not in body:
+            arrived, status, body = await self.response()
+            if status == 200 and b'"prompt_state":"pending"' not in body:
                 self.woke_at = arrived
                 return
             self.writer.write(self.request)
 
-    async def response(self) -> tuple[float, bytes]:
-        """The next response's body, and when its first bytes came."""
+    async def response(self) -> tuple[float, int, bytes]:
+        """When the next response's first bytes came, its status and its body."""
         head = await self.reader.readuntil(b"\r\n\r\n")
         arrived = time.perf_counter()
+        status = int(head.split(b" ", 2)[1])
         length = 0
         for line in head.split(b"\r\n"):
             if line.lower().startswith(b"content-length:"):
                 length = int(line.split(b":", 1)[1])
-        return arrived, await self.reader.readexactly(length)
+        return arrived, status, await self.reader.readexactly(length)
 
     async def wait_connected(self) -> None:
         """An event stream: read up to its ``: connected`` comment, then hold it idle."""
@@ -135,6 +136,23 @@ async def _open_all(port: int, requests: list[bytes]) -> list[Waiter]:
     for start in range(0, len(requests), OPEN_BATCH):
         batch = range(start, min(start + OPEN_BATCH, len(requests)))
         await asyncio.gather(*(waiters[i].open(port, requests[i]) for i in batch))
+    return waiters
+
+
+async def _open_ramped(base: str, port: int, long_polls: list[bytes], streams: list[bytes]) -> list[Waiter]:
+    """Open the waiters a batch at a time, each batch once the last is held: agents that come and wait,
+    rather than all of them reconnecting in the same instant (a herd queues on the Redis pool)."""
+    waiters: list[Waiter] = []
+    for start in range(0, len(long_polls) + len(streams), OPEN_BATCH):
+        batch = (long_polls + streams)[start : start + OPEN_BATCH]
+        opened = await _open_all(port, batch)
+        for waiter in opened:
+            if b"/v1/prompts/" in waiter.request:
+                waiter.task = asyncio.create_task(waiter.wait_long_poll())
+            else:
+                waiter.task = asyncio.create_task(waiter.wait_connected())
+        waiters += opened
+        await _until_held(base, len(waiters))
     return waiters
 
 
@@ -226,17 +244,15 @@ async def idle_figure(redis_url: str, long_polls: int, streams: int) -> IdleFigu
             waiter.close()
         baseline = rss_bytes(holder.pid)
 
-        requests = [
-            _get(f"/v1/prompts/{prompts[i % len(prompts)]}?wait=60", token) for i in range(long_polls)
-        ]
-        requests += [_get("/v1/events", token) for _ in range(streams)]
-        waiters = await _open_all(ports[0], requests)
-        polls, sse = waiters[:long_polls], waiters[long_polls:]
-        for waiter in polls:
-            waiter.task = asyncio.create_task(waiter.wait_long_poll())
-        await asyncio.gather(*(waiter.wait_connected() for waiter in sse))
+        waiters = await _open_ramped(
+            holder.base,
+            ports[0],
+            [_get(f"/v1/prompts/{prompts[i % len(prompts)]}?wait=60", token) for i in range(long_polls)],
+            [_get("/v1/events", token) for _ in range(streams)],
+        )
+        polls = waiters[:long_polls]
         held = await _until_held(holder.base, long_polls + streams)
-        await asyncio.sleep(SETTLE_S)  # idle now: the connections the arrival burst opened are closed again
+        await asyncio.sleep(SETTLE_S)  # idle now: the connections the arrivals opened are closed again
         held_rss = rss_bytes(holder.pid)
         connections = await _redis_connections(redis_url, HOLDER)
 
