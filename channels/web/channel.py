@@ -209,4 +209,6 @@ class WebChannel:
         reply: dict[str, Any] = {"outcome": received.outcome.value}
         if (notice := NOTICES.get(received.outcome) or received.notice) is not None:
             reply["notice"] = notice
+        if received.errors:  # a form's values not taken, so the page can mark each field
+            reply["errors"] = [error.as_dict() for error in received.errors]
         return JSONResponse(reply, status_code=202)

@@ -18,6 +18,7 @@ async function api(method, path, body) {
   if (!response.ok) {
     const error = new Error(data.error ? data.error.message : `HTTP ${response.status}`);
     error.status = response.status;
+    error.details = data.error && data.error.details;
     throw error;
   }
   return data;
@@ -143,7 +144,7 @@ function settle(card, prompt) {
 
 // Cards --------------------------------------------------------------------------------------------
 
-const KIND_TITLES = { approval: "Approval", ask_user_question: "Question", text: "Free text" };
+const KIND_TITLES = { approval: "Approval", ask_user_question: "Question", text: "Free text", form: "Form", url: "URL step" };
 
 function threadLink(threadId) {
   if (threadId.startsWith("web:")) return el("a", { href: `/chat/${threadId.slice(4)}` }, threadId);
@@ -181,13 +182,20 @@ function place(prompt, where) {
       ),
     );
   } else {
-    prompt.questions.forEach((question, index) => form.append(questionField(prompt.prompt_id, question, index, "Answer")));
+    if (prompt.kind === "form" && prompt.requested_schema) {
+      form.append(el("p", { class: "message" }, prompt.message || ""), ...formBlocks(prompt.prompt_id, prompt.requested_schema));
+    } else if (prompt.kind === "url" && prompt.url) {
+      form.append(el("p", { class: "message" }, prompt.message || ""), stepLink(prompt.url));
+    } else {
+      prompt.questions.forEach((question, index) => form.append(questionField(prompt.prompt_id, question, index, "Answer")));
+    }
+    const accept = { form: "Submit", url: "Done" }[prompt.kind] || "Send answer";
     form.append(
       el(
         "div",
         { class: "actions" },
-        el("button", { type: "submit", name: "decision", value: "accept" }, "Send answer"),
-        el("button", { type: "submit", name: "decision", value: "decline", class: "secondary" }, "Decline"),
+        el("button", { type: "submit", name: "decision", value: "accept" }, accept),
+        el("button", { type: "submit", name: "decision", value: "decline", class: "secondary", formNoValidate: true }, "Decline"),
       ),
     );
   }
@@ -203,6 +211,8 @@ function place(prompt, where) {
 }
 
 function content(prompt, form) {
+  if (prompt.kind === "form") return formContent(form, prompt.requested_schema);
+  if (prompt.kind === "url") return "done";
   if (prompt.kind === "text") {
     const text = form.querySelector("textarea").value;
     if (!text.trim()) throw new Error("Write an answer first.");
@@ -214,6 +224,7 @@ function content(prompt, form) {
 async function answer(prompt, form, decision) {
   const error = form.querySelector(".error");
   error.hidden = true;
+  if (prompt.kind === "form") markProblems(form, []);
   let body;
   try {
     if (prompt.kind === "approval") body = { action: "accept", content: decision === "approve", from: session.as };
@@ -235,6 +246,7 @@ async function answer(prompt, form, decision) {
     for (const button of form.querySelectorAll("button")) button.disabled = false;
     error.textContent = problem.message;
     error.hidden = false;
+    if (prompt.kind === "form" && problem.details) markProblems(form, problem.details.errors);
   }
 }
 

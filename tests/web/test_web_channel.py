@@ -271,3 +271,165 @@ async def test_a_typed_form_value_that_fails_validation_gets_a_notice_and_the_fo
     }
     assert taken.json() == {"outcome": "answered"}
     assert settled["content"] == {"env": "prod", "replicas": 3}
+
+
+# Seed 002's forms (context.ask) and URL steps (requireUrl), answered from the page --------------------
+
+SETUP_FORM: dict[str, Any] = {
+    "kind": "form",
+    "message": "Set up the new project.",
+    "requested_schema": {
+        "type": "object",
+        "properties": {
+            "contact": {"type": "string", "title": "Contact email", "format": "email"},
+            "region": {
+                "type": "string",
+                "title": "Region",
+                "oneOf": [
+                    {"const": "eu-west", "title": "Europe, Ireland"},
+                    {"const": "us-east", "title": "US"},
+                ],
+            },
+            "replicas": {"type": "integer", "title": "Replicas", "minimum": 1, "maximum": 5},
+            "public": {"type": "boolean", "title": "Public"},
+            "alerts": {"type": "array", "items": {"enum": ["email", "pager"]}, "maxItems": 1},
+        },
+        "required": ["contact", "region", "replicas"],
+    },
+    "questions": None,
+}
+
+
+def form_answers(contact: str, replicas: str) -> list[dict[str, Any]]:
+    """What the page's Submit sends: one answer per property, a choice by its number, yes/no."""
+    return [
+        {"question_id": "contact", "answer": [contact]},
+        {"question_id": "region", "answer": ["1"]},
+        {"question_id": "replicas", "answer": [replicas]},
+        {"question_id": "public", "answer": ["yes"]},
+        {"question_id": "alerts", "answer": []},
+    ]
+
+
+async def test_a_submitted_web_form_answers_with_the_typed_content_the_form_validator_took(
+    web: WebGateway,
+) -> None:
+    async with web.client() as client, web.client(AGENT_AUTH) as agent:
+        run = await start_run(agent, "formok")
+        prompt = await raise_prompt(agent, run["run_id"], **SETUP_FORM)
+        reply = await say(
+            client,
+            "formok",
+            name="alice",
+            text="Contact email: ops@example.com",
+            answers=form_answers("ops@example.com", "3"),
+            prompt_id=prompt["prompt_id"],
+        )
+        settled = (await agent.get(f"/v1/prompts/{prompt['prompt_id']}")).json()
+    assert reply.json() == {"outcome": "answered"}
+    assert settled["content"] == {
+        "contact": "ops@example.com",
+        "region": "eu-west",
+        "replicas": 3,
+        "public": True,
+    }
+    assert [answer["answer"] for answer in settled["answers"]] == [
+        ["ops@example.com"],
+        ["Europe, Ireland"],
+        ["3"],
+        ["Yes"],
+        [],
+    ]
+
+
+async def test_a_web_form_value_that_fails_validation_is_named_by_its_constraint_and_the_form_stays_open(
+    web: WebGateway,
+) -> None:
+    async with web.client() as client, web.client(AGENT_AUTH) as agent:
+        run = await start_run(agent, "formbad")
+        prompt = await raise_prompt(agent, run["run_id"], **SETUP_FORM)
+        refused = await say(
+            client,
+            "formbad",
+            name="alice",
+            answers=form_answers("ops@localhost", "9"),
+            prompt_id=prompt["prompt_id"],
+        )
+        still = (await agent.get(f"/v1/prompts/{prompt['prompt_id']}")).json()
+    assert refused.status_code == 202
+    assert refused.json() == {
+        "outcome": "kept",
+        "notice": "Not taken: Contact email must be an email address (format email); "
+        "Replicas must be at most 5 (maximum 5). The form is still open.",
+        "errors": [
+            {"property": "contact", "problem": "must be an email address (format email)"},
+            {"property": "replicas", "problem": "must be at most 5 (maximum 5)"},
+        ],
+    }
+    assert still["prompt_state"] == "pending"
+
+
+async def test_decline_on_a_web_form_cancels_it_as_declined(web: WebGateway) -> None:
+    async with web.client() as client, web.client(AGENT_AUTH) as agent:
+        run = await start_run(agent, "formno")
+        prompt = await raise_prompt(agent, run["run_id"], **SETUP_FORM)
+        reply = await say(client, "formno", name="alice", text="decline", prompt_id=prompt["prompt_id"])
+        settled = (await agent.get(f"/v1/prompts/{prompt['prompt_id']}")).json()
+    assert reply.json()["outcome"] == "declined"
+    assert (settled["prompt_state"], settled["reason_code"]) == ("cancelled", "declined")
+
+
+async def test_a_web_form_submitted_by_someone_who_may_not_answer_is_refused_and_stays_pending(
+    web: WebGateway,
+) -> None:
+    async with web.client() as client, web.client(AGENT_AUTH) as agent:
+        run = await start_run(agent, "formstranger")
+        prompt = await raise_prompt(agent, run["run_id"], **SETUP_FORM)
+        submitted = await say(
+            client,
+            "formstranger",
+            name="mallory",
+            answers=form_answers("ops@example.com", "3"),
+            prompt_id=prompt["prompt_id"],
+        )
+        declined = await say(
+            client, "formstranger", name="mallory", text="decline", prompt_id=prompt["prompt_id"]
+        )
+        still = (await agent.get(f"/v1/prompts/{prompt['prompt_id']}")).json()
+    assert submitted.json() == declined.json() == {"outcome": "not_allowed", "notice": NOT_ALLOWED_NOTICE}
+    assert still["prompt_state"] == "pending"
+
+
+@pytest.mark.parametrize(
+    ("body", "outcome", "state"),
+    [
+        ({"answers": [{"question_id": "q1", "answer": ["done"]}]}, "answered", "answered"),
+        ({"text": "Done"}, "answered", "answered"),  # typed, as in Slack
+        ({"answers": [{"question_id": "q1", "answer": ["decline"]}]}, "declined", "cancelled"),
+    ],
+)
+async def test_a_url_step_completes_with_done_and_is_declined_with_decline(
+    web: WebGateway, body: dict[str, Any], outcome: str, state: str
+) -> None:
+    async with web.client() as client, web.client(AGENT_AUTH) as agent:
+        run = await start_run(agent, "urlstep")
+        prompt = await raise_prompt(agent, run["run_id"], **URL, questions=None)
+        reply = await say(client, "urlstep", name="alice", prompt_id=prompt["prompt_id"], **body)
+        settled = (await agent.get(f"/v1/prompts/{prompt['prompt_id']}")).json()
+    assert reply.json()["outcome"] == outcome
+    assert settled["prompt_state"] == state
+    if state == "answered":
+        assert settled["answers"][0]["answer"] == ["done"]
+
+
+async def test_a_url_step_pressed_by_someone_who_may_not_answer_stays_pending(web: WebGateway) -> None:
+    async with web.client() as client, web.client(AGENT_AUTH) as agent:
+        run = await start_run(agent, "urlstranger")
+        prompt = await raise_prompt(agent, run["run_id"], **URL, questions=None)
+        answers = [{"question_id": "q1", "answer": ["done"]}]
+        reply = await say(
+            client, "urlstranger", name="mallory", answers=answers, prompt_id=prompt["prompt_id"]
+        )
+        still = (await agent.get(f"/v1/prompts/{prompt['prompt_id']}")).json()
+    assert reply.json()["outcome"] == "not_allowed"
+    assert still["prompt_state"] == "pending"

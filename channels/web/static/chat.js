@@ -140,21 +140,44 @@ function auditLine(item) {
 function settle(card, meta, text) {
   card.classList.add("settled");
   if (meta.prompt_state) card.classList.add(meta.prompt_state);
-  for (const control of card.querySelectorAll("input, textarea, button")) control.disabled = true;
+  for (const control of card.querySelectorAll("input, textarea, select, button")) control.disabled = true;
+  for (const alert of card.querySelectorAll(".error, .problem")) alert.hidden = true;
   showOutcome(card, meta.prompt_state, text);
 }
 
 // Prompts with native controls ---------------------------------------------------------------------
 
-const KIND_TITLES = { approval: "Approval needed", ask_user_question: "Question", text: "Question" };
+const KIND_TITLES = {
+  approval: "Approval needed",
+  ask_user_question: "Question",
+  text: "Question",
+  form: "Form",
+  url: "Step on a web page",
+};
 
 function promptCard(item) {
   const meta = (item.metadata && item.metadata.prompt) || {};
-  const questions = meta.questions || [];
   const card = el("li", { class: "item prompt", dataset: { promptId: meta.prompt_id || "", kind: meta.kind || "" } });
   card.append(el("p", { class: "kind" }, KIND_TITLES[meta.kind] || "Question"));
   if (meta.tool_call) card.append(toolCallBlock(meta.tool_call));
-  card.append(el("p", { class: "text" }, textOf(item)));
+  let form;
+  if (meta.kind === "form" && meta.requested_schema) {
+    card.append(el("p", { class: "text" }, meta.message || ""));
+    form = formPrompt(meta);
+  } else if (meta.kind === "url" && meta.url) {
+    card.append(el("p", { class: "text" }, meta.message || ""), stepLink(meta.url));
+    form = urlPrompt(meta);
+  } else {
+    card.append(el("p", { class: "text" }, textOf(item)));
+    form = questionsPrompt(meta);
+  }
+  card.append(form, outcomeLine());
+  prompts.set(meta.prompt_id, card);
+  return card;
+}
+
+function questionsPrompt(meta) {
+  const questions = meta.questions || [];
   const form = el("form", { class: "answer" });
   if (meta.kind === "approval") {
     form.append(
@@ -173,9 +196,7 @@ function promptCard(item) {
     event.preventDefault();
     submitAnswers(meta, questions, form, event.submitter);
   });
-  card.append(form, outcomeLine());
-  prompts.set(meta.prompt_id, card);
-  return card;
+  return form;
 }
 
 async function submitAnswers(meta, questions, form, submitter) {
@@ -192,9 +213,82 @@ async function submitAnswers(meta, questions, form, submitter) {
   await send({ text: answerSummary(answers), answers, prompt_id: meta.prompt_id });
 }
 
+// The buttons a form or a URL step ends with, and the line the gateway's notice about it shows in.
+function stepActions(submitLabel) {
+  return [
+    el(
+      "div",
+      { class: "actions" },
+      el("button", { type: "submit", name: "decision", value: "accept" }, submitLabel),
+      el("button", { type: "submit", name: "decision", value: "decline", class: "secondary", formNoValidate: true }, "Decline"),
+    ),
+    el("p", { class: "error", role: "alert", hidden: true }),
+  ];
+}
+
+// A flat form: its fields with the schema's constraints; Submit sends one structured answer per
+// property, which the gateway checks with the validator every path uses.
+function formPrompt(meta) {
+  const schema = meta.requested_schema;
+  const form = el("form", { class: "answer form-prompt" }, ...formBlocks(meta.prompt_id, schema), ...stepActions("Submit"));
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    if (event.submitter && event.submitter.value === "decline") {
+      await answerStep(form, { text: "decline", prompt_id: meta.prompt_id });
+      return;
+    }
+    const answers = formAnswers(form, schema);
+    await answerStep(form, { text: formSummary(form, schema), answers, prompt_id: meta.prompt_id });
+  });
+  return form;
+}
+
+// What the person's message says when they submit a form: one `title: value` line per property given.
+function formSummary(form, schema) {
+  const content = formContent(form, schema);
+  return formFields(schema)
+    .filter((field) => field.name in content)
+    .map((field) => {
+      const labels = new Map(formChoices(field.prop).map((choice) => [choice.value, choice.label]));
+      const value = content[field.name];
+      const shown = Array.isArray(value)
+        ? value.map((entry) => labels.get(entry) || entry).join(", ")
+        : typeof value === "boolean"
+          ? (value ? "yes" : "no")
+          : labels.get(value) || String(value);
+      return `${field.title}: ${shown}`;
+    })
+    .join("\n");
+}
+
+// A URL step: Done once the page at the link is finished, or Decline.
+function urlPrompt(meta) {
+  const form = el("form", { class: "answer" }, ...stepActions("Done"));
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const word = event.submitter && event.submitter.value === "decline" ? "decline" : "done";
+    await answerStep(form, { text: word, answers: [{ question_id: "q1", answer: [word] }], prompt_id: meta.prompt_id });
+  });
+  return form;
+}
+
+// Send a form's or a URL step's answer; a value the gateway did not take is shown on the card, by its
+// field where it names one, and the prompt stays open.
+async function answerStep(form, message) {
+  const alert = form.querySelector(".error");
+  alert.hidden = true;
+  if (form.querySelector(".field")) markProblems(form, []);
+  const body = await send(message, (text) => {
+    alert.textContent = text;
+    alert.hidden = false;
+  });
+  if (body && body.errors && form.querySelector(".field")) markProblems(form, body.errors);
+}
+
 // Sending ------------------------------------------------------------------------------------------
 
-async function send(message) {
+// Post a message; the gateway's notice about it goes to `onNotice` (the page's notice line by default).
+async function send(message, onNotice = notify) {
   notify("");
   const clientId = (crypto.randomUUID && crypto.randomUUID()) || `${Date.now()}-${Math.random()}`;
   try {
@@ -205,8 +299,8 @@ async function send(message) {
     });
     const body = await response.json();
     if (response.status === 401) return showSignIn(body.error.message);
-    if (!response.ok) return notify(body.error ? body.error.message : `HTTP ${response.status}`);
-    if (body.notice) notify(body.notice);
+    if (!response.ok) return onNotice(body.error ? body.error.message : `HTTP ${response.status}`);
+    if (body.notice) onNotice(body.notice);
     return body;
   } catch (error) {
     notify("The message was not sent: the gateway cannot be reached. Try again in a moment.");
