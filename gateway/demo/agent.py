@@ -17,6 +17,7 @@ from gateway.models import Prompt, PromptState
 
 AGENT = "demo"
 ANSWERS_PREFIX = "answers: "
+CONTENT_PREFIX = "content: "
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,9 +25,13 @@ class Step:
     """One prompt of the tour: what it shows, and the prompt the agent raises for it."""
 
     title: str
-    kind: Literal["approval", "ask_user_question", "text"]
-    questions: list[dict[str, Any]]
-    tool_call: dict[str, Any] | None = field(default=None)
+    kind: Literal["approval", "ask_user_question", "text", "form", "url"]
+    questions: list[dict[str, Any]] = field(default_factory=list)
+    tool_call: dict[str, Any] | None = None
+    # A form's or a URL step's message, and its schema or link (seed 002's context.ask, requireUrl).
+    message: str | None = None
+    requested_schema: dict[str, Any] | None = None
+    url: str | None = None
 
 
 TOUR: tuple[Step, ...] = (
@@ -84,12 +89,59 @@ TOUR: tuple[Step, ...] = (
             {"question": "Any preference for visual style?", "header": "Style"},
         ],
     ),
+    Step(
+        "a form of typed fields",
+        "form",
+        message="Set up the new project.",
+        requested_schema={
+            "type": "object",
+            "properties": {
+                "project": {"type": "string", "title": "Project name", "minLength": 3, "maxLength": 40},
+                "contact": {"type": "string", "title": "Contact email", "format": "email"},
+                "region": {
+                    "type": "string",
+                    "title": "Region",
+                    "oneOf": [
+                        {"const": "eu-west", "title": "Europe (Ireland)"},
+                        {"const": "us-east", "title": "US East (Virginia)"},
+                    ],
+                },
+                "replicas": {
+                    "type": "integer",
+                    "title": "Replicas",
+                    "minimum": 1,
+                    "maximum": 5,
+                    "default": 2,
+                },
+                "launch": {"type": "string", "title": "Launch date", "format": "date"},
+                "public": {"type": "boolean", "title": "Public status page", "default": False},
+                "alerts": {
+                    "type": "array",
+                    "title": "Alert channels",
+                    "items": {
+                        "type": "string",
+                        "enum": ["email", "chat", "pager"],
+                        "enumNames": ["Email", "Chat", "Pager"],
+                    },
+                    "maxItems": 2,
+                },
+            },
+            "required": ["project", "contact", "region", "replicas"],
+        },
+    ),
+    Step(
+        "a step on a web page",
+        "url",
+        message="Connect your (pretend) GitHub account at the link, then press Done.",
+        url="https://example.com/connect-github",
+    ),
 )
 
 WELCOME = (
     "Hi {name}! I'm the demo agent. I'll ask you {count} prompts, one of each kind Threadgate supports, "
     "and echo back the structured answers I receive. Answer with the controls, or type a reply as you "
-    "would in Slack: an option's number or label, approve or deny, or any text."
+    "would in Slack: an option's number or label, approve or deny, any text, name: value lines for the "
+    "form, done for the link."
 )
 GOODBYE = "That's the whole tour. Say anything to start it again."
 
@@ -101,9 +153,14 @@ def echo_text(step: Step, prompt: Prompt) -> str:
     answers = [answer.model_dump(mode="json") for answer in prompt.answers or []]
     summary = " · ".join(", ".join(answer["answer"]) or "(no selection)" for answer in answers)
     who = prompt.answered_by or "someone"
+    content = (
+        ""
+        if prompt.content is None
+        else f"{CONTENT_PREFIX}{json.dumps(prompt.content, ensure_ascii=False)}\n"
+    )
     return (
         f"Received {step.title} from {who}: {summary}\n"
-        f"{ANSWERS_PREFIX}{json.dumps(answers, ensure_ascii=False)}"
+        f"{content}{ANSWERS_PREFIX}{json.dumps(answers, ensure_ascii=False)}"
     )
 
 
@@ -155,15 +212,20 @@ class DemoAgent:
             name = person.split(":", 1)[1]
             log_end = await self._say(thread_id, WELCOME.format(name=name, count=len(TOUR)), log_end)
             for step in TOUR:
-                raised = await self.client.raise_prompt(
-                    run.run_id, step.kind, step.questions, tool_call=step.tool_call
-                )
+                raised = await self._raise(run.run_id, step)
                 settled = await self.client.wait_prompt(raised.prompt_id)
                 log_end = await self._say(thread_id, echo_text(step, settled), log_end)
             await self._say(thread_id, GOODBYE, log_end)
             await self.client.end_run(run.run_id)
         except ThreadgateError as exc:
             event("demo.tour_failed", logging.WARNING, thread_id=thread_id, code=exc.code, error=exc.message)
+
+    async def _raise(self, run_id: str, step: Step) -> Prompt:
+        if step.message is not None:  # a form or a URL step: the gateway derives its questions
+            return await self.client.raise_step(
+                run_id, step.kind, message=step.message, requested_schema=step.requested_schema, url=step.url
+            )
+        return await self.client.raise_prompt(run_id, step.kind, step.questions, tool_call=step.tool_call)
 
     async def _log_end(self, thread_id: str) -> str | None:
         """The cursor of the thread log's last item (None for an empty log)."""

@@ -10,7 +10,15 @@ from playwright.async_api import Page, expect
 
 from gateway.demo import Demo
 from gateway.demo.agent import ANSWERS_PREFIX, GOODBYE
-from tests.web.conftest import screenshot_path
+from tests.web.conftest import (
+    AGENT_AUTH,
+    OPERATOR_TOKEN,
+    WebGateway,
+    raise_prompt,
+    screenshot_path,
+    start_run,
+    web_gateway,
+)
 
 expect.set_options(timeout=10_000)
 VIEWPORT = {"width": 1100, "height": 1000}
@@ -101,11 +109,33 @@ async def test_demo_tour_takes_typed_replies_and_control_answers_and_echoes_them
         ("q3", ["dark theme"]),
     ]
 
-    await expect(page.locator(".audit.answered")).to_have_count(5)
     await expect(page.locator(".audit.answered").last).to_have_text(
         "✓ Answered: Postgres · KPI cards, Table · dark theme"
     )
-    await expect(page.locator(".prompt.settled")).to_have_count(5)
+
+    await expect(prompts).to_have_count(6)
+    setup = prompts.nth(5).locator("form")
+    await setup.get_by_label("Project name").fill("Orion")
+    await setup.get_by_label("Contact email").fill("ops@example.com")
+    await setup.get_by_label("Region").select_option(label="Europe (Ireland)")
+    await setup.get_by_role("checkbox", name="Chat").check()
+    await setup.scroll_into_view_if_needed()
+    await page.screenshot(path=screenshot_path("chat-form.png", tmp_path))
+    await setup.get_by_role("button", name="Submit").click()
+    text, _ = await echoed(page, 6)
+    assert (
+        'content: {"project": "Orion", "contact": "ops@example.com", "region": "eu-west", "replicas": 2, '
+        in text
+    )
+
+    await expect(prompts).to_have_count(7)
+    step = prompts.nth(6)
+    await expect(step.get_by_role("link")).to_have_attribute("target", "_blank")
+    await step.get_by_role("button", name="Done").click()
+    assert answer_lists((await echoed(page, 7))[1]) == [["done"]]
+
+    await expect(page.locator(".audit.answered")).to_have_count(7)
+    await expect(page.locator(".prompt.settled")).to_have_count(7)
     await expect(page.locator(".item.agent .bubble").last).to_have_text(GOODBYE)
     assert page.errors == []  # type: ignore[attr-defined]
 
@@ -166,3 +196,136 @@ async def test_inbox_refuses_an_answer_from_someone_who_may_not_answer(demo: Dem
     await card.get_by_role("button", name="Approve").click()
     await expect(card.get_by_role("alert")).to_contain_text("web:mallory may not answer this prompt")
     await expect(chat.locator(".prompt.settled")).to_have_count(0)
+
+
+# Seed 002's flat forms and URL steps in the web chat and the inbox --------------------------------
+
+EVERY_FIELD: dict[str, Any] = {
+    "kind": "form",
+    "message": "Set up the new project.",
+    "requested_schema": {
+        "type": "object",
+        "properties": {
+            "project": {"type": "string", "title": "Project name", "minLength": 3, "maxLength": 40},
+            "contact": {"type": "string", "title": "Contact email", "format": "email"},
+            "site": {"type": "string", "title": "Home page", "format": "uri"},
+            "launch": {"type": "string", "title": "Launch date", "format": "date"},
+            "window": {"type": "string", "title": "Maintenance window", "format": "date-time"},
+            "region": {
+                "type": "string",
+                "title": "Region",
+                "oneOf": [
+                    {"const": "eu-west", "title": "Europe (Ireland)"},
+                    {"const": "us-east", "title": "US East"},
+                ],
+            },
+            "replicas": {"type": "integer", "title": "Replicas", "minimum": 1, "maximum": 5, "default": 2},
+            "budget": {"type": "number", "title": "Budget", "minimum": 0},
+            "public": {"type": "boolean", "title": "Public status page"},
+            "alerts": {
+                "type": "array",
+                "title": "Alert channels",
+                "items": {"type": "string", "enum": ["email", "pager"], "enumNames": ["Email", "Pager"]},
+                "minItems": 1,
+                "maxItems": 2,
+            },
+        },
+        "required": ["project", "contact", "region", "replicas"],
+    },
+    "questions": None,
+}
+
+
+async def raise_form(gateway: WebGateway, room: str) -> dict[str, Any]:
+    async with gateway.client(AGENT_AUTH) as agent:
+        run = await start_run(agent, room)
+        return await raise_prompt(agent, run["run_id"], **EVERY_FIELD)
+
+
+async def fill_form(form: Any, contact: str) -> None:
+    await form.get_by_label("Project name").fill("Orion")
+    await form.get_by_label("Contact email").fill(contact)
+    await form.get_by_label("Region").select_option(label="US East")
+    await form.get_by_label("Replicas").fill("3")
+    await form.get_by_label("Public status page").check()
+    await form.get_by_role("checkbox", name="Pager").check()
+
+
+async def test_a_flat_form_in_the_web_chat_shows_its_constraints_and_takes_only_what_the_validator_accepts(
+    browser: Any,
+) -> None:
+    async with web_gateway() as gateway:
+        prompt = await raise_form(gateway, "forms")
+        page = await new_page(browser)
+        await page.goto(f"{gateway.base_url}/chat/forms")
+        await page.get_by_label("Your name").fill("alice")
+        await page.get_by_role("button", name="Join").click()
+        form = page.locator(".prompt form")
+        await expect(form).to_have_count(1)
+
+        attributes = await form.evaluate(
+            """(form) => [...form.querySelectorAll("input, select")].map((input) =>
+                [input.name, input.type, input.required, input.min, input.max, input.step,
+                 input.minLength, input.maxLength])"""
+        )
+        assert attributes[:9] == [
+            ["project", "text", True, "", "", "", 3, 40],
+            ["contact", "email", True, "", "", "", -1, -1],
+            ["site", "url", False, "", "", "", -1, -1],
+            ["launch", "date", False, "", "", "", -1, -1],
+            ["window", "datetime-local", False, "", "", "", -1, -1],
+            ["region", "select-one", True, None, None, None, None, None],
+            ["replicas", "number", True, "1", "5", "1", -1, -1],
+            ["budget", "number", False, "0", "", "any", -1, -1],
+            ["public", "checkbox", False, "", "", "", -1, -1],
+        ]
+        await expect(form.get_by_label("Replicas")).to_have_value("2")  # the schema's default
+
+        await fill_form(form, "ops@localhost")  # the browser takes it; the gateway's validator does not
+        await form.get_by_role("button", name="Submit").click()
+        await expect(form.get_by_role("alert").last).to_have_text(
+            "Not taken: Contact email must be an email address (format email). The form is still open."
+        )
+        await expect(form.locator(".field[data-property=contact] .problem")).to_be_visible()
+        await expect(page.locator(".prompt.settled")).to_have_count(0)
+
+        await form.get_by_label("Contact email").fill("ops@example.com")
+        await form.get_by_role("button", name="Submit").click()
+        await expect(page.locator(".audit.answered")).to_have_text(
+            "✓ Answered: Orion · ops@example.com · (no selection) · (no selection) · (no selection) "
+            "· US East · 3 · (no selection) · Yes · Pager"
+        )
+        await expect(page.locator(".prompt.settled")).to_have_count(1)
+        async with gateway.client(AGENT_AUTH) as agent:
+            settled = (await agent.get(f"/v1/prompts/{prompt['prompt_id']}")).json()
+        assert settled["content"] == {
+            "project": "Orion",
+            "contact": "ops@example.com",
+            "region": "us-east",
+            "replicas": 3,
+            "public": True,
+            "alerts": ["pager"],
+        }
+        assert page.errors == []  # type: ignore[attr-defined]
+        await page.context.close()  # its event stream ends before the gateway stops
+
+
+async def test_a_flat_form_in_the_inbox_answers_through_the_inputs_endpoint(browser: Any) -> None:
+    async with web_gateway() as gateway:
+        prompt = await raise_form(gateway, "inboxform")
+        inbox = await new_page(browser)
+        await inbox.goto(f"{gateway.base_url}/inbox#token={OPERATOR_TOKEN}&as=web%3Aalice")
+        card = inbox.locator(".card")
+        await fill_form(card, "ops@localhost")
+        await card.get_by_role("button", name="Submit").click()
+        await expect(card.locator(".field[data-property=contact] .problem")).to_have_text(
+            "Contact email must be an email address (format email)"
+        )
+        await card.get_by_label("Contact email").fill("ops@example.com")
+        await card.get_by_role("button", name="Submit").click()
+        await expect(card).to_contain_text("Answered by web:alice: Orion · ops@example.com")
+        async with gateway.client(AGENT_AUTH) as agent:
+            settled = (await agent.get(f"/v1/prompts/{prompt['prompt_id']}")).json()
+        assert settled["content"]["region"] == "us-east"
+        assert inbox.errors == []  # type: ignore[attr-defined]
+        await inbox.context.close()

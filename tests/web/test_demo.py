@@ -47,7 +47,11 @@ async def echoes(client: httpx.AsyncClient, thread_id: str, count: int) -> list[
 
 async def test_demo_agent_asks_each_prompt_kind_in_turn_and_echoes_the_answers(demo: Demo) -> None:
     thread = f"web:{demo.room}"
-    replies = ["yes", "1", "2,4", "Orion", "2"]
+    form_lines = (
+        "project: Orion\ncontact: ops@example.com\nregion: 2\nreplicas: 3\n"
+        "launch date: 2025-01-31\npublic: no\nalerts: email, pager"
+    )
+    replies = ["yes", "1", "2,4", "Orion", "2", form_lines, "done"]
     headers = {"Authorization": f"Bearer {demo.operator_token}"}
     async with httpx.AsyncClient(base_url=demo.base_url, headers=headers, timeout=10) as client:
         await client.post(f"/chat/{demo.room}/messages", json={"name": "alice", "text": "hello"})
@@ -64,7 +68,7 @@ async def test_demo_agent_asks_each_prompt_kind_in_turn_and_echoes_the_answers(d
         "name": "db__drop",
         "arguments": {"database": "staging", "cascade": True},
     }
-    assert [len(prompt["questions"]) for prompt in asked] == [1, 1, 1, 1, 3]
+    assert [len(prompt["questions"]) for prompt in asked] == [1, 1, 1, 1, 3, 7, 1]
     assert asked[2]["questions"][0]["multiSelect"] is True
     assert [[answer["answer"] for answer in answers] for answers in echoed] == [
         [["Approve"]],
@@ -72,7 +76,19 @@ async def test_demo_agent_asks_each_prompt_kind_in_turn_and_echoes_the_answers(d
         [["Table", "Map"]],
         [["Orion"]],
         [["Postgres"], ["Table"], ["2"]],  # one text maps against every question: seed 000
+        [
+            ["Orion"],
+            ["ops@example.com"],
+            ["US East (Virginia)"],
+            ["3"],
+            ["2025-01-31"],
+            ["No"],
+            ["Email", "Pager"],
+        ],
+        [["done"]],
     ]
+    assert asked[5]["requested_schema"]["properties"]["replicas"]["maximum"] == 5
+    assert asked[6]["url"].startswith("https://")
     assert all(prompt["agent"] == "demo" for prompt in asked)
 
 
