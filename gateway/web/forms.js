@@ -75,32 +75,30 @@ function fieldHint(field) {
 // checkboxes for a multi-select; then its description and a slot for the gateway's problem with it.
 function formField(promptId, field) {
   const id = `${promptId}-${field.name}`;
-  const block = el("div", { class: "field", dataset: { property: field.name } });
-  const problem = el("small", { class: "problem", role: "alert", hidden: true });
+  const block = (control) =>
+    el(
+      "div",
+      { class: "field", dataset: { property: field.name } },
+      ...control,
+      fieldHint(field),
+      el("small", { class: "problem", role: "alert", hidden: true }),
+    );
   if (field.prop.type === "boolean") {
     const box = el("input", { type: "checkbox", id, name: field.name, checked: field.prop.default === true });
-    block.append(el("label", { class: "choice" }, box, el("span", {}, field.title)), fieldHint(field), problem);
-    return block;
+    return block([el("label", { class: "choice" }, box, el("span", {}, field.title))]);
   }
   if (field.prop.type === "array") {
-    const group = el("fieldset", { class: "group", dataset: { minItems: field.prop.minItems ?? "", maxItems: field.prop.maxItems ?? "" } });
+    const { minItems, maxItems } = field.prop;
+    const group = el("fieldset", { class: "group", dataset: { minItems: minItems ?? "", maxItems: maxItems ?? "" } });
     group.append(el("legend", {}, field.title));
     const chosen = new Set(field.prop.default || []);
     for (const choice of formChoices(field.prop)) {
-      group.append(
-        el(
-          "label",
-          { class: "choice" },
-          el("input", { type: "checkbox", name: field.name, value: choice.value, checked: chosen.has(choice.value) }),
-          el("span", {}, choice.label),
-        ),
-      );
+      const box = el("input", { type: "checkbox", name: field.name, value: choice.value, checked: chosen.has(choice.value) });
+      group.append(el("label", { class: "choice" }, box, el("span", {}, choice.label)));
     }
-    block.append(group, fieldHint(field), problem);
-    return block;
+    return block([group]);
   }
-  block.append(el("label", { for: id }, field.title), fieldInput(field, id), fieldHint(field), problem);
-  return block;
+  return block([el("label", { for: id }, field.title), fieldInput(field, id)]);
 }
 
 // The form's fields, one block per property, to put in a <form>.
