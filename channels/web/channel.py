@@ -49,6 +49,7 @@ class WebPost(BaseModel):
     answers: list[dict[str, Any]] | None = Field(default=None, max_length=10)
     prompt_id: str | None = Field(default=None, max_length=64)
     client_id: str | None = Field(default=None, max_length=64)
+    decline: bool = False  # the Decline button of a form or a URL step
 
 
 class SignIn(BaseModel):
@@ -202,6 +203,7 @@ class WebChannel:
             text=post.text,
             answers=post.answers,
             prompt_id=post.prompt_id,
+            decline=post.decline,
             event_id=f"web:{post.client_id}" if post.client_id else None,
             notify=False,  # the page shows the notice to its sender itself
         )

@@ -369,11 +369,11 @@ async def test_a_web_form_value_that_fails_validation_is_named_by_its_constraint
     assert still["prompt_state"] == "pending"
 
 
-async def test_decline_on_a_web_form_cancels_it_as_declined(web: WebGateway) -> None:
+async def test_the_decline_button_on_a_web_form_cancels_it_as_declined(web: WebGateway) -> None:
     async with web.client() as client, web.client(AGENT_AUTH) as agent:
         run = await start_run(agent, "formno")
         prompt = await raise_prompt(agent, run["run_id"], **SETUP_FORM)
-        reply = await say(client, "formno", name="alice", text="decline", prompt_id=prompt["prompt_id"])
+        reply = await say(client, "formno", name="alice", decline=True, prompt_id=prompt["prompt_id"])
         settled = (await agent.get(f"/v1/prompts/{prompt['prompt_id']}")).json()
     assert reply.json()["outcome"] == "declined"
     assert (settled["prompt_state"], settled["reason_code"]) == ("cancelled", "declined")
@@ -393,7 +393,7 @@ async def test_a_web_form_submitted_by_someone_who_may_not_answer_is_refused_and
             prompt_id=prompt["prompt_id"],
         )
         declined = await say(
-            client, "formstranger", name="mallory", text="decline", prompt_id=prompt["prompt_id"]
+            client, "formstranger", name="mallory", decline=True, prompt_id=prompt["prompt_id"]
         )
         still = (await agent.get(f"/v1/prompts/{prompt['prompt_id']}")).json()
     assert submitted.json() == declined.json() == {"outcome": "not_allowed", "notice": NOT_ALLOWED_NOTICE}
@@ -406,6 +406,7 @@ async def test_a_web_form_submitted_by_someone_who_may_not_answer_is_refused_and
         ({"answers": [{"question_id": "q1", "answer": ["done"]}]}, "answered", "answered"),
         ({"text": "Done"}, "answered", "answered"),  # typed, as in Slack
         ({"answers": [{"question_id": "q1", "answer": ["decline"]}]}, "declined", "cancelled"),
+        ({"decline": True}, "declined", "cancelled"),  # the Decline button
     ],
 )
 async def test_a_url_step_completes_with_done_and_is_declined_with_decline(

@@ -234,7 +234,7 @@ function formPrompt(meta) {
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     if (event.submitter && event.submitter.value === "decline") {
-      await answerStep(form, { text: "decline", prompt_id: meta.prompt_id });
+      await answerStep(form, { text: "decline", decline: true, prompt_id: meta.prompt_id });
       return;
     }
     const answers = formAnswers(form, schema);
@@ -266,8 +266,11 @@ function urlPrompt(meta) {
   const form = el("form", { class: "answer" }, ...stepActions("Done"));
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
-    const word = event.submitter && event.submitter.value === "decline" ? "decline" : "done";
-    await answerStep(form, { text: word, answers: [{ question_id: "q1", answer: [word] }], prompt_id: meta.prompt_id });
+    if (event.submitter && event.submitter.value === "decline") {
+      await answerStep(form, { text: "decline", decline: true, prompt_id: meta.prompt_id });
+      return;
+    }
+    await answerStep(form, { text: "done", answers: [{ question_id: "q1", answer: ["done"] }], prompt_id: meta.prompt_id });
   });
   return form;
 }
