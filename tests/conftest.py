@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 import shutil
+import sys
 import tempfile
+import threading
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -11,11 +14,31 @@ from typing import Any
 import pytest
 
 from gateway.channel import Channels
+from gateway.logs import LOGGER, SERVER_LOGGERS
 from gateway.service import Gateway
 from gateway.store import Store, connect
 from tests.support.memory_channel import MemoryChannel
 from tests.support.redis_cluster import RedisCluster, redis_cli_binary
 from tests.support.redis_server import RedisServer, redis_server_binary, require_real_redis
+
+
+@pytest.fixture(autouse=True)
+def restore_logging() -> Iterator[None]:
+    """configure() (the CLI, the log tests) rewires process-wide loggers and hooks: put them back."""
+    names = ("", LOGGER.name, *SERVER_LOGGERS)
+    saved = {
+        n: (logging.getLogger(n).handlers[:], logging.getLogger(n).level, logging.getLogger(n).propagate)
+        for n in names
+    }
+    hooks = (sys.excepthook, threading.excepthook)
+    # A configure() left on would make a test's own configure() keep warnings away from the logs.
+    logging.captureWarnings(False)
+    yield
+    for name, (handlers, level, propagate) in saved.items():
+        logger = logging.getLogger(name)
+        logger.handlers[:], logger.level, logger.propagate = handlers, level, propagate
+    sys.excepthook, threading.excepthook = hooks
+    logging.captureWarnings(False)
 
 
 @pytest.fixture(scope="session")

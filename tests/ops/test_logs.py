@@ -6,17 +6,15 @@ import asyncio
 import gc
 import json
 import logging
-import sys
 import threading
 import warnings
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from pydantic import ValidationError
 
 from gateway.channel import Channels
-from gateway.logs import LOGGER, SERVER_LOGGERS, configure, event, observe_loop
+from gateway.logs import configure, event, observe_loop
 from gateway.models import PromptRequest, RunRequest
 from gateway.service import Gateway
 from gateway.settings import Settings
@@ -26,25 +24,6 @@ from tests.support.memory_channel import MemoryChannel
 THREAD = "slack:C0456:1712345678.000100"
 ALICE = "slack:UALICE"
 QUESTION = {"kind": "text", "questions": [{"question": "Which branch?"}]}
-
-
-@pytest.fixture(autouse=True)
-def restore_logging() -> Iterator[None]:
-    """configure() rewires process-wide loggers and hooks; put them back for the other tests."""
-    names = ("", LOGGER.name, *SERVER_LOGGERS)
-    saved = {
-        n: (logging.getLogger(n).handlers[:], logging.getLogger(n).level, logging.getLogger(n).propagate)
-        for n in names
-    }
-    hooks = (sys.excepthook, threading.excepthook)
-    # Another test's configure() may have left warnings captured, which would make this test's a no-op.
-    logging.captureWarnings(False)
-    yield
-    for name, (handlers, level, propagate) in saved.items():
-        logger = logging.getLogger(name)
-        logger.handlers[:], logger.level, logger.propagate = handlers, level, propagate
-    sys.excepthook, threading.excepthook = hooks
-    logging.captureWarnings(False)
 
 
 def lines(err: str) -> list[dict[str, Any]]:
