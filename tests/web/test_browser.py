@@ -173,8 +173,10 @@ async def test_inbox_shows_new_prompts_and_answers_given_elsewhere_live(demo: De
 
     chat = await open_chat(browser, demo, "alice")
     await say(chat, "hello")
-    card = inbox.locator(".card")
-    await expect(card).to_have_count(1)  # arrived over /v1/events, without a reload
+    await expect(inbox.locator(".card")).to_have_count(1)  # arrived over /v1/events, without a reload
+    # The demo asks its next question as soon as this one settles: follow this card by its prompt.
+    prompt_id = await inbox.locator(".card").get_attribute("data-prompt-id")
+    card = inbox.locator(f'.card[data-prompt-id="{prompt_id}"]')
 
     await say(chat, "no")  # anything but an affirmative denies
     await expect(card).to_have_class("card settled")
