@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from gateway.doctor import Check
+from gateway.checks import Check
 from gateway.logs import redact
 from gateway.settings import Settings
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from starlette.routing import BaseRoute
 
+from gateway import metrics
 from gateway.errors import GatewayError
 from gateway.ids import ThreadRef
 from gateway.models import InboundMessage, Prompt, ThreadItem
@@ -15,7 +16,7 @@ from gateway.models import InboundMessage, Prompt, ThreadItem
 if TYPE_CHECKING:
     from gateway.feeds import StreamCaps
     from gateway.lease import Lease
-    from gateway.service import Draft, Received
+    from gateway.outcomes import Draft, Received
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +127,32 @@ class InboundSink(Protocol):
     async def get_draft(self, thread_id: str, name: str) -> dict[str, str]:
         """A draft kept with ``save_draft`` in the thread (empty when there is none)."""
         ...
+
+
+class CountedInbound:
+    """The core's inbound entry point, as handed to channels: counts each message by its outcome."""
+
+    def __init__(self, sink: InboundSink) -> None:
+        self.sink = sink
+
+    async def receive(self, message: InboundMessage) -> Received:
+        received = await self.sink.receive(message)
+        metrics.inbound(message.thread_id, received.outcome)
+        return received
+
+    async def get_prompt(self, prompt_id: str) -> Prompt:
+        return await self.sink.get_prompt(prompt_id)
+
+    async def read_thread(
+        self, thread_id: str, after: str | None = None, limit: int = 100, wait: float = 0
+    ) -> list[tuple[str, dict[str, Any]]]:
+        return await self.sink.read_thread(thread_id, after, limit, wait)
+
+    async def save_draft(self, prompt_id: str, sender: str, name: str, values: dict[str, str]) -> Draft:
+        return await self.sink.save_draft(prompt_id, sender, name, values)
+
+    async def get_draft(self, thread_id: str, name: str) -> dict[str, str]:
+        return await self.sink.get_draft(thread_id, name)
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,38 +4,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from dataclasses import asdict, dataclass
-from typing import Literal
+from dataclasses import asdict
 
 from pydantic import ValidationError
 
+from gateway.checks import MARKS, Check
 from gateway.logs import redact
 from gateway.settings import Settings
 
-Status = Literal["ok", "warn", "fail"]
-MARKS = {"ok": "✓", "warn": "!", "fail": "✗"}
 REDIS_TIMEOUT_S = 3.0
-
-
-@dataclass(frozen=True, slots=True)
-class Check:
-    """One finding: what was checked, how it went, and a sentence that says what to do."""
-
-    name: str
-    status: Status
-    detail: str
-
-    @classmethod
-    def ok(cls, name: str, detail: str) -> Check:
-        return cls(name, "ok", detail)
-
-    @classmethod
-    def warn(cls, name: str, detail: str) -> Check:
-        return cls(name, "warn", detail)
-
-    @classmethod
-    def fail(cls, name: str, detail: str) -> Check:
-        return cls(name, "fail", detail)
 
 
 def load_settings() -> tuple[Settings | None, list[Check]]:

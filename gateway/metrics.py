@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from datetime import datetime
+from typing import Any, Protocol
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -15,13 +16,7 @@ from prometheus_client import (
     generate_latest,
 )
 
-from gateway.models import Prompt, PromptState
 from gateway.store import keys
-
-if TYPE_CHECKING:
-    from gateway.channel import InboundSink
-    from gateway.models import InboundMessage
-    from gateway.service import Draft, Received
 
 REGISTRY = CollectorRegistry()
 ProcessCollector(registry=REGISTRY)
@@ -95,57 +90,50 @@ LEASE_HELD = Gauge(
 )
 
 
+class CountedPrompt(Protocol):
+    """What the counters read of a prompt (``gateway.models.Prompt``): metrics import nothing above them."""
+
+    @property
+    def thread_id(self) -> str: ...
+    @property
+    def kind(self) -> Any: ...  # a StrEnum: ``.value`` is the label
+    @property
+    def prompt_state(self) -> str: ...
+    @property
+    def resolution(self) -> Any: ...
+    @property
+    def reason_code(self) -> Any: ...
+    @property
+    def created_at(self) -> datetime: ...
+    @property
+    def settled_at(self) -> datetime | None: ...
+
+
 def channel_of(thread_id: str) -> str:
     """The platform part of a thread id (``slack:C1:1.2`` → ``slack``): a bounded label."""
     return thread_id.split(":", 1)[0]
 
 
-def prompt_raised(prompt: Prompt) -> None:
+def prompt_raised(prompt: CountedPrompt) -> None:
     PROMPTS_RAISED.labels(prompt.kind.value, channel_of(prompt.thread_id)).inc()
 
 
-def prompt_settled(prompt: Prompt) -> None:
+def prompt_settled(prompt: CountedPrompt) -> None:
     """Count a settled prompt once, by how it settled; an answered one also records its time to answer."""
     kind, channel = prompt.kind.value, channel_of(prompt.thread_id)
-    if prompt.prompt_state is PromptState.ANSWERED:
+    if prompt.prompt_state == "answered":
         resolution = prompt.resolution.value if prompt.resolution else "unknown"
         PROMPTS_ANSWERED.labels(kind, channel, resolution).inc()
         if prompt.settled_at is not None:
             seconds = (prompt.settled_at - prompt.created_at).total_seconds()
             TIME_TO_ANSWER.labels(kind, channel).observe(max(seconds, 0.0))
-    elif prompt.prompt_state is PromptState.CANCELLED:
+    elif prompt.prompt_state == "cancelled":
         reason = prompt.reason_code.value if prompt.reason_code else "unknown"
         PROMPTS_CANCELLED.labels(kind, channel, reason).inc()
 
 
 def inbound(thread_id: str, outcome: str) -> None:
     INBOUND.labels(channel_of(thread_id), str(outcome)).inc()
-
-
-class CountedInbound:
-    """The core's inbound entry point, as handed to channels: counts each message by its outcome."""
-
-    def __init__(self, sink: InboundSink) -> None:
-        self.sink = sink
-
-    async def receive(self, message: InboundMessage) -> Received:
-        received = await self.sink.receive(message)
-        inbound(message.thread_id, received.outcome)
-        return received
-
-    async def get_prompt(self, prompt_id: str) -> Prompt:
-        return await self.sink.get_prompt(prompt_id)
-
-    async def read_thread(
-        self, thread_id: str, after: str | None = None, limit: int = 100, wait: float = 0
-    ) -> list[tuple[str, dict[str, Any]]]:
-        return await self.sink.read_thread(thread_id, after, limit, wait)
-
-    async def save_draft(self, prompt_id: str, sender: str, name: str, values: dict[str, str]) -> Draft:
-        return await self.sink.save_draft(prompt_id, sender, name, values)
-
-    async def get_draft(self, thread_id: str, name: str) -> dict[str, str]:
-        return await self.sink.get_draft(thread_id, name)
 
 
 def platform_error(thread_id: str, error: Any) -> None:
@@ -165,8 +153,6 @@ def lease_held(name: str, held: bool) -> None:
 
 async def refresh(redis: Any) -> None:
     """Read the gauges that live in Redis (outbox and webhook queue depth) just before a scrape."""
-    from gateway.webhooks import DUE  # here: the webhook dispatcher itself reports through this module
-
     dirty = list(await redis.zrange(keys.DIRTY, 0, DEPTH_SAMPLE - 1))
     OUTBOX_THREADS.set(await redis.zcard(keys.DIRTY))
     depth = 0
@@ -177,7 +163,7 @@ async def refresh(redis: Any) -> None:
             pipe.llen(keys.pub_outbox(thread_id))
         depth = sum(int(n) for n in await pipe.execute())
     OUTBOX_DEPTH.set(depth)
-    WEBHOOK_QUEUE.set(await redis.zcard(DUE))
+    WEBHOOK_QUEUE.set(await redis.zcard(keys.WEBHOOK_DUE))
 
 
 def render() -> tuple[bytes, str]:

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 
 from gateway import forms
 from gateway.ids import is_identity
+from gateway.plaintext import form_or_url_text, prompt_text
 
 MAX_QUESTIONS = 4
 MAX_OPTIONS = 25
@@ -218,10 +219,7 @@ class PromptRequest(Model):
                 raise ValueError("question texts must be unique, since answers may name them")
             ids.add(question.id)
             texts.add(question.question)
-        # Imported here: the renderer builds on these models. Refused now, a prompt too long to post
-        # never reaches the store only to fail in the chat.
-        from gateway.render import prompt_text
-
+        # Refused now, a prompt too long to post never reaches the store only to fail in the chat.
         size = len(prompt_text(questions))
         if size > MAX_TEXT_CHARS:
             raise ValueError(
@@ -270,8 +268,6 @@ class PromptRequest(Model):
                 if self.url is None:
                     raise ValueError("a url prompt needs a url")
                 self.questions = [Question(id="q1", question=self.message)]
-            from gateway.render import form_or_url_text
-
             size = len(form_or_url_text(self.kind, self.message, self.requested_schema, self.url))
             if size > MAX_TEXT_CHARS:
                 raise ValueError(f"the prompt comes to {size} characters; at most {MAX_TEXT_CHARS} fit")

@@ -6,7 +6,6 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from gateway import forms
 from gateway.models import (
     Answer,
     Prompt,
@@ -18,33 +17,16 @@ from gateway.models import (
     ToolCall,
 )
 
+# Re-exported: the channels render from here; the plain text itself lives beneath the models.
+from gateway.plaintext import form_or_url_text as form_or_url_text
+from gateway.plaintext import prompt_text as prompt_text
+from gateway.plaintext import question_text as question_text
+
 NO_SELECTION = "(no selection)"
 # Kinds the channels draw native controls for; the others are posted as their text rendering.
 NATIVE_KINDS = frozenset(
     {PromptKind.APPROVAL.value, PromptKind.ASK_USER_QUESTION.value, PromptKind.TEXT.value}
 )
-
-
-def question_text(question: Question) -> str:
-    """The question, then its options numbered ``  N. label — description``."""
-    lines = [question.question]
-    for number, option in enumerate(question.options, start=1):
-        suffix = f" — {option.description}" if option.description else ""
-        lines.append(f"  {number}. {option.label}{suffix}")
-    return "\n".join(lines)
-
-
-def prompt_text(questions: list[Question]) -> str:
-    """The content of a pending_prompt: the questions and nothing else (no header, no instructions)."""
-    return "\n\n".join(question_text(question) for question in questions)
-
-
-def form_or_url_text(kind: PromptKind, message: str, schema: dict[str, Any] | None, url: str | None) -> str:
-    """A form (the message, then each field numbered with its type, constraints and options) or a URL
-    step (the message, then the link) as text."""
-    if kind is PromptKind.URL:
-        return f"{message}\n{url}"
-    return forms.form_text(message, forms.check_schema(schema))
 
 
 def prompt_body(prompt: Prompt) -> str:

@@ -6,8 +6,7 @@ import asyncio
 import logging
 from dataclasses import dataclass, field
 
-from gateway import metrics
-from gateway.channel import ChannelContext, ChannelRuntime, Channels
+from gateway.channel import ChannelContext, ChannelRuntime, Channels, CountedInbound
 from gateway.feeds import StreamCaps
 from gateway.lease import Lease
 from gateway.logs import event, observe_loop
@@ -69,9 +68,7 @@ class Runtime:
         await self.gateway.start()
         if self.webhooks is not None:
             await self.webhooks.start()
-        context = ChannelContext(
-            sink=metrics.CountedInbound(self.gateway), lease=self.lease, streams=self.streams
-        )
+        context = ChannelContext(sink=CountedInbound(self.gateway), lease=self.lease, streams=self.streams)
         for channel in self.channels:
             await channel.start(context)
             event("startup.channel", platform=channel.platform)

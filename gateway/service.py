@@ -18,7 +18,6 @@ from gateway.authz import may_answer
 from gateway.channel import ChannelError, Channels, PrivateNotices
 from gateway.errors import GatewayError, not_found
 from gateway.feeds import Feeds
-from gateway.forms import FieldError
 from gateway.ids import new_id, parse_thread_id
 from gateway.logs import event
 from gateway.mapper import map_reply
@@ -39,6 +38,7 @@ from gateway.models import (
     from_ms,
 )
 from gateway.outbox import Outbox
+from gateway.outcomes import Draft, DraftStatus, Outcome, Received
 from gateway.render import message_item, pending_prompt_item
 from gateway.replies import NEW_MESSAGE_REASON, Reading, ReplyAction, draft_name, read_reply
 from gateway.store import Decision, Kept, ReadyAnswer, Refusal, Settlement, Store, trim_idle
@@ -62,30 +62,6 @@ NOT_ALLOWED_NOTICE = (
 STALE_NOTICE = "That control belongs to a prompt that is no longer open, so nothing was changed."
 
 
-class Outcome(StrEnum):
-    """What became of an inbound message."""
-
-    ANSWERED = "answered"
-    QUEUED = "queued"
-    DUPLICATE = "duplicate"
-    NOT_ALLOWED = "not_allowed"
-    STALE = "stale"
-    SUPERSEDED = "superseded"  # it did not fit the open prompt: that was cancelled and this queued
-    DECLINED = "declined"  # it declined the open prompt (a URL step)
-    KEPT = "kept"  # a step of a form's answer, or a reply not taken: the prompt stays pending
-
-
-@dataclass(frozen=True, slots=True)
-class Received:
-    outcome: Outcome
-    prompt: Prompt | None = None
-    # What the person is told (a form's next field, why a value was not taken), for channels that
-    # show notices themselves.
-    notice: str | None = None
-    # A form's values not taken, one per property (for a channel that shows them by the field).
-    errors: tuple[FieldError, ...] = ()
-
-
 class AnswerStatus(StrEnum):
     ANSWERED = "answered"  # this call settled it
     SAME = "same"  # it was already answered exactly this way
@@ -96,20 +72,6 @@ class AnswerStatus(StrEnum):
 class AnswerResult:
     status: AnswerStatus
     prompt: Prompt
-
-
-class DraftStatus(StrEnum):
-    """What became of a step of an answer in progress."""
-
-    SAVED = "saved"
-    NOT_ALLOWED = "not_allowed"  # the person may not answer this prompt
-    STALE = "stale"  # the prompt is no longer pending
-
-
-@dataclass(frozen=True, slots=True)
-class Draft:
-    status: DraftStatus
-    values: dict[str, str]
 
 
 def unavailable_message(kind: PromptKind, detail: str) -> str:

@@ -37,8 +37,8 @@ from gateway.webhook_signatures import standard_headers, standard_key
 
 SIGNATURE_HEADER = "X-Threadgate-Signature"
 GROUP = "threadgate-webhooks"
-PREFIX = "tg:{wh}:"  # one hash tag: the queue's keys share a Cluster slot, so one script can touch them all
-DUE = f"{PREFIX}due"
+PREFIX = keys.WEBHOOK_PREFIX
+DUE = keys.WEBHOOK_DUE
 
 # Queue one delivery per URL for an event, unless that (event id, URL) pair was queued before.
 # KEYS[1]: prefix. ARGV: now ms, dedupe ttl s, body, then delivery id and URL pairs.

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+from collections.abc import Coroutine
+from typing import Any, Protocol
 
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.ack.async_ack import AsyncAck
 
 from channels.slack.answer_modal import read_form
-from channels.slack.control_ids import ANSWER_CALLBACK, FIELDS_CALLBACK, decode
+from channels.slack.control_ids import ANSWER_CALLBACK, FIELDS_CALLBACK, ControlRef, decode
 from channels.slack.controls import structured
 from channels.slack.forms import block_errors, read_fields
 from channels.slack.notices import (
@@ -33,8 +34,31 @@ from gateway.models import Prompt, PromptKind
 from gateway.render import answers_summary
 from gateway.service import Outcome, Received
 
-if TYPE_CHECKING:
-    from channels.slack.presses import Presses
+
+class Presses(Protocol):
+    """What the submissions use of ``channels.slack.presses.Presses`` (which installs them): a Protocol,
+    so the two modules do not import each other."""
+
+    ack_budget: float
+
+    def spawn(self, work: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]: ...
+
+    async def tell(self, prompt: Prompt, presser: str, notice: str) -> None: ...
+
+    async def prompt(self, ref: ControlRef | None) -> Prompt | None: ...
+
+    async def answer(self, prompt: Prompt, presser: str, lists: list[list[str]], event_id: str) -> str: ...
+
+    async def hand_over(
+        self,
+        prompt: Prompt,
+        presser: str,
+        event_id: str,
+        text: str,
+        answers: list[dict[str, Any]] | None = None,
+        *,
+        decline: bool = False,
+    ) -> Received: ...
 
 
 class Submissions:

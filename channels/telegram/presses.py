@@ -12,11 +12,11 @@ import asyncio
 import json
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from telegram import CallbackQuery, MaybeInaccessibleMessage, Message, User
 
-from channels.telegram.control_ids import Action, BadControl, decode
+from channels.telegram.control_ids import Action, BadControl, Control, decode
 from channels.telegram.controls import fits_prompt, keyboard, step_text, ticked_in
 from channels.telegram.inbound import Incoming, address_of, identity_of, in_thread
 from channels.telegram.render import Button, Keyboard, Mention, Outgoing, utf16_len
@@ -29,8 +29,17 @@ from gateway.models import InboundMessage, Prompt, PromptKind, PromptState
 from gateway.render import NO_SELECTION, PromptView, shorten
 from gateway.service import Draft, DraftStatus, Outcome, Received
 
-if TYPE_CHECKING:  # forms.py builds on this module; its presses are handed over at run time
-    from channels.telegram.forms import FormPresses
+
+class FormPresses(Protocol):
+    """What presses hand forms and URL steps to: ``channels.telegram.forms.FormPresses``, which builds on
+    this module and is handed over at run time (a Protocol, so the two do not import each other)."""
+
+    async def on_press(
+        self, press: Press, control: Control, message: MaybeInaccessibleMessage, user: User
+    ) -> Notice: ...
+
+    async def on_reply(self, press: Press, text: str) -> Notice: ...
+
 
 ACK_DEADLINE_S = 5.0  # the person's client shows a spinner until the press is answered
 MAX_ASKED_QUESTION_CHARS = 300

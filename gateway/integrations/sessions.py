@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from gateway.integrations.settings import Target
 
 if TYPE_CHECKING:  # the client package imports these helpers: no import at run time
-    from gateway.client import Threadgate
+    from gateway.client.async_client import Threadgate
 
 MAX_KEY = 160
 _KEY_UNSAFE = re.compile(r"[^A-Za-z0-9_.:-]")

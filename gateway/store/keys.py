@@ -9,6 +9,9 @@ MESSAGES = "tg:messages"  # stream: people's messages queued for agents
 EVENTS = "tg:events"  # stream: input.requested / input.resolved / message.received
 SETTLED_CHANNEL = "tg:settled"  # pub/sub: a prompt id, published when it settles
 CLAIMS = "tg:claims"  # hash: agent -> JSON list of the channels its definition claims
+# One hash tag: the webhook queue's keys share a Cluster slot, so one script can touch them all.
+WEBHOOK_PREFIX = "tg:{wh}:"
+WEBHOOK_DUE = f"{WEBHOOK_PREFIX}due"  # zset: webhook deliveries by when they are due
 
 
 def thread_prefix(thread_id: str) -> str:

@@ -10,7 +10,7 @@ import pytest
 
 from gateway import metrics
 from gateway.api import create_app
-from gateway.channel import Channels
+from gateway.channel import Channels, CountedInbound
 from gateway.lease import Lease
 from gateway.models import InboundMessage, PromptRequest, RunRequest
 from gateway.runtime import Runtime
@@ -85,7 +85,7 @@ async def test_cancellations_are_counted_by_reason_code(core: tuple[Gateway, Mem
 
 async def test_inbound_messages_are_counted_by_outcome(core: tuple[Gateway, MemoryChannel]) -> None:
     gateway, _ = core
-    sink = metrics.CountedInbound(gateway)
+    sink = CountedInbound(gateway)
     outcomes = ("answered", "queued", "not_allowed", "duplicate")
     deltas = {o: Delta("threadgate_inbound_messages_total", channel="slack", outcome=o) for o in outcomes}
     await raise_approval(gateway)
