@@ -10,6 +10,7 @@ inside the timed window too: they are work the gateway must do per answer.
 from __future__ import annotations
 
 import asyncio
+import cProfile
 import resource
 import time
 from dataclasses import dataclass
@@ -82,7 +83,10 @@ def _process_cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-async def measure_gateway(gateway: Gateway, concurrency: int, ops: int) -> Measured:
+async def measure_gateway(
+    gateway: Gateway, concurrency: int, ops: int, profile: cProfile.Profile | None = None
+) -> Measured:
+    """The timed window: ``ops`` hot answers by ``concurrency`` workers (``profile`` enabled only inside)."""
     opened = await open_prompts(gateway, ops)
     waiters = await _agents_waiting(gateway, opened)
     work = iter(range(ops))
@@ -101,9 +105,13 @@ async def measure_gateway(gateway: Gateway, concurrency: int, ops: int) -> Measu
 
     redis_before, process_before = await _redis_cpu_s(gateway), _process_cpu_s()
     began = time.perf_counter()
+    if profile is not None:
+        profile.enable()
     await asyncio.gather(*(worker() for _ in range(concurrency)))
     await gateway.outbox.idle()
     elapsed = time.perf_counter() - began
+    if profile is not None:
+        profile.disable()
     process_cpu, redis_cpu = _process_cpu_s() - process_before, await _redis_cpu_s(gateway) - redis_before
     return Measured(Summary.of(latencies, elapsed), process_cpu / ops * 1e6, redis_cpu / ops * 1e6)
 

@@ -374,6 +374,17 @@ class Prompt(Model):
                     data.pop(key, None)
         return data
 
+    def public_json(self) -> str:
+        """``public()`` as JSON text, serialised in one step (the feeds carry it as text)."""
+        left_out = {"started_by"}
+        if self.prompt_state is PromptState.ANSWERED:
+            left_out |= {"reason", "reason_code"}
+        else:
+            left_out |= {"answers", "answered_by", "resolution", "turn_id"}
+            if self.prompt_state is PromptState.PENDING:
+                left_out |= {"reason", "reason_code", "settled_at"}
+        return self.model_dump_json(exclude=left_out)
+
 
 class TextContent(Model):
     type: Literal["text"] = "text"

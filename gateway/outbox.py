@@ -3,7 +3,8 @@
 Each thread has two lists written by the same Lua script that changed its state: ``pub`` (events and
 queued messages for the global feeds) and ``chat`` (audit items and agent messages to post, in order).
 Any process may drain any thread, one at a time under a per-thread lock; an item leaves its list only
-after it was delivered, so a crash delivers it again (at least once; ids let readers dedupe).
+after it was delivered, so a crash delivers it again (at least once; ids let readers dedupe). A thread's
+events reach the feeds before its chat posts go out, and both keep the order they were queued in.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from gateway import metrics
@@ -24,10 +26,12 @@ from gateway.ids import parse_thread_id
 from gateway.logs import event
 from gateway.models import Prompt, PromptState, ThreadItem, from_ms, utcnow
 from gateway.render import answers_summary, resolved_item, settled_prompt_item
-from gateway.store import OutboxBatch, Store, keys
+from gateway.store import OutboxBatch, OutboxPass, Store, keys
 from gateway.store.outage import StoreHealth
 from gateway.store.store import prompt_from_fields
 
+DRAINER_TASK = "threadgate.outbox.drainer"
+PASS_THREADS = 64  # threads drained together in one pass
 LOCK_TTL_MS = 30_000
 SWEEP_AGE_MS = 10_000
 MAX_BACKOFF_S = 300.0
@@ -36,6 +40,8 @@ BATCH = 100  # effects taken from each of a thread's two lists per pass
 
 def pending_view(prompt: Prompt) -> Prompt:
     """The prompt as it was when asked (for ``input.requested``)."""
+    if prompt.pending:
+        return prompt
     return prompt.model_copy(
         update={
             "prompt_state": PromptState.PENDING,
@@ -50,12 +56,33 @@ def pending_view(prompt: Prompt) -> Prompt:
     )
 
 
-def feed_event(event_id: str, kind: str, data: dict[str, Any]) -> dict[str, Any]:
-    return {"id": event_id, "type": kind, "created_at": utcnow().isoformat(), "data": data}
+def feed_event_json(event_id: str, kind: str, data: str) -> str:
+    """A feed event as JSON text (id, type, created_at, data), around ``data`` already serialised."""
+    head = json.dumps({"id": event_id, "type": kind, "created_at": utcnow().isoformat()})
+    return f'{head[:-1]}, "data": {data}}}'
+
+
+def log_entry(role: str, item: ThreadItem) -> str:
+    """A posted item as the thread's item log records it, as JSON text."""
+    return f'{{"role": {json.dumps(role)}, {item.model_dump_json()[1:]}'
+
+
+@dataclass(frozen=True, slots=True)
+class Posted:
+    """What a pass posted to one thread: how many items, their log entries, and whether all of them."""
+
+    posted: int
+    logged: list[str]
+    complete: bool
 
 
 class Outbox:
-    """Drains threads' outboxes: right away for the changes this process made, and by sweeping."""
+    """Drains threads' outboxes: right away for the changes this process made, and by sweeping.
+
+    Threads kicked in the same moment are drained together, in passes shared by all of them: one round
+    trip takes a batch of each thread's lists, one publishes all their events, the chat posts go out
+    (in order within a thread, threads side by side), and one round trip acknowledges them all.
+    """
 
     def __init__(
         self,
@@ -68,107 +95,157 @@ class Outbox:
         self.channels = channels
         self.clock = clock
         self.health = health or StoreHealth(store.redis)
-        self._running: dict[str, asyncio.Task[bool]] = {}
-        self._again: set[str] = set()
+        self._due: dict[str, None] = {}  # kicked threads, in order, not yet in a pass
+        self._active: set[str] = set()  # threads in the drainer's pass now
+        self._flushing: dict[str, int] = {}  # threads a flush is draining itself
+        self._drainer: asyncio.Task[None] | None = None
+        self._passed = asyncio.Event()  # set as each of the drainer's passes ends (and replaced)
         self._retry_at: dict[str, float] = {}
         self._failures: dict[str, int] = {}
+        self._edits: dict[type, bool] = {}
 
     def kick(self, thread_id: str) -> None:
-        """Drain ``thread_id`` soon, in the background (coalesced with a drain already running)."""
-        running = self._running.get(thread_id)
-        # A finished drain stays listed until its done-callback runs; new work then needs a new drain.
-        if running is not None and not running.done():
-            self._again.add(thread_id)
-            return
-        task = asyncio.create_task(self._drain_loop(thread_id), name=f"threadgate.outbox.{thread_id}")
-        self._running[thread_id] = task
-        task.add_done_callback(lambda done: self._forget(thread_id, done))
-
-    def _forget(self, thread_id: str, task: asyncio.Task[bool]) -> None:
-        if self._running.get(thread_id) is task:
-            del self._running[thread_id]
-        # Read every drain's failure here, so none ends as "Task exception was never retrieved". What it
-        # owed stays in Redis, marked dirty, for the sweeper to deliver once the failure has passed.
-        if task.cancelled() or (exc := task.exception()) is None:
-            return
-        if not self.health.report(exc, "outbox"):
-            error = str(exc) or type(exc).__name__
-            event("outbox.drain_failed", logging.WARNING, thread_id=thread_id, error=error)
+        """Drain ``thread_id`` soon, in the background, with whatever else is due."""
+        self._due[thread_id] = None
+        if self._drainer is None or self._drainer.done():
+            self._drainer = asyncio.create_task(self._drain_due(), name=DRAINER_TASK)
 
     def busy(self, thread_id: str) -> bool:
         """Whether this process has a drain of ``thread_id`` running or due."""
-        running = self._running.get(thread_id)
-        return running is not None and not running.done()
+        return thread_id in self._due or thread_id in self._active or thread_id in self._flushing
 
     async def flush(self, thread_id: str) -> bool:
         """Drain one thread now, after any drain of it this process already has running."""
-        running = self._running.get(thread_id)
-        if running is not None:
-            await asyncio.gather(running, return_exceptions=True)
-        return await self.drain(thread_id)
+        self._flushing[thread_id] = self._flushing.get(thread_id, 0) + 1
+        self._due.pop(thread_id, None)
+        try:
+            while thread_id in self._active:  # in the drainer's pass now: after that pass, then
+                await self._passed.wait()
+            return await self.drain(thread_id)
+        finally:
+            left = self._flushing.pop(thread_id) - 1
+            if left:
+                self._flushing[thread_id] = left
+            elif thread_id in self._due:  # kicked meanwhile: the drainer passed over it
+                self.kick(thread_id)
 
     async def idle(self) -> None:
         """Wait until no drain started by this process is running (tests, shutdown)."""
-        while self._running:
-            await asyncio.gather(*list(self._running.values()), return_exceptions=True)
+        while self._drainer is not None and not self._drainer.done():
+            await asyncio.gather(self._drainer, return_exceptions=True)
 
-    async def _drain_loop(self, thread_id: str) -> bool:
-        done = False
+    async def _drain_due(self) -> None:
         while True:
-            self._again.discard(thread_id)
-            done = await self.drain(thread_id)
-            if thread_id not in self._again:
-                return done
+            threads = [thread for thread in self._due if thread not in self._flushing][:PASS_THREADS]
+            if not threads:
+                return
+            for thread in threads:
+                del self._due[thread]
+            self._active.update(threads)
+            try:
+                await self.drain_many(threads)
+            except Exception as exc:  # what it owed stays in Redis, marked dirty, for the sweeper
+                if not self.health.report(exc, "outbox"):  # an outage is logged once, by the health record
+                    event("outbox.drain_failed", logging.WARNING, error=str(exc) or type(exc).__name__)
+            finally:
+                self._active.difference_update(threads)
+                self._passed.set()
+                self._passed = asyncio.Event()
 
     async def drain(self, thread_id: str) -> bool:
-        """Deliver everything owed for one thread. True when both lists are empty afterwards.
+        """Deliver everything owed for one thread. True when both lists are empty afterwards."""
+        return (await self.drain_many([thread_id]))[thread_id]
 
-        Each pass is one round trip to take a batch (acknowledging the pass before), one to publish its
-        events, and the chat posts themselves.
-        """
-        if self._retry_at.get(thread_id, 0.0) > self.clock():
-            return False
-        token = uuid.uuid4().hex
-        batch = await self.store.take_outbox(thread_id, token, LOCK_TTL_MS, "acquire", size=BATCH)
-        while batch is not None and not batch.empty:
+    async def drain_many(self, thread_ids: list[str]) -> dict[str, bool]:
+        """Deliver everything owed for these threads, in shared passes. For each thread: True when both
+        of its lists are empty afterwards (False: another process holds it, or a post failed)."""
+        now = self.clock()
+        done = dict.fromkeys(thread_ids, False)
+        ready = [thread for thread in dict.fromkeys(thread_ids) if self._retry_at.get(thread, 0.0) <= now]
+        if not ready:
+            return done
+        tokens = {thread: uuid.uuid4().hex for thread in ready}
+        taken = await self.store.take_outboxes(
+            [OutboxPass(thread, tokens[thread], LOCK_TTL_MS, "acquire", size=BATCH) for thread in ready]
+        )
+        held: dict[str, OutboxBatch] = {}
+        for thread, batch in zip(ready, taken, strict=True):
+            if batch is not None and batch.empty:
+                done[thread] = True
+            elif batch is not None:
+                held[thread] = batch
+        while held:
             try:
-                await self._publish(batch)
-                posted, logged, complete = await self._post_all(thread_id, batch)
+                prompts = {
+                    pid: prompt_from_fields(fields)
+                    for batch in held.values()
+                    for pid, fields in batch.prompts.items()
+                    if fields
+                }
+                await self._publish(list(held.values()), prompts)
+                outcomes = await self._post_threads(held, prompts)
             except BaseException:
                 with contextlib.suppress(Exception):
-                    await self.store.take_outbox(thread_id, token, LOCK_TTL_MS, "release")
+                    await self.store.take_outboxes(
+                        [OutboxPass(thread, tokens[thread], LOCK_TTL_MS, "release") for thread in held]
+                    )
                 raise
-            batch = await self.store.take_outbox(
-                thread_id,
-                token,
-                LOCK_TTL_MS,
-                "continue" if complete else "release",
-                pub_done=len(batch.pub),
-                chat_done=posted,
-                logged=logged,
-                size=BATCH,
-            )
-            if not complete:
-                return False
-        return batch is not None
+            passes = [
+                OutboxPass(
+                    thread,
+                    tokens[thread],
+                    LOCK_TTL_MS,
+                    "continue" if outcomes[thread].complete else "release",
+                    pub_done=len(batch.pub),
+                    chat_done=outcomes[thread].posted,
+                    logged=outcomes[thread].logged,
+                    size=BATCH,
+                )
+                for thread, batch in held.items()
+            ]
+            following: dict[str, OutboxBatch] = {}
+            for one, batch in zip(passes, await self.store.take_outboxes(passes), strict=True):
+                if one.mode == "release" or batch is None:  # a post failed, or our lock lapsed
+                    continue
+                if batch.empty:
+                    done[one.thread_id] = True
+                else:
+                    following[one.thread_id] = batch
+            held = following
+        return done
 
-    async def _post_all(self, thread_id: str, batch: OutboxBatch) -> tuple[int, list[dict[str, Any]], bool]:
-        """Post the batch's chat items in order: (how many were posted, their log entries, all of them)."""
-        logged: list[dict[str, Any]] = []
+    async def _post_threads(
+        self, held: dict[str, OutboxBatch], prompts: dict[str, Prompt]
+    ) -> dict[str, Posted]:
+        """Each thread's chat items, in order within the thread; the threads side by side."""
+        posting = [thread for thread, batch in held.items() if batch.chat]
+        outcomes = {thread: Posted(0, [], True) for thread in held if thread not in posting}
+        if len(posting) == 1:
+            outcomes[posting[0]] = await self._post_all(posting[0], held[posting[0]], prompts)
+        elif posting:
+            results = await asyncio.gather(
+                *(self._post_all(thread, held[thread], prompts) for thread in posting)
+            )
+            outcomes.update(zip(posting, results, strict=True))
+        return outcomes
+
+    async def _post_all(self, thread_id: str, batch: OutboxBatch, prompts: dict[str, Prompt]) -> Posted:
+        """Post the batch's chat items in order: how many were posted, their log entries, all of them."""
+        logged: list[str] = []
         for posted, effect in enumerate(batch.chat):
             try:
-                entry = await self._post(thread_id, effect, batch.prompts)
+                entry = await self._post(thread_id, effect, batch.prompts, prompts)
             except GatewayError as exc:  # no channel for this platform here: another process may have it
                 event("outbox.no_channel", logging.DEBUG, thread_id=thread_id, error=exc.message)
-                return posted, logged, False
+                return Posted(posted, logged, False)
             except ChannelError as exc:
                 self._back_off(thread_id, exc)
-                return posted, logged, False
+                return Posted(posted, logged, False)
             self._failures.pop(thread_id, None)
             self._retry_at.pop(thread_id, None)
             if entry is not None:
                 logged.append(entry)
-        return len(batch.chat), logged, True
+        return Posted(len(batch.chat), logged, True)
 
     def _back_off(self, thread_id: str, exc: ChannelError) -> None:
         failures = self._failures.get(thread_id, 0) + 1
@@ -178,83 +255,100 @@ class Outbox:
         event("outbox.post_failed", logging.WARNING, thread_id=thread_id, error=str(exc), retry_in=delay)
         metrics.platform_error(thread_id, exc)
 
-    async def _publish(self, batch: OutboxBatch) -> None:
-        """The batch's events and queued messages, appended to the feeds in one round trip."""
-        entries: list[tuple[str, dict[str, Any]]] = []
+    async def _publish(self, batches: list[OutboxBatch], prompts: dict[str, Prompt]) -> None:
+        """The batches' events and queued messages, appended to the feeds in one round trip."""
+        entries: list[tuple[str, str]] = []
         settled: list[Prompt] = []
-        for effect in batch.pub:
-            kind = effect["t"]
-            if kind == "message":
-                entries.extend(_message_entries(json.loads(effect["m"])))
-                continue
-            fields = batch.prompts.get(effect["pid"])
-            if not fields:  # retained records expired before delivery; nothing left to say
-                continue
-            prompt = prompt_from_fields(fields)
-            if kind == "requested":
-                metrics.prompt_raised(prompt)
-                data = pending_view(prompt).public()
-                entries.append(
-                    (keys.EVENTS, feed_event(f"{prompt.prompt_id}.requested", "input.requested", data))
-                )
-            elif kind == "resolved":
-                metrics.prompt_settled(prompt)
-                data = prompt.public()
-                entries.append(
-                    (keys.EVENTS, feed_event(f"{prompt.prompt_id}.resolved", "input.resolved", data))
-                )
-                settled.append(prompt)
-            elif kind == "parked":
-                entries.extend(_message_entries(parked_message(prompt, effect["turn"])))
+        for batch in batches:
+            for effect in batch.pub:
+                kind = effect["t"]
+                if kind == "message":
+                    entries.extend(_message_entries(json.loads(effect["m"]), effect["m"]))
+                    continue
+                prompt = prompts.get(effect["pid"])
+                if prompt is None:  # retained records expired before delivery; nothing left to say
+                    continue
+                if kind == "requested":
+                    metrics.prompt_raised(prompt)
+                    data = pending_view(prompt).public_json()
+                    entries.append(
+                        (
+                            keys.EVENTS,
+                            feed_event_json(f"{prompt.prompt_id}.requested", "input.requested", data),
+                        )
+                    )
+                elif kind == "resolved":
+                    metrics.prompt_settled(prompt)
+                    data = prompt.public_json()
+                    entries.append(
+                        (keys.EVENTS, feed_event_json(f"{prompt.prompt_id}.resolved", "input.resolved", data))
+                    )
+                    settled.append(prompt)
+                elif kind == "parked":
+                    entries.extend(_message_entries(parked_message(prompt, effect["turn"])))
         if entries or settled:
             await self.store.publish(entries, settled)
 
     async def _post(
-        self, thread_id: str, effect: dict[str, Any], prompts: dict[str, dict[str, str]]
-    ) -> dict[str, Any] | None:
-        """Post one chat item; returns what the thread's item log should record of it."""
+        self,
+        thread_id: str,
+        effect: dict[str, Any],
+        fields: dict[str, dict[str, str]],
+        prompts: dict[str, Prompt],
+    ) -> str | None:
+        """Post one chat item; returns what the thread's item log should record of it (JSON)."""
         thread = parse_thread_id(thread_id)
         channel = self.channels.for_thread(thread)
         if effect["t"] == "audit":
-            fields = prompts.get(effect["pid"])
-            if not fields:
+            prompt = prompts.get(effect["pid"])
+            if prompt is None:
                 return None
-            prompt = prompt_from_fields(fields)
             item = resolved_item(prompt)
-            if fields.get("msg"):  # lets a channel post the audit item as a reply to the prompt
-                item.metadata["prompt_message_id"] = fields["msg"]
+            ref = fields[effect["pid"]].get("msg")
+            if ref:  # lets a channel post the audit item as a reply to the prompt
+                item.metadata["prompt_message_id"] = ref
             await channel.post(thread, item)
-            await self._retire_controls(channel, thread_id, prompt, fields.get("msg"))
-            return {"role": "gateway", **item.model_dump(mode="json")}
+            await self._retire_controls(channel, thread_id, prompt, ref)
+            return log_entry("gateway", item)
         if effect["t"] == "message":
             item = ThreadItem.model_validate(effect["item"])
             await channel.post(thread, item)
-            return {"role": "agent", **item.model_dump(mode="json")}
+            return log_entry("agent", item)
         return None
 
     async def _retire_controls(
         self, channel: object, thread_id: str, prompt: Prompt, ref: str | None
     ) -> None:
         """Show the outcome on the prompt's own message (``ref``), where the platform can edit it."""
-        if not isinstance(channel, EditsMessages) or not ref:
+        if not ref or not self._can_edit(channel):
             return
+        assert isinstance(channel, EditsMessages)
         try:
             await channel.edit(MessageRef(thread_id, ref), settled_prompt_item(prompt))
         except ChannelError as exc:  # the audit item already says how it settled
             event("outbox.edit_failed", logging.WARNING, thread_id=thread_id, error=str(exc))
             metrics.platform_error(thread_id, exc)
 
+    def _can_edit(self, channel: object) -> bool:
+        """Whether the channel can edit a posted message (a Protocol check, made once per channel type)."""
+        kind = type(channel)
+        known = self._edits.get(kind)
+        if known is None:
+            known = self._edits[kind] = isinstance(channel, EditsMessages)
+        return known
+
     async def sweep(self, *, everything: bool = False) -> int:
         """Drain threads marked dirty a while ago (left by a crashed process or a failed post)."""
         now_ms = int(self.clock() * 1000)
         cutoff = now_ms if everything else now_ms - SWEEP_AGE_MS
+        threads = [thread for thread in await self.store.dirty_threads(cutoff) if not self.busy(thread)]
         drained = 0
-        for thread_id in await self.store.dirty_threads(cutoff):
-            if thread_id in self._running:
-                continue
-            if await self.drain(thread_id):
-                await self.store.drop_dirty(thread_id, now_ms - SWEEP_AGE_MS)
-                drained += 1
+        for start in range(0, len(threads), PASS_THREADS):
+            done = await self.drain_many(threads[start : start + PASS_THREADS])
+            for thread, empty in done.items():
+                if empty:
+                    await self.store.drop_dirty(thread, now_ms - SWEEP_AGE_MS)
+                    drained += 1
         return drained
 
     async def run(self, interval: float = 2.0) -> None:
@@ -265,10 +359,12 @@ class Outbox:
             await asyncio.sleep(interval)
 
 
-def _message_entries(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """A message queued for agents: on the messages feed, and announced on the events feed."""
+def _message_entries(message: dict[str, Any], text: str | None = None) -> list[tuple[str, str]]:
+    """A message queued for agents (``text``: its JSON, when already at hand): on the messages feed, and
+    announced on the events feed."""
     event_id = f"{message['message_id']}.received"
-    return [(keys.MESSAGES, message), (keys.EVENTS, feed_event(event_id, "message.received", message))]
+    text = text if text is not None else json.dumps(message, ensure_ascii=False)
+    return [(keys.MESSAGES, text), (keys.EVENTS, feed_event_json(event_id, "message.received", text))]
 
 
 def parked_message(prompt: Prompt, turn_id: str) -> dict[str, Any]:

@@ -43,6 +43,7 @@ from gateway.render import message_item, pending_prompt_item
 from gateway.replies import NEW_MESSAGE_REASON, Reading, ReplyAction, draft_name, read_reply
 from gateway.store import Decision, Kept, ReadyAnswer, Refusal, Settlement, Store, trim_idle
 from gateway.store.outage import StoreHealth
+from gateway.store.store import with_settlement
 from gateway.tasks import cancel_and_wait
 from gateway.waiters import Waiters
 
@@ -348,6 +349,10 @@ class Gateway:
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(remaining):  # no task per waiter, unlike wait_for
                         await settled.wait()
+                if settled.prompt is not None:  # settled by this process, which handed it over
+                    return settled.prompt
+                if settled.fields is not None:  # the wake-up said how it settled
+                    return with_settlement(prompt, settled.fields)
                 # Cleared before reading, so a settlement landing meanwhile still wakes the next wait;
                 # a wake can be spurious (every waiter is woken after the subscription was re-made).
                 settled.clear()
@@ -400,6 +405,7 @@ class Gateway:
             raise not_found("PROMPT_NOT_FOUND", "prompt", prompt.prompt_id)
         if settlement.ok:
             answered = _answered(prompt, answers, identity, settlement.resolution, turn_id, now_ms, content)
+            self.waiters.notify(prompt.prompt_id, prompt=answered)
             return AnswerResult(AnswerStatus.ANSWERED, answered)
         settled = settlement.prompt
         assert settled is not None
@@ -551,6 +557,7 @@ class Gateway:
                 now_ms,
                 ready.content,
             )
+            self.waiters.notify(prompt.prompt_id, prompt=answered)
             return Received(Outcome.ANSWERED, answered)
         if decision.status == "cancelled" and prompt is not None and ready is not None:
             self.outbox.kick(thread_id)

@@ -4,14 +4,38 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
 from gateway.logs import event
+from gateway.models import Prompt
 from gateway.store import keys
 from gateway.store.outage import StoreHealth
 from gateway.tasks import cancel_and_wait
+
+
+class Settled(asyncio.Event):
+    """Set when a watched prompt settles; carries how, when the wake-up said (so nobody reads it again).
+
+    ``prompt`` is the settled prompt when this process settled it; ``fields`` the prompt's settled hash
+    fields when another process did. Both ``None``: read the prompt.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.prompt: Prompt | None = None
+        self.fields: dict[str, str] | None = None
+
+
+def settled_message(data: str) -> tuple[str, dict[str, str] | None]:
+    """A ``tg:settled`` message: the prompt id, and its settled fields when the message carries them."""
+    prompt_id, _, payload = data.partition(" ")
+    if not payload:
+        return prompt_id, None
+    flat = json.loads(payload)
+    return prompt_id, {str(flat[i]): str(flat[i + 1]) for i in range(0, len(flat) - 1, 2)}
 
 
 class Waiters:
@@ -21,7 +45,7 @@ class Waiters:
         self._redis = redis
         self.health = health or StoreHealth(redis)
         self.max_retry_s = max_retry_s
-        self._events: dict[str, set[asyncio.Event]] = {}
+        self._events: dict[str, set[Settled]] = {}
         self._task: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
 
@@ -35,9 +59,9 @@ class Waiters:
             self._task = None
 
     @contextlib.asynccontextmanager
-    async def watch(self, prompt_id: str) -> AsyncIterator[asyncio.Event]:
+    async def watch(self, prompt_id: str) -> AsyncIterator[Settled]:
         """An event set when ``prompt_id`` settles. Register before reading state: no wake-up is lost."""
-        flag = asyncio.Event()
+        flag = Settled()
         self._events.setdefault(prompt_id, set()).add(flag)
         try:
             yield flag
@@ -48,8 +72,15 @@ class Waiters:
                 if not watchers:
                     del self._events[prompt_id]
 
-    def notify(self, prompt_id: str) -> None:
+    def notify(
+        self, prompt_id: str, *, fields: dict[str, str] | None = None, prompt: Prompt | None = None
+    ) -> None:
+        """Wake the prompt's local waiters, handing them how it settled when that is known."""
         for flag in self._events.get(prompt_id, ()):
+            if prompt is not None:
+                flag.prompt = prompt
+            if fields is not None:
+                flag.fields = fields
             flag.set()
 
     def notify_all(self) -> None:
@@ -57,6 +88,16 @@ class Waiters:
         for watchers in self._events.values():
             for flag in watchers:
                 flag.set()
+
+    def _heard(self, data: str) -> None:
+        prompt_id = data.partition(" ")[0]
+        if prompt_id not in self._events:  # most settlements are waited on in another process, or not
+            return
+        try:
+            _, fields = settled_message(data)
+        except (ValueError, TypeError):  # an unreadable payload: the waiter reads the prompt itself
+            fields = None
+        self.notify(prompt_id, fields=fields)
 
     async def _listen(self) -> None:
         delay = 0.1
@@ -74,7 +115,7 @@ class Waiters:
                 while True:
                     message = await pubsub.get_message(timeout=5.0)
                     if message and message.get("type") == "message":
-                        self.notify(str(message["data"]))
+                        self._heard(str(message["data"]))
                     # redis-py can swallow a cancellation that lands mid-read; honour it here.
                     if (task := asyncio.current_task()) is not None and task.cancelling():
                         raise asyncio.CancelledError

@@ -1,13 +1,23 @@
 """The Redis store: keys hash-tagged by thread, one Lua script per state change."""
 
 from gateway.store.connection import Connection, connect, redact_url, trim_idle
-from gateway.store.store import Decision, Kept, OutboxBatch, ReadyAnswer, Refusal, Settlement, Store
+from gateway.store.store import (
+    Decision,
+    Kept,
+    OutboxBatch,
+    OutboxPass,
+    ReadyAnswer,
+    Refusal,
+    Settlement,
+    Store,
+)
 
 __all__ = [
     "Connection",
     "Decision",
     "Kept",
     "OutboxBatch",
+    "OutboxPass",
     "ReadyAnswer",
     "Refusal",
     "Settlement",

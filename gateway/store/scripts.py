@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from importlib import resources
 from typing import Any
@@ -49,6 +50,38 @@ class Scripts:
         except NoScriptError:
             await self.load(client)
             return await client.evalsha(self.shas[name], len(keys), *keys, *args)
+
+    async def call_many(self, client: Any, calls: list[tuple[str, list[str], list[Any]]]) -> list[Any]:
+        """Run many scripts, each on its own keys, in one pipelined round trip; their replies in order.
+
+        A script that failed raises its error after the others ran. On a Redis Cluster they go out
+        concurrently instead, each to its own node.
+        """
+        if len(calls) == 1:
+            return [await self.call(client, *calls[0])]
+        if isinstance(client, RedisCluster):
+            return list(await asyncio.gather(*(self.call(client, *one) for one in calls)))
+        replies: list[Any] = [None] * len(calls)
+        todo = list(range(len(calls)))
+        for attempt in range(2):
+            pipe = client.pipeline(transaction=False)
+            for index in todo:
+                name, keys, args = calls[index]
+                pipe.evalsha(self.shas[name], len(keys), *keys, *args)
+            results = await pipe.execute(raise_on_error=False)
+            missing = []
+            for index, result in zip(todo, results, strict=True):
+                if isinstance(result, NoScriptError) and not attempt:
+                    missing.append(index)  # this script did not run: load the scripts, run it again
+                replies[index] = result
+            if not missing:
+                break
+            await self.load(client)
+            todo = missing
+        for reply in replies:
+            if isinstance(reply, Exception):
+                raise reply
+        return replies
 
     async def call_after(
         self,

@@ -107,6 +107,36 @@ class OutboxBatch:
         return not self.pub and not self.chat
 
 
+@dataclass(frozen=True, slots=True)
+class OutboxPass:
+    """One step of draining a thread's outbox under its lock ``token``: acknowledge ``pub_done`` events and
+    ``chat_done`` posts of the last pass (logging ``logged``, JSON entries of the posted items), then, by
+    ``mode``, take the next ``size`` of each list (``acquire``: lock it if free; ``continue``: we hold it)
+    or ``release`` the lock."""
+
+    thread_id: str
+    token: str
+    ttl_ms: int
+    mode: str
+    pub_done: int = 0
+    chat_done: int = 0
+    logged: list[str] = field(default_factory=list)
+    size: int = 100
+
+
+def _outbox_batch(reply: list[Any]) -> OutboxBatch | None:
+    if reply[0] == "busy":
+        return None
+    if reply[0] == "released":
+        return OutboxBatch([], [], {})
+    _, pub, chat, prompts = reply
+    return OutboxBatch(
+        [json.loads(raw) for raw in pub],
+        [json.loads(raw) for raw in chat],
+        {str(prompts[i]): _pairs(prompts[i + 1]) for i in range(0, len(prompts), 2)},
+    )
+
+
 @dataclass(slots=True)
 class Page:
     items: list[Any] = field(default_factory=list)
@@ -149,10 +179,30 @@ def _content_json(content: dict[str, Any] | None) -> str:
     return "" if content is None else json.dumps(content, ensure_ascii=False)
 
 
-def prompt_from_fields(fields: dict[str, str]) -> Prompt:
-    """Rebuild a prompt from its hash's fields and its record (``rec``): the record plus how it settled."""
-    prompt = Prompt.model_validate_json(fields["rec"])
+# Records this process has parsed or written, by their stored JSON: a record never changes once written,
+# so each is validated once per process, not on every read of the prompt (the outbox, a waiter, a reply).
+_RECORDS: _LRU[Prompt] = _LRU(8192)
+
+
+def remember_record(record: str, prompt: Prompt) -> None:
+    """Note that ``record`` is ``prompt`` as stored (pending), so reading it back needs no parsing."""
+    _RECORDS.put(record, prompt)
+
+
+def pending_from_record(record: str) -> Prompt:
+    """The prompt as asked (pending), from its stored record; parsed once per process."""
+    prompt = _RECORDS.get(record)
+    if prompt is None:
+        prompt = Prompt.model_validate_json(record)
+        _RECORDS.put(record, prompt)
+    return prompt
+
+
+def with_settlement(prompt: Prompt, fields: dict[str, str]) -> Prompt:
+    """``prompt`` (as asked) with how it settled, from its hash's fields; itself while still pending."""
     state = PromptState(fields.get("state", "pending"))
+    if state is PromptState.PENDING:
+        return prompt
     update: dict[str, Any] = {"prompt_state": state}
     if state is PromptState.ANSWERED:
         update["answers"] = [Answer.model_validate(a) for a in json.loads(fields["answers"])]
@@ -167,6 +217,11 @@ def prompt_from_fields(fields: dict[str, str]) -> Prompt:
     if fields.get("settled_at"):
         update["settled_at"] = from_ms(fields["settled_at"])
     return prompt.model_copy(update=update)
+
+
+def prompt_from_fields(fields: dict[str, str]) -> Prompt:
+    """Rebuild a prompt from its hash's fields and its record (``rec``): the record plus how it settled."""
+    return with_settlement(pending_from_record(fields["rec"]), fields)
 
 
 class Store:
@@ -272,10 +327,12 @@ class Store:
             ("zadd", (keys.agent_pending(prompt.agent), {prompt.prompt_id: created})),
             ("zadd", (keys.DIRTY, {thread: now_ms})),
         ]
+        record = prompt_record(prompt)
+        remember_record(record, prompt)
         args = [
             prompt.prompt_id,
             prompt.run_id,
-            prompt_record(prompt),
+            record,
             now_ms,
             expires_ms,
             self.retain_ms,
@@ -556,47 +613,35 @@ class Store:
     async def drop_dirty(self, thread_id: str, cutoff_ms: int) -> None:
         await self.scripts.call(self.redis, "drop_dirty", [keys.DIRTY], [thread_id, cutoff_ms])
 
-    async def take_outbox(
-        self,
-        thread_id: str,
-        token: str,
-        ttl_ms: int,
-        mode: str,
-        *,
-        pub_done: int = 0,
-        chat_done: int = 0,
-        logged: list[dict[str, Any]] | None = None,
-        size: int = 100,
-    ) -> OutboxBatch | None:
-        """One round trip per pass: acknowledge the last pass, then take the next batch or release the lock.
+    async def take_outboxes(self, passes: list[OutboxPass]) -> list[OutboxBatch | None]:
+        """One round trip for many threads' passes: each acknowledges its last pass, then takes its next
+        batch or releases its lock (see ``OutboxPass``). ``None`` where another process holds the lock
+        (or ours lapsed); an empty batch where the lock was released."""
+        calls = [
+            (
+                "take_outbox",
+                [keys.thread_prefix(one.thread_id)],
+                [
+                    one.token,
+                    one.ttl_ms,
+                    one.mode,
+                    one.pub_done,
+                    one.chat_done,
+                    one.size,
+                    self.items_maxlen,
+                    *one.logged,
+                ],
+            )
+            for one in passes
+        ]
+        return [_outbox_batch(reply) for reply in await self.scripts.call_many(self.redis, calls)]
 
-        ``mode`` is ``acquire`` (lock it if free), ``continue`` (we hold it) or ``release``. The batch is
-        empty once the lock was released; ``None`` means another process holds it (or ours lapsed).
-        """
-        entries = [json.dumps(entry, ensure_ascii=False) for entry in logged or []]
-        args = [token, ttl_ms, mode, pub_done, chat_done, size, self.items_maxlen, *entries]
-        reply = await self.scripts.call(self.redis, "take_outbox", [keys.thread_prefix(thread_id)], args)
-        if reply[0] == "busy":
-            return None
-        if reply[0] == "released":
-            return OutboxBatch([], [], {})
-        _, pub, chat, prompts = reply
-        return OutboxBatch(
-            [json.loads(raw) for raw in pub],
-            [json.loads(raw) for raw in chat],
-            {str(prompts[i]): _pairs(prompts[i + 1]) for i in range(0, len(prompts), 2)},
-        )
-
-    async def publish(self, entries: list[tuple[str, dict[str, Any]]], settled: list[Prompt]) -> None:
-        """Append feed entries and drop settled prompts from the inbox and expiry indexes: one round trip."""
+    async def publish(self, entries: list[tuple[str, str]], settled: list[Prompt]) -> None:
+        """Append feed entries (stream, JSON) and drop settled prompts from the inbox and expiry indexes:
+        one round trip."""
         pipe = self.redis.pipeline(transaction=False)
         for stream, entry in entries:
-            pipe.xadd(
-                stream,
-                {"j": json.dumps(entry, ensure_ascii=False)},
-                maxlen=self.feed_maxlen,
-                approximate=True,
-            )
+            pipe.xadd(stream, {"j": entry}, maxlen=self.feed_maxlen, approximate=True)
         for prompt in settled:
             _forget(pipe, prompt.prompt_id, prompt.agent)
         await pipe.execute()

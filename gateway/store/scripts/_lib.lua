@@ -29,6 +29,7 @@ local function prompt_fields(pid)
 end
 
 -- Settle a pending prompt: record how, free the thread, queue its audit item and its event, wake waiters.
+-- The wake-up carries how it settled ("<pid> <JSON array of the fields>"), so a waiter needs no read.
 local function settle(pid, fields, retain_ms, audit)
   local key = prompt_key(pid)
   redis.call('HSET', key, unpack(fields))
@@ -41,7 +42,7 @@ local function settle(pid, fields, retain_ms, audit)
     redis.call('RPUSH', P .. 'chat', cjson.encode({t = 'audit', pid = pid}))
   end
   redis.call('RPUSH', P .. 'pub', cjson.encode({t = 'resolved', pid = pid}))
-  redis.call('PUBLISH', 'tg:settled', pid)
+  redis.call('PUBLISH', 'tg:settled', pid .. ' ' .. cjson.encode(fields))
 end
 
 -- A settled prompt's fields, returned to every later caller so it can say how the prompt settled.

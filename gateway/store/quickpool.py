@@ -1,0 +1,101 @@
+"""redis-py's blocking pool and connections, with the per-command Python overhead cut from the hot path.
+
+A command's cost in the gateway is mostly the client's, not Redis's: redis-py's asyncio pool takes a
+condition, a timeout and its observability hooks on every checkout and release, and packs each command in
+Python. Here an idle connection is checked out and returned directly (the wait machinery only runs when
+none is idle, or someone is waiting), and commands are packed by hiredis's C packer, as redis-py's own
+synchronous client does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import redis.asyncio as aioredis
+from redis.asyncio.connection import AbstractConnection
+from redis.connection import HiredisRespSerializer
+
+_PACK = HiredisRespSerializer().pack
+CHUNK = 6000  # bytes per write of a pipeline, as redis-py's own packer cuts them
+
+
+class _QuickPacking:
+    """Packs commands with hiredis (C) rather than redis-py's per-argument Python loop."""
+
+    def pack_command(self, *args: Any) -> list[bytes]:
+        packed: list[bytes] = _PACK(*args)
+        return packed
+
+    def pack_commands(self, commands: Any) -> list[bytes]:
+        """A pipeline's commands, joined into writes of about ``CHUNK`` bytes (as redis-py does)."""
+        output: list[bytes] = []
+        pieces: list[bytes] = []
+        size = 0
+        for command in commands:
+            packed = self.pack_command(*command)[0]
+            pieces.append(packed)
+            size += len(packed)
+            if size > CHUNK:
+                output.append(b"".join(pieces))
+                pieces, size = [], 0
+        if pieces:
+            output.append(b"".join(pieces))
+        return output
+
+
+class QuickConnection(_QuickPacking, aioredis.Connection):
+    pass
+
+
+class QuickSSLConnection(_QuickPacking, aioredis.SSLConnection):
+    pass
+
+
+class QuickUnixConnection(_QuickPacking, aioredis.UnixDomainSocketConnection):
+    pass
+
+
+_QUICK: dict[type, type] = {
+    aioredis.Connection: QuickConnection,
+    aioredis.SSLConnection: QuickSSLConnection,
+    aioredis.UnixDomainSocketConnection: QuickUnixConnection,
+}
+
+
+class QuickBlockingPool(aioredis.BlockingConnectionPool):
+    """A ``BlockingConnectionPool`` (a burst beyond ``max_connections`` waits) with a direct fast path."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        connection_class = kwargs.get("connection_class", aioredis.Connection)
+        kwargs["connection_class"] = _QUICK.get(connection_class, connection_class)
+        super().__init__(*args, **kwargs)
+        self._waiting = 0
+
+    async def get_connection(self, *args: Any, **kwargs: Any) -> AbstractConnection:
+        if self._available_connections and not self._in_maintenance and not self._waiting:
+            idle: Any = self._available_connections.pop()
+            self._in_use_connections.add(idle)
+            try:
+                if not idle.is_connected:
+                    await idle.connect()
+                if await idle.can_read():  # left with unread data: the full check reconnects it
+                    await self.ensure_connection(idle)
+            except BaseException:
+                await self.release(idle)
+                raise
+            return idle  # type: ignore[no-any-return]
+        self._waiting += 1
+        try:
+            waited: AbstractConnection = await super().get_connection()  # type: ignore[no-untyped-call]
+        finally:
+            self._waiting -= 1
+        return waited
+
+    async def release(self, connection: Any) -> None:
+        if self._waiting or self._in_maintenance:
+            await super().release(connection)  # wakes a waiter under the pool's condition
+            return
+        self._in_use_connections.remove(connection)
+        if connection.should_reconnect():
+            await connection.disconnect()
+        self._available_connections.append(connection)
