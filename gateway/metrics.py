@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -114,8 +115,14 @@ def channel_of(thread_id: str) -> str:
     return thread_id.split(":", 1)[0]
 
 
+@functools.cache
+def _child(metric: Any, *labels: str) -> Any:
+    """A metric's labelled child, looked up once per label set (the set of labels is small and bounded)."""
+    return metric.labels(*labels)
+
+
 def prompt_raised(prompt: CountedPrompt) -> None:
-    PROMPTS_RAISED.labels(prompt.kind.value, channel_of(prompt.thread_id)).inc()
+    _child(PROMPTS_RAISED, prompt.kind.value, channel_of(prompt.thread_id)).inc()
 
 
 def prompt_settled(prompt: CountedPrompt) -> None:
@@ -123,13 +130,13 @@ def prompt_settled(prompt: CountedPrompt) -> None:
     kind, channel = prompt.kind.value, channel_of(prompt.thread_id)
     if prompt.prompt_state == "answered":
         resolution = prompt.resolution.value if prompt.resolution else "unknown"
-        PROMPTS_ANSWERED.labels(kind, channel, resolution).inc()
+        _child(PROMPTS_ANSWERED, kind, channel, resolution).inc()
         if prompt.settled_at is not None:
             seconds = (prompt.settled_at - prompt.created_at).total_seconds()
-            TIME_TO_ANSWER.labels(kind, channel).observe(max(seconds, 0.0))
+            _child(TIME_TO_ANSWER, kind, channel).observe(max(seconds, 0.0))
     elif prompt.prompt_state == "cancelled":
         reason = prompt.reason_code.value if prompt.reason_code else "unknown"
-        PROMPTS_CANCELLED.labels(kind, channel, reason).inc()
+        _child(PROMPTS_CANCELLED, kind, channel, reason).inc()
 
 
 def inbound(thread_id: str, outcome: str) -> None:

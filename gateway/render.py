@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,8 +48,27 @@ def tool_call_arguments(tool_call: ToolCall, limit: int) -> str:
     return f"{arguments[:limit]}\n… truncated: {len(arguments) - limit} more characters not shown"
 
 
+# A prompt's questions never change once asked: their metadata and text are rendered once per process
+# (checked against the very question list, so another prompt object under the same id renders afresh).
+_ASKED: OrderedDict[str, tuple[list[Question], list[dict[str, Any]], str]] = OrderedDict()
+ASKED_CACHE = 4096
+
+
+def _asked(prompt: Prompt) -> tuple[list[dict[str, Any]], str]:
+    """The prompt's questions as item metadata, and the text it is posted as (``prompt_body``)."""
+    cached = _ASKED.get(prompt.prompt_id)
+    if cached is not None and cached[0] is prompt.questions:
+        return list(cached[1]), cached[2]
+    meta = [question.model_dump(mode="json", exclude_none=True) for question in prompt.questions]
+    text = prompt_body(prompt)
+    _ASKED[prompt.prompt_id] = (prompt.questions, meta, text)
+    if len(_ASKED) > ASKED_CACHE:
+        _ASKED.popitem(last=False)
+    return list(meta), text
+
+
 def _questions_metadata(prompt: Prompt) -> list[dict[str, Any]]:
-    return [question.model_dump(mode="json", exclude_none=True) for question in prompt.questions]
+    return _asked(prompt)[0]
 
 
 def pending_prompt_item(prompt: Prompt) -> ThreadItem:
@@ -66,7 +86,7 @@ def pending_prompt_item(prompt: Prompt) -> ThreadItem:
             meta[key] = getattr(prompt, key)
     return ThreadItem(
         type="pending_prompt",
-        content=[TextContent(text=prompt_body(prompt))],
+        content=[TextContent(text=_asked(prompt)[1])],
         metadata={"type": "pending_prompt", "prompt": meta},
     )
 
@@ -112,7 +132,7 @@ def settled_prompt_item(prompt: Prompt) -> ThreadItem:
     """
     audit = resolved_item(prompt)
     meta = dict(audit.metadata["prompt"], questions=_questions_metadata(prompt))
-    text = f"{prompt_body(prompt)}\n\n{resolved_text(prompt)}"
+    text = f"{_asked(prompt)[1]}\n\n{resolved_text(prompt)}"
     return ThreadItem(
         type="pending_prompt_resolved",
         content=[TextContent(text=text)],

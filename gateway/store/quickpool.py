@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import hiredis
 import redis.asyncio as aioredis
 from redis.asyncio.connection import AbstractConnection
 from redis.connection import HiredisRespSerializer
@@ -23,6 +24,12 @@ class _QuickPacking:
     """Packs commands with hiredis (C) rather than redis-py's per-argument Python loop."""
 
     def pack_command(self, *args: Any) -> list[bytes]:
+        first = args[0]
+        if isinstance(first, str) and " " not in first:
+            try:
+                return [hiredis.pack_command(args)]
+            except TypeError:  # a memoryview, or a value redis-py refuses: its packer says which
+                pass
         packed: list[bytes] = _PACK(*args)
         return packed
 

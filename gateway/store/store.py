@@ -642,8 +642,15 @@ class Store:
         pipe = self.redis.pipeline(transaction=False)
         for stream, entry in entries:
             pipe.xadd(stream, {"j": entry}, maxlen=self.feed_maxlen, approximate=True)
-        for prompt in settled:
-            _forget(pipe, prompt.prompt_id, prompt.agent)
+        if settled:  # one ZREM per index for the whole batch
+            ids = [prompt.prompt_id for prompt in settled]
+            pipe.zrem(keys.PENDING, *ids)
+            pipe.zrem(keys.EXPIRY, *ids)
+            by_agent: dict[str, list[str]] = {}
+            for prompt in settled:
+                by_agent.setdefault(prompt.agent, []).append(prompt.prompt_id)
+            for agent, agent_ids in by_agent.items():
+                pipe.zrem(keys.agent_pending(agent), *agent_ids)
         await pipe.execute()
 
     async def push_chat(self, thread_id: str, effect: dict[str, Any], now_ms: int) -> None:
