@@ -15,6 +15,7 @@ import hiredis
 import redis.asyncio as aioredis
 from redis.asyncio.connection import AbstractConnection
 from redis.connection import HiredisRespSerializer
+from redis.exceptions import ResponseError
 
 _PACK = HiredisRespSerializer().pack
 CHUNK = 6000  # bytes per write of a pipeline, as redis-py's own packer cuts them
@@ -106,3 +107,33 @@ class QuickBlockingPool(aioredis.BlockingConnectionPool):
         if connection.should_reconnect():
             await connection.disconnect()
         self._available_connections.append(connection)
+
+    async def execute(self, commands: list[tuple[Any, ...]]) -> list[Any]:
+        """Send ``commands`` in one write and read their replies: a pipeline without redis-py's per-command
+        bookkeeping. An error reply is returned in its place (a ``ResponseError``), not raised.
+
+        For commands whose replies need no conversion (scripts, XADD, ZADD, ZREM ...). A connection that
+        fails is dropped and the whole batch sent once more on a fresh one, as redis-py's own pipeline does.
+        """
+        connection: Any = await self.get_connection()
+        try:
+            replies: list[Any] = await connection.retry.call_with_retry(
+                lambda: self._send_and_read(connection, commands), connection.disconnect
+            )
+            return replies
+        except BaseException:
+            await connection.disconnect()  # replies may be left unread on it
+            raise
+        finally:
+            await self.release(connection)
+
+    @staticmethod
+    async def _send_and_read(connection: Any, commands: list[tuple[Any, ...]]) -> list[Any]:
+        await connection.send_packed_command(connection.pack_commands(commands))
+        replies: list[Any] = []
+        for _ in commands:
+            try:
+                replies.append(await connection.read_response())
+            except ResponseError as error:
+                replies.append(error)
+        return replies

@@ -10,6 +10,8 @@ from typing import Any
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import NoScriptError
 
+from gateway.store.quickpool import QuickBlockingPool
+
 THREAD_SCRIPTS = (
     "open_prompt",
     "resolve_prompt",
@@ -45,11 +47,7 @@ class Scripts:
             await client.script_load(source)
 
     async def call(self, client: Any, name: str, keys: list[str], args: list[Any]) -> Any:
-        try:
-            return await client.evalsha(self.shas[name], len(keys), *keys, *args)
-        except NoScriptError:
-            await self.load(client)
-            return await client.evalsha(self.shas[name], len(keys), *keys, *args)
+        return (await self.call_many(client, [(name, keys, args)]))[0]
 
     async def call_many(self, client: Any, calls: list[tuple[str, list[str], list[Any]]]) -> list[Any]:
         """Run many scripts, each on its own keys, in one pipelined round trip; their replies in order.
@@ -57,41 +55,16 @@ class Scripts:
         A script that failed raises its error after the others ran. On a Redis Cluster they go out
         concurrently instead, each to its own node.
         """
-        if len(calls) == 1:
-            return [await self.call(client, *calls[0])]
         if isinstance(client, RedisCluster):
-            return list(await asyncio.gather(*(self.call(client, *one) for one in calls)))
-        replies: list[Any] = [None] * len(calls)
-        todo = list(range(len(calls)))
-        for attempt in range(2):
-            pipe = client.pipeline(transaction=False)
-            for index in todo:
-                name, keys, args = calls[index]
-                pipe.evalsha(self.shas[name], len(keys), *keys, *args)
-            results = await pipe.execute(raise_on_error=False)
-            missing = []
-            for index, result in zip(todo, results, strict=True):
-                if isinstance(result, NoScriptError) and not attempt:
-                    missing.append(index)  # this script did not run: load the scripts, run it again
-                replies[index] = result
-            if not missing:
-                break
-            await self.load(client)
-            todo = missing
-        for reply in replies:
-            if isinstance(reply, Exception):
-                raise reply
-        return replies
+            return list(await asyncio.gather(*(self._call_one(client, *one) for one in calls)))
+        commands = [("EVALSHA", self.shas[name], len(keys), *keys, *args) for name, keys, args in calls]
+        return (await self._run(client, commands))[: len(calls)]
 
-    async def call_after(
-        self,
-        client: Any,
-        prelude: list[tuple[str, tuple[Any, ...]]],
-        name: str,
-        keys: list[str],
-        args: list[Any],
+    async def run_after(
+        self, client: Any, commands: list[tuple[Any, ...]], name: str, keys: list[str], args: list[Any]
     ) -> Any:
-        """Run plain commands then a script in one pipelined round trip; returns the script's reply.
+        """Run plain commands (``("ZADD", key, score, member)``...) then a script in one pipelined round
+        trip; returns the script's reply.
 
         On a Redis Cluster the commands live in other slots than the script, and a cluster pipeline
         neither carries EVALSHA nor keeps order across nodes: there the commands go first as one
@@ -99,21 +72,44 @@ class Scripts:
         """
         if isinstance(client, RedisCluster):
             pipe = client.pipeline(transaction=False)
-            for command, command_args in prelude:
-                getattr(pipe, command)(*command_args)
+            for command in commands:
+                pipe.execute_command(*command)
             await pipe.execute()
-            return await self.call(client, name, keys, args)
-        for attempt in range(2):
-            pipe = client.pipeline(transaction=False)
-            for command, command_args in prelude:
-                getattr(pipe, command)(*command_args)
-            pipe.evalsha(self.shas[name], len(keys), *keys, *args)
-            try:
-                replies = await pipe.execute()
-            except NoScriptError:
-                if attempt:
-                    raise
-                await self.load(client)
-                continue
-            return replies[-1]
-        raise AssertionError("unreachable")
+            return await self._call_one(client, name, keys, args)
+        script = ("EVALSHA", self.shas[name], len(keys), *keys, *args)
+        return (await self._run(client, [*commands, script]))[-1]
+
+    async def _call_one(self, client: Any, name: str, keys: list[str], args: list[Any]) -> Any:
+        try:
+            return await client.evalsha(self.shas[name], len(keys), *keys, *args)
+        except NoScriptError:
+            await self.load(client)
+            return await client.evalsha(self.shas[name], len(keys), *keys, *args)
+
+    async def _run(self, client: Any, commands: list[tuple[Any, ...]]) -> list[Any]:
+        """Commands in one round trip; a script Redis no longer has is loaded and run again (it did not
+        run). The first error reply is raised after every command ran."""
+        replies = await execute(client, commands)
+        missing = [index for index, reply in enumerate(replies) if isinstance(reply, NoScriptError)]
+        if missing:
+            await self.load(client)
+            for index, reply in zip(
+                missing, await execute(client, [commands[i] for i in missing]), strict=True
+            ):
+                replies[index] = reply
+        for reply in replies:
+            if isinstance(reply, Exception):
+                raise reply
+        return replies
+
+
+async def execute(client: Any, commands: list[tuple[Any, ...]]) -> list[Any]:
+    """Raw commands in one round trip (error replies in their place): the pool's lean path where the
+    client is ours, redis-py's pipeline otherwise (the embedded store)."""
+    pool = getattr(client, "connection_pool", None)
+    if isinstance(pool, QuickBlockingPool):
+        return await pool.execute(commands)
+    pipe = client.pipeline(transaction=False)
+    for command in commands:
+        pipe.execute_command(*command)
+    return list(await pipe.execute(raise_on_error=False))

@@ -9,6 +9,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from redis.asyncio.cluster import RedisCluster
+
 from gateway.cursors import exclusive_start
 from gateway.models import (
     AgentDefinition,
@@ -26,7 +28,7 @@ from gateway.models import (
 )
 from gateway.store import keys
 from gateway.store.owners import Ownership
-from gateway.store.scripts import Scripts
+from gateway.store.scripts import Scripts, execute
 
 DAY_MS = 24 * 3600 * 1000
 AGENT_CACHE_S = 2.0  # how long a process reuses an agent's default expiry before reading it again
@@ -255,10 +257,8 @@ class Store:
 
     async def _thread_script(self, name: str, thread_id: str, args: list[Any], now_ms: int) -> list[Any]:
         """Run a thread script after marking the thread dirty for the outbox, in one round trip."""
-        prelude = [("zadd", (keys.DIRTY, {thread_id: now_ms}))]
-        reply = await self.scripts.call_after(
-            self.redis, prelude, name, [keys.thread_prefix(thread_id)], args
-        )
+        prelude = [("ZADD", keys.DIRTY, now_ms, thread_id)]
+        reply = await self.scripts.run_after(self.redis, prelude, name, [keys.thread_prefix(thread_id)], args)
         return list(reply)
 
     # Runs -------------------------------------------------------------------------------------------
@@ -320,12 +320,12 @@ class Store:
         expires_ms = to_ms(prompt.expires_at)
         index_ttl_ms = max(expires_ms - now_ms, 0) + self.retain_ms
         created = to_ms(prompt.created_at)
-        prelude: list[tuple[str, tuple[Any, ...]]] = [
-            ("set", (keys.prompt_index(prompt.prompt_id), thread, None, index_ttl_ms)),
-            ("zadd", (keys.EXPIRY, {prompt.prompt_id: expires_ms})),
-            ("zadd", (keys.PENDING, {prompt.prompt_id: created})),
-            ("zadd", (keys.agent_pending(prompt.agent), {prompt.prompt_id: created})),
-            ("zadd", (keys.DIRTY, {thread: now_ms})),
+        prelude: list[tuple[Any, ...]] = [
+            ("SET", keys.prompt_index(prompt.prompt_id), thread, "PX", index_ttl_ms),
+            ("ZADD", keys.EXPIRY, expires_ms, prompt.prompt_id),
+            ("ZADD", keys.PENDING, created, prompt.prompt_id),
+            ("ZADD", keys.agent_pending(prompt.agent), created, prompt.prompt_id),
+            ("ZADD", keys.DIRTY, now_ms, thread),
         ]
         record = prompt_record(prompt)
         remember_record(record, prompt)
@@ -338,7 +338,7 @@ class Store:
             self.retain_ms,
             supersede_reason,
         ]
-        reply = await self.scripts.call_after(
+        reply = await self.scripts.run_after(
             self.redis, prelude, "open_prompt", [keys.thread_prefix(thread)], args
         )
         self._thread_of.put(prompt.prompt_id, thread)
@@ -639,19 +639,26 @@ class Store:
     async def publish(self, entries: list[tuple[str, str]], settled: list[Prompt]) -> None:
         """Append feed entries (stream, JSON) and drop settled prompts from the inbox and expiry indexes:
         one round trip."""
-        pipe = self.redis.pipeline(transaction=False)
-        for stream, entry in entries:
-            pipe.xadd(stream, {"j": entry}, maxlen=self.feed_maxlen, approximate=True)
+        maxlen = self.feed_maxlen
+        commands: list[tuple[Any, ...]] = [
+            ("XADD", stream, "MAXLEN", "~", maxlen, "*", "j", entry) for stream, entry in entries
+        ]
         if settled:  # one ZREM per index for the whole batch
             ids = [prompt.prompt_id for prompt in settled]
-            pipe.zrem(keys.PENDING, *ids)
-            pipe.zrem(keys.EXPIRY, *ids)
+            commands += [("ZREM", keys.PENDING, *ids), ("ZREM", keys.EXPIRY, *ids)]
             by_agent: dict[str, list[str]] = {}
             for prompt in settled:
                 by_agent.setdefault(prompt.agent, []).append(prompt.prompt_id)
-            for agent, agent_ids in by_agent.items():
-                pipe.zrem(keys.agent_pending(agent), *agent_ids)
-        await pipe.execute()
+            commands += [("ZREM", keys.agent_pending(name), *group) for name, group in by_agent.items()]
+        if isinstance(self.redis, RedisCluster):  # the streams and indexes live on several nodes
+            pipe = self.redis.pipeline(transaction=False)
+            for command in commands:
+                pipe.execute_command(*command)
+            await pipe.execute()
+            return
+        for reply in await execute(self.redis, commands):
+            if isinstance(reply, Exception):
+                raise reply
 
     async def push_chat(self, thread_id: str, effect: dict[str, Any], now_ms: int) -> None:
         """Queue a chat post for a thread (an agent message), marking the thread dirty first."""

@@ -159,18 +159,18 @@ async def run_scenario(cluster_client: Any) -> tuple[set[str], set[str]]:
 def record_scripts(scripts: Scripts) -> set[str]:
     """Record the name of every script run through ``scripts``."""
     ran: set[str] = set()
-    call, call_after = scripts.call, scripts.call_after
+    call_many, run_after = scripts.call_many, scripts.run_after
 
-    async def recorded_call(client: Any, name: str, k: list[str], a: list[Any]) -> Any:
+    async def recorded_call_many(client: Any, calls: list[tuple[str, list[str], list[Any]]]) -> list[Any]:
+        ran.update(name for name, _, _ in calls)
+        return await call_many(client, calls)
+
+    async def recorded_run_after(client: Any, commands: Any, name: str, k: list[str], a: list[Any]) -> Any:
         ran.add(name)
-        return await call(client, name, k, a)
+        return await run_after(client, commands, name, k, a)
 
-    async def recorded_call_after(client: Any, prelude: Any, name: str, k: list[str], a: list[Any]) -> Any:
-        ran.add(name)
-        return await call_after(client, prelude, name, k, a)
-
-    scripts.call = recorded_call  # type: ignore[method-assign]
-    scripts.call_after = recorded_call_after  # type: ignore[method-assign]
+    scripts.call_many = recorded_call_many  # type: ignore[method-assign]
+    scripts.run_after = recorded_run_after  # type: ignore[method-assign]
     return ran
 
 
