@@ -32,10 +32,20 @@ class Results:
                 return round(figure.ratio, 3)
         return 0.0
 
+    @property
+    def headline(self) -> ResolveFigure | None:
+        return next((f for f in self.resolve if f.concurrency == HEADLINE_CONCURRENCY), None)
+
     def as_dict(self) -> dict[str, Any]:
+        headline = self.headline
         return {
             "profile": self.profile,
             "resolve_vs_floor_ratio": self.resolve_vs_floor_ratio,
+            # The 16-thread resolve path's own figures, and HTTP's, at the top level beside the ratio.
+            "gateway_cpu_us_per_resolve": round(headline.process_cpu_us) if headline else None,
+            "resolve_p99_ms": round(headline.gateway.p99_ms, 3) if headline else None,
+            "http_vs_floor_ratio": round(self.http.ratio, 3),
+            "raise_p50_ms": round(self.http.raise_ms[0], 3),
             "resolve": [figure.as_dict() for figure in self.resolve],
             "round_trips": {figure.operation: figure.as_dict() for figure in self.round_trips},
             "scale": self.scale.as_dict(),

@@ -17,7 +17,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from gateway import metrics
 from gateway.channel import ChannelError, Channels, EditsMessages, MessageRef
@@ -322,9 +322,9 @@ class Outbox:
         """Show the outcome on the prompt's own message (``ref``), where the platform can edit it."""
         if not ref or not self._can_edit(channel):
             return
-        assert isinstance(channel, EditsMessages)
+        editor = cast(EditsMessages, channel)  # checked once per channel type by _can_edit
         try:
-            await channel.edit(MessageRef(thread_id, ref), settled_prompt_item(prompt))
+            await editor.edit(MessageRef(thread_id, ref), settled_prompt_item(prompt))
         except ChannelError as exc:  # the audit item already says how it settled
             event("outbox.edit_failed", logging.WARNING, thread_id=thread_id, error=str(exc))
             metrics.platform_error(thread_id, exc)

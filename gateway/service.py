@@ -338,10 +338,13 @@ class Gateway:
         while it waits, the caller holds no Redis connection."""
         deadline = asyncio.get_running_loop().time() + timeout
         async with self.waiters.watch(prompt_id) as settled:
-            prompt = await self.get_prompt(prompt_id)
+            # One round trip reads the prompt and, while it is pending, marks that the agent waits.
+            watch_ms = int(timeout * 1000) + WATCH_GRACE_MS if timeout > 0 else 0
+            prompt = await self.store.get_prompt(prompt_id, watch_ms=watch_ms)
+            if prompt is None:
+                raise not_found("PROMPT_NOT_FOUND", "prompt", prompt_id)
             if not prompt.pending or timeout <= 0:
                 return prompt
-            await self.store.watch(prompt.thread_id, prompt_id, int(timeout * 1000) + WATCH_GRACE_MS)
             while prompt.pending:
                 remaining = deadline - asyncio.get_running_loop().time()
                 if remaining <= 0:

@@ -354,11 +354,16 @@ class Store:
                 self._thread_of.put(prompt_id, thread)
         return thread
 
-    async def get_prompt(self, prompt_id: str, thread_id: str | None = None) -> Prompt | None:
+    async def get_prompt(
+        self, prompt_id: str, thread_id: str | None = None, *, watch_ms: int = 0
+    ) -> Prompt | None:
+        """The prompt; with ``watch_ms``, a pending one is also marked as waited on for that long (see
+        ``watch``), in the same step."""
         thread = thread_id or await self.prompt_thread(prompt_id)
         if thread is None:
             return None
-        reply = await self.scripts.call(self.redis, "read_prompt", [keys.thread_prefix(thread)], [prompt_id])
+        args = [prompt_id, watch_ms] if watch_ms > 0 else [prompt_id]
+        reply = await self.scripts.call(self.redis, "read_prompt", [keys.thread_prefix(thread)], args)
         fields = _pairs(reply)
         return prompt_from_fields(fields) if "state" in fields and "rec" in fields else None
 

@@ -145,6 +145,7 @@ async def run_scenario(cluster_client: Any) -> tuple[set[str], set[str]]:
         for thread in THREADS:
             await drive_one_thread(gateway, store, thread, clock)
         await store.forget_pending("prm_gone", "ops")  # what adoption and expiry do with a settled one
+        await store.watch(THREADS[0], "prm_gone", 1000)  # what an SSE stream marks (long-polls read and mark)
         await store.log_item(THREADS[0], {"role": "gateway", "type": "message", "content": []})
         assert await store.pending_ids("ops", None, 10) == ([], None)
         assert await store.pending_ids(None, None, 10) == ([], None)
