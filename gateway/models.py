@@ -376,11 +376,14 @@ class Prompt(Model):
 
     def public_json(self) -> str:
         """``public()`` as JSON text, serialised in one step (the feeds carry it as text)."""
-        left_out = {"started_by"}
+        left_out = {"started_by", "on_unmatched_reply"}
+        left_out |= {
+            key for key in ("message", "requested_schema", "url", "content") if getattr(self, key) is None
+        }
         if self.prompt_state is PromptState.ANSWERED:
             left_out |= {"reason", "reason_code"}
         else:
-            left_out |= {"answers", "answered_by", "resolution", "turn_id"}
+            left_out |= {"answers", "content", "answered_by", "resolution", "turn_id"}
             if self.prompt_state is PromptState.PENDING:
                 left_out |= {"reason", "reason_code", "settled_at"}
         return self.model_dump_json(exclude=left_out)
