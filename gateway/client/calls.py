@@ -348,6 +348,44 @@ def ask(
     return list(prompt.answers[0].answer)
 
 
+POLICY = "policy"  # who decided when the agent's approval policy asked nobody
+
+
+def approval_body(
+    tool: str,
+    arguments: dict[str, Any],
+    destructive: bool | None,
+    question: str | None,
+    expires_in_seconds: int | None,
+) -> dict[str, Any]:
+    """The body of ``POST /v1/runs/{run_id}/approvals``: the call, and the optional fields that are set."""
+    body: dict[str, Any] = {"tool_call": {"name": tool, "arguments": arguments}}
+    for key, value in (
+        ("destructive", destructive),
+        ("question", question),
+        ("expires_in_seconds", expires_in_seconds),
+    ):
+        if value is not None:
+            body[key] = value
+    return body
+
+
+def request_approval(run_id: str, body: dict[str, Any], reconnect_delay: float) -> Flow[Prompt | None]:
+    """The agent's approval policy on a tool call: None when it asks nobody, else the approval prompt it
+    raised (not waited for). Sent again while the gateway refuses connections (a refused one sent nothing)."""
+    delay = reconnect_delay
+    while True:
+        try:
+            data = yield Call("POST", f"/v1/runs/{run_id}/approvals", body=body)
+            break
+        except httpx.ConnectError:
+            yield Pause(delay)
+            delay = _backoff(delay)
+    if data.get("decision") == "allow":
+        return None
+    return Prompt.model_validate(data)
+
+
 def approval(
     run_id: str,
     tool: str,
@@ -367,25 +405,11 @@ def approval(
     arguments than these (an approved call runs with exactly those arguments).
     """
     call_arguments = dict(arguments or {})
-    body: dict[str, Any] = {"tool_call": {"name": tool, "arguments": call_arguments}}
-    for key, value in (
-        ("destructive", destructive),
-        ("question", question),
-        ("expires_in_seconds", expires_in_seconds),
-    ):
-        if value is not None:
-            body[key] = value
-    delay = reconnect_delay
-    while True:
-        try:
-            data = yield Call("POST", f"/v1/runs/{run_id}/approvals", body=body)
-            break
-        except httpx.ConnectError:  # never sent: safe to send again once the gateway is back
-            yield Pause(delay)
-            delay = _backoff(delay)
-    if data.get("decision") == "allow":
-        return Approval(True, str(data.get("by", "policy")), None, call_arguments)
-    prompt = yield from wait_prompt(Prompt.model_validate(data).prompt_id, timeout, reconnect_delay)
+    body = approval_body(tool, call_arguments, destructive, question, expires_in_seconds)
+    raised = yield from request_approval(run_id, body, reconnect_delay)
+    if raised is None:
+        return Approval(True, POLICY, None, call_arguments)
+    prompt = yield from wait_prompt(raised.prompt_id, timeout, reconnect_delay)
     if prompt.prompt_state is not PromptState.ANSWERED or not prompt.answers:
         raise PromptCancelled(prompt)
     allowed = prompt.answers[0].answer == [APPROVE]

@@ -128,6 +128,21 @@ class Client:
         body = calls.prompt_body(kind, questions, tool_call=tool_call, expires_in_seconds=expires_in_seconds)
         return self._run(calls.raise_prompt(run_id, body, self.reconnect_delay))
 
+    def request_approval(
+        self,
+        run_id: str,
+        tool: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        destructive: bool | None = None,
+        question: str | None = None,
+        expires_in_seconds: int | None = None,
+    ) -> Prompt | None:
+        """Ask the agent's approval policy about a tool call without waiting: None when the policy allows it
+        (nobody is asked), else the approval prompt it raised. PromptUnavailable when the post failed."""
+        body = calls.approval_body(tool, dict(arguments or {}), destructive, question, expires_in_seconds)
+        return self._run(calls.request_approval(run_id, body, self.reconnect_delay))
+
     def get_prompt(self, prompt_id: str, wait: float = 0) -> Prompt:
         """The prompt; with ``wait`` (≤ 60 s) the call returns as soon as it settles."""
         return self._run(calls.get_prompt(prompt_id, wait))
