@@ -8,7 +8,11 @@ Run a gateway (``threadgate serve``), then::
     python examples/claude_agent_sdk_approvals.py "Tidy up the build scripts in this repository"
 
 The first tool call that needs permission posts "Claude Agent SDK in <repo>, session <id>" into the
-channel; that call and every later one are asked in the thread under it.
+channel; that call and every later one are asked in the thread under it, except those the agent's approval
+policy lets through. To ask only about calls that change something, set it once with an operator token::
+
+    curl -X PUT "$THREADGATE_URL/v1/agents/claude-agent-sdk" -H "Authorization: Bearer $OPERATOR_TOKEN" \
+      -H 'Content-Type: application/json' -d '{"approval": {"default": "destructive"}}'
 """
 
 from __future__ import annotations

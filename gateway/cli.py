@@ -71,12 +71,6 @@ def _add_integration_commands(commands: argparse._SubParsersAction[argparse.Argu
         help="stop waiting after this long; default THREADGATE_WAIT_SECONDS or 590",
     )
     hook.add_argument(
-        "--approve",
-        choices=["always", "destructive", "never"],
-        help="PreToolUse: which calls a person approves in chat (AskUserQuestion always); "
-        "default THREADGATE_APPROVE or destructive",
-    )
-    hook.add_argument(
         "--unanswered",
         choices=["defer", "ask", "none"],
         default="defer",
@@ -84,7 +78,7 @@ def _add_integration_commands(commands: argparse._SubParsersAction[argparse.Argu
         "resume later), ask (the terminal asks), none (print nothing); default defer",
     )
     hook.set_defaults(
-        handler=lambda args: _integrations().hook_command(args.tool, args.wait, args.approve, args.unanswered)
+        handler=lambda args: _integrations().hook_command(args.tool, args.wait, args.unanswered)
     )
     mcp = commands.add_parser(
         "mcp", help="an MCP server on stdio: ask_user, request_approval and a permission prompt tool"

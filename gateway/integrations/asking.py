@@ -1,4 +1,8 @@
-"""One question to a person, start to finish: find the thread, start a run, raise, wait, end the run."""
+"""One question to a person, start to finish: find the thread, start a run, raise, wait, end the run.
+
+An approval of a tool call goes through the agent's approval policy (``POST /v1/runs/{run_id}/approvals``):
+the gateway either allows the call outright, asking nobody, or raises the approval prompt that is waited on.
+"""
 
 from __future__ import annotations
 
@@ -38,6 +42,8 @@ class Ask:
     ``call_id`` (a PreToolUse ``tool_use_id``) makes the question resumable: the prompt is bound to the call
     in the gateway, outlives this process when nobody answers in time, and is found again when the session
     resumes. ``body`` carries the fields of forms and URL steps (``message``, ``requested_schema``, ``url``).
+    An approval with a ``tool_call`` is put to the agent's approval policy first; ``destructive`` is the
+    caller's word on whether the call changes something (MCP ``destructiveHint``), else the gateway judges.
     """
 
     kind: Literal["approval", "ask_user_question", "text", "form", "url"]
@@ -47,10 +53,12 @@ class Ask:
     tool_call: dict[str, Any] | None = None
     call_id: str | None = None
     body: dict[str, Any] | None = None
+    destructive: bool | None = None
 
 
-async def ask(tg: Threadgate, target: Target, request: Ask) -> Prompt:
-    """Ask in the session's thread and return the settled prompt (answered, or cancelled with a reason).
+async def ask(tg: Threadgate, target: Target, request: Ask) -> Prompt | None:
+    """Ask in the session's thread and return the settled prompt (answered, or cancelled with a reason);
+    None when the request is an approval the agent's approval policy allows, so nobody was asked.
 
     Raises Unavailable when the gateway cannot be reached, the prompt cannot be posted, or ``target.wait_s``
     passes unanswered (the prompt is then cancelled, so the chat shows it is no longer waiting). A resumable
@@ -72,8 +80,10 @@ async def ask(tg: Threadgate, target: Target, request: Ask) -> Prompt:
     prompt_id: str | None = None
     keep_open = False  # a resumable prompt's run stays open with it; _wait_open ends it once it settles
     try:
-        prompt = await _raise(tg, run.run_id, request)
-        prompt_id = prompt.prompt_id
+        raised = await _raise(tg, run.run_id, request)
+        if raised is None:
+            return None
+        prompt_id = raised.prompt_id
         if request.call_id is None:
             return await tg.wait_prompt(prompt_id, timeout=target.wait_s)
         bound = await tg.bind_session_call(request.session_key, request.call_id, prompt_id, replaces=stale)
@@ -96,10 +106,19 @@ async def ask(tg: Threadgate, target: Target, request: Ask) -> Prompt:
                 await tg.end_run(run.run_id)
 
 
-async def _raise(tg: Threadgate, run_id: str, request: Ask) -> Prompt:
+async def _raise(tg: Threadgate, run_id: str, request: Ask) -> Prompt | None:
     kind = request.kind
     if kind == "form" or kind == "url":  # the gateway derives their questions from the body
         return await tg.raise_step(run_id, kind, **(request.body or {}))
+    if kind == "approval" and request.tool_call is not None:  # the policy may allow it without asking
+        question = request.questions[0].get("question") if request.questions else None
+        return await tg.request_approval(
+            run_id,
+            request.tool_call["name"],
+            request.tool_call.get("arguments"),
+            destructive=request.destructive,
+            question=question,
+        )
     return await tg.raise_prompt(run_id, kind, request.questions, tool_call=request.tool_call)
 
 

@@ -8,9 +8,10 @@ Example::
 
     options = ClaudeAgentOptions(can_use_tool=gateway_can_use_tool())
 
-Approvals become ``approval`` prompts showing the real call; ``AskUserQuestion`` becomes an
-``ask_user_question`` prompt whose answers go back in ``updated_input``. When nobody could be asked, the call
-is refused with a message that says so ("Approval unavailable"), never as a person's denial.
+Approvals become ``approval`` prompts showing the real call, unless the agent's approval policy allows the
+call (then it is allowed without asking); ``AskUserQuestion`` becomes an ``ask_user_question`` prompt whose
+answers go back in ``updated_input``. When nobody could be asked, the call is refused with a message that
+says so ("Approval unavailable"), never as a person's denial.
 """
 
 from __future__ import annotations
@@ -68,6 +69,8 @@ def gateway_can_use_tool(
                 header=header,
                 suggestions=[w for w, _ in offered],
             )
+        if verdict.by_policy:  # the SDK wants an answer: the policy's is to let the call run as it stands
+            return PermissionResultAllow(updated_input=tool_input)
         if verdict.behavior == "allow":
             # The verdict hands back the very wire form the person picked: map it to the SDK's object.
             chosen = verdict.updated_permissions or []

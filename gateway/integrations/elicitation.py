@@ -13,7 +13,7 @@ from gateway.client import Threadgate
 from gateway.integrations import hook_output
 from gateway.integrations.asking import Ask, Unavailable, ask
 from gateway.integrations.settings import Target
-from gateway.models import MAX_QUESTION_CHARS, Prompt, PromptState, ReasonCode
+from gateway.models import MAX_QUESTION_CHARS, Prompt, PromptKind, PromptState, ReasonCode
 
 
 def elicitation_request(data: dict[str, Any], *, key: str, header: str) -> Ask:
@@ -41,8 +41,7 @@ def elicitation_action(prompt: Prompt) -> tuple[Action, dict[str, Any] | None]:
     """The action (and a form's content) for a settled prompt; Unavailable when it settled without anyone
     deciding (expired, superseded, the run ended)."""
     if prompt.prompt_state is PromptState.ANSWERED:
-        content = getattr(prompt, "content", None)
-        return "accept", content if isinstance(content, dict) and prompt.kind == "form" else None
+        return "accept", prompt.content if prompt.kind is PromptKind.FORM else None
     if prompt.reason_code is ReasonCode.DECLINED:
         return "decline", None
     if prompt.reason_code is ReasonCode.CANCELLED:
@@ -55,5 +54,7 @@ async def ask_elicitation(
 ) -> hook_output.Output:
     """Ask the form or URL step in chat; the hook's output. Unavailable when nobody could answer."""
     prompt = await ask(tg, target, elicitation_request(data, key=key, header=header))
+    if prompt is None:  # only approvals go through the approval policy; a form is always asked
+        raise Unavailable("the gateway did not raise the question")
     action, content = elicitation_action(prompt)
     return hook_output.elicitation(action, content)

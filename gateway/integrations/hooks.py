@@ -1,17 +1,17 @@
 """``threadgate hook claude|codex``: a hook that asks in chat and prints the decision in the tool's shape.
 
 Events: ``PermissionRequest`` (the tool is about to show its permission dialog), ``PreToolUse`` (every call,
-also in headless ``claude -p`` runs; the approval policy picks which are asked) and, for Claude Code,
-``Elicitation`` (an MCP server asks the user for a form or a URL step). When the person cannot be asked the
-hook never denies: it prints nothing (the tool's own flow goes on), or for PreToolUse ``defer``/``ask`` so a
-person still decides (see docs/integrations.md for what each tool then does).
+also in headless ``claude -p`` runs) and, for Claude Code, ``Elicitation`` (an MCP server asks the user for a
+form or a URL step). The agent's approval policy, kept and applied by the gateway, picks which calls are
+asked in chat; the others get no decision and go on through the tool's own permission rules. When the person
+cannot be asked the hook never denies: it prints nothing (the tool's own flow goes on), or for PreToolUse
+``defer``/``ask`` so a person still decides (see docs/integrations.md for what each tool then does).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -22,8 +22,6 @@ from gateway.integrations.asking import Unavailable
 from gateway.integrations.elicitation import ask_elicitation
 from gateway.integrations.hook_output import Output, Tool, Unanswered
 from gateway.integrations.permissions import Verdict, ask_permission
-from gateway.integrations.policy import Rule, needs_person, rule_from
-from gateway.integrations.prompts import ASK_USER_QUESTION
 from gateway.integrations.sessions import session_header, session_key
 from gateway.integrations.settings import Target
 
@@ -52,9 +50,8 @@ class HookInput:
 
 @dataclass(frozen=True, slots=True)
 class HookOptions:
-    """How the hook behaves: the approval rule for PreToolUse, what it prints when nobody decided in time."""
+    """How the hook behaves: what PreToolUse prints when nobody decided in time."""
 
-    approve: Rule = "destructive"
     unanswered: Unanswered = "defer"
 
 
@@ -99,11 +96,11 @@ async def decide(tool: Tool, hook: HookInput, tg: Threadgate, target: Target, op
     if hook.event == "Elicitation":
         return await ask_elicitation(tg, target, hook.data, key=key, header=header)
     if hook.event == "PreToolUse":
-        if not asks(hook, options):
-            return None  # no approval needed: the tool's own permission rules decide
         verdict = await ask_permission(
             tg, target, hook.tool_name, hook.tool_input, key=key, header=header, call_id=hook.tool_use_id
         )
+        if verdict.by_policy:
+            return None  # the policy asks nobody: the tool's own permission rules decide
         if verdict.behavior is None:  # still open (or never asked): the fallback defers or asks
             raise Unavailable(verdict.unavailable)
         return hook_output.pre_tool_use(tool, hook.tool_name, verdict, options.unanswered)
@@ -116,24 +113,22 @@ async def decide(tool: Tool, hook: HookInput, tg: Threadgate, target: Target, op
         header=header,
         suggestions=hook.data.get("permission_suggestions"),
     )
+    if verdict.by_policy:
+        return None  # the policy asks nobody: the tool shows its own dialog
     if verdict.behavior is None:
         raise Unavailable(verdict.unavailable)
     return hook_output.permission_request(tool, hook.tool_name, verdict)
 
 
 def fallback(tool: Tool, hook: HookInput | None, reason: str, options: HookOptions) -> Output:
-    """What to print when nobody could be asked: PreToolUse keeps a person in the loop, the rest nothing."""
-    if hook is None or hook.event != "PreToolUse" or not asks(hook, options):
+    """What to print when nobody could be asked: PreToolUse keeps a person in the loop, the rest nothing.
+
+    The policy could not be read either, so every PreToolUse call counts as one a person may need to see.
+    """
+    if hook is None or hook.event != "PreToolUse":
         return None
     verdict = Verdict(None, unavailable=reason)
     return hook_output.pre_tool_use(tool, hook.tool_name, verdict, options.unanswered)
-
-
-def asks(hook: HookInput, options: HookOptions) -> bool:
-    """Whether a PreToolUse call is asked in chat: AskUserQuestion always, others as the policy says."""
-    if hook.tool_name == ASK_USER_QUESTION:
-        return True
-    return needs_person(options.approve, hook.tool_name, hook.tool_input)
 
 
 async def run_hook(
@@ -141,7 +136,6 @@ async def run_hook(
     raw: str,
     *,
     wait_s: float | None = None,
-    approve: str | None = None,
     unanswered: Unanswered | None = None,
     environ: Mapping[str, str] | None = None,
     client: Callable[[], Threadgate] = Threadgate,
@@ -150,12 +144,8 @@ async def run_hook(
     """The hook's stdout for ``raw`` stdin: the decision JSON, or "" when the tool should go on by itself."""
     product = TOOLS[tool][0]
     hook: HookInput | None = None
-    options = HookOptions()
+    options = HookOptions() if unanswered is None else HookOptions(unanswered=unanswered)
     try:
-        options = HookOptions(
-            approve=rule_from(approve if approve is not None else _env(environ, "THREADGATE_APPROVE")),
-            unanswered=unanswered or options.unanswered,
-        )
         hook = parse_hook_input(raw, tool)
         target = Target.from_env(TOOLS[tool][1], wait_s=DEFAULT_WAIT_S, environ=environ)
         if wait_s is not None:
@@ -171,10 +161,6 @@ async def run_hook(
         warn(f"threadgate hook: unavailable ({exc}); {product} decides by its own rules")
         return _printed(fallback(tool, hook, str(exc) or "no answer in time", options))
     return _printed(output)
-
-
-def _env(environ: Mapping[str, str] | None, name: str) -> str | None:
-    return (os.environ if environ is None else environ).get(name)
 
 
 def _printed(output: Output) -> str:

@@ -2,7 +2,7 @@
 
 ``ask_user`` asks 1 to 4 questions (options, multiSelect, free text), ``request_approval`` asks to approve a
 call, and ``permission_prompt`` answers Claude Code's ``--permission-prompt-tool`` with the JSON that flag
-expects.
+expects. Approvals go through the agent's approval policy: a call it allows is approved without asking.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ INSTRUCTIONS = (
     "Ask a person in the team's chat (Slack, Telegram, Discord or the web chat) and wait for the answer. "
     "Use ask_user for decisions that are theirs to make, request_approval before a risky action."
 )
+BY_POLICY = "Allowed by the agent's approval policy; nobody was asked."
 
 
 class OptionIn(BaseModel):
@@ -94,13 +95,9 @@ def build_server(
     header = session_header(product, cwd or os.getcwd(), session_id)
     server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
 
-    async def settle(
-        kind: Literal["approval", "ask_user_question"],
-        questions: list[dict[str, Any]],
-        tool_call: dict[str, Any] | None = None,
-    ) -> Prompt:
+    async def settle(request: Ask) -> Prompt | None:
         async with client() as tg:
-            return await ask(tg, target, Ask(kind, questions, key, header, tool_call))
+            return await ask(tg, target, request)
 
     @server.tool()
     async def ask_user(questions: list[QuestionIn]) -> AskUserResult:
@@ -111,10 +108,13 @@ def build_server(
         """
         if not 1 <= len(questions) <= MAX_QUESTIONS:
             raise ToolError(f"Ask 1 to {MAX_QUESTIONS} questions at a time.")
+        asked = [q.model_dump(exclude_none=True) for q in questions]
         try:
-            prompt = await settle("ask_user_question", [q.model_dump(exclude_none=True) for q in questions])
+            prompt = await settle(Ask("ask_user_question", asked, key, header))
         except Unavailable as exc:
             raise _not_asked(exc, "Question") from exc
+        if prompt is None:  # only approvals go through the approval policy
+            raise ToolError("Question unavailable: the gateway did not raise it. Nobody refused; ask again.")
         if prompt.prompt_state is not PromptState.ANSWERED:
             raise _settled_without_answer(prompt, "Question")
         answers = [AnswerOut(question=a.question, answer=a.answer) for a in prompt.answers or []]
@@ -122,16 +122,26 @@ def build_server(
 
     @server.tool()
     async def request_approval(
-        tool_name: str, arguments: dict[str, Any] | None = None, question: str | None = None
+        tool_name: str,
+        arguments: dict[str, Any] | None = None,
+        question: str | None = None,
+        destructive: bool | None = None,
     ) -> ApprovalResult:
-        """Ask a person in chat to approve a call (the tool's name, its exact arguments) before making it."""
+        """Ask a person in chat to approve a call (the tool's name, its exact arguments) before making it.
+
+        The agent's approval policy may allow the call without asking anyone. Set ``destructive`` when the
+        call changes or deletes something (the tool's destructiveHint); left out, the gateway judges.
+        """
         questions, tool_call = approval_body(tool_name, arguments or {})
         if question:
             questions = [{"question": question}]
+        request = Ask("approval", questions, key, header, tool_call, destructive=destructive)
         try:
-            prompt = await settle("approval", questions, tool_call=tool_call)
+            prompt = await settle(request)
         except Unavailable as exc:
             raise _not_asked(exc, "Approval") from exc
+        if prompt is None:
+            return ApprovalResult(approved=True, answered_by=None, message=BY_POLICY)
         if prompt.prompt_state is not PromptState.ANSWERED:
             raise _settled_without_answer(prompt, "Approval")
         if approved(prompt):
@@ -142,10 +152,13 @@ def build_server(
     async def permission_prompt(tool_name: str, input: dict[str, Any], tool_use_id: str | None = None) -> str:
         """Claude Code's --permission-prompt-tool: ask in chat whether the tool may run.
 
-        Returns ``{"behavior": "allow", "updatedInput": …}`` or ``{"behavior": "deny", "message": …}``.
+        Returns ``{"behavior": "allow", "updatedInput": …}`` or ``{"behavior": "deny", "message": …}``; a call
+        the agent's approval policy allows is allowed as it stands, without asking.
         """
         async with client() as tg:
             verdict = await ask_permission(tg, target, tool_name, input, key=key, header=header)
+        if verdict.by_policy:
+            return _permission_json("allow", updatedInput=input)
         if verdict.behavior == "allow":
             return _permission_json("allow", updatedInput=verdict.updated_input)
         if verdict.behavior == "deny":

@@ -1,7 +1,9 @@
-"""A tool's permission request asked in chat, and the verdict: allow, deny, or nobody could decide.
+"""A tool's permission request asked in chat, and the verdict: allow, deny, the agent's approval policy
+asks nobody, or nobody could decide.
 
 Shared by the hooks, the Agent SDK callback and the MCP permission prompt tool; each renders the verdict in
-its own tool's shape.
+its own tool's shape. Whether a call is asked at all is the agent's approval policy's to say, decided by
+the gateway (gateway/approval_policy.py); ``AskUserQuestion`` is a question, always asked.
 """
 
 from __future__ import annotations
@@ -9,7 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from gateway.client import Threadgate
+import httpx
+
+from gateway.approval_policy import needs_approval
+from gateway.client import Threadgate, ThreadgateError
 from gateway.integrations.asking import Ask, StillPending, Unavailable, ask
 from gateway.integrations.prompts import (
     ASK_USER_QUESTION,
@@ -25,7 +30,7 @@ from gateway.integrations.prompts import (
 )
 from gateway.integrations.settings import Target
 from gateway.integrations.suggestions import Choice, choices
-from gateway.models import PromptState
+from gateway.models import PromptState, ToolCall
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +39,8 @@ class Verdict:
 
     ``pending`` is set when the prompt is still open and a later attempt at the same call will find it.
     ``updated_permissions`` holds the "always allow" suggestion the person picked, as the tool sent it.
+    ``by_policy`` is set when the agent's approval policy asks nobody about the call: no person decided,
+    and the call may run as far as the gateway is concerned.
     """
 
     behavior: Literal["allow", "deny"] | None
@@ -43,6 +50,7 @@ class Verdict:
     updated_permissions: list[dict[str, Any]] | None = None
     pending: bool = False
     answered_by: str | None = None
+    by_policy: bool = False
 
     def unavailable_message(self, tool_name: str) -> str:
         """The refusal text for callers that must answer something: it says nobody was asked."""
@@ -64,7 +72,8 @@ async def ask_permission(
     """Ask whether ``tool_name`` may run with ``tool_input`` (AskUserQuestion: ask its questions).
 
     ``suggestions`` (a PermissionRequest's ``permission_suggestions``) become extra "always allow" choices.
-    ``call_id`` makes the question resumable (see ``Ask``).
+    ``call_id`` makes the question resumable (see ``Ask``). A call the agent's approval policy allows is
+    asked nowhere: the verdict is ``by_policy``.
     """
     offered: list[Choice] = []
     try:
@@ -74,6 +83,8 @@ async def ask_permission(
             offered = choices(suggestions)
             questions, tool_call = approval_body(tool_name, tool_input)
             if offered:  # an approval has exactly Approve/Deny: the extra choices make it a question
+                if not await _policy_asks(tg, target.agent, tool_call):
+                    return Verdict(None, by_policy=True)
                 with_choices = approval_choices(questions, offered)
                 request = Ask("ask_user_question", with_choices, key, header, call_id=call_id)
             else:
@@ -83,6 +94,8 @@ async def ask_permission(
         return Verdict(None, unavailable=str(exc), pending=True)
     except (Unavailable, ValueError) as exc:
         return Verdict(None, unavailable=str(exc))
+    if prompt is None:
+        return Verdict(None, by_policy=True)
     if prompt.prompt_state is not PromptState.ANSWERED:
         if declined(prompt):
             return Verdict("deny", message=declined_message(prompt))
@@ -101,3 +114,15 @@ async def ask_permission(
     if approved(prompt):
         return Verdict("allow", updated_input=tool_input, answered_by=who)
     return Verdict("deny", message=denial_message(prompt), answered_by=who)
+
+
+async def _policy_asks(tg: Threadgate, agent: str, tool_call: dict[str, Any]) -> bool:
+    """Whether the agent's approval policy asks about ``tool_call``, by the gateway's own rule on the agent's
+    definition: an approval with "always allow" choices is raised as a question, which the approvals
+    endpoint does not raise."""
+    try:
+        definition = await tg.get_agent(agent)
+    except (httpx.HTTPError, ThreadgateError) as exc:
+        why = exc.message if isinstance(exc, ThreadgateError) else type(exc).__name__
+        raise Unavailable(f"the gateway could not read the agent's approval policy ({why})") from exc
+    return needs_approval(definition.approval, ToolCall.model_validate(tool_call))

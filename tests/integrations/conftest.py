@@ -78,6 +78,20 @@ class Gateway:
                 await asyncio.sleep(0.05)
         raise AssertionError(f"no prompt of {agent} appeared within {timeout} s")
 
+    async def pending(self, agent: str) -> list[dict[str, Any]]:
+        """The prompts of ``agent`` pending now (none: nobody was asked)."""
+        async with self.agent_client() as client:
+            response = await client.get("/v1/prompts", params={"state": "pending", "agent": agent})
+            items: list[dict[str, Any]] = response.json()["items"]
+            return items
+
+    async def set_approval_policy(self, agent: str, approval: dict[str, Any]) -> None:
+        """The operator sets ``agent``'s approval policy (``PUT /v1/agents/{agent}``)."""
+        headers = {"Authorization": f"Bearer {OPERATOR_TOKEN}"}
+        async with httpx.AsyncClient(base_url=self.url, headers=headers, timeout=10) as client:
+            response = await client.put(f"/v1/agents/{agent}", json={"approval": approval})
+        assert response.status_code == 200, response.text
+
     async def prompt(self, prompt_id: str) -> dict[str, Any]:
         async with self.agent_client() as client:
             data: dict[str, Any] = (await client.get(f"/v1/prompts/{prompt_id}")).json()

@@ -171,3 +171,24 @@ async def test_always_allow_picked_in_chat_reaches_the_cli_as_the_suggested_rule
         response = await ask
     assert response["behavior"] == "allow"
     assert response["updatedPermissions"] == [suggestion]
+
+
+async def test_a_call_the_agents_policy_allows_runs_without_asking(gateway: Gateway) -> None:
+    agent, cli = unique("sdk"), FakeCLI()
+    await gateway.set_approval_policy(agent, {"default": "destructive"})
+    suggestion = fixture("claude/permission_request.input.json")["permission_suggestions"][0]
+    read = {"file_path": "/srv/app/README.md"}
+    callback = gateway_can_use_tool(target_for(agent), client=lambda: client_for(gateway.url))
+    async with ClaudeSDKClient(ClaudeAgentOptions(can_use_tool=callback), transport=cli):
+        assert await cli.can_use_tool("Read", read) == {"behavior": "allow", "updatedInput": read}
+        # With "always allow" choices the question is raised by the integration: the same policy decides.
+        assert await cli.can_use_tool("Read", read, [suggestion]) == {
+            "behavior": "allow",
+            "updatedInput": read,
+        }
+        assert await gateway.pending(agent) == []
+        asked = asyncio.create_task(cli.can_use_tool("Bash", {"command": "make deploy"}))
+        prompt = await gateway.pending_prompt(agent)
+        assert prompt["tool_call"]["name"] == "Bash"
+        await gateway.say(prompt["thread_id"], "no")
+        assert (await asked)["behavior"] == "deny"

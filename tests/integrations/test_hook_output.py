@@ -14,7 +14,6 @@ from gateway.integrations import hook_output
 from gateway.integrations.elicitation import elicitation_request
 from gateway.integrations.hooks import EVENTS
 from gateway.integrations.permissions import Verdict
-from gateway.integrations.policy import needs_person, rule_from
 from gateway.integrations.suggestions import choices
 from tests.integrations.schemas import FIXTURES, check_output
 
@@ -130,29 +129,6 @@ def test_elicitation_outputs(action: Any, content: Any, expected: dict[str, Any]
     output = hook_output.elicitation(action, content)
     assert output == {"hookSpecificOutput": {"hookEventName": "Elicitation", **expected}}
     check_output("claude", "Elicitation", output)
-
-
-@pytest.mark.parametrize(
-    ("rule", "tool_name", "tool_input", "asked"),
-    [
-        ("destructive", "Bash", {"command": "ls"}, True),
-        ("destructive", "Edit", {"file_path": "/a"}, True),
-        ("destructive", "Read", {"file_path": "/a"}, False),
-        ("destructive", "mcp__api__call", {"method": "DELETE"}, True),
-        ("destructive", "mcp__api__call", {"method": "get"}, False),
-        ("always", "Read", {}, True),
-        ("never", "Bash", {"command": "rm -rf /"}, False),
-    ],
-)
-def test_the_approval_rule_picks_the_calls_asked(
-    rule: Any, tool_name: str, tool_input: Any, asked: bool
-) -> None:
-    assert needs_person(rule, tool_name, tool_input) is asked
-
-
-def test_an_unknown_approval_rule_is_refused_by_name() -> None:
-    with pytest.raises(ValueError, match="always, never, destructive"):
-        rule_from("sometimes")
 
 
 def test_suggestions_become_labelled_choices() -> None:

@@ -11,9 +11,7 @@ import json
 from typing import Any
 
 import httpx
-import pytest
 
-from gateway.models import PromptKind
 from tests.integrations.conftest import OPERATOR_TOKEN, PERSON, THREADGATE, Gateway, fixture, unique
 from tests.integrations.schemas import printed
 from tests.support.redis_server import free_port
@@ -319,12 +317,8 @@ async def test_codex_always_allow_echoes_the_offered_prefix_rule(gateway: Gatewa
 
 
 def pre_tool_use(**overrides: Any) -> dict[str, Any]:
-    return fixture(
-        "claude/pre_tool_use.input.json",
-        session_id=unique("session"),
-        tool_use_id=unique("toolu"),
-        **overrides,
-    )
+    fresh = {"session_id": unique("session"), "tool_use_id": unique("toolu")}
+    return fixture("claude/pre_tool_use.input.json", **{**fresh, **overrides})
 
 
 async def test_pre_tool_use_asks_about_a_destructive_call_and_allows_it(gateway: Gateway) -> None:
@@ -344,14 +338,73 @@ async def test_pre_tool_use_asks_about_a_destructive_call_and_allows_it(gateway:
     }
 
 
-async def test_pre_tool_use_leaves_a_call_the_policy_does_not_ask_about_to_claude(gateway: Gateway) -> None:
+async def test_pre_tool_use_asks_only_the_calls_the_agents_policy_names(gateway: Gateway) -> None:
     agent = unique("claude")
-    payload = pre_tool_use(tool_name="Read", tool_input={"file_path": "/home/user/my-project/README.md"})
-    code, out, _err = await (await start_hook("claude", payload, gateway.env(agent)))
+    await gateway.set_approval_policy(agent, {"default": "never", "tools": {"Bash": "always"}})
+    session = unique("session")
+
+    for tool_name, tool_input in (
+        ("Read", {"file_path": "/srv/app/README.md"}),
+        (
+            "Write",
+            {"file_path": "/srv/app/NOTES.md", "content": "x"},
+        ),  # destructive, but the policy says never
+    ):
+        call = pre_tool_use(session_id=session, tool_name=tool_name, tool_input=tool_input)
+        code, out, _err = await (await start_hook("claude", call, gateway.env(agent)))
+        assert (code, out) == (0, "")  # no decision: Claude Code's own permission rules go on
+    assert await gateway.pending(agent) == []
+
+    bash = await start_hook("claude", pre_tool_use(session_id=session), gateway.env(agent))
+    prompt = await gateway.pending_prompt(agent)
+    assert (prompt["kind"], prompt["tool_call"]["name"]) == ("approval", "Bash")
+    assert "npm test" in prompt["questions"][0]["question"]
+    assert await gateway.say(prompt["thread_id"], "approve") == "answered"
+    code, out, _err = await bash
+    assert code == 0
+    assert printed("claude", "PreToolUse", out) == {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "allow",
+            "permissionDecisionReason": f"Approved in chat by web:{PERSON}.",
+        }
+    }
+
+
+async def test_a_destructive_policy_asks_about_an_http_post_and_not_a_get(gateway: Gateway) -> None:
+    agent = unique("codex")
+    await gateway.set_approval_policy(agent, {"default": "destructive"})
+    request = {"method": "GET", "url": "https://api.example.com/deploys"}
+
+    read = pre_tool_use(tool_name="mcp__api__request", tool_input=request)
+    code, out, _err = await (await start_hook("codex", read, gateway.env(agent)))
     assert (code, out) == (0, "")
-    async with gateway.agent_client() as client:
-        pending = (await client.get("/v1/prompts", params={"state": "pending", "agent": agent})).json()
-    assert pending["items"] == []
+    assert await gateway.pending(agent) == []
+
+    write = pre_tool_use(tool_name="mcp__api__request", tool_input={**request, "method": "POST"})
+    hook = await start_hook("codex", write, gateway.env(agent))
+    prompt = await gateway.pending_prompt(agent)
+    assert prompt["tool_call"] == {"name": "mcp__api__request", "arguments": {**request, "method": "POST"}}
+    await gateway.say(prompt["thread_id"], "deny")
+    _code, out, _err = await hook
+    assert printed("codex", "PreToolUse", out) == {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": f"Denied in chat by web:{PERSON}.",
+        }
+    }
+
+
+async def test_a_permission_request_the_policy_allows_is_left_to_the_tools_dialog(gateway: Gateway) -> None:
+    agent = unique("claude")
+    await gateway.set_approval_policy(agent, {"default": "always", "tools": {"Bash": "never"}})
+    plain = plain_bash(session_id=unique("session"))
+    with_choices = fixture("claude/permission_request.input.json", session_id=unique("session"))
+    for payload in (plain, with_choices):
+        code, out, _err = await (await start_hook("claude", payload, gateway.env(agent)))
+        assert (code, out) == (0, "")
+    assert await gateway.pending(agent) == []
 
 
 async def test_pre_tool_use_catches_ask_user_question_in_any_permission_mode(gateway: Gateway) -> None:
@@ -360,7 +413,8 @@ async def test_pre_tool_use_catches_ask_user_question_in_any_permission_mode(gat
     payload = pre_tool_use(
         permission_mode="bypassPermissions", tool_name="AskUserQuestion", tool_input={"questions": questions}
     )
-    hook = await start_hook("claude", payload, gateway.env(agent), "--approve", "never")
+    await gateway.set_approval_policy(agent, {"default": "never"})  # a question is not an approval
+    hook = await start_hook("claude", payload, gateway.env(agent))
     prompt = await gateway.pending_prompt(agent)
     await gateway.say(prompt["thread_id"], "2")
     _code, out, _err = await hook
@@ -429,18 +483,16 @@ async def test_pre_tool_use_with_the_gateway_down_defers_or_asks(gateway: Gatewa
     _code, out, err = await (await start_hook("claude", pre_tool_use(), env))
     assert printed("claude", "PreToolUse", out)["hookSpecificOutput"]["permissionDecision"] == "defer"
     assert "unavailable" in err
+    # The policy cannot be read either: a call it might have allowed is deferred too, never guessed at.
+    read = pre_tool_use(tool_name="Read", tool_input={"file_path": "/srv/app/README.md"})
+    _code, out, _err = await (await start_hook("claude", read, env))
+    assert printed("claude", "PreToolUse", out) == {
+        "hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "defer"}
+    }
     _code, out, _err = await (await start_hook("claude", pre_tool_use(), env, "--unanswered", "ask"))
     assert printed("claude", "PreToolUse", out)["hookSpecificOutput"]["permissionDecision"] == "ask"
 
 
-# Form and URL prompts come with seed 002's kinds; these run once the gateway has them.
-needs_form_kinds = pytest.mark.skipif(
-    "form" not in {kind.value for kind in PromptKind},
-    reason="this gateway has no form and url prompt kinds yet",
-)
-
-
-@needs_form_kinds
 async def test_an_mcp_form_elicitation_is_filled_in_chat(gateway: Gateway) -> None:
     agent = unique("claude")
     payload = fixture("claude/elicitation_form.input.json", session_id=unique("session"))
@@ -458,7 +510,6 @@ async def test_an_mcp_form_elicitation_is_filled_in_chat(gateway: Gateway) -> No
     }
 
 
-@needs_form_kinds
 async def test_an_mcp_url_elicitation_is_done_or_declined_in_chat(gateway: Gateway) -> None:
     agent = unique("claude")
     payload = fixture("claude/elicitation_url.input.json", session_id=unique("session"))

@@ -146,3 +146,23 @@ async def test_gateway_down_is_unavailable_never_a_denial(gateway: Gateway) -> N
     assert question.is_error
     assert "Question unavailable:" in text_of(question)
     assert "declined" not in text_of(question) and "Denied" not in text_of(question)
+
+
+async def test_approvals_follow_the_agents_policy(gateway: Gateway) -> None:
+    agent = unique("mcp")
+    await gateway.set_approval_policy(agent, {"default": "destructive"})
+    lookup = {"tool_name": "db__lookup", "arguments": {"id": 7}}
+    drop = {**lookup, "tool_name": "db__drop", "destructive": True}
+    async with mcp_client(gateway.env(agent)) as client:
+        allowed = await asyncio.wait_for(client.call_tool("request_approval", lookup), 20)
+        read = {"tool_name": "Read", "input": {"file_path": "/a"}}
+        permission = await asyncio.wait_for(client.call_tool("permission_prompt", read), 20)
+        asked = await answered(gateway, agent, client.call_tool("request_approval", drop), "approve")
+    assert allowed.structured_content == {
+        "approved": True,
+        "answered_by": None,
+        "message": "Allowed by the agent's approval policy; nobody was asked.",
+    }
+    assert json.loads(text_of(permission)) == {"behavior": "allow", "updatedInput": {"file_path": "/a"}}
+    assert asked.structured_content is not None and asked.structured_content["approved"] is True
+    assert asked.structured_content["answered_by"] == f"web:{PERSON}"
