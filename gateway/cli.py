@@ -78,7 +78,10 @@ def _add_integration_commands(commands: argparse._SubParsersAction[argparse.Argu
         "resume later), ask (the terminal asks), none (print nothing); default defer",
     )
     hook.set_defaults(
-        handler=lambda args: _integrations().hook_command(args.tool, args.wait, args.unanswered)
+        handler=lambda args: _integrations().hook_command(args.tool, args.wait, args.unanswered),
+        # A hook that exits 2 blocks the tool call: an option this version no longer knows (--approve)
+        # must not turn every call into a denial.
+        lenient=True,
     )
     mcp = commands.add_parser(
         "mcp", help="an MCP server on stdio: ask_user, request_approval and a permission prompt tool"
@@ -169,6 +172,9 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     PROMPT_ID --as X approve``) join its text, since argparse alone would refuse them."""
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
+    if extra and getattr(args, "lenient", False):
+        print(f"threadgate: ignoring unknown arguments: {' '.join(extra)}", file=sys.stderr)
+        return args
     rest = getattr(args, "rest", None)
     if extra and (rest is None or any(word.startswith("-") for word in extra)):
         parser.error(f"unrecognized arguments: {' '.join(extra)}")

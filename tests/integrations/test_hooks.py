@@ -215,6 +215,15 @@ async def test_gateway_down_prints_nothing_and_exits_0(gateway: Gateway) -> None
     assert "unavailable" in err
 
 
+async def test_an_option_this_version_does_not_know_never_blocks_the_tool(gateway: Gateway) -> None:
+    """Exit code 2 would block the call (a denial): a leftover option from an older setup is ignored."""
+    env = gateway.env(unique("claude"), THREADGATE_URL=f"http://127.0.0.1:{free_port()}")
+    payload = fixture("claude_permission_request_bash.json")
+    code, out, err = await (await start_hook("claude", payload, env, "--approve", "destructive"))
+    assert (code, out) == (0, "")
+    assert "ignoring unknown arguments: --approve destructive" in err
+
+
 async def test_prompt_that_cannot_be_posted_prints_nothing(gateway: Gateway) -> None:
     # No Slack on this gateway: the thread's channel is not configured, so nothing can be posted there.
     env = gateway.env(unique("claude"), THREADGATE_THREAD="slack:C0NOPE:1712345678.000100")
