@@ -68,7 +68,12 @@ class Runtime:
         await self.gateway.start()
         if self.webhooks is not None:
             await self.webhooks.start()
-        context = ChannelContext(sink=CountedInbound(self.gateway), lease=self.lease, streams=self.streams)
+        context = ChannelContext(
+            sink=CountedInbound(self.gateway),
+            lease=self.lease,
+            streams=self.streams,
+            store_available=lambda: self.health.available,
+        )
         for channel in self.channels:
             await channel.start(context)
             event("startup.channel", platform=channel.platform)

@@ -28,6 +28,7 @@ from gateway.jsonbody import is_json_media_type, unsupported_media_type
 from gateway.models import MAX_TEXT_CHARS, InboundMessage, ThreadItem
 from gateway.service import NOT_ALLOWED_NOTICE, STALE_NOTICE, Outcome
 from gateway.sse import event_stream
+from gateway.store.outage import store_unavailable
 
 MAX_BODY = 64 * 1024
 NOTICES = {Outcome.NOT_ALLOWED: NOT_ALLOWED_NOTICE, Outcome.STALE: STALE_NOTICE}
@@ -147,6 +148,10 @@ class WebChannel:
         after = request.headers.get("last-event-id") or request.query_params.get("after") or None
         if after is not None and not is_stream_position(after):
             return _error("INVALID_PARAMS", f"after: {STREAM_ID_PROBLEM}.", 422)
+        if self._context is not None and not self._context.store_available():
+            error = store_unavailable()
+            headers = {"Retry-After": str(error.details["retry_after"])}
+            return JSONResponse(error.envelope(), status_code=error.status, headers=headers)
         slot = None
         if self._context is not None and self._context.streams is not None:
             try:

@@ -95,7 +95,8 @@ def validation_error(exc: RequestValidationError) -> GatewayError:
 
 async def _gateway_error(_request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, GatewayError)
-    headers = {"Retry-After": str(exc.details["retry_after"])} if exc.status == 429 else None
+    retry_after = exc.details.get("retry_after") if exc.status in (429, 503) else None
+    headers = {"Retry-After": str(retry_after)} if retry_after is not None else None
     return envelope_response(exc, headers)
 
 

@@ -25,6 +25,7 @@ from gateway.feeds import Feeds
 from gateway.ids import parse_thread_id
 from gateway.service import WATCH_GRACE_MS, Gateway
 from gateway.sse import event_stream
+from gateway.store.outage import store_unavailable
 
 router = APIRouter(prefix="/v1", tags=["agent side"])
 
@@ -140,8 +141,11 @@ async def events(
     ``thread_id`` or ``run_id`` the stream carries that thread's events only, and counts as the agent
     waiting there: a person's answer to its pending prompt then resolves hot. A token scoped to some
     agents gets their prompts' events, and people's messages as ``GET /v1/messages`` says. Open streams
-    are capped per token and per process (429 ``RATE_LIMITED`` with ``Retry-After`` beyond).
+    are capped per token and per process (429 ``RATE_LIMITED`` with ``Retry-After`` beyond). While the
+    store is unreachable no stream opens: 503 ``STORE_UNAVAILABLE`` with ``Retry-After``.
     """
+    if not core.health.available:
+        raise store_unavailable()
     thread = parse_thread_id(thread_id).thread_id if thread_id is not None else None
     if run_id is not None:
         run = await own_run(core.store, caller, run_id)

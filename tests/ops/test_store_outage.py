@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import inspect
+import json
 import logging
 import shutil
 from collections.abc import Awaitable, Callable, Iterator
@@ -174,6 +175,12 @@ async def test_every_api_call_answers_503_store_unavailable_while_redis_is_down_
             assert response.headers["Retry-After"] == "2"
             error = response.json()["error"]
             assert (error["code"], error["details"]) == ("STORE_UNAVAILABLE", {"retry_after": 2})
+        # An event stream does not open on a store that is away (a 200 would end at once, unexplained).
+        for path, headers in (("/v1/events", {}), ("/v1/events", {"Last-Event-ID": "1-0"})):
+            async with agent.stream("GET", path, headers=headers) as stream:
+                assert stream.status_code == 503, (path, headers)
+                assert stream.headers["Retry-After"] == "2"
+                assert json.loads(await stream.aread())["error"]["code"] == "STORE_UNAVAILABLE"
         async with served.client() as probe:
             not_ready = await probe.get("/readyz")
         assert not_ready.status_code == 503
