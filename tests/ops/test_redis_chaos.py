@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import shutil
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from dataclasses import dataclass, field
@@ -22,7 +21,7 @@ import httpx
 import pytest
 
 from tests.api.test_webhooks import SECRET, Receiver, receiving
-from tests.support.redis_server import RedisServer, redis_server_binary, require_real_redis
+from tests.support.redis_server import RedisServer, killable_redis
 from tests.support.serve import ServeProcess, serve_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.redis]
@@ -35,23 +34,10 @@ STARTER = "web:alice"
 
 @pytest.fixture
 def redis(tmp_path: Path) -> Iterator[RedisServer]:
-    if redis_server_binary() is None:
-        if require_real_redis():
-            pytest.fail("CI=true and redis-server is missing: install the redis-server package")
-        pytest.skip("redis-server is not installed")
-    server = RedisServer(tmp_path / "redis", appendfsync="always")
-    server.start()
+    server = killable_redis(tmp_path / "redis")
     yield server
     server.stop()
 
-
-def restart_empty(server: RedisServer) -> None:
-    for entry in server.directory.iterdir():
-        if entry.is_dir():
-            shutil.rmtree(entry)
-        elif entry.name != "redis.log":
-            entry.unlink()
-    server.start()
 
 
 async def until(condition: Callable[[], bool], what: str, timeout: float = 15.0) -> None:
@@ -250,7 +236,7 @@ async def test_redis_killed_under_traffic_then_back_from_aof_and_empty(
                 # (b) killed, then back empty.
                 await kill_and_see_503(redis, client, base, traffic)
                 traffic.epoch = 1
-                restart_empty(redis)
+                redis.restart_empty()
                 await until(lambda: traffic.accepted_in(1) >= 6, "traffic after the restart from empty")
                 assert await readyz(client, base) == 200
                 await check_everything_resumes(client, base, receiver, follower, "after-empty")

@@ -11,7 +11,6 @@ import gc
 import inspect
 import json
 import logging
-import shutil
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -39,7 +38,7 @@ from gateway.store.outage import StoreHealth, is_store_outage
 from tests.api.conftest import AGENT_AUTH, OPERATOR_AUTH, STARTER, Served, served_gateway, start_run
 from tests.api.test_webhooks import Receiver, gateway_with_webhooks, receiving
 from tests.support.api_calls import raise_prompt
-from tests.support.redis_server import RedisServer, free_port, redis_server_binary, require_real_redis
+from tests.support.redis_server import RedisServer, free_port, killable_redis
 
 pytestmark = pytest.mark.redis
 ASK = [{"question": "Restart the workers?"}]
@@ -48,24 +47,10 @@ ASK = [{"question": "Restart the workers?"}]
 @pytest.fixture
 def own_redis(tmp_path: Path) -> Iterator[RedisServer]:
     """A redis-server this test may kill: its own port and directory, every write fsynced to the AOF."""
-    if redis_server_binary() is None:
-        if require_real_redis():
-            pytest.fail("CI=true and redis-server is missing: install the redis-server package")
-        pytest.skip("redis-server is not installed")
-    server = RedisServer(tmp_path / "redis", appendfsync="always")
-    server.start()
+    server = killable_redis(tmp_path / "redis")
     yield server
     server.stop()
 
-
-def restart_empty(server: RedisServer) -> None:
-    """Start again on the same port with nothing on disk (a replacement node, a lost volume)."""
-    for entry in server.directory.iterdir():
-        if entry.is_dir():
-            shutil.rmtree(entry)
-        elif entry.name != "redis.log":
-            entry.unlink()
-    server.start()
 
 
 async def until(condition: Callable[[], bool | Awaitable[bool]], timeout: float = 10.0) -> None:
@@ -215,7 +200,7 @@ async def test_webhooks_resume_after_redis_returns_empty(
         first = await raise_prompt(agent, (await start_run(agent))["run_id"])
         await until(lambda: f"{first['prompt_id']}.requested" in receiver.ids())
         own_redis.kill()
-        restart_empty(own_redis)  # the consumer group is gone with everything else
+        own_redis.restart_empty()  # the consumer group is gone with everything else
         await until(lambda: ready(served))
         second = await raise_prompt(agent, (await start_run(agent))["run_id"])
         await until(lambda: f"{second['prompt_id']}.requested" in receiver.ids())

@@ -65,6 +65,15 @@ class RedisServer:
         except OSError:
             return False
 
+    def restart_empty(self) -> None:
+        """Start again on the same port with nothing on disk (a replacement node, a lost volume)."""
+        for entry in self.directory.iterdir():
+            if entry.is_dir():
+                shutil.rmtree(entry)
+            elif entry.name != "redis.log":
+                entry.unlink()
+        self.start()
+
     def kill(self) -> None:
         """kill -9: no shutdown, no final fsync."""
         if self.process is not None:
@@ -85,3 +94,17 @@ class RedisServer:
 def require_real_redis() -> bool:
     """Under CI=true a test that needs a real Redis may never be skipped: missing redis-server fails."""
     return os.environ.get("CI", "").lower() == "true"
+
+
+def killable_redis(directory: Path) -> RedisServer:
+    """A started redis-server a test may kill: its own port and directory, every write fsynced to the AOF.
+    Skips the test where redis-server is missing (fails it under CI=true)."""
+    import pytest
+
+    if redis_server_binary() is None:
+        if require_real_redis():
+            pytest.fail("CI=true and redis-server is missing: install the redis-server package")
+        pytest.skip("redis-server is not installed")
+    server = RedisServer(directory, appendfsync="always")
+    server.start()
+    return server
