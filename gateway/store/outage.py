@@ -147,16 +147,19 @@ class StoreHealth:
 
     async def _probe_until_up(self, unconfirmed: tuple[BaseException, str] | None) -> None:
         """PING until Redis answers. With ``unconfirmed``, PING at once, and declare the outage only if
-        that fails too."""
+        that fails too. Another caller (readiness) may see the recovery before the probe does; a PING that
+        fails after that is a new outage, and the probe declares it."""
+        confirm_now = unconfirmed is not None
         while True:
-            if unconfirmed is None:
+            if not confirm_now:
                 await asyncio.sleep(self.probe_every_s)
+            confirm_now = False
             try:
                 await asyncio.wait_for(self.redis.ping(), self.probe_timeout_s)
-            except Exception:  # still away (the outage is logged already)
-                if unconfirmed is not None:
-                    self._went_down(*unconfirmed)
-                    unconfirmed = None
+            except Exception as exc:
+                if self.down_since is None:
+                    self._went_down(*(unconfirmed or (exc, "probe")))
+                unconfirmed = None
                 continue
             self.answered()
             return

@@ -257,3 +257,38 @@ async def test_a_failure_just_after_recovery_that_a_ping_disproves_starts_no_new
     assert health.available
     assert len(logged(caplog, "store.unavailable")) == 1
     assert len(logged(caplog, "store.recovered")) == 1
+
+
+class FlakyPing:
+    """A Redis client whose PING answers or fails as the test says."""
+
+    def __init__(self) -> None:
+        self.up = False
+
+    async def ping(self) -> bool:
+        if not self.up:
+            raise ConnectionError("Connection refused.")
+        return True
+
+
+async def test_an_outage_that_begins_while_the_probe_still_runs_is_logged_too(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Readiness can see Redis back before the probe does; if Redis goes away again before the probe's
+    next PING, that is a second outage, logged, and its recovery is logged as well."""
+    caplog.set_level(logging.INFO)
+    redis = FlakyPing()
+    health = StoreHealth(redis, probe_every_s=0.05)
+    try:
+        health.failed(ConnectionError("Connection refused."), "api")
+        redis.up = True
+        health.answered()  # readiness saw it first; the probe is still sleeping
+        redis.up = False
+        health.failed(ConnectionError("Connection refused."), "api")  # a probe runs: not logged here
+        await until(lambda: not health.available)
+        redis.up = True
+        await until(lambda: health.available and not health.probing)
+    finally:
+        await health.close()
+    assert len(logged(caplog, "store.unavailable")) == 2
+    assert len(logged(caplog, "store.recovered")) == 2
