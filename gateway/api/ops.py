@@ -47,6 +47,7 @@ async def readiness(runtime: Runtime) -> dict[str, dict[str, Any]]:
     checks: dict[str, dict[str, Any]] = {
         "process": {"ok": not runtime.stopping, "detail": "shutting down" if runtime.stopping else "running"}
     }
+    began_at = runtime.health.clock()
     try:
         # A round trip now, on a pooled connection as requests use them (a dead one is replaced first).
         await asyncio.wait_for(runtime.connection.client.ping(), CHECK_TIMEOUT_S)
@@ -54,7 +55,7 @@ async def readiness(runtime: Runtime) -> dict[str, dict[str, Any]]:
         checks["redis"] = {"ok": True, "detail": runtime.connection.description}
     except Exception as exc:
         if isinstance(exc, TimeoutError) or is_store_outage(exc):  # logged once, by the health record
-            runtime.health.failed(exc, "readiness")
+            runtime.health.failed(exc, "readiness", began_at)
         else:
             event("readiness.redis_failed", logging.WARNING, error=str(exc) or type(exc).__name__)
         checks["redis"] = {"ok": False, "detail": f"Redis did not answer: {type(exc).__name__}"}

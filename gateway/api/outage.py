@@ -24,6 +24,7 @@ class StoreOutageGuard:
             await self.app(scope, receive, send)
             return
         started = False
+        began_at = self.health.clock()
 
         async def tracking_send(message: Message) -> None:
             nonlocal started
@@ -36,7 +37,7 @@ class StoreOutageGuard:
         except Exception as exc:
             if not is_store_outage(exc):
                 raise
-            self.health.failed(exc, scope.get("path", ""))
+            self.health.failed(exc, scope.get("path", ""), began_at)
             if started:
                 with contextlib.suppress(Exception):  # the client may be gone already
                     await send({"type": "http.response.body", "body": b"", "more_body": False})

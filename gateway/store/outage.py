@@ -75,9 +75,10 @@ class StoreHealth:
 
     The first failure of an outage logs ``store.unavailable`` and starts a probe that PINGs until Redis
     answers, then logs ``store.recovered``: one line each way, however many requests fail meanwhile.
-    A failure within ``late_failure_s`` of a recovery is checked with a PING first: a call begun while
-    Redis was away can fail after it came back (its retries take about 0.4 s), and that is the end of the
-    old outage, not a new one.
+    A call begun while Redis was away can fail after it came back (its retries take about 0.4 s): that is
+    the end of the old outage, not a new one, so such a late failure is checked with a PING first. A caller
+    that knows when its call began says so (``began_at``, on ``clock``); otherwise a failure within
+    ``late_failure_s`` of a recovery counts as late.
     """
 
     def __init__(
@@ -107,21 +108,24 @@ class StoreHealth:
         """Whether a probe is PINGing Redis (during an outage, or to confirm a late failure)."""
         return self._probe is not None and not self._probe.done()
 
-    def report(self, exc: BaseException, where: str) -> bool:
+    def report(self, exc: BaseException, where: str, began_at: float | None = None) -> bool:
         """Note ``exc`` if it is a store outage (True), so the caller need not log it itself."""
         if not is_store_outage(exc):
             return False
-        self.failed(exc, where)
+        self.failed(exc, where, began_at)
         return True
 
-    def failed(self, exc: BaseException, where: str) -> None:
-        """A round trip failed because of the store: the first one starts an outage."""
-        if self.down_since is not None or self.probing:
+    def failed(self, exc: BaseException, where: str, began_at: float | None = None) -> None:
+        """A round trip (begun at ``began_at`` when known) failed because of the store: the first one
+        starts an outage."""
+        if self.down_since is not None:
             return
-        recent = self.recovered_at is not None and self.clock() - self.recovered_at < self.late_failure_s
-        unconfirmed = (exc, where) if recent else None
-        if unconfirmed is None:
+        late = self._late(began_at)
+        if not late:
             self._went_down(exc, where)
+        if self.probing:  # the running probe ends the outage, or confirms the late failure
+            return
+        unconfirmed = (exc, where) if late else None
         try:
             loop = asyncio.get_running_loop()
             self._probe = loop.create_task(self._probe_until_up(unconfirmed), name="threadgate.store_probe")
@@ -129,6 +133,14 @@ class StoreHealth:
             self._probe = None
             if unconfirmed is not None:
                 self._went_down(exc, where)
+
+    def _late(self, began_at: float | None) -> bool:
+        """Whether a failure may belong to the outage that just ended rather than start a new one."""
+        if self.recovered_at is None:
+            return False
+        if began_at is not None:
+            return began_at < self.recovered_at
+        return self.clock() - self.recovered_at < self.late_failure_s
 
     def answered(self) -> None:
         """A round trip worked: ends an outage."""

@@ -292,3 +292,28 @@ async def test_an_outage_that_begins_while_the_probe_still_runs_is_logged_too(
         await health.close()
     assert len(logged(caplog, "store.unavailable")) == 2
     assert len(logged(caplog, "store.recovered")) == 2
+
+
+async def test_a_call_begun_after_a_recovery_that_fails_starts_a_new_outage_however_soon(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Redis killed again moments after it came back: a call that began after the recovery and failed is a
+    new outage, logged at once, even if Redis is back before any PING could tell (a quick restart)."""
+    caplog.set_level(logging.INFO)
+    redis = FlakyPing()
+    health = StoreHealth(redis, probe_every_s=0.01, late_failure_s=60)
+    try:
+        health.failed(ConnectionError("Connection refused."), "api")
+        redis.up = True
+        await until(lambda: health.available and not health.probing)
+        began_before = health.clock() - 1  # a call begun while Redis was away: late, disproved by a PING
+        health.failed(ConnectionError("Connection reset by peer"), "api", began_before)
+        await until(lambda: not health.probing)
+        assert len(logged(caplog, "store.unavailable")) == 1
+        health.failed(ConnectionError("Connection refused."), "api", health.clock())
+        assert not health.available  # logged at once, not left to a PING that the quick restart answers
+        await until(lambda: health.available and not health.probing)
+    finally:
+        await health.close()
+    assert len(logged(caplog, "store.unavailable")) == 2
+    assert len(logged(caplog, "store.recovered")) == 2
