@@ -162,6 +162,13 @@ class RespondBody(BaseModel):
     answers: list[RespondAnswer] | None = Field(default=None, max_length=10)
     skip: Literal[True] | None = None
 
+    @field_validator("skip", mode="before")
+    @classmethod
+    def _skip_is_a_boolean(cls, value: Any) -> Any:
+        if value is not None and not isinstance(value, bool):
+            raise ValueError("skip must be true (a JSON boolean)")
+        return value
+
     @model_validator(mode="after")
     def _answers_xor_skip(self) -> Self:
         if (self.answers is None) == (self.skip is None):

@@ -264,3 +264,14 @@ async def test_rate_limit_holds_across_gateway_processes(real_redis: str) -> Non
             for client in (first, second, first, second):
                 seen.append((await client.post(path, json={"skip": True}, headers=AS_STARTER)).status_code)
     assert seen == [404, 404, 404, 429]
+
+
+async def test_skip_must_be_the_json_boolean_true_and_the_prompt_stays_pending(
+    agent: httpx.AsyncClient, operator: httpx.AsyncClient
+) -> None:
+    run, prompt = await _asked(agent)
+    for skip in (1, "true", False, None):
+        response = await _respond(operator, run, prompt["prompt_id"], skip=skip)
+        assert response.status_code == 400, (skip, response.text)
+        assert response.json()["error"]["code"] == "VALIDATION_FAILED"
+    assert (await agent.get(f"/v1/prompts/{prompt['prompt_id']}")).json()["prompt_state"] == "pending"
