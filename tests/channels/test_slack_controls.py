@@ -543,15 +543,20 @@ async def test_form_over_socket_mode_is_acknowledged_with_its_errors(
 
 
 class SlowSink:
-    """Our own inbound sink that takes ``delay`` seconds to look a prompt up, as a stalled store would."""
+    """Our own inbound sink that takes ``delay`` seconds to look a prompt up, as a stalled store would, or
+    until ``release`` is set when the test holds it."""
 
     def __init__(self, prompt: Prompt, delay: float) -> None:
         self.prompt = prompt
         self.delay = delay
+        self.release: asyncio.Event | None = None
         self.received: list[InboundMessage] = []
 
     async def get_prompt(self, prompt_id: str) -> Prompt:
-        await asyncio.sleep(self.delay)
+        if self.release is not None:
+            await self.release.wait()
+        else:
+            await asyncio.sleep(self.delay)
         if prompt_id != self.prompt.prompt_id:
             raise not_found("PROMPT_NOT_FOUND", "prompt", prompt_id)
         return self.prompt
@@ -585,14 +590,15 @@ def standalone(fake: FakeSlack, request: PromptRequest, delay: float) -> tuple[S
 
 
 async def test_press_is_acknowledged_before_it_is_handled(fake_slack: FakeSlack, serve: ServeApp) -> None:
-    fake_slack.ack_deadline = 0.5
-    channel, sink = standalone(fake_slack, DROP, delay=1.0)
+    channel, sink = standalone(fake_slack, DROP, delay=0)
+    sink.release = asyncio.Event()  # handling cannot finish until the test says so
     await channel.start(ChannelContext(sink=sink, lease=lambda name: Lease(None, name)))
     await channel.post(parse_thread_id(sink.prompt.thread_id), pending_prompt_item(sink.prompt))
     [message] = fake_slack.posted()
     async with serve(Starlette(routes=channel.routes())) as base_url:
         assert await fake_slack.press(f"{base_url}/slack/events", message, "Approve", user=ALICE) == 200
         assert sink.received == []
+        sink.release.set()
         await channel.presses.idle()
     await channel.stop()
 
