@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 import redis.asyncio as aioredis
 
+from gateway.api.deps import ApiOptions
 from gateway.models import InboundMessage
 from tests.api.conftest import (
     AGENT_AUTH,
@@ -46,6 +47,15 @@ async def redis_connections(url: str) -> int:
         await client.aclose()
 
 
+async def blocked_connections(url: str) -> int:
+    """Client connections held in a blocking read (``XREAD BLOCK``, ``BLPOP``) right now."""
+    client = aioredis.Redis.from_url(url, decode_responses=True)
+    try:
+        return sum("b" in entry["flags"] for entry in await client.client_list())
+    finally:
+        await client.aclose()
+
+
 @contextlib.asynccontextmanager
 async def open_stream(
     client: httpx.AsyncClient, path: str, headers: dict[str, str] | None = None
@@ -74,10 +84,12 @@ async def next_event(lines: AsyncIterator[str]) -> dict[str, Any]:
     raise AssertionError("the stream ended")
 
 
-async def test_open_streams_hold_no_redis_connection_each_and_all_get_the_event(
-    served: Served, real_redis: str
-) -> None:
+async def test_open_streams_hold_no_redis_connection_each_and_all_get_the_event(real_redis: str) -> None:
+    # Streams on a run re-mark its prompt as waited on every half heartbeat; a long heartbeat keeps those
+    # short round trips out of the count, which is of connections held.
+    quiet = ApiOptions(max_wait_s=5, sse_heartbeat_s=30)
     async with contextlib.AsyncExitStack() as stack:
+        served = await stack.enter_async_context(served_gateway(real_redis, quiet))
         client = await stack.enter_async_context(
             httpx.AsyncClient(
                 base_url=served.base_url,
@@ -89,14 +101,17 @@ async def test_open_streams_hold_no_redis_connection_each_and_all_get_the_event(
         run = await start_run(client)
         first = await stack.enter_async_context(open_stream(client, "/v1/events"))
         before = await redis_connections(real_redis)
+        blocked_before = await blocked_connections(real_redis)
         streams = [first]
         for index in range(STREAMS - 1):
             path = "/v1/events" if index % 2 else f"/v1/events?run_id={run['run_id']}"
             streams.append(await stack.enter_async_context(open_stream(client, path)))
         after = await redis_connections(real_redis)
+        blocked_after = await blocked_connections(real_redis)
         prompt = await raise_prompt(client, run["run_id"])
         events = await asyncio.gather(*(next_event(lines) for lines in streams))
     assert after <= before + 2, f"{STREAMS} streams took {after - before} more Redis connections"
+    assert blocked_after <= blocked_before + 1, f"{blocked_after - blocked_before} more blocking reads"
     assert {event["data"]["data"]["prompt_id"] for event in events} == {prompt["prompt_id"]}
     assert all(event["event"] == "input.requested" for event in events)
 
