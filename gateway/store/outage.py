@@ -108,11 +108,11 @@ class StoreHealth:
         """Whether a probe is PINGing Redis (during an outage, or to confirm a late failure)."""
         return self._probe is not None and not self._probe.done()
 
-    def report(self, exc: BaseException, where: str, began_at: float | None = None) -> bool:
+    def report(self, exc: BaseException, where: str) -> bool:
         """Note ``exc`` if it is a store outage (True), so the caller need not log it itself."""
         if not is_store_outage(exc):
             return False
-        self.failed(exc, where, began_at)
+        self.failed(exc, where)
         return True
 
     def failed(self, exc: BaseException, where: str, began_at: float | None = None) -> None:
