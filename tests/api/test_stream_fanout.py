@@ -38,22 +38,24 @@ async def until_held(served: Served, count: int) -> None:
     await eventually(held, f"{count} open streams")
 
 
-async def redis_connections(url: str) -> int:
-    """Client connections the private redis-server holds, apart from the one asking."""
+async def redis_clients(url: str) -> list[dict[str, Any]]:
+    """The private redis-server's client connections, apart from the one asking (``CLIENT LIST``)."""
     client = aioredis.Redis.from_url(url, decode_responses=True)
     try:
-        return len(await client.client_list()) - 1
+        me = await client.client_id()
+        return [entry for entry in await client.client_list() if int(entry["id"]) != me]
     finally:
         await client.aclose()
+
+
+async def redis_connections(url: str) -> int:
+    """Client connections the private redis-server holds."""
+    return len(await redis_clients(url))
 
 
 async def blocked_connections(url: str) -> int:
     """Client connections held in a blocking read (``XREAD BLOCK``, ``BLPOP``) right now."""
-    client = aioredis.Redis.from_url(url, decode_responses=True)
-    try:
-        return sum("b" in entry["flags"] for entry in await client.client_list())
-    finally:
-        await client.aclose()
+    return sum("b" in entry["flags"] for entry in await redis_clients(url))
 
 
 @contextlib.asynccontextmanager
