@@ -215,7 +215,9 @@ class WebChannel:
             return _error("UNAVAILABLE", "The web chat is starting or stopping; try again.", 503)
         body = await request.body()
         if len(body) > MAX_BODY:
-            return _error("PAYLOAD_TOO_LARGE", f"A chat message is at most {MAX_BODY} bytes.", 413)
+            # Only a message over its character cap (or padding) is this long: the same refusal.
+            sent = f"A chat message is at most {MAX_MESSAGE_CHARS:,} characters ({MAX_BODY:,} bytes sent)."
+            return _refusal(GatewayError("TOO_LARGE", sent, 413, {"max_chars": MAX_MESSAGE_CHARS}))
         try:
             post = WebPost.model_validate_json(body)
             thread = parse_thread_id(f"web:{request.path_params['room']}")
