@@ -14,9 +14,11 @@ from gateway.ids import ThreadRef
 from gateway.models import InboundMessage, Prompt, ThreadItem
 
 if TYPE_CHECKING:
+    from gateway.audience import Audiences
     from gateway.feeds import StreamCaps
     from gateway.lease import Lease
     from gateway.outcomes import Draft, Received
+    from gateway.ratelimit import RateLimiter
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,12 +161,15 @@ class CountedInbound:
 class ChannelContext:
     """What a running channel gets from the gateway: the inbound sink, a way to hold a lease, and the
     process's cap on open streams (for a channel that serves event streams itself), and whether the store
-    answers (a stream is not opened while it does not)."""
+    answers (a stream is not opened while it does not). A channel serving its own chat also gets who may
+    read a thread (``audiences``) and the rate limiter counted in Redis (``limiter``)."""
 
     sink: InboundSink
     lease: Callable[[str], Lease]
     streams: StreamCaps | None = None
     store_available: Callable[[], bool] = lambda: True
+    audiences: Audiences | None = None
+    limiter: RateLimiter | None = None
 
 
 @runtime_checkable

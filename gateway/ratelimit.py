@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
+
+from gateway.errors import GatewayError
 
 # One round trip, atomic: count the hit, start the window on the first one, say how long it has left.
 _HIT = """
@@ -42,8 +45,28 @@ class RateLimiter:
         digest = hashlib.sha256(who.encode("utf-8", "surrogateescape")).hexdigest()[:32]
         return f"{self.prefix}:{digest}"
 
-    async def hit(self, who: str, limit: int | None = None) -> Verdict:
-        """Count one hit for ``who``; allowed while within ``limit`` (default: the limiter's)."""
-        count, ttl_ms = await self.redis.eval(_HIT, 1, self.key(who), self.window_ms)
+    async def hit(self, who: str, limit: int | None = None, window_s: int | None = None) -> Verdict:
+        """Count one hit for ``who``; allowed while within ``limit`` per ``window_s`` (default: the
+        limiter's). A ``who`` is counted in one window only: name the rule in it."""
+        window_ms = self.window_ms if window_s is None else window_s * 1000
+        count, ttl_ms = await self.redis.eval(_HIT, 1, self.key(who), window_ms)
         retry_after = max(1, math.ceil(int(ttl_ms) / 1000))
         return Verdict(int(count) <= (self.limit if limit is None else limit), int(count), retry_after)
+
+    async def enforce(self, hits: Iterable[tuple[str, int, int | None]], what: str) -> None:
+        """Count each ``(who, limit, window_s)`` in turn; the first over its limit raises 429 RATE_LIMITED
+        (later ones are not counted)."""
+        for who, limit, window_s in hits:
+            verdict = await self.hit(who, limit, window_s)
+            if not verdict.allowed:
+                raise too_many(verdict, what)
+
+
+def too_many(verdict: Verdict, what: str) -> GatewayError:
+    """429 RATE_LIMITED with ``retry_after``, which the response also sends as ``Retry-After``."""
+    return GatewayError(
+        "RATE_LIMITED",
+        f"Too many {what}; try again in {verdict.retry_after} s.",
+        429,
+        {"retry_after": verdict.retry_after},
+    )

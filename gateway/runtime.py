@@ -6,10 +6,12 @@ import asyncio
 import logging
 from dataclasses import dataclass, field
 
+from gateway.audience import Audiences
 from gateway.channel import ChannelContext, ChannelRuntime, Channels, CountedInbound
 from gateway.feeds import StreamCaps
 from gateway.lease import Lease
 from gateway.logs import event, observe_loop
+from gateway.ratelimit import RateLimiter
 from gateway.service import Gateway
 from gateway.settings import Settings
 from gateway.store import Connection, Store, connect
@@ -73,6 +75,8 @@ class Runtime:
             lease=self.lease,
             streams=self.streams,
             store_available=lambda: self.health.available,
+            audiences=Audiences(self.store),
+            limiter=RateLimiter(self.connection.client, limit=1, window_s=1),  # each rule gives its own
         )
         for channel in self.channels:
             await channel.start(context)

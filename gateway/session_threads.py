@@ -104,6 +104,8 @@ class SessionThreads:
             if existing is not None:
                 return SessionThread(session_key, existing, False)
             thread_id = await self._start(channel, ref, session_key, header)
+            # Marked before anything is logged in it: its approvers alone read it (tool calls in full).
+            await self.store.mark_session_thread(thread_id, session_key)
             await self.bindings.bind(session_key, thread_id)
         finally:
             await self.bindings.release(session_key, token)

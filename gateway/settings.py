@@ -65,6 +65,12 @@ class Settings(BaseSettings):
     threadgate_web_chat: Literal["off", "on", "open"] = "off"
     threadgate_web_token: SecretStr | None = None
     threadgate_public_url: str | None = None  # where people open the gateway, when a proxy fronts it
+    # Web chat posts per name and per client address in each window; new rooms per client address.
+    threadgate_web_posts_per_name: int = Field(default=20, ge=1)
+    threadgate_web_posts_per_client: int = Field(default=60, ge=1)
+    threadgate_web_post_window_s: int = Field(default=10, ge=1, le=86_400)
+    threadgate_web_new_rooms_per_client: int = Field(default=20, ge=1)
+    threadgate_web_new_room_window_s: int = Field(default=3_600, ge=1, le=86_400)
 
     slack_bot_token: SecretStr | None = None
     slack_signing_secret: SecretStr | None = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 from channels.web.channel import WebChannel
+from channels.web.limits import WebLimits
 from gateway.logs import event
 from gateway.settings import Settings
 
@@ -21,7 +22,7 @@ def build(settings: Settings) -> WebChannel:
             "THREADGATE_WEB_CHAT is on but THREADGATE_WEB_TOKEN is unset: set a token (name:token entries, "
             "or a bare token), or THREADGATE_WEB_CHAT=open to let anyone who reaches the page pick a name"
         )
-    channel = WebChannel(tokens)
+    channel = WebChannel(tokens, limits=WebLimits.from_settings(settings))
     if channel.access.open:
         event(
             "web.open_sign_in",
@@ -31,4 +32,4 @@ def build(settings: Settings) -> WebChannel:
     return channel
 
 
-__all__ = ["WebChannel", "build"]
+__all__ = ["WebChannel", "WebLimits", "build"]

@@ -1,4 +1,5 @@
-"""Who a web chat visitor is: a chosen name in demo mode, a configured token otherwise."""
+"""Who a web chat visitor is (a chosen name in demo mode, a configured token otherwise), and which rooms
+they may read."""
 
 from __future__ import annotations
 
@@ -6,11 +7,21 @@ import hmac
 import re
 from dataclasses import dataclass
 
+from starlette.requests import Request
+
+from gateway.api.auth import OPERATOR, TokenTable
+from gateway.audience import Audiences, Reader
+
 NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}", re.ASCII)
 
 
 class SignInError(Exception):
     """Sign-in refused; the message says what to do."""
+
+
+def client_address(request: Request) -> str:
+    """The client a request counts against (rate limits, open streams): its address as the server saw it."""
+    return request.client.host if request.client else "unknown"
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +86,7 @@ class WebAccess:
             return name
         found = self._match(token)
         if found is None:
-            raise SignInError("This chat needs its access token (THREADGATE_WEB_TOKEN); check it and retry.")
+            raise SignInError(NEEDS_TOKEN)
         if found.name is not None:
             return found.name
         if name is None:
@@ -86,3 +97,26 @@ class WebAccess:
                 "or pick another name."
             )
         return name
+
+    def reader(self, name: str | None, token: str | None, operators: TokenTable | None) -> Reader:
+        """Who asks to read a room: an operator API token, else a web sign-in (unnamed when no name is
+        given and the token binds none). Raises SignInError when neither is valid."""
+        if token and operators is not None:
+            caller = operators.find(token)
+            if caller is not None and caller.role == OPERATOR:
+                return Reader(operator=True, agents=caller.agents)
+        if not self.may_read(token):
+            raise SignInError(NEEDS_TOKEN)
+        found = None if self.open else self._match(token)
+        if name is None and (found is None or found.name is None):
+            return Reader()  # no name yet: reads only the rooms anyone may
+        return Reader(identity=f"web:{self.identify(name, token)}")
+
+
+NEEDS_TOKEN = "This chat needs its access token (THREADGATE_WEB_TOKEN); check it and retry."
+
+
+async def may_read_room(audiences: Audiences | None, thread_id: str, reader: Reader) -> bool:
+    """The one check in front of every route that shows a room's content (see ``gateway.audience``);
+    without the gateway's facts nothing is shown."""
+    return audiences is not None and await audiences.may_read(thread_id, reader)

@@ -13,28 +13,29 @@ import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, StrictBool, ValidationError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from channels.web.access import SignInError, WebAccess
+from channels.web.access import NEEDS_TOKEN, SignInError, WebAccess, client_address, may_read_room
+from channels.web.limits import MAX_MESSAGE_CHARS, WebLimits, admit_post, check_size
 from channels.web.page import asset, chat_page
 from gateway.channel import ChannelContext, MessageRef
 from gateway.cursors import STREAM_ID_PROBLEM, is_stream_position
 from gateway.errors import GatewayError
 from gateway.ids import ThreadRef, parse_thread_id
 from gateway.jsonbody import is_json_media_type, unsupported_media_type
-from gateway.models import MAX_TEXT_CHARS, InboundMessage, ThreadItem
+from gateway.models import InboundMessage, ThreadItem
 from gateway.service import NOT_ALLOWED_NOTICE, STALE_NOTICE, Outcome
 from gateway.sse import event_stream
 from gateway.store.outage import store_unavailable
 
-MAX_BODY = 64 * 1024
+# A message at its cap with every character sent as an escaped surrogate pair (12 bytes), and the rest.
+MAX_BODY = 12 * MAX_MESSAGE_CHARS + 64 * 1024
 NOTICES = {Outcome.NOT_ALLOWED: NOT_ALLOWED_NOTICE, Outcome.STALE: STALE_NOTICE}
 MAX_ROOM = 64
 SUFFIX_CHARS = 10
-NEEDS_TOKEN = "This chat needs its access token (THREADGATE_WEB_TOKEN); check it and retry."
 
 
 def session_room(room: str) -> str:
@@ -46,11 +47,11 @@ class WebPost(BaseModel):
     """A message typed on the chat page: who (a chosen name, unless the token names them) and what."""
 
     name: str | None = Field(default=None, max_length=64)
-    text: str = Field(default="", max_length=MAX_TEXT_CHARS)
+    text: str = ""  # at most MAX_MESSAGE_CHARS with the answers: 413 TOO_LARGE, not a validation error
     answers: list[dict[str, Any]] | None = Field(default=None, max_length=10)
     prompt_id: str | None = Field(default=None, max_length=64)
     client_id: str | None = Field(default=None, max_length=64)
-    decline: bool = False  # the Decline button of a form or a URL step
+    decline: StrictBool = False  # the Decline button of a form or a URL step; JSON true only
 
 
 class SignIn(BaseModel):
@@ -58,7 +59,20 @@ class SignIn(BaseModel):
 
 
 def _error(code: str, message: str, status: int) -> JSONResponse:
-    return JSONResponse(GatewayError(code, message, status).envelope(), status_code=status)
+    return _refusal(GatewayError(code, message, status))
+
+
+def _refusal(error: GatewayError) -> JSONResponse:
+    """The error envelope; a refusal that says when to retry sends it as ``Retry-After`` too."""
+    retry_after = error.details.get("retry_after")
+    headers = {"Retry-After": str(retry_after)} if retry_after is not None else None
+    return JSONResponse(error.envelope(), status_code=error.status, headers=headers)
+
+
+def _not_visible(room: str) -> JSONResponse:
+    """A room the reader may not see does not exist for them (as another agent's run for a token)."""
+    message = f"No room {room!r} here for you; check its name, or sign in as someone who takes part in it."
+    return _error("ROOM_NOT_FOUND", message, 404)
 
 
 def _not_json(request: Request) -> JSONResponse | None:
@@ -81,14 +95,18 @@ class WebChannel:
 
     ``tokens`` is ``THREADGATE_WEB_TOKEN`` (see ``WebAccess``); without it anyone who reaches the page
     signs in with a name of their choosing, as in ``threadgate demo``. ``heartbeat_s`` is how often an
-    idle event stream sends a comment line (and notices that the gateway is stopping).
+    idle event stream sends a comment line (and notices that the gateway is stopping); ``limits`` bound
+    what one visitor may write.
     """
 
     platform = "web"
 
-    def __init__(self, tokens: str | None = None, *, heartbeat_s: float = 15.0) -> None:
+    def __init__(
+        self, tokens: str | None = None, *, heartbeat_s: float = 15.0, limits: WebLimits | None = None
+    ) -> None:
         self.access = WebAccess(tokens)
         self.heartbeat_s = heartbeat_s
+        self.limits = limits or WebLimits()
         self._context: ChannelContext | None = None
 
     async def post(self, thread: ThreadRef, item: ThreadItem) -> MessageRef:
@@ -119,7 +137,7 @@ class WebChannel:
         try:
             thread = parse_thread_id(f"web:{request.path_params['room']}")
         except GatewayError as exc:
-            return JSONResponse(exc.envelope(), status_code=exc.status)
+            return _refusal(exc)
         return chat_page(thread.parts[0], "name" if self.access.open else "token")
 
     async def _session(self, request: Request) -> JSONResponse:
@@ -138,27 +156,35 @@ class WebChannel:
         return JSONResponse({"name": name, "identity": f"web:{name}"})
 
     async def _events(self, request: Request) -> Response:
-        """The thread's item log as Server-Sent Events: everything after ``Last-Event-ID``, then live."""
-        if not self.access.may_read(_bearer(request)):
-            return _error("UNAUTHORIZED", "Reading this chat needs its access token.", 401)
+        """The thread's item log as Server-Sent Events: everything after ``Last-Event-ID``, then live.
+
+        Only for those who may read the room (``?name=`` says who a visitor reads as); 404 for others.
+        """
+        try:
+            reader = self.access.reader(
+                request.query_params.get("name"), _bearer(request), getattr(request.app.state, "tokens", None)
+            )
+        except SignInError as exc:
+            return _error("UNAUTHORIZED", str(exc), 401)
         try:
             thread = parse_thread_id(f"web:{request.path_params['room']}")
         except GatewayError as exc:
-            return JSONResponse(exc.envelope(), status_code=exc.status)
+            return _refusal(exc)
         after = request.headers.get("last-event-id") or request.query_params.get("after") or None
         if after is not None and not is_stream_position(after):
             return _error("INVALID_PARAMS", f"after: {STREAM_ID_PROBLEM}.", 422)
-        if self._context is not None and not self._context.store_available():
-            error = store_unavailable()
-            headers = {"Retry-After": str(error.details["retry_after"])}
-            return JSONResponse(error.envelope(), status_code=error.status, headers=headers)
+        if self._context is None:
+            return _error("UNAVAILABLE", "The web chat is starting or stopping; try again.", 503)
+        if not self._context.store_available():
+            return _refusal(store_unavailable())
+        if not await may_read_room(self._context.audiences, thread.thread_id, reader):
+            return _not_visible(thread.parts[0])
         slot = None
-        if self._context is not None and self._context.streams is not None:
+        if self._context.streams is not None:
             try:
                 slot = self._context.streams.open(self._stream_credential(request))
             except GatewayError as exc:
-                headers = {"Retry-After": str(exc.details.get("retry_after", 5))}
-                return JSONResponse(exc.envelope(), status_code=exc.status, headers=headers)
+                return _refusal(exc)
         return event_stream(self._stream(thread.thread_id, after), self.heartbeat_s, slot)
 
     def _stream_credential(self, request: Request) -> str:
@@ -166,7 +192,7 @@ class WebChannel:
         token = _bearer(request)
         if token:
             return "web-token:" + hashlib.sha256(token.encode("utf-8", "surrogateescape")).hexdigest()[:16]
-        return "web-visitor:" + (request.client.host if request.client else "unknown")
+        return "web-visitor:" + client_address(request)
 
     async def _stream(self, thread_id: str, after: str | None) -> AsyncIterator[bytes]:
         yield b"retry: 2000\n\n"
@@ -189,17 +215,29 @@ class WebChannel:
             return _error("UNAVAILABLE", "The web chat is starting or stopping; try again.", 503)
         body = await request.body()
         if len(body) > MAX_BODY:
-            return _error("PAYLOAD_TOO_LARGE", f"A chat message is at most {MAX_BODY} bytes.", 413)
+            # Only a message over its character cap (or padding) is this long: the same refusal.
+            sent = f"A chat message is at most {MAX_MESSAGE_CHARS:,} characters ({MAX_BODY:,} bytes sent)."
+            return _refusal(GatewayError("TOO_LARGE", sent, 413, {"max_chars": MAX_MESSAGE_CHARS}))
         try:
             post = WebPost.model_validate_json(body)
             thread = parse_thread_id(f"web:{request.path_params['room']}")
             name = self.access.identify(post.name, _bearer(request))
+            check_size(post.text, post.answers)
+            if self._context.limiter is not None and self._context.audiences is not None:
+                await admit_post(
+                    self._context.limiter,
+                    self._context.audiences,
+                    self.limits,
+                    thread.thread_id,
+                    f"web:{name}",
+                    client_address(request),
+                )
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(part) for part in first["loc"]) or "body"
-            return _error("INVALID_PARAMS", f"{where}: {first['msg']}", 400)
+            return _error("VALIDATION_FAILED", f"{where}: {first['msg']}", 400)
         except GatewayError as exc:
-            return JSONResponse(exc.envelope(), status_code=exc.status)
+            return _refusal(exc)
         except SignInError as exc:
             return _error("UNAUTHORIZED", str(exc), 401)
         message = InboundMessage(

@@ -41,19 +41,14 @@ def _invalid(name: str, problem: str) -> GatewayError:
 async def rate_limited(request: Request, caller: OperatorCaller, person: From = None) -> str | None:
     """Counted in Redis per token and person together (30 per 60 s), and per token whoever is named
     (``respond_token_limit``), so naming another person in each call escapes neither."""
-    limiter, options = limiter_of(request), options_of(request)
-    for who, limit in (
-        (f"token:{caller.name}", options.respond_token_limit),
-        (f"token:{caller.name}:person:{person or ''}", options.respond_limit),
-    ):
-        verdict = await limiter.hit(who, limit)
-        if not verdict.allowed:
-            raise GatewayError(
-                "RATE_LIMITED",
-                f"Too many answers; try again in {verdict.retry_after} s.",
-                429,
-                {"retry_after": verdict.retry_after},
-            )
+    options = options_of(request)
+    await limiter_of(request).enforce(
+        [
+            (f"token:{caller.name}", options.respond_token_limit, None),
+            (f"token:{caller.name}:person:{person or ''}", options.respond_limit, None),
+        ],
+        "answers",
+    )
     return person
 
 

@@ -38,6 +38,16 @@ def thread_agents(thread_id: str) -> str:
     return f"{thread_prefix(thread_id)}agents"
 
 
+def thread_starters(thread_id: str) -> str:
+    """A set: the identities that started a run in the thread (they may read it)."""
+    return f"{thread_prefix(thread_id)}starters"
+
+
+def thread_session(thread_id: str) -> str:
+    """The session key whose thread this is, if an agent session started it (approvers read it only)."""
+    return f"{thread_prefix(thread_id)}session"
+
+
 def active(thread_id: str) -> str:
     return f"{thread_prefix(thread_id)}active"
 

@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 
 from redis.asyncio.cluster import RedisCluster
 
+from gateway.audience import Audience
 from gateway.cursors import exclusive_start
 from gateway.models import (
     AgentDefinition,
@@ -271,10 +272,26 @@ class Store:
             keys.run(run.thread_id, run.run_id), mapping={"rec": run.model_dump_json(), "state": "running"}
         )
         pipe.sadd(keys.thread_agents(run.thread_id), run.agent)
+        if run.started_by is not None:
+            pipe.sadd(keys.thread_starters(run.thread_id), run.started_by)
         await pipe.execute()
         self.owners.remember_run(run.thread_id, run.agent)
         self._thread_of.put(run.run_id, run.thread_id)
         self._runs.put(run.run_id, run)
+
+    async def thread_audience(self, thread_id: str) -> Audience:
+        """Who a thread belongs to (its runs' agents and starters, a session's key) and whether anything
+        was ever logged or run in it: one round trip."""
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.smembers(keys.thread_agents(thread_id))
+        pipe.smembers(keys.thread_starters(thread_id))
+        pipe.get(keys.thread_session(thread_id))
+        pipe.exists(keys.items(thread_id))
+        agents, starters, session, logged = await pipe.execute()
+        return Audience(frozenset(agents), frozenset(starters), session, bool(logged) or bool(agents))
+
+    async def mark_session_thread(self, thread_id: str, session_key: str) -> None:
+        await self.redis.set(keys.thread_session(thread_id), session_key)
 
     async def run_thread(self, run_id: str) -> str | None:
         thread = self._thread_of.get(run_id)

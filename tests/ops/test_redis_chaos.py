@@ -39,7 +39,6 @@ def redis(tmp_path: Path) -> Iterator[RedisServer]:
     server.stop()
 
 
-
 async def until(condition: Callable[[], bool], what: str, timeout: float = 15.0) -> None:
     deadline = asyncio.get_running_loop().time() + timeout
     while not condition():

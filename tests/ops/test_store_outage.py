@@ -52,7 +52,6 @@ def own_redis(tmp_path: Path) -> Iterator[RedisServer]:
     server.stop()
 
 
-
 async def until(condition: Callable[[], bool | Awaitable[bool]], timeout: float = 10.0) -> None:
     """Wait until ``condition`` (plain or awaitable) holds."""
     deadline = asyncio.get_running_loop().time() + timeout

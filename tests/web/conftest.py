@@ -14,7 +14,7 @@ import httpx
 import pytest
 import uvicorn
 
-from channels.web import WebChannel
+from channels.web import WebChannel, WebLimits
 from gateway.api import create_app
 from gateway.api.deps import ApiOptions
 from gateway.demo import Demo, bind, running_demo
@@ -76,6 +76,7 @@ def screenshot_path(name: str, tmp_path: Path) -> Path:
 AGENT_TOKEN = "web-agent-token-3e1f"
 OPERATOR_TOKEN = "web-operator-token-9a7c"
 AGENT_AUTH = {"Authorization": f"Bearer {AGENT_TOKEN}"}
+OPERATOR_AUTH = {"Authorization": f"Bearer {OPERATOR_TOKEN}"}
 
 
 @dataclass
@@ -88,7 +89,9 @@ class WebGateway:
 
 
 @asynccontextmanager
-async def web_gateway(redis_url: str | None = None, tokens: str | None = None) -> AsyncIterator[WebGateway]:
+async def web_gateway(
+    redis_url: str | None = None, tokens: str | None = None, limits: WebLimits | None = None
+) -> AsyncIterator[WebGateway]:
     """The gateway with only the web channel (sign-in ``tokens``, or open), served on a free port."""
     settings = Settings(
         _env_file=None,
@@ -96,7 +99,7 @@ async def web_gateway(redis_url: str | None = None, tokens: str | None = None) -
         threadgate_api_tokens=f"robot:agent:{AGENT_TOKEN}:*,desk:operator:{OPERATOR_TOKEN}",
         threadgate_web_chat="open",
     )
-    runtime = Runtime.build(settings, channels=[WebChannel(tokens, heartbeat_s=0.2)])
+    runtime = Runtime.build(settings, channels=[WebChannel(tokens, heartbeat_s=0.2, limits=limits)])
     app = create_app(runtime, ApiOptions(max_wait_s=5, sse_heartbeat_s=0.2))
     sock = bind("127.0.0.1", 0)
     server = uvicorn.Server(

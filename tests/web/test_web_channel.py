@@ -37,12 +37,17 @@ async def web() -> AsyncIterator[WebGateway]:
 
 
 async def read_items(
-    client: httpx.AsyncClient, room: str, count: int, headers: dict[str, str] | None = None
+    client: httpx.AsyncClient,
+    room: str,
+    count: int,
+    headers: dict[str, str] | None = None,
+    name: str = "alice",
 ) -> list[dict[str, Any]]:
-    """The first ``count`` items of the room's event stream."""
+    """The first ``count`` items of the room's event stream, read as ``name`` (the runs' starter here)."""
     items: list[dict[str, Any]] = []
     async with asyncio.timeout(5):
-        async with client.stream("GET", f"/chat/{room}/events", headers=headers or {}) as response:
+        stream = client.stream("GET", f"/chat/{room}/events", headers=headers or {}, params={"name": name})
+        async with stream as response:
             assert response.status_code == 200
             assert response.headers["content-type"].startswith("text/event-stream")
             async for line in response.aiter_lines():

@@ -78,11 +78,17 @@ async function follow() {
   following = true;
   while (me) {
     try {
-      const response = await fetch(`${base}/events`, {
+      // The name says who reads: a room with runs shows itself to those who take part in it only.
+      const response = await fetch(`${base}/events?name=${encodeURIComponent(me.name)}`, {
         headers: headers(cursor ? { "Last-Event-ID": cursor } : {}),
       });
       if (response.status === 401) {
         showSignIn("Your access token is no longer accepted; sign in again.");
+        break;
+      }
+      if (response.status === 404) {
+        setStatus("not open to you");
+        notify((await response.json()).error.message);
         break;
       }
       if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}`);

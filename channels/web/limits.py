@@ -1,0 +1,74 @@
+"""What one web chat visitor may write: posts per name and client, rooms brought into use, message size."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from gateway.audience import Audiences
+from gateway.errors import GatewayError
+from gateway.ratelimit import RateLimiter
+from gateway.settings import Settings
+
+MAX_MESSAGE_CHARS = 16_000
+
+
+@dataclass(frozen=True, slots=True)
+class WebLimits:
+    """``THREADGATE_WEB_POSTS_PER_NAME`` and friends (see ``.env.example``)."""
+
+    posts_per_name: int = 20
+    posts_per_client: int = 60
+    post_window_s: int = 10
+    new_rooms_per_client: int = 20
+    new_room_window_s: int = 3_600
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> WebLimits:
+        return cls(
+            settings.threadgate_web_posts_per_name,
+            settings.threadgate_web_posts_per_client,
+            settings.threadgate_web_post_window_s,
+            settings.threadgate_web_new_rooms_per_client,
+            settings.threadgate_web_new_room_window_s,
+        )
+
+
+def message_chars(text: str, answers: list[dict[str, Any]] | None) -> int:
+    """A message's size as stored: its text plus its structured answers as JSON."""
+    if answers is None:
+        return len(text)
+    return len(text) + len(json.dumps(answers, ensure_ascii=False, separators=(",", ":")))
+
+
+def check_size(text: str, answers: list[dict[str, Any]] | None) -> None:
+    """413 TOO_LARGE for a message over ``MAX_MESSAGE_CHARS``, before anything is stored."""
+    chars = message_chars(text, answers)
+    if chars > MAX_MESSAGE_CHARS:
+        raise GatewayError(
+            "TOO_LARGE",
+            f"A chat message (its text and answers) is at most {MAX_MESSAGE_CHARS:,} characters; "
+            f"this one has {chars:,}. Shorten it or split it.",
+            413,
+            {"max_chars": MAX_MESSAGE_CHARS, "chars": chars},
+        )
+
+
+async def admit_post(
+    limiter: RateLimiter, audiences: Audiences, limits: WebLimits, thread_id: str, identity: str, client: str
+) -> None:
+    """Count a post against its name and its client, and a first post into an unused room against the
+    client's new rooms; 429 RATE_LIMITED beyond any of them."""
+    await limiter.enforce(
+        [
+            (f"web-post:name:{identity}", limits.posts_per_name, limits.post_window_s),
+            (f"web-post:client:{client}", limits.posts_per_client, limits.post_window_s),
+        ],
+        "messages",
+    )
+    if not (await audiences.of(thread_id)).used:
+        await limiter.enforce(
+            [(f"web-room:client:{client}", limits.new_rooms_per_client, limits.new_room_window_s)],
+            "new rooms from this address",
+        )
