@@ -91,7 +91,7 @@ def build_server(
     target = target or Target.from_env("mcp")
     session_id = session_id or os.environ.get("THREADGATE_SESSION_ID") or uuid.uuid4().hex[:12]
     product = product or os.environ.get("THREADGATE_SESSION_NAME") or "Agent"
-    key = session_key("mcp", session_id)
+    key = session_key(target.agent, session_id)
     header = session_header(product, cwd or os.getcwd(), session_id)
     server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
 

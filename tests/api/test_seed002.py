@@ -89,7 +89,9 @@ async def test_approval_policy_allows_or_raises_the_approval(
 async def test_a_destructive_policy_asks_unless_something_says_the_call_only_reads(
     agent: httpx.AsyncClient, operator: httpx.AsyncClient
 ) -> None:
-    assert (await operator.put("/v1/agents/ops", json={"approval": {"default": "destructive"}})).status_code == 200
+    assert (
+        await operator.put("/v1/agents/ops", json={"approval": {"default": "destructive"}})
+    ).status_code == 200
     run = await start_run(agent)
     path = f"/v1/runs/{run['run_id']}/approvals"
     cases = [

@@ -385,15 +385,15 @@ async def test_a_destructive_policy_asks_about_an_http_post_and_not_a_get(gatewa
     await gateway.set_approval_policy(agent, {"default": "destructive"})
     request = {"method": "GET", "url": "https://api.example.com/deploys"}
 
-    read = pre_tool_use(tool_name="mcp__api__request", tool_input=request)
+    read = pre_tool_use(tool_name="api_request", tool_input=request)
     code, out, _err = await (await start_hook("codex", read, gateway.env(agent)))
     assert (code, out) == (0, "")
     assert await gateway.pending(agent) == []
 
-    write = pre_tool_use(tool_name="mcp__api__request", tool_input={**request, "method": "POST"})
+    write = pre_tool_use(tool_name="api_request", tool_input={**request, "method": "POST"})
     hook = await start_hook("codex", write, gateway.env(agent))
     prompt = await gateway.pending_prompt(agent)
-    assert prompt["tool_call"] == {"name": "mcp__api__request", "arguments": {**request, "method": "POST"}}
+    assert prompt["tool_call"] == {"name": "api_request", "arguments": {**request, "method": "POST"}}
     await gateway.say(prompt["thread_id"], "deny")
     _code, out, _err = await hook
     assert printed("codex", "PreToolUse", out) == {
@@ -471,7 +471,7 @@ async def test_an_unanswered_call_is_deferred_and_the_resumed_run_gets_the_late_
     assert printed("claude", "PreToolUse", out)["hookSpecificOutput"]["permissionDecision"] == "allow"
     async with gateway.agent_client() as client:
         call = await client.get(
-            f"/v1/sessions/claude-code:{payload['session_id']}/calls/{payload['tool_use_id']}"
+            f"/v1/sessions/{agent}:{payload['session_id']}/calls/{payload['tool_use_id']}"
         )
     assert call.json()["prompt_id"] == prompt["prompt_id"]  # one prompt, asked once
 

@@ -67,7 +67,9 @@ def test_the_default_decides_when_no_tool_rule_names_the_call(
         (call("http", method=""), True),
     ],
 )
-def test_destructive_unless_something_says_the_call_only_reads(tool_call: ToolCall, destructive: bool) -> None:
+def test_destructive_unless_something_says_the_call_only_reads(
+    tool_call: ToolCall, destructive: bool
+) -> None:
     assert is_destructive(tool_call) is destructive
     assert needs_approval(DESTRUCTIVE, tool_call) is destructive
 
