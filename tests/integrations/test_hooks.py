@@ -487,6 +487,34 @@ async def test_a_resumed_call_still_unanswered_defers_again_without_asking_twice
     assert len(pending["items"]) == 1
 
 
+async def test_an_approval_answers_only_the_call_it_was_raised_for(gateway: Gateway) -> None:
+    """Same session, same tool_use_id, another call: the stored approval is not its answer; it is asked."""
+    agent = unique("claude")
+    approved = pre_tool_use(tool_input={"command": "ls -la", "description": "List files"})
+    hook = await start_hook("claude", approved, gateway.env(agent))
+    first = await gateway.pending_prompt(agent)
+    await gateway.say(first["thread_id"], "approve")
+    _code, out, _err = await hook
+    assert printed("claude", "PreToolUse", out)["hookSpecificOutput"]["permissionDecision"] == "allow"
+
+    same_ids = {"session_id": approved["session_id"], "tool_use_id": approved["tool_use_id"]}
+    for tool_name, tool_input in (
+        ("Bash", {"command": "rm -rf /", "description": "List files"}),
+        ("Bash", {"command": "ls -la", "description": "List files", "dangerouslyDisableSandbox": True}),
+        ("Write", {"command": "ls -la", "description": "List files"}),
+    ):
+        other = pre_tool_use(**same_ids, tool_name=tool_name, tool_input=tool_input)
+        hook = await start_hook("claude", other, gateway.env(agent), "--wait", "1")
+        asked = await gateway.pending_prompt(agent)
+        _code, out, _err = await hook
+        assert printed("claude", "PreToolUse", out) == {
+            "hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "defer"}
+        }, tool_input
+        assert asked["tool_call"] == {"name": tool_name, "arguments": tool_input}
+        assert asked["prompt_id"] != first["prompt_id"]
+        await gateway.say(asked["thread_id"], "deny")  # settle it, so the next round's prompt is the only one
+
+
 async def test_pre_tool_use_with_the_gateway_down_defers_or_asks(gateway: Gateway) -> None:
     env = gateway.env(unique("claude"), THREADGATE_URL=f"http://127.0.0.1:{free_port()}")
     _code, out, err = await (await start_hook("claude", pre_tool_use(), env))
