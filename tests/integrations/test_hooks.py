@@ -515,6 +515,36 @@ async def test_an_approval_answers_only_the_call_it_was_raised_for(gateway: Gate
         await gateway.say(asked["thread_id"], "deny")  # settle it, so the next round's prompt is the only one
 
 
+async def test_a_deferred_question_declined_while_the_run_was_stopped_is_denied_on_resume(
+    gateway: Gateway,
+) -> None:
+    """A decline is the person's answer: the resumed call is refused, not asked again as if it had expired."""
+    agent = unique("claude")
+    questions = fixture("claude_permission_request_ask_user_question.json")["tool_input"]["questions"]
+    payload = pre_tool_use(tool_name="AskUserQuestion", tool_input={"questions": questions})
+    _code, out, _err = await (await start_hook("claude", payload, gateway.env(agent), "--wait", "1"))
+    assert printed("claude", "PreToolUse", out)["hookSpecificOutput"]["permissionDecision"] == "defer"
+    prompt = await gateway.pending_prompt(agent)
+
+    headers = {"Authorization": f"Bearer {OPERATOR_TOKEN}"}
+    async with httpx.AsyncClient(base_url=gateway.url, headers=headers, timeout=10) as operator:
+        declined = await operator.post(
+            f"/v1/agents/{agent}/inputs/{prompt['prompt_id']}",
+            json={"action": "decline", "from": f"web:{PERSON}"},
+        )
+    assert declined.status_code == 200, declined.text
+
+    _code, out, _err = await (await start_hook("claude", payload, gateway.env(agent), "--wait", "1"))
+    assert printed("claude", "PreToolUse", out) == {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": "The person declined to answer in chat.",
+        }
+    }
+    assert await gateway.pending(agent) == []  # not asked again
+
+
 async def test_pre_tool_use_with_the_gateway_down_defers_or_asks(gateway: Gateway) -> None:
     env = gateway.env(unique("claude"), THREADGATE_URL=f"http://127.0.0.1:{free_port()}")
     _code, out, err = await (await start_hook("claude", pre_tool_use(), env))
