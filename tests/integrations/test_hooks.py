@@ -286,6 +286,49 @@ async def test_always_allow_picked_in_chat_returns_the_suggestion_as_updated_per
     }
 
 
+async def test_always_allow_shows_every_rule_in_full_and_returns_exactly_that_suggestion(
+    gateway: Gateway,
+) -> None:
+    agent = unique("claude")
+    long_rule = "rm:*" + " --preserve-root=no" * 15 + " " + "x" * 10
+    assert len(long_rule) == 300
+    wide = {
+        "type": "addRules",
+        "rules": [{"toolName": "Bash", "ruleContent": long_rule}, {"toolName": "Bash"}],
+        "behavior": "allow",
+        "destination": "userSettings",
+    }
+    narrow = fixture("claude/permission_request.input.json")["permission_suggestions"][0]
+    payload = fixture(
+        "claude/permission_request.input.json",
+        session_id=unique("session"),
+        permission_suggestions=[narrow, wide],
+    )
+    hook = await start_hook("claude", payload, gateway.env(agent))
+
+    prompt = await gateway.pending_prompt(agent)
+    labels = [option["label"] for option in prompt["questions"][0]["options"]]
+    posted = [
+        item["content"][0]["text"]
+        for item in await gateway.thread_items(prompt["thread_id"])
+        if item["metadata"].get("type") == "pending_prompt"
+    ]
+    for seen in (prompt["questions"][0]["question"], posted[-1]):  # the prompt, and what the chat shows
+        assert f"`{long_rule}`, every Bash call in every project (your user settings)" in seen
+        assert "Saved in your user settings." in seen
+    await gateway.say(prompt["thread_id"], str(labels.index(choices_label(labels)) + 1))
+
+    _code, out, _err = await hook
+    decision = printed("claude", "PermissionRequest", out)["hookSpecificOutput"]["decision"]
+    assert decision == {"behavior": "allow", "updatedPermissions": [wide]}
+    assert json.dumps(wide, ensure_ascii=False) in out  # byte for byte as offered
+
+
+def choices_label(labels: list[str]) -> str:
+    """The label of the wide suggestion: the one cut short."""
+    return next(label for label in labels if label.endswith("…"))
+
+
 async def test_an_approval_with_choices_still_reads_yes_and_no(gateway: Gateway) -> None:
     agent = unique("claude")
     payload = fixture("claude/permission_request.input.json", session_id=unique("session"))
