@@ -129,8 +129,9 @@ def build_server(
     ) -> ApprovalResult:
         """Ask a person in chat to approve a call (the tool's name, its exact arguments) before making it.
 
-        The agent's approval policy may allow the call without asking anyone. Set ``destructive`` when the
-        call changes or deletes something (the tool's destructiveHint); left out, the gateway judges.
+        The agent's approval policy may allow the call without asking anyone. Set ``destructive`` to say
+        whether the call changes or deletes something (false for a tool annotated readOnlyHint true or
+        destructiveHint false); left out, the gateway asks about any tool but its read-only built-ins.
         """
         questions, tool_call = approval_body(tool_name, arguments or {})
         if question:
