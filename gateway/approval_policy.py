@@ -1,26 +1,46 @@
-"""Approval policies (seed 002): whether a tool call needs a person's approval, decided in one function."""
+"""Approval policies (seed 002): whether a tool call needs a person's approval, decided in one function.
+
+Under ``default: destructive`` a call is asked about unless something says it only reads (contract §8),
+checked in this order:
+
+1. the request's ``destructive`` flag, when set, decides;
+2. MCP ``annotations`` on the request, or an MCP tool (``mcp__<server>__<tool>``) without them: safe only
+   with ``readOnlyHint: true`` or ``destructiveHint: false`` (MCP's defaults are not read-only, destructive);
+3. arguments carrying ``method`` (an OpenAPI operation): safe only when it is the string GET, HEAD or OPTIONS;
+4. anything else: safe only when the tool is one of ``READ_ONLY_TOOLS``.
+"""
 
 from __future__ import annotations
 
 from fnmatch import fnmatchcase
-from typing import Any
 
-from gateway.models import ApprovalPolicy, ApprovalRule, ToolCall
+from gateway.models import ApprovalPolicy, ApprovalRule, ToolAnnotations, ToolCall
 
-# Tools that change files or run commands: destructive unless the caller says otherwise.
-DESTRUCTIVE_TOOLS = frozenset({"Bash", "Write", "Edit", "MultiEdit", "NotebookEdit", "apply_patch", "shell"})
+# Built-in tools that only read (Claude Code's names). Everything else a tool can do may change something.
+READ_ONLY_TOOLS = frozenset({"Read", "Glob", "Grep", "LS", "NotebookRead", "WebSearch", "TodoWrite"})
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+MCP_PREFIX = "mcp__"  # how Claude Code and Codex name an MCP server's tools
 
 
-def is_destructive(tool_call: ToolCall, destructive: bool | None = None) -> bool:
-    """The caller's flag (MCP ``destructiveHint``) when given; else a known destructive tool, or an HTTP
-    ``method`` argument other than GET, HEAD and OPTIONS (OpenAPI operations)."""
+def is_destructive(
+    tool_call: ToolCall, destructive: bool | None = None, annotations: ToolAnnotations | None = None
+) -> bool:
+    """Whether the call may change or delete something; any call nothing vouches for counts as one."""
     if destructive is not None:
         return destructive
-    if tool_call.name in DESTRUCTIVE_TOOLS:
-        return True
-    method: Any = tool_call.arguments.get("method")
-    return isinstance(method, str) and method.strip().upper() not in SAFE_METHODS
+    if annotations is not None or tool_call.name.startswith(MCP_PREFIX):
+        return not read_only_by_annotations(annotations)
+    if "method" in tool_call.arguments:
+        method = tool_call.arguments["method"]
+        return not (isinstance(method, str) and method.upper() in SAFE_METHODS)
+    return tool_call.name not in READ_ONLY_TOOLS
+
+
+def read_only_by_annotations(annotations: ToolAnnotations | None) -> bool:
+    """MCP: ``destructiveHint`` (default true) counts only when ``readOnlyHint`` (default false) is false."""
+    if annotations is None:
+        return False
+    return annotations.read_only_hint is True or annotations.destructive_hint is False
 
 
 def tool_rule(policy: ApprovalPolicy, name: str) -> str | None:
@@ -31,11 +51,16 @@ def tool_rule(policy: ApprovalPolicy, name: str) -> str | None:
     return policy.tools[max(matches, key=len)] if matches else None
 
 
-def needs_approval(policy: ApprovalPolicy, tool_call: ToolCall, destructive: bool | None = None) -> bool:
+def needs_approval(
+    policy: ApprovalPolicy,
+    tool_call: ToolCall,
+    destructive: bool | None = None,
+    annotations: ToolAnnotations | None = None,
+) -> bool:
     """Whether a person approves ``tool_call`` first: its tool's rule, else the policy's default."""
     rule = tool_rule(policy, tool_call.name)
     if rule is not None:
         return rule == ApprovalRule.ALWAYS.value
     if policy.default is ApprovalRule.DESTRUCTIVE:
-        return is_destructive(tool_call, destructive)
+        return is_destructive(tool_call, destructive, annotations)
     return policy.default is ApprovalRule.ALWAYS

@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
+import json
 import unicodedata
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Annotated, Any, Literal, Self
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from gateway import forms
 from gateway.ids import is_identity
@@ -160,6 +170,33 @@ class Question(Model):
 class ToolCall(Model):
     name: str = Field(min_length=1, max_length=200)
     arguments: dict[str, Any] = Field(default_factory=dict)
+
+    def digest(self) -> str:
+        """sha256 of the call as canonical JSON (sorted keys, no spaces): what a decision is bound to."""
+        return call_digest(self.name, self.arguments)
+
+
+def call_digest(name: str, arguments: Any) -> str:
+    """The digest of a tool call; equal digests mean the same tool with the same input, byte for byte."""
+    canonical = json.dumps(
+        {"name": name, "arguments": arguments}, sort_keys=True, separators=(",", ":"), ensure_ascii=False
+    )
+    # surrogatepass: a lone surrogate escaped in the JSON the call came in is still a digestible call.
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class ToolAnnotations(Model):
+    """An MCP tool's annotations (hints about what it does), as its server declares them.
+
+    Only JSON booleans count; hints this version does not know are ignored (they never make a call safe).
+    """
+
+    model_config = ConfigDict(extra="ignore", populate_by_name=True, serialize_by_alias=True)
+
+    read_only_hint: StrictBool | None = Field(default=None, alias="readOnlyHint")
+    destructive_hint: StrictBool | None = Field(default=None, alias="destructiveHint")
+    idempotent_hint: StrictBool | None = Field(default=None, alias="idempotentHint")
+    open_world_hint: StrictBool | None = Field(default=None, alias="openWorldHint")
 
 
 class Answer(Model):

@@ -34,6 +34,7 @@ from gateway.models import (
     Run,
     RunRequest,
     RunState,
+    ToolAnnotations,
     ToolCall,
     from_ms,
 )
@@ -309,6 +310,7 @@ class Gateway:
         destructive: bool | None = None,
         question: str | None = None,
         expires_in_seconds: int | None = None,
+        annotations: ToolAnnotations | None = None,
     ) -> Prompt | None:
         """The agent's approval policy on a tool call: None when it asks nobody, else the approval raised."""
         run = await self.store.get_run(run_id)
@@ -316,7 +318,9 @@ class Gateway:
             raise not_found("RUN_NOT_FOUND", "run", run_id)
         if run.state is RunState.ENDED:
             raise GatewayError("RUN_ENDED", f"Run {run_id} has ended; start a new run to ask.", 409)
-        if not needs_approval(await self.store.approval_policy(run.agent), tool_call, destructive):
+        if not needs_approval(
+            await self.store.approval_policy(run.agent), tool_call, destructive, annotations
+        ):
             event("approval.by_policy", run_id=run_id, tool=tool_call.name)
             return None
         request = PromptRequest(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator, model_validator
 
 from gateway.models import (
     MAX_EXPIRES_IN,
@@ -17,6 +17,7 @@ from gateway.models import (
     Prompt,
     Resolution,
     TextContent,
+    ToolAnnotations,
     ToolCall,
     check_identity,
 )
@@ -199,8 +200,13 @@ class ApprovalRequest(Model):
     """``POST /v1/runs/{run_id}/approvals``: a tool call the agent is about to make."""
 
     tool_call: ToolCall
-    destructive: bool | None = Field(
-        default=None, description="The tool says it changes or deletes something (MCP destructiveHint)."
+    destructive: StrictBool | None = Field(
+        default=None,
+        description="The caller's word on whether the call changes or deletes something: a JSON boolean.",
+    )
+    annotations: ToolAnnotations | None = Field(
+        default=None,
+        description="The MCP tool's annotations; readOnlyHint true or destructiveHint false mark it as safe.",
     )
     question: str | None = Field(default=None, min_length=1, max_length=2000)
     expires_in_seconds: int | None = Field(default=None, ge=1, le=MAX_EXPIRES_IN, strict=True)

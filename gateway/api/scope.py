@@ -53,6 +53,31 @@ async def own_prompt(
     return prompt
 
 
+def session_agent(session_key: str) -> str | None:
+    """The agent a session key (``<agent>:<session>``) belongs to; None for a key without one."""
+    agent, separator, session = session_key.partition(":")
+    return agent if separator and agent and session else None
+
+
+def own_session(caller: Principal, session_key: str) -> None:
+    """404 SESSION_NOT_FOUND unless the caller's token acts for the agent the session key names.
+
+    Every session route asks this first, whatever the verb: another agent's sessions do not exist for it.
+    """
+    if not visible(caller, session_agent(session_key)):
+        raise session_not_found(session_key)
+
+
+def session_not_found(session_key: str) -> GatewayError:
+    return GatewayError(
+        "SESSION_NOT_FOUND",
+        f"Session {session_key!r} has no thread yet (session keys are <agent>:<session>, "
+        "and exist only for tokens acting for that agent).",
+        404,
+        {"session_key": session_key},
+    )
+
+
 async def thread_open(store: Store, caller: Principal, thread_id: str) -> bool:
     """Whether the caller may post into, read, start a run in or bind a session to the thread."""
     if caller.agents is None:

@@ -11,9 +11,16 @@ from pydantic import Field
 from gateway.api.auth import AgentCaller, Caller, Principal
 from gateway.api.deps import Core
 from gateway.api.errors import error_responses
-from gateway.api.scope import own_prompt, require_thread, thread_open, visible
+from gateway.api.scope import (
+    own_prompt,
+    own_session,
+    require_thread,
+    session_not_found,
+    thread_open,
+    visible,
+)
 from gateway.errors import GatewayError
-from gateway.models import Model
+from gateway.models import Model, Prompt, PromptState, ToolCall
 from gateway.session_threads import SessionThreads
 
 router = APIRouter(prefix="/v1", tags=["agent side"])
@@ -36,10 +43,14 @@ class SessionThreadOut(Model):
 
 
 class SessionCallBody(Model):
-    """The prompt that asks about a tool call, and the stale one it may replace."""
+    """The prompt that asks about a tool call, the stale one it may replace, and the call itself."""
 
     prompt_id: str = Field(min_length=1, max_length=64, pattern=r"^prm_[A-Za-z0-9]+$")
     replaces: str | None = Field(default=None, min_length=1, max_length=64, pattern=r"^prm_[A-Za-z0-9]+$")
+    tool_call: ToolCall | None = Field(
+        default=None,
+        description="The call being bound: the prompt must be the approval of exactly this call.",
+    )
 
 
 class SessionCallOut(Model):
@@ -61,14 +72,11 @@ Threads = Annotated[SessionThreads, Depends(_threads)]
 
 
 async def _own_session(core: Core, caller: Principal, session_key: str, thread_id: str | None) -> None:
-    """404 SESSION_NOT_FOUND unless the session has a thread the caller may act in."""
+    """404 SESSION_NOT_FOUND unless the session is one of the caller's agents' and has a thread the caller
+    may act in."""
+    own_session(caller, session_key)
     if thread_id is None or not await thread_open(core.store, caller, thread_id):
-        raise GatewayError(
-            "SESSION_NOT_FOUND",
-            f"Session {session_key!r} has no thread yet.",
-            404,
-            {"session_key": session_key},
-        )
+        raise session_not_found(session_key)
 
 
 @router.put(
@@ -85,6 +93,7 @@ async def ensure_session_thread(
     503 SESSION_THREAD_UNAVAILABLE when the header could not be posted (nothing was asked). A session whose
     thread only other agents own is 404 SESSION_NOT_FOUND; a channel only other agents claim is 403.
     """
+    own_session(caller, session_key)
     existing = await threads.get(session_key)
     if existing is not None:
         await _own_session(core, caller, session_key, existing)
@@ -107,15 +116,34 @@ async def get_session_thread(
     return SessionThreadOut(session_key=session_key, thread_id=thread_id, created=False)
 
 
-async def _prompt_agent(core: Core, prompt_id: str) -> str | None:
-    prompt = await core.store.get_prompt(prompt_id)
-    return prompt.agent if prompt is not None else None
+def _call_mismatch(session_key: str, call_id: str, prompt_id: str, why: str) -> GatewayError:
+    return GatewayError(
+        "CALL_MISMATCH",
+        f"Prompt {prompt_id} cannot answer call {call_id!r} of session {session_key!r}: {why}. "
+        "Raise a prompt for this call and bind that one.",
+        409,
+        {"session_key": session_key, "call_id": call_id, "prompt_id": prompt_id},
+    )
+
+
+async def _check_binding(
+    threads: SessionThreads, session_key: str, call_id: str, prompt: Prompt, tool_call: ToolCall | None
+) -> None:
+    """A decision answers only the call it was raised for: the prompt asks about exactly ``tool_call`` (when
+    named), and a settled prompt is never bound to a call that was not already its own."""
+    if tool_call is not None and (
+        prompt.tool_call is None or prompt.tool_call.digest() != tool_call.digest()
+    ):
+        raise _call_mismatch(session_key, call_id, prompt.prompt_id, "it asked about another call")
+    settled = prompt.prompt_state is not PromptState.PENDING
+    if settled and await threads.bindings.call_prompt(session_key, call_id) != prompt.prompt_id:
+        raise _call_mismatch(session_key, call_id, prompt.prompt_id, "it was settled before it was bound")
 
 
 @router.put(
     "/sessions/{session_key}/calls/{call_id}",
     response_model=SessionCallOut,
-    responses={201: {"model": SessionCallOut}, **error_responses(400, 404)},
+    responses={201: {"model": SessionCallOut}, **error_responses(400, 404, 409)},
 )
 async def bind_session_call(
     session_key: SessionKey,
@@ -128,9 +156,13 @@ async def bind_session_call(
     """Remember which prompt asks about one tool call of the session (``tool_use_id``), so a resumed session
     finds the same prompt and its answer. 201 when ``prompt_id`` was bound; 200 with the prompt already bound
     to the call when another was first (``replaces`` names a settled one it may take over from). Only a
-    prompt of the caller's own agents can be bound (404 PROMPT_NOT_FOUND otherwise).
+    prompt of the caller's own agents can be bound (404 PROMPT_NOT_FOUND otherwise), and only one still
+    pending, or already bound to this call; with ``tool_call``, only the approval of exactly that call
+    (409 CALL_MISMATCH otherwise).
     """
-    await own_prompt(core.store, caller, body.prompt_id)
+    own_session(caller, session_key)
+    prompt = await own_prompt(core.store, caller, body.prompt_id)
+    await _check_binding(threads, session_key, call_id, prompt, body.tool_call)
     bound = await threads.bindings.bind_call(session_key, call_id, body.prompt_id, body.replaces)
     out = SessionCallOut(
         session_key=session_key, call_id=call_id, prompt_id=bound, created=bound == body.prompt_id
@@ -144,13 +176,16 @@ async def bind_session_call(
 async def get_session_call(
     session_key: SessionKey, call_id: CallId, threads: Threads, core: Core, caller: Caller
 ) -> SessionCallOut:
-    """The prompt bound to the tool call, or 404 CALL_NOT_FOUND when none is (or it is another agent's)."""
+    """The prompt bound to the tool call, or 404 CALL_NOT_FOUND when none is (SESSION_NOT_FOUND when the
+    session is another agent's)."""
+    own_session(caller, session_key)
     prompt_id = await threads.bindings.call_prompt(session_key, call_id)
-    if prompt_id is None or not visible(caller, await _prompt_agent(core, prompt_id)):
+    prompt = await core.store.get_prompt(prompt_id) if prompt_id is not None else None
+    if prompt is None or not visible(caller, prompt.agent):
         raise GatewayError(
             "CALL_NOT_FOUND",
             f"No prompt asks about call {call_id!r} of session {session_key!r}.",
             404,
             {"session_key": session_key, "call_id": call_id},
         )
-    return SessionCallOut(session_key=session_key, call_id=call_id, prompt_id=prompt_id, created=False)
+    return SessionCallOut(session_key=session_key, call_id=call_id, prompt_id=prompt.prompt_id, created=False)

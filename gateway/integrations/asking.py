@@ -16,11 +16,12 @@ import httpx
 from gateway.client import Threadgate, ThreadgateError
 from gateway.integrations.sessions import NotConfigured, thread_for
 from gateway.integrations.settings import Target
-from gateway.models import Prompt, PromptState, ReasonCode
+from gateway.models import Prompt, PromptState, ReasonCode, call_digest
 
 logger = logging.getLogger("threadgate.integrations")
 
 GAVE_UP_REASON = "the agent stopped waiting for an answer"
+CALL_CHANGED_REASON = "the agent made a different call under the same id"
 
 
 class Unavailable(Exception):
@@ -90,6 +91,8 @@ async def ask(tg: Threadgate, target: Target, request: Ask) -> Prompt | None:
         if bound != prompt_id:  # another process asked about this call first: wait on its prompt
             with contextlib.suppress(httpx.HTTPError, ThreadgateError):
                 await tg.cancel_prompt(prompt_id, "asked twice")
+            if not asks_about(await tg.get_prompt(bound), request):
+                raise Unavailable("another call with the same id is being asked about; try again")
             return await _wait_open(tg, target, bound)
         keep_open = True
         return await _wait_open(tg, target, prompt_id)
@@ -124,15 +127,37 @@ async def _raise(tg: Threadgate, run_id: str, request: Ask) -> Prompt | None:
 
 async def _resume(tg: Threadgate, target: Target, request: Ask) -> Prompt | str | None:
     """The prompt bound to the call once it settled (waiting while it is open); else the id of a bound
-    prompt that settled unanswered (to be asked again), or None when the call was never asked."""
+    prompt to replace: one that settled unanswered, or one raised for another call under the same ids (both
+    asked again). None when the call was never asked."""
     assert request.call_id is not None
     prompt_id = await tg.session_call(request.session_key, request.call_id)
     if prompt_id is None:
         return None
+    bound = await tg.get_prompt(prompt_id)
+    if not asks_about(bound, request):
+        # The ids are the same but the call is not: its decision is not this call's, so ask afresh.
+        with contextlib.suppress(httpx.HTTPError, ThreadgateError):
+            await tg.cancel_prompt(prompt_id, CALL_CHANGED_REASON)
+            await tg.end_run(bound.run_id)
+        return prompt_id
     prompt = await _wait_open(tg, target, prompt_id)
     if prompt.prompt_state is PromptState.CANCELLED and prompt.reason_code is not ReasonCode.DECLINED:
         return prompt_id  # expired or superseded while nobody was there: ask again
     return prompt
+
+
+def asks_about(prompt: Prompt, request: Ask) -> bool:
+    """Whether ``prompt`` was raised for exactly the call ``request`` asks about: for an approval the same
+    tool and input (by digest), for a question the same questions and options."""
+    if request.tool_call is not None:
+        wanted = call_digest(request.tool_call["name"], request.tool_call.get("arguments", {}))
+        return prompt.tool_call is not None and prompt.tool_call.digest() == wanted
+    asked = [(q.question, [option.label for option in q.options or []]) for q in prompt.questions or []]
+    wanted_questions = [
+        (q.get("question"), [option.get("label") for option in q.get("options") or []])
+        for q in request.questions
+    ]
+    return prompt.kind.value == request.kind and prompt.tool_call is None and asked == wanted_questions
 
 
 async def _wait_open(tg: Threadgate, target: Target, prompt_id: str) -> Prompt:

@@ -52,7 +52,7 @@ def gateway_can_use_tool(
     """
     settings = target or Target.from_env("claude-agent-sdk")
     session = session_id or uuid.uuid4().hex[:12]
-    key = session_key("claude-agent-sdk", session)
+    key = session_key(settings.agent, session)
     header = session_header(product, cwd or os.getcwd(), session)
 
     async def can_use_tool(

@@ -90,8 +90,8 @@ def parse_hook_input(raw: str, tool: Tool = "claude") -> HookInput:
 
 async def decide(tool: Tool, hook: HookInput, tg: Threadgate, target: Target, options: HookOptions) -> Output:
     """Ask in chat when the event calls for it and return what to print (None: nothing)."""
-    product, slug = TOOLS[tool]
-    key = session_key(slug, hook.session_id)
+    product = TOOLS[tool][0]
+    key = session_key(target.agent, hook.session_id)
     header = session_header(product, hook.cwd, hook.session_id)
     if hook.event == "Elicitation":
         return await ask_elicitation(tg, target, hook.data, key=key, header=header)

@@ -91,7 +91,7 @@ def build_server(
     target = target or Target.from_env("mcp")
     session_id = session_id or os.environ.get("THREADGATE_SESSION_ID") or uuid.uuid4().hex[:12]
     product = product or os.environ.get("THREADGATE_SESSION_NAME") or "Agent"
-    key = session_key("mcp", session_id)
+    key = session_key(target.agent, session_id)
     header = session_header(product, cwd or os.getcwd(), session_id)
     server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
 
@@ -129,8 +129,9 @@ def build_server(
     ) -> ApprovalResult:
         """Ask a person in chat to approve a call (the tool's name, its exact arguments) before making it.
 
-        The agent's approval policy may allow the call without asking anyone. Set ``destructive`` when the
-        call changes or deletes something (the tool's destructiveHint); left out, the gateway judges.
+        The agent's approval policy may allow the call without asking anyone. Set ``destructive`` to say
+        whether the call changes or deletes something (false for a tool annotated readOnlyHint true or
+        destructiveHint false); left out, the gateway asks about any tool but its read-only built-ins.
         """
         questions, tool_call = approval_body(tool_name, arguments or {})
         if question:

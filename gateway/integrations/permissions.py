@@ -85,7 +85,7 @@ async def ask_permission(
             if offered:  # an approval has exactly Approve/Deny: the extra choices make it a question
                 if not await _policy_asks(tg, target.agent, tool_call):
                     return Verdict(None, by_policy=True)
-                with_choices = approval_choices(questions, offered)
+                with_choices, offered = approval_choices(questions, offered)
                 request = Ask("ask_user_question", with_choices, key, header, call_id=call_id)
             else:
                 request = Ask("approval", questions, key, header, tool_call, call_id=call_id)

@@ -50,12 +50,34 @@ ONCE = "Approve"
 ONCE_DESCRIPTION = "this call only"
 
 
-def approval_choices(questions: list[dict[str, Any]], offered: list[Choice]) -> list[dict[str, Any]]:
-    """An approval's question with "always allow" choices between Approve and Deny (numbered 1, 2…, last)."""
+def approval_choices(
+    questions: list[dict[str, Any]], offered: list[Choice]
+) -> tuple[list[dict[str, Any]], list[Choice]]:
+    """An approval's question with "always allow" choices between Approve and Deny (numbered 1, 2…, last),
+    and the choices kept.
+
+    A choice whose label is cut short is spelled out in full under the question: every rule and where it is
+    kept. One that cannot be shown in full within the question's length is not offered at all.
+    """
+    question = questions[0]["question"]
+    kept: list[Choice] = []
+    spelled: list[str] = []
+    for choice in offered:
+        if choice.clipped:
+            line = f"{len(kept) + 2}. {choice.full}"
+            if len(_spelled_out(question, [*spelled, line])) > MAX_QUESTION_CHARS:
+                continue
+            spelled.append(line)
+        kept.append(choice)
     options: list[dict[str, str | None]] = [{"label": ONCE, "description": ONCE_DESCRIPTION}]
-    options += [{"label": choice.label, "description": choice.description} for choice in offered]
+    options += [{"label": choice.label, "description": choice.description} for choice in kept]
     options.append({"label": DENY, "description": None})
-    return [{**questions[0], "multiSelect": False, "options": options}]
+    with_choices = {**questions[0], "question": _spelled_out(question, spelled), "multiSelect": False}
+    return [{**with_choices, "options": options}], kept
+
+
+def _spelled_out(question: str, lines: list[str]) -> str:
+    return question if not lines else f"{question}\n\nThe choices in full:\n" + "\n".join(lines)
 
 
 def chosen_option(prompt: Prompt, offered: list[Choice]) -> Choice | Literal["once"] | None:

@@ -19,9 +19,12 @@ class NotConfigured(Exception):
     """Neither a fixed thread nor a session channel is set: there is nowhere to ask."""
 
 
-def session_key(product: str, session_id: str) -> str:
-    """``claude-code:<session id>``, restricted to the characters a session key may hold."""
-    return _KEY_UNSAFE.sub("-", f"{product}:{session_id}")[:MAX_KEY]
+def session_key(agent: str, session_id: str) -> str:
+    """``<agent>:<session id>`` (``claude-code:1b2c…``), restricted to the characters a session key may hold.
+
+    The gateway knows a session by the agent its key names: only tokens acting for that agent reach it.
+    """
+    return _KEY_UNSAFE.sub("-", f"{agent}:{session_id}")[:MAX_KEY]
 
 
 def repo_name(cwd: str | None) -> str:

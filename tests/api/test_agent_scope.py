@@ -18,7 +18,7 @@ from tests.api.conftest import STARTER, Served, raise_prompt, served_gateway, st
 # Tokens named like their agents act for that agent only (the default); "both" names two agents.
 SCOPED_TOKENS = (
     "ops:agent:tok-ops,deploy:agent:tok-deploy,both:agent:tok-both:ops|deploy,"
-    "desk:operator:tok-desk,opsdesk:operator:tok-opsdesk:ops"
+    "desk:operator:tok-desk,opsdesk:operator:tok-opsdesk:ops,all:agent:tok-all:*"
 )
 OPS_THREAD = "slack:C0456:1712345678.000100"
 
@@ -48,7 +48,7 @@ async def scoped(real_redis: str) -> AsyncIterator[Served]:
 
 @pytest.fixture
 async def clients(scoped: Served) -> AsyncIterator[dict[str, httpx.AsyncClient]]:
-    names = ("ops", "deploy", "both", "desk", "opsdesk")
+    names = ("ops", "deploy", "both", "desk", "opsdesk", "all")
     opened = {name: scoped.client(_auth(f"tok-{name}")) for name in names}
     try:
         yield opened
@@ -237,14 +237,17 @@ async def test_prompt_events_reach_only_tokens_acting_for_the_prompts_agent(
 async def test_a_session_whose_thread_another_agent_owns_does_not_exist_for_a_token(
     scoped: Served, clients: dict[str, httpx.AsyncClient]
 ) -> None:
-    await SessionBindings(scoped.runtime.gateway.store.redis).bind("claude-code:s1", OPS_THREAD)
+    await SessionBindings(scoped.runtime.gateway.store.redis).bind("ops:s1", OPS_THREAD)
     await start_run(clients["ops"], thread_id=OPS_THREAD)
-    own = await clients["ops"].get("/v1/sessions/claude-code:s1/thread")
-    other = await clients["deploy"].get("/v1/sessions/claude-code:s1/thread")
+    own = await clients["both"].get("/v1/sessions/ops:s1/thread")
+    scoped_out = await clients["deploy"].get("/v1/sessions/ops:s1/thread")
     body = {"channel": "slack:C0456", "header": "Claude Code in api, session 1"}
-    taken = await clients["deploy"].put("/v1/sessions/claude-code:s1/thread", json=body)
+    await SessionBindings(scoped.runtime.gateway.store.redis).bind("deploy:s1", OPS_THREAD)
+    other = await clients["deploy"].get("/v1/sessions/deploy:s1/thread")
+    taken = await clients["deploy"].put("/v1/sessions/deploy:s1/thread", json=body)
     assert own.json()["thread_id"] == OPS_THREAD
-    assert _code(other) == (404, "SESSION_NOT_FOUND")
+    assert _code(scoped_out) == (404, "SESSION_NOT_FOUND")
+    assert _code(other) == (404, "SESSION_NOT_FOUND")  # its own key, but the thread is only ops's
     assert _code(taken) == (404, "SESSION_NOT_FOUND")
 
 
@@ -253,14 +256,71 @@ async def test_a_tool_call_binds_and_reveals_only_the_callers_own_prompts(
 ) -> None:
     run = await start_run(clients["ops"], thread_id=OPS_THREAD)
     prompt = await raise_prompt(clients["ops"], run["run_id"])
-    path = "/v1/sessions/claude-code:s7/calls/toolu_1"
+    path = "/v1/sessions/ops:s7/calls/toolu_1"
 
-    stolen = await clients["deploy"].put(path, json={"prompt_id": prompt["prompt_id"]})
+    stolen = await clients["both"].put("/v1/sessions/deploy:s7/calls/toolu_1", json={"prompt_id": "prm_NOPE"})
     bound = await clients["ops"].put(path, json={"prompt_id": prompt["prompt_id"]})
-    peeked = await clients["deploy"].get(path)
     read = await clients["ops"].get(path)
 
     assert _code(stolen) == (404, "PROMPT_NOT_FOUND")
     assert bound.status_code == 201
-    assert _code(peeked) == (404, "CALL_NOT_FOUND")
     assert (read.status_code, read.json()["prompt_id"]) == (200, prompt["prompt_id"])
+
+
+async def _session_verbs(client: httpx.AsyncClient, key: str, replacement: str, owned: str) -> dict[str, Any]:
+    """What each session route answers ``client`` for the session ``key``."""
+    header = {"channel": "slack:C0456", "header": "Claude Code in api, session S"}
+    calls = f"/v1/sessions/{key}/calls/toolu_1"
+    answers = {
+        "GET thread": await client.get(f"/v1/sessions/{key}/thread"),
+        "PUT thread": await client.put(f"/v1/sessions/{key}/thread", json=header),
+        "GET call": await client.get(calls),
+        "PUT call": await client.put(calls, json={"prompt_id": replacement, "replaces": owned}),
+        "PUT new call": await client.put(
+            f"/v1/sessions/{key}/calls/toolu_2", json={"prompt_id": replacement}
+        ),
+    }
+    return {
+        verb: _code(response) if response.status_code >= 400 else response.status_code
+        for verb, response in answers.items()
+    }
+
+
+async def test_session_keys_exist_only_for_tokens_acting_for_the_agent_they_name(
+    scoped: Served, clients: dict[str, httpx.AsyncClient]
+) -> None:
+    """``<agent>:<session>``: every verb of every session route refuses a token of another agent alike."""
+    ops, deploy = clients["ops"], clients["deploy"]
+    await SessionBindings(scoped.runtime.gateway.store.redis).bind("ops:S", OPS_THREAD)
+    ops_run = await start_run(ops, thread_id=OPS_THREAD)
+    ops_prompt = (await raise_prompt(ops, ops_run["run_id"]))["prompt_id"]
+    assert (
+        await ops.put("/v1/sessions/ops:S/calls/toolu_1", json={"prompt_id": ops_prompt})
+    ).status_code == 201
+    deploy_run = await start_run(deploy, thread_id="web:deploys", name="deploy")
+    deploy_prompt = (await raise_prompt(deploy, deploy_run["run_id"]))["prompt_id"]
+
+    refused = {
+        verb: (404, "SESSION_NOT_FOUND")
+        for verb in ("GET thread", "PUT thread", "GET call", "PUT call", "PUT new call")
+    }
+    assert await _session_verbs(deploy, "ops:S", deploy_prompt, ops_prompt) == refused
+    # A key naming no agent of the token, even one that was never used, is no one's to claim.
+    assert await _session_verbs(ops, "claude-code:S", ops_prompt, ops_prompt) == refused
+    assert await _session_verbs(ops, "S", ops_prompt, ops_prompt) == refused
+
+    # Nothing changed: the call and the thread are still ops's.
+    read = await ops.get("/v1/sessions/ops:S/calls/toolu_1")
+    assert read.json()["prompt_id"] == ops_prompt
+    assert (await ops.get("/v1/sessions/ops:S/thread")).json()["thread_id"] == OPS_THREAD
+    assert _code(await ops.get("/v1/sessions/ops:S/calls/toolu_2")) == (404, "CALL_NOT_FOUND")
+
+    # Tokens acting for the agent, and a `*` token, reach it.
+    for name in ("both", "all", "opsdesk"):
+        assert (await clients[name].get("/v1/sessions/ops:S/thread")).status_code == 200, name
+        assert (await clients[name].get("/v1/sessions/ops:S/calls/toolu_1")).status_code == 200, name
+    fresh = await raise_prompt(ops, ops_run["run_id"])
+    taken_over = await clients["all"].put(
+        "/v1/sessions/ops:S/calls/toolu_3", json={"prompt_id": fresh["prompt_id"]}
+    )
+    assert taken_over.status_code == 201

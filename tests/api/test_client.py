@@ -59,7 +59,7 @@ async def test_approve_is_true_for_approve_and_false_for_deny(tg: Threadgate, de
 async def test_request_approval_is_the_policy_step_alone(tg: Threadgate, desk: Threadgate) -> None:
     await desk.put_agent("ops", approvers=[], approval={"default": "destructive"})
     run = await tg.create_run(THREAD, agent="ops", started_by=STARTER)
-    assert await tg.request_approval(run.run_id, "db__lookup", {"id": 7}) is None
+    assert await tg.request_approval(run.run_id, "Grep", {"pattern": "TODO"}) is None
     raised = await tg.request_approval(run.run_id, "db__drop", {"name": "staging"}, destructive=True)
     assert raised is not None and raised.pending  # raised, not waited for
     assert raised.tool_call is not None and raised.tool_call.arguments == {"name": "staging"}

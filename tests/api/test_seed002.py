@@ -86,6 +86,52 @@ async def test_approval_policy_allows_or_raises_the_approval(
             )
 
 
+async def test_a_destructive_policy_asks_unless_something_says_the_call_only_reads(
+    agent: httpx.AsyncClient, operator: httpx.AsyncClient
+) -> None:
+    assert (
+        await operator.put("/v1/agents/ops", json={"approval": {"default": "destructive"}})
+    ).status_code == 200
+    run = await start_run(agent)
+    path = f"/v1/runs/{run['run_id']}/approvals"
+    cases = [
+        ({"tool_call": {"name": "search", "arguments": {"query": "x"}}}, 201),
+        ({"tool_call": {"name": "mcp__github__list_repos"}}, 201),
+        ({"tool_call": {"name": "list_repos"}, "annotations": {}}, 201),
+        ({"tool_call": {"name": "list_repos"}, "annotations": {"readOnlyHint": True}}, 200),
+        ({"tool_call": {"name": "mcp__github__list_repos"}, "annotations": {"destructiveHint": False}}, 200),
+        ({"tool_call": {"name": "list_repos"}, "annotations": {"readOnlyHint": False}}, 201),
+        ({"tool_call": {"name": "api", "arguments": {"method": ["GET"]}}}, 201),
+        ({"tool_call": {"name": "api", "arguments": {"method": {"GET": True}}}}, 201),
+        ({"tool_call": {"name": "api", "arguments": {"method": "HEAD"}}}, 200),
+        ({"tool_call": {"name": "Grep", "arguments": {"pattern": "x"}}}, 200),
+    ]
+    for body, status in cases:
+        response = await agent.post(path, json=body)
+        assert response.status_code == status, (body, response.text)
+
+
+@pytest.mark.parametrize("field", ["destructive", "readOnlyHint", "destructiveHint"])
+async def test_approval_flags_are_json_booleans_only(agent: httpx.AsyncClient, field: str) -> None:
+    run = await start_run(agent)
+    path = f"/v1/runs/{run['run_id']}/approvals"
+    for value in ("no", "false", "true", 0, 1, "", [], {}):
+        body: dict[str, Any] = {"tool_call": {"name": "Bash", "arguments": {"command": "rm -rf /"}}}
+        if field == "destructive":
+            body["destructive"] = value
+        else:
+            body["annotations"] = {field: value}
+        response = await agent.post(path, json=body)
+        error = response.json()["error"]
+        assert (response.status_code, error["code"]) == (400, "VALIDATION_FAILED"), (value, response.text)
+        assert field in error["message"]
+    assert await _pending_count(agent) == 0  # nothing was asked, nothing allowed
+
+
+async def _pending_count(agent: httpx.AsyncClient) -> int:
+    return len((await agent.get("/v1/prompts", params={"agent": "ops"})).json()["items"])
+
+
 async def test_an_agent_without_a_policy_asks_for_every_call(agent: httpx.AsyncClient) -> None:
     run = await start_run(agent)
     response = await agent.post(f"/v1/runs/{run['run_id']}/approvals", json={"tool_call": {"name": "Read"}})

@@ -14,6 +14,7 @@ from gateway.integrations import hook_output
 from gateway.integrations.elicitation import elicitation_request
 from gateway.integrations.hooks import EVENTS
 from gateway.integrations.permissions import Verdict
+from gateway.integrations.prompts import approval_choices
 from gateway.integrations.suggestions import choices
 from tests.integrations.schemas import FIXTURES, check_output
 
@@ -155,6 +156,65 @@ def test_suggestions_become_labelled_choices() -> None:
         ),
     ]
     assert offered[0].suggestion is ALWAYS_NPM
+
+
+@pytest.mark.parametrize(
+    "suggestion",
+    [
+        {**ALWAYS_NPM, "destination": "policySettings"},  # nowhere the person is told about
+        {key: value for key, value in ALWAYS_NPM.items() if key != "destination"},
+        {**ALWAYS_NPM, "hidden": {"allow": ["Bash"]}},
+        {**ALWAYS_NPM, "rules": [{"toolName": "Bash", "ruleContent": "npm test", "scope": "global"}]},
+        {**ALWAYS_NPM, "rules": [{"toolName": "Bash", "ruleContent": 7}]},
+        {**ALWAYS_NPM, "rules": []},
+        {**CODEX_PREFIX, "rules": [{"type": "prefixRule", "command": ["git", {"push": True}]}]},
+        {"type": "addDirectories", "directories": ["/srv", 7], "destination": "session"},
+        {"type": "setMode", "mode": "", "destination": "session"},
+        {
+            "type": "replaceRules",
+            "rules": [{"toolName": "Bash"}],
+            "behavior": "allow",
+            "destination": "session",
+        },
+    ],
+)
+def test_a_suggestion_whose_words_would_not_show_everything_it_does_is_not_offered(
+    suggestion: dict[str, Any],
+) -> None:
+    assert choices([suggestion]) == []
+
+
+def test_a_long_suggestion_is_spelled_out_in_full_under_the_question() -> None:
+    long_rule = "npm run " + "x" * 292
+    wide = {
+        "type": "addRules",
+        "rules": [{"toolName": "Bash", "ruleContent": long_rule}, {"toolName": "Bash"}],
+        "behavior": "allow",
+        "destination": "userSettings",
+    }
+    offered = choices([ALWAYS_NPM, wide])
+    questions, kept = approval_choices([{"question": "Allow Bash to run `npm test`?"}], offered)
+    assert kept == offered
+    text = questions[0]["question"]
+    assert text.startswith("Allow Bash to run `npm test`?\n\nThe choices in full:\n3. Always allow ")
+    assert f"`{long_rule}`, every Bash call in every project (your user settings)" in text
+    assert "Saved in your user settings." in text
+    assert "2. " not in text  # the short one's label already says it all
+    labels = [option["label"] for option in questions[0]["options"]]
+    assert labels[2] == kept[1].label and len(labels[2]) <= 100
+
+
+def test_a_suggestion_too_long_to_show_in_full_is_not_offered() -> None:
+    huge = {**ALWAYS_NPM, "rules": [{"toolName": "Bash", "ruleContent": "x" * 3000}]}
+    offered = choices([huge, ALWAYS_NPM])
+    questions, kept = approval_choices([{"question": "Allow Bash to run `npm test`?"}], offered)
+    assert [choice.suggestion for choice in kept] == [ALWAYS_NPM]
+    assert [option["label"] for option in questions[0]["options"]] == [
+        "Approve",
+        "Always allow `npm test` in this project",
+        "Deny",
+    ]
+    assert questions[0]["question"] == "Allow Bash to run `npm test`?"
 
 
 @pytest.mark.parametrize(

@@ -286,6 +286,49 @@ async def test_always_allow_picked_in_chat_returns_the_suggestion_as_updated_per
     }
 
 
+async def test_always_allow_shows_every_rule_in_full_and_returns_exactly_that_suggestion(
+    gateway: Gateway,
+) -> None:
+    agent = unique("claude")
+    long_rule = "rm:*" + " --preserve-root=no" * 15 + " " + "x" * 10
+    assert len(long_rule) == 300
+    wide = {
+        "type": "addRules",
+        "rules": [{"toolName": "Bash", "ruleContent": long_rule}, {"toolName": "Bash"}],
+        "behavior": "allow",
+        "destination": "userSettings",
+    }
+    narrow = fixture("claude/permission_request.input.json")["permission_suggestions"][0]
+    payload = fixture(
+        "claude/permission_request.input.json",
+        session_id=unique("session"),
+        permission_suggestions=[narrow, wide],
+    )
+    hook = await start_hook("claude", payload, gateway.env(agent))
+
+    prompt = await gateway.pending_prompt(agent)
+    labels = [option["label"] for option in prompt["questions"][0]["options"]]
+    posted = [
+        item["content"][0]["text"]
+        for item in await gateway.thread_items(prompt["thread_id"])
+        if item["metadata"].get("type") == "pending_prompt"
+    ]
+    for seen in (prompt["questions"][0]["question"], posted[-1]):  # the prompt, and what the chat shows
+        assert f"`{long_rule}`, every Bash call in every project (your user settings)" in seen
+        assert "Saved in your user settings." in seen
+    await gateway.say(prompt["thread_id"], str(labels.index(choices_label(labels)) + 1))
+
+    _code, out, _err = await hook
+    decision = printed("claude", "PermissionRequest", out)["hookSpecificOutput"]["decision"]
+    assert decision == {"behavior": "allow", "updatedPermissions": [wide]}
+    assert json.dumps(wide, ensure_ascii=False) in out  # byte for byte as offered
+
+
+def choices_label(labels: list[str]) -> str:
+    """The label of the wide suggestion: the one cut short."""
+    return next(label for label in labels if label.endswith("…"))
+
+
 async def test_an_approval_with_choices_still_reads_yes_and_no(gateway: Gateway) -> None:
     agent = unique("claude")
     payload = fixture("claude/permission_request.input.json", session_id=unique("session"))
@@ -385,15 +428,15 @@ async def test_a_destructive_policy_asks_about_an_http_post_and_not_a_get(gatewa
     await gateway.set_approval_policy(agent, {"default": "destructive"})
     request = {"method": "GET", "url": "https://api.example.com/deploys"}
 
-    read = pre_tool_use(tool_name="mcp__api__request", tool_input=request)
+    read = pre_tool_use(tool_name="api_request", tool_input=request)
     code, out, _err = await (await start_hook("codex", read, gateway.env(agent)))
     assert (code, out) == (0, "")
     assert await gateway.pending(agent) == []
 
-    write = pre_tool_use(tool_name="mcp__api__request", tool_input={**request, "method": "POST"})
+    write = pre_tool_use(tool_name="api_request", tool_input={**request, "method": "POST"})
     hook = await start_hook("codex", write, gateway.env(agent))
     prompt = await gateway.pending_prompt(agent)
-    assert prompt["tool_call"] == {"name": "mcp__api__request", "arguments": {**request, "method": "POST"}}
+    assert prompt["tool_call"] == {"name": "api_request", "arguments": {**request, "method": "POST"}}
     await gateway.say(prompt["thread_id"], "deny")
     _code, out, _err = await hook
     assert printed("codex", "PreToolUse", out) == {
@@ -471,7 +514,7 @@ async def test_an_unanswered_call_is_deferred_and_the_resumed_run_gets_the_late_
     assert printed("claude", "PreToolUse", out)["hookSpecificOutput"]["permissionDecision"] == "allow"
     async with gateway.agent_client() as client:
         call = await client.get(
-            f"/v1/sessions/claude-code:{payload['session_id']}/calls/{payload['tool_use_id']}"
+            f"/v1/sessions/{agent}:{payload['session_id']}/calls/{payload['tool_use_id']}"
         )
     assert call.json()["prompt_id"] == prompt["prompt_id"]  # one prompt, asked once
 
@@ -485,6 +528,64 @@ async def test_a_resumed_call_still_unanswered_defers_again_without_asking_twice
     async with gateway.agent_client() as client:
         pending = (await client.get("/v1/prompts", params={"state": "pending", "agent": agent})).json()
     assert len(pending["items"]) == 1
+
+
+async def test_an_approval_answers_only_the_call_it_was_raised_for(gateway: Gateway) -> None:
+    """Same session, same tool_use_id, another call: the stored approval is not its answer; it is asked."""
+    agent = unique("claude")
+    approved = pre_tool_use(tool_input={"command": "ls -la", "description": "List files"})
+    hook = await start_hook("claude", approved, gateway.env(agent))
+    first = await gateway.pending_prompt(agent)
+    await gateway.say(first["thread_id"], "approve")
+    _code, out, _err = await hook
+    assert printed("claude", "PreToolUse", out)["hookSpecificOutput"]["permissionDecision"] == "allow"
+
+    same_ids = {"session_id": approved["session_id"], "tool_use_id": approved["tool_use_id"]}
+    for tool_name, tool_input in (
+        ("Bash", {"command": "rm -rf /", "description": "List files"}),
+        ("Bash", {"command": "ls -la", "description": "List files", "dangerouslyDisableSandbox": True}),
+        ("Write", {"command": "ls -la", "description": "List files"}),
+    ):
+        other = pre_tool_use(**same_ids, tool_name=tool_name, tool_input=tool_input)
+        hook = await start_hook("claude", other, gateway.env(agent), "--wait", "1")
+        asked = await gateway.pending_prompt(agent)
+        _code, out, _err = await hook
+        assert printed("claude", "PreToolUse", out) == {
+            "hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "defer"}
+        }, tool_input
+        assert asked["tool_call"] == {"name": tool_name, "arguments": tool_input}
+        assert asked["prompt_id"] != first["prompt_id"]
+        await gateway.say(asked["thread_id"], "deny")  # settle it, so the next round's prompt is the only one
+
+
+async def test_a_deferred_question_declined_while_the_run_was_stopped_is_denied_on_resume(
+    gateway: Gateway,
+) -> None:
+    """A decline is the person's answer: the resumed call is refused, not asked again as if it had expired."""
+    agent = unique("claude")
+    questions = fixture("claude_permission_request_ask_user_question.json")["tool_input"]["questions"]
+    payload = pre_tool_use(tool_name="AskUserQuestion", tool_input={"questions": questions})
+    _code, out, _err = await (await start_hook("claude", payload, gateway.env(agent), "--wait", "1"))
+    assert printed("claude", "PreToolUse", out)["hookSpecificOutput"]["permissionDecision"] == "defer"
+    prompt = await gateway.pending_prompt(agent)
+
+    headers = {"Authorization": f"Bearer {OPERATOR_TOKEN}"}
+    async with httpx.AsyncClient(base_url=gateway.url, headers=headers, timeout=10) as operator:
+        declined = await operator.post(
+            f"/v1/agents/{agent}/inputs/{prompt['prompt_id']}",
+            json={"action": "decline", "from": f"web:{PERSON}"},
+        )
+    assert declined.status_code == 200, declined.text
+
+    _code, out, _err = await (await start_hook("claude", payload, gateway.env(agent), "--wait", "1"))
+    assert printed("claude", "PreToolUse", out) == {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": "The person declined to answer in chat.",
+        }
+    }
+    assert await gateway.pending(agent) == []  # not asked again
 
 
 async def test_pre_tool_use_with_the_gateway_down_defers_or_asks(gateway: Gateway) -> None:

@@ -151,7 +151,7 @@ async def test_gateway_down_is_unavailable_never_a_denial(gateway: Gateway) -> N
 async def test_approvals_follow_the_agents_policy(gateway: Gateway) -> None:
     agent = unique("mcp")
     await gateway.set_approval_policy(agent, {"default": "destructive"})
-    lookup = {"tool_name": "db__lookup", "arguments": {"id": 7}}
+    lookup = {"tool_name": "db__lookup", "arguments": {"id": 7}, "destructive": False}
     drop = {**lookup, "tool_name": "db__drop", "destructive": True}
     async with mcp_client(gateway.env(agent)) as client:
         allowed = await asyncio.wait_for(client.call_tool("request_approval", lookup), 20)

@@ -149,18 +149,25 @@ async def test_a_settled_prompt_bound_to_a_call_can_be_replaced_by_name_only(sto
     assert await bindings.bind_call("codex:s9", "call_1", "prm_new", replaces="prm_expired") == "prm_new"
 
 
+async def _approval(client: httpx.AsyncClient, tool_call: dict[str, object]) -> str:
+    """An approval of ``tool_call`` raised in a thread of its own (so none supersedes another)."""
+    run = await client.post(
+        "/v1/runs",
+        json={"thread_id": f"web:{unique('calls')}", "agent": "claude-code", "started_by": "web:alice"},
+    )
+    raised = await client.post(f"/v1/runs/{run.json()['run_id']}/approvals", json={"tool_call": tool_call})
+    assert raised.status_code == 201, raised.text
+    prompt_id: str = raised.json()["prompt_id"]
+    return prompt_id
+
+
 async def test_call_bindings_over_http_answer_201_then_200_and_404_when_unbound(gateway: Gateway) -> None:
     session = unique("claude-code")
     async with gateway.agent_client() as client:
-        thread_id = f"web:{unique('calls')}"
-        run = await client.post("/v1/runs", json={"thread_id": thread_id, "agent": "claude-code"})
-        run_id = run.json()["run_id"]
-        ids = []
-        for question in ("Run npm test?", "Run npm publish?"):
-            raised = await client.post(
-                f"/v1/runs/{run_id}/prompts", json={"kind": "approval", "questions": [{"question": question}]}
-            )
-            ids.append(raised.json()["prompt_id"])
+        ids = [
+            await _approval(client, {"name": "Bash", "arguments": {"command": command}})
+            for command in ("npm test", "npm publish")
+        ]
         first = await client.put(f"/v1/sessions/{session}/calls/toolu_1", json={"prompt_id": ids[0]})
         again = await client.put(f"/v1/sessions/{session}/calls/toolu_1", json={"prompt_id": ids[1]})
         unknown = await client.get(f"/v1/sessions/{session}/calls/toolu_2")
@@ -169,3 +176,42 @@ async def test_call_bindings_over_http_answer_201_then_200_and_404_when_unbound(
     assert (again.status_code, again.json()["prompt_id"], again.json()["created"]) == (200, ids[0], False)
     assert (unknown.status_code, unknown.json()["error"]["code"]) == (404, "CALL_NOT_FOUND")
     assert bad.status_code in (400, 404, 422)
+
+
+async def test_a_binding_takes_only_the_approval_of_the_call_it_binds(gateway: Gateway) -> None:
+    """A decision answers the call it was raised for: a prompt about another call, or one already settled,
+    is never bound to a fresh call (the resumed call would read its answer as its own)."""
+    session = unique("claude-code")
+    listing = {"name": "Bash", "arguments": {"command": "ls -la", "description": "List files"}}
+    async with gateway.agent_client() as client:
+        pending = await _approval(client, listing)
+        other_calls = [
+            {"name": "Bash", "arguments": {"command": "rm -rf /", "description": "List files"}},
+            {"name": "Write", "arguments": listing["arguments"]},
+            {"name": "Bash", "arguments": {**listing["arguments"], "run_in_background": True}},  # type: ignore[dict-item]
+            {"name": "Bash", "arguments": {"command": "ls -la"}},
+        ]
+        for n, other in enumerate(other_calls):
+            mismatched = await client.put(
+                f"/v1/sessions/{session}/calls/toolu_m{n}", json={"prompt_id": pending, "tool_call": other}
+            )
+            assert (mismatched.status_code, mismatched.json()["error"]["code"]) == (409, "CALL_MISMATCH"), (
+                other
+            )
+        # The same call, its keys in another order, binds.
+        same = {"arguments": {"description": "List files", "command": "ls -la"}, "name": "Bash"}
+        bound = await client.put(
+            f"/v1/sessions/{session}/calls/toolu_1", json={"prompt_id": pending, "tool_call": same}
+        )
+        assert bound.status_code == 201, bound.text
+
+        approved = await _approval(client, listing)
+        answer = {"action": "accept", "from": "web:alice"}
+        headers = {"Authorization": f"Bearer {OPERATOR_TOKEN}"}
+        async with httpx.AsyncClient(base_url=gateway.url, headers=headers, timeout=10) as operator:
+            accepted = await operator.post(f"/v1/agents/claude-code/inputs/{approved}", json=answer)
+        assert accepted.status_code == 200, accepted.text
+        for body in ({"prompt_id": approved}, {"prompt_id": approved, "tool_call": listing}):
+            fresh = await client.put(f"/v1/sessions/{session}/calls/toolu_fresh", json=body)
+            assert (fresh.status_code, fresh.json()["error"]["code"]) == (409, "CALL_MISMATCH")
+        assert (await client.get(f"/v1/sessions/{session}/calls/toolu_fresh")).status_code == 404
