@@ -421,7 +421,8 @@ class Gateway:
         """Keep part of an answer in progress (a step of a multi-step control) in the prompt's thread.
 
         Only while the prompt is pending and only for a person who may answer it: the same rule as an
-        answer. The draft ``name`` lives until the prompt expires; empty ``values`` only checks and reads.
+        answer. The draft ``name`` lives until the prompt expires, and is deleted when it settles; empty
+        ``values`` only checks and reads.
         """
         prompt = await self.get_prompt(prompt_id)
         if not prompt.pending:
@@ -430,7 +431,9 @@ class Gateway:
             return Draft(DraftStatus.NOT_ALLOWED, {})
         # Relative to this process's clock, as the prompt's expiry is; due but not yet swept: a minute.
         ttl_ms = max(int(prompt.expires_at.timestamp() * 1000) - self.now_ms(), DRAFT_GRACE_MS)
-        merged = await self.store.update_draft(prompt.thread_id, name, values, ttl_ms)
+        merged = await self.store.update_draft(prompt.thread_id, prompt.prompt_id, name, values, ttl_ms)
+        if merged is None:  # settled meanwhile: settling deleted its drafts
+            return Draft(DraftStatus.STALE, {})
         return Draft(DraftStatus.SAVED, merged)
 
     async def get_draft(self, thread_id: str, name: str) -> dict[str, str]:
