@@ -37,6 +37,7 @@ from gateway.models import (
     ToolCall,
     from_ms,
 )
+from gateway.outbox import LOCK_TTL_MS as OUTBOX_LOCK_MS
 from gateway.outbox import Outbox
 from gateway.outcomes import Draft, DraftStatus, Outcome, Received
 from gateway.render import message_item, pending_prompt_item
@@ -92,12 +93,13 @@ class Gateway:
         clock: Callable[[], float] = time.time,
         sweep_interval: float = 2.0,
         health: StoreHealth | None = None,
+        outbox_lock_ms: int = OUTBOX_LOCK_MS,
     ) -> None:
         self.store = store
         self.channels = channels
         self.clock = clock
         self.health = health or StoreHealth(store.redis)
-        self.outbox = Outbox(store, channels, clock, health=self.health)
+        self.outbox = Outbox(store, channels, clock, health=self.health, lock_ttl_ms=outbox_lock_ms)
         self.waiters = Waiters(store.redis, health=self.health)
         self.feeds = Feeds(store.redis, report=self.health.report)
         self.sweep_interval = sweep_interval

@@ -672,7 +672,9 @@ class Store:
         ]
         return [_outbox_batch(reply) for reply in await self.scripts.call_many(self.redis, calls)]
 
-    async def publish(self, entries: list[FeedEntry], settled: list[Prompt], now_ms: int | None = None) -> None:
+    async def publish(
+        self, entries: list[FeedEntry], settled: list[Prompt], now_ms: int | None = None
+    ) -> None:
         """Append feed entries, each once by its id (see ``publish_feed.lua``), and drop settled prompts
         from the inbox and expiry indexes: one round trip."""
         now_ms = now_ms if now_ms is not None else int(time.time() * 1000)
