@@ -377,6 +377,7 @@ class Outbox:
         """Drain threads marked dirty a while ago (left by a crashed process or a failed post)."""
         now_ms = int(self.clock() * 1000)
         cutoff = now_ms if everything else now_ms - SWEEP_AGE_MS
+        await self.store.trim_feeds(now_ms)
         threads = [thread for thread in await self.store.dirty_threads(cutoff) if not self.busy(thread)]
         drained = 0
         for start in range(0, len(threads), PASS_THREADS):

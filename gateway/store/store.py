@@ -676,12 +676,12 @@ class Store:
         self, entries: list[FeedEntry], settled: list[Prompt], now_ms: int | None = None
     ) -> None:
         """Append feed entries, each once by its id (see ``publish_feed.lua``), and drop settled prompts
-        from the inbox and expiry indexes: one round trip."""
+        from the inbox and expiry indexes (their id index then lives the retain time): one round trip."""
         now_ms = now_ms if now_ms is not None else int(time.time() * 1000)
         by_feed: dict[str, list[FeedEntry]] = {}
         for one in entries:
             by_feed.setdefault(one.stream, []).append(one)
-        oldest = f"{max(now_ms - self.feed_max_age_ms, 0)}-0"
+        oldest = self._oldest_kept(now_ms)
         calls = [
             (
                 "publish_feed",
@@ -698,6 +698,8 @@ class Store:
             for prompt in settled:
                 by_agent.setdefault(prompt.agent, []).append(prompt.prompt_id)
             commands += [("ZREM", keys.agent_pending(name), *group) for name, group in by_agent.items()]
+            # The index lives as long as the settled prompt it points to (set at open: past its expiry).
+            commands += [("PEXPIRE", keys.prompt_index(pid), self.retain_ms) for pid in ids]
         if isinstance(self.redis, RedisCluster):  # the streams and indexes live on several nodes
             await self.scripts.call_many(self.redis, calls)
             pipe = self.redis.pipeline(transaction=False)
@@ -706,6 +708,17 @@ class Store:
             await pipe.execute()
             return
         await self.scripts.run_commands(self.redis, commands)
+
+    def _oldest_kept(self, now_ms: int) -> str:
+        """The oldest stream id a feed keeps at ``now_ms``: entries before it are past the retention."""
+        return f"{max(now_ms - self.feed_max_age_ms, 0)}-0"
+
+    async def trim_feeds(self, now_ms: int) -> None:
+        """Drop feed entries past the retention while no new entry comes to trim them (the sweeper)."""
+        pipe = self.redis.pipeline(transaction=False)
+        for stream in (keys.EVENTS, keys.MESSAGES):
+            pipe.xtrim(stream, minid=self._oldest_kept(now_ms), approximate=False)
+        await pipe.execute()
 
     async def push_chat(self, thread_id: str, effect: dict[str, Any], now_ms: int) -> None:
         """Queue a chat post for a thread (an agent message), marking the thread dirty first."""

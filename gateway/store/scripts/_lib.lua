@@ -33,8 +33,9 @@ local function prompt_fields(pid)
 end
 
 -- The thread's long-lived keys (its item log, its owners, its outbox lists) live IDLE ms after its last
--- write, and while a prompt is pending IDLE ms past that prompt's expiry, so they outlive it. A lifetime
--- is only ever extended, and only when it fell a hundredth of IDLE short (few rewrites of the AOF).
+-- write, and while a prompt is pending IDLE ms past that prompt's expiry, so they outlive it. Each write
+-- sets that lifetime afresh (a settled prompt no longer holds the thread), but only where it is a
+-- hundredth of IDLE off, so a busy thread does not rewrite its expiries (and the AOF) on every write.
 local function keep_thread()
   local ms = IDLE
   local active = redis.call('GET', P .. 'active')
@@ -46,7 +47,7 @@ local function keep_thread()
   end
   for _, name in ipairs({'items', 'agents', 'chat', 'pub'}) do
     local left = redis.call('PTTL', P .. name)
-    if left == -1 or (left >= 0 and left < ms - IDLE / 100) then
+    if left == -1 or (left >= 0 and math.abs(left - ms) > IDLE / 100) then
       redis.call('PEXPIRE', P .. name, ms)
     end
   end
