@@ -69,7 +69,7 @@ async def test_a_threads_log_owners_and_outbox_live_the_idle_time_after_its_last
         seen = await ttl(store, keys.seen(THREAD, "e1"))
     finally:
         await gateway.stop()
-    assert all(store.thread_idle_ms - MINUTE_MS < left <= store.thread_idle_ms for left in lifetimes)
+    assert all(store.thread_idle_ms - MINUTE_MS < left <= store.thread_idle_ms for left in lifetimes.values())
     assert 0 < seen <= store.dedupe_ttl_s * 1000
 
 
