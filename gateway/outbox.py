@@ -3,8 +3,10 @@
 Each thread has two lists written by the same Lua script that changed its state: ``pub`` (events and
 queued messages for the global feeds) and ``chat`` (audit items and agent messages to post, in order).
 Any process may drain any thread, one at a time under a per-thread lock; an item leaves its list only
-after it was delivered, so a crash delivers it again (at least once; ids let readers dedupe). A thread's
-events reach the feeds before its chat posts go out, and both keep the order they were queued in.
+after it was delivered, so a crash delivers it again: a chat post at least once; an event or queued message
+once, since the feeds append each id once (``publish_feed.lua``). A thread's events reach the feeds before
+its chat posts go out, and both keep the order they were queued in. A drain holds the thread's lock for
+``lock_ttl_ms`` and renews it while a pass runs, so a dead process's outbox is taken over that soon after.
 """
 
 from __future__ import annotations
@@ -26,13 +28,14 @@ from gateway.ids import parse_thread_id
 from gateway.logs import event
 from gateway.models import Prompt, PromptState, ThreadItem, from_ms, utcnow
 from gateway.render import answers_summary, resolved_item, settled_prompt_item
-from gateway.store import OutboxBatch, OutboxPass, Store, keys
+from gateway.store import FeedEntry, OutboxBatch, OutboxPass, Store, keys
 from gateway.store.outage import StoreHealth
 from gateway.store.store import prompt_from_fields
 
 DRAINER_TASK = "threadgate.outbox.drainer"
+RENEWER_TASK = "threadgate.outbox.renewer"
 PASS_THREADS = 64  # threads drained together in one pass
-LOCK_TTL_MS = 30_000
+LOCK_TTL_MS = 10_000  # a dead process's outbox is taken over this long after its last renewal
 SWEEP_AGE_MS = 10_000
 MAX_BACKOFF_S = 300.0
 BATCH = 100  # effects taken from each of a thread's two lists per pass
@@ -90,8 +93,10 @@ class Outbox:
         channels: Channels,
         clock: Callable[[], float] = time.time,
         health: StoreHealth | None = None,
+        lock_ttl_ms: int = LOCK_TTL_MS,
     ) -> None:
         self.store = store
+        self.lock_ttl_ms = lock_ttl_ms
         self.channels = channels
         self.clock = clock
         self.health = health or StoreHealth(store.redis)
@@ -103,6 +108,9 @@ class Outbox:
         self._retry_at: dict[str, float] = {}
         self._failures: dict[str, int] = {}
         self._edits: dict[type, bool] = {}
+        self._holding: dict[str, str] = {}  # thread -> token of each lock this process holds now
+        self._renewer: asyncio.Task[None] | None = None
+        self._released = asyncio.Event()
 
     def kick(self, thread_id: str) -> None:
         """Drain ``thread_id`` soon, in the background, with whatever else is due."""
@@ -166,7 +174,7 @@ class Outbox:
             return done
         tokens = {thread: uuid.uuid4().hex for thread in ready}
         taken = await self.store.take_outboxes(
-            [OutboxPass(thread, tokens[thread], LOCK_TTL_MS, "acquire", size=BATCH) for thread in ready]
+            [OutboxPass(thread, tokens[thread], self.lock_ttl_ms, "acquire", size=BATCH) for thread in ready]
         )
         held: dict[str, OutboxBatch] = {}
         for thread, batch in zip(ready, taken, strict=True):
@@ -174,6 +182,40 @@ class Outbox:
                 done[thread] = True
             elif batch is not None:
                 held[thread] = batch
+        if not held:
+            return done
+        holding = [(thread, tokens[thread]) for thread in held]
+        self._holding.update(holding)
+        if self._renewer is None or self._renewer.done():
+            self._renewer = asyncio.create_task(self._renew(), name=RENEWER_TASK)
+        try:
+            return await self._drain_held(held, tokens, done)
+        finally:
+            for thread, token in holding:
+                if self._holding.get(thread) == token:
+                    del self._holding[thread]
+            if not self._holding:
+                self._released.set()  # the renewer ends now rather than after its next wait
+
+    async def _renew(self) -> None:
+        """Renew the locks this process holds every third of their TTL while its passes run (a slow post
+        must not let another process deliver the same batch); ends when it holds none. A lock that lapsed
+        anyway is not taken back: its renewal, and the drain's acknowledgement, find it is not ours."""
+        while self._holding:
+            self._released.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._released.wait(), self.lock_ttl_ms / 3000)
+            held = list(self._holding.items())
+            if held:
+                with contextlib.suppress(Exception):  # the next acknowledgement says whether it held
+                    await self.store.take_outboxes(
+                        [OutboxPass(thread, token, self.lock_ttl_ms, "renew") for thread, token in held]
+                    )
+
+    async def _drain_held(
+        self, held: dict[str, OutboxBatch], tokens: dict[str, str], done: dict[str, bool]
+    ) -> dict[str, bool]:
+        """The passes of ``drain_many`` over the threads whose lock it took (``held``, emptied as it goes)."""
         while held:
             try:
                 prompts = {
@@ -187,14 +229,14 @@ class Outbox:
             except BaseException:
                 with contextlib.suppress(Exception):
                     await self.store.take_outboxes(
-                        [OutboxPass(thread, tokens[thread], LOCK_TTL_MS, "release") for thread in held]
+                        [OutboxPass(thread, tokens[thread], self.lock_ttl_ms, "release") for thread in held]
                     )
                 raise
             passes = [
                 OutboxPass(
                     thread,
                     tokens[thread],
-                    LOCK_TTL_MS,
+                    self.lock_ttl_ms,
                     "continue" if outcomes[thread].complete else "release",
                     pub_done=len(batch.pub),
                     chat_done=outcomes[thread].posted,
@@ -211,7 +253,8 @@ class Outbox:
                     done[one.thread_id] = True
                 else:
                     following[one.thread_id] = batch
-            held = following
+            held.clear()
+            held.update(following)
         return done
 
     async def _post_threads(
@@ -257,7 +300,7 @@ class Outbox:
 
     async def _publish(self, batches: list[OutboxBatch], prompts: dict[str, Prompt]) -> None:
         """The batches' events and queued messages, appended to the feeds in one round trip."""
-        entries: list[tuple[str, str]] = []
+        entries: list[FeedEntry] = []
         settled: list[Prompt] = []
         for batch in batches:
             for effect in batch.pub:
@@ -271,18 +314,11 @@ class Outbox:
                 if kind == "requested":
                     metrics.prompt_raised(prompt)
                     data = pending_view(prompt).public_json()
-                    entries.append(
-                        (
-                            keys.EVENTS,
-                            feed_event_json(f"{prompt.prompt_id}.requested", "input.requested", data),
-                        )
-                    )
+                    entries.append(_event(f"{prompt.prompt_id}.requested", "input.requested", data))
                 elif kind == "resolved":
                     metrics.prompt_settled(prompt)
                     data = prompt.public_json()
-                    entries.append(
-                        (keys.EVENTS, feed_event_json(f"{prompt.prompt_id}.resolved", "input.resolved", data))
-                    )
+                    entries.append(_event(f"{prompt.prompt_id}.resolved", "input.resolved", data))
                     settled.append(prompt)
                 elif kind == "parked":
                     entries.extend(_message_entries(parked_message(prompt, effect["turn"])))
@@ -341,6 +377,7 @@ class Outbox:
         """Drain threads marked dirty a while ago (left by a crashed process or a failed post)."""
         now_ms = int(self.clock() * 1000)
         cutoff = now_ms if everything else now_ms - SWEEP_AGE_MS
+        await self.store.trim_feeds(now_ms)
         threads = [thread for thread in await self.store.dirty_threads(cutoff) if not self.busy(thread)]
         drained = 0
         for start in range(0, len(threads), PASS_THREADS):
@@ -359,12 +396,19 @@ class Outbox:
             await asyncio.sleep(interval)
 
 
-def _message_entries(message: dict[str, Any], text: str | None = None) -> list[tuple[str, str]]:
+def _event(event_id: str, kind: str, data: str) -> FeedEntry:
+    return FeedEntry(keys.EVENTS, event_id, feed_event_json(event_id, kind, data))
+
+
+def _message_entries(message: dict[str, Any], text: str | None = None) -> list[FeedEntry]:
     """A message queued for agents (``text``: its JSON, when already at hand): on the messages feed, and
-    announced on the events feed."""
-    event_id = f"{message['message_id']}.received"
+    announced on the events feed. Both carry ids stable across drains (the message's own)."""
+    message_id = str(message["message_id"])
     text = text if text is not None else json.dumps(message, ensure_ascii=False)
-    return [(keys.MESSAGES, text), (keys.EVENTS, feed_event_json(event_id, "message.received", text))]
+    return [
+        FeedEntry(keys.MESSAGES, message_id, text),
+        _event(f"{message_id}.received", "message.received", text),
+    ]
 
 
 def parked_message(prompt: Prompt, turn_id: str) -> dict[str, Any]:

@@ -42,9 +42,17 @@ class Runtime:
 
             channels = build_channels(settings)
         connection = connect(settings.redis_url, max_connections=settings.threadgate_redis_connections)
-        store = Store(connection.client)
+        store = Store(
+            connection.client,
+            retain_ms=settings.threadgate_retain_seconds * 1000,
+            thread_idle_ms=settings.threadgate_thread_idle_seconds * 1000,
+            feed_max_age_ms=settings.threadgate_stream_retention_seconds * 1000,
+            feed_maxlen=settings.threadgate_stream_max_entries,
+        )
         health = StoreHealth(connection.client)
-        gateway = Gateway(store, Channels(list(channels)), health=health)
+        gateway = Gateway(
+            store, Channels(list(channels)), health=health, outbox_lock_ms=settings.threadgate_outbox_lock_ms
+        )
         webhooks = WebhookDispatcher.from_settings(settings, connection.client, health=health)
         streams = StreamCaps(settings.threadgate_max_streams_per_token, settings.threadgate_max_streams)
         return cls(settings, connection, store, gateway, health, list(channels), webhooks, streams=streams)

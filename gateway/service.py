@@ -38,6 +38,7 @@ from gateway.models import (
     ToolCall,
     from_ms,
 )
+from gateway.outbox import LOCK_TTL_MS as OUTBOX_LOCK_MS
 from gateway.outbox import Outbox
 from gateway.outcomes import Draft, DraftStatus, Outcome, Received
 from gateway.render import message_item, pending_prompt_item
@@ -93,12 +94,13 @@ class Gateway:
         clock: Callable[[], float] = time.time,
         sweep_interval: float = 2.0,
         health: StoreHealth | None = None,
+        outbox_lock_ms: int = OUTBOX_LOCK_MS,
     ) -> None:
         self.store = store
         self.channels = channels
         self.clock = clock
         self.health = health or StoreHealth(store.redis)
-        self.outbox = Outbox(store, channels, clock, health=self.health)
+        self.outbox = Outbox(store, channels, clock, health=self.health, lock_ttl_ms=outbox_lock_ms)
         self.waiters = Waiters(store.redis, health=self.health)
         self.feeds = Feeds(store.redis, report=self.health.report)
         self.sweep_interval = sweep_interval
@@ -425,7 +427,8 @@ class Gateway:
         """Keep part of an answer in progress (a step of a multi-step control) in the prompt's thread.
 
         Only while the prompt is pending and only for a person who may answer it: the same rule as an
-        answer. The draft ``name`` lives until the prompt expires; empty ``values`` only checks and reads.
+        answer. The draft ``name`` lives until the prompt expires, and is deleted when it settles; empty
+        ``values`` only checks and reads.
         """
         prompt = await self.get_prompt(prompt_id)
         if not prompt.pending:
@@ -434,7 +437,9 @@ class Gateway:
             return Draft(DraftStatus.NOT_ALLOWED, {})
         # Relative to this process's clock, as the prompt's expiry is; due but not yet swept: a minute.
         ttl_ms = max(int(prompt.expires_at.timestamp() * 1000) - self.now_ms(), DRAFT_GRACE_MS)
-        merged = await self.store.update_draft(prompt.thread_id, name, values, ttl_ms)
+        merged = await self.store.update_draft(prompt.thread_id, prompt.prompt_id, name, values, ttl_ms)
+        if merged is None:  # settled meanwhile: settling deleted its drafts
+            return Draft(DraftStatus.STALE, {})
         return Draft(DraftStatus.SAVED, merged)
 
     async def get_draft(self, thread_id: str, name: str) -> dict[str, str]:

@@ -14,6 +14,7 @@ ROLES = ("agent", "operator")
 EVERY_AGENT = "*"
 AGENT_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}", re.ASCII)
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+DAY_S = 24 * 3600
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +62,12 @@ class Settings(BaseSettings):
     threadgate_max_streams_per_token: int = Field(default=1_000, ge=1)
     threadgate_max_streams: int = Field(default=20_000, ge=1)
     threadgate_redis_connections: int = Field(default=64, ge=4, le=4096)
+    # How long what Redis holds lives (docs/operations.md, "What Redis keeps, and for how long").
+    threadgate_retain_seconds: int = Field(default=30 * DAY_S, ge=60)
+    threadgate_thread_idle_seconds: int = Field(default=30 * DAY_S, ge=60)
+    threadgate_stream_retention_seconds: int = Field(default=7 * DAY_S, ge=60)
+    threadgate_stream_max_entries: int = Field(default=100_000, ge=1_000)
+    threadgate_outbox_lock_ms: int = Field(default=10_000, ge=1_000, le=300_000)
 
     threadgate_web_chat: Literal["off", "on", "open"] = "off"
     threadgate_web_token: SecretStr | None = None

@@ -53,8 +53,8 @@ class Feeds:
         self._dedicated: Any = None
         self._stopping: set[asyncio.Task[None]] = set()
         self._started = False
-        self.events = Tail(keys.EVENTS, keep)
-        self.messages = Tail(keys.MESSAGES, keep)
+        self.events = Tail(keys.EVENTS, keep, once=True)
+        self.messages = Tail(keys.MESSAGES, keep, once=True)
 
     async def start(self) -> None:
         """Follow the event and message feeds from their current ends."""

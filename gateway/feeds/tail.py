@@ -6,6 +6,7 @@ import asyncio
 import json
 import time
 from bisect import bisect_right
+from collections import OrderedDict
 from typing import Any
 
 from gateway.feeds.positions import Position, position
@@ -43,16 +44,26 @@ def decode(rows: list[tuple[str, dict[str, str]]]) -> list[Entry]:
     return entries
 
 
+def entry_id(data: dict[str, Any]) -> str | None:
+    """A feed entry's own stable id: an event's ``id``, a queued message's ``message_id``."""
+    value = data.get("id") or data.get("message_id")
+    return value if isinstance(value, str) else None
+
+
 class Tail:
     """Every entry of one stream after ``floor`` up to ``head``, in order; older ones are read from Redis.
+
+    With ``once``, an entry whose own id (``entry_id``) arrived among the recent ones is dropped: the feeds
+    append each id once, and this keeps a copy that got in anyway from reaching a reader twice.
 
     ``changed`` is replaced each time entries arrive: a reader takes it *before* looking for entries, so an
     arrival between its look and its wait still wakes it.
     """
 
-    def __init__(self, key: str, keep: int = 1024) -> None:
+    def __init__(self, key: str, keep: int = 1024, *, once: bool = False) -> None:
         self.key = key
         self.keep = keep
+        self._seen: OrderedDict[str, None] | None = OrderedDict() if once else None
         self.head = "0-0"
         self._head: Position = (0, 0)
         self._floor: Position = (0, 0)
@@ -76,15 +87,32 @@ class Tail:
         fresh = [entry for entry in entries if entry.position > self._head]
         if not fresh:
             return
+        self.head, self._head = fresh[-1].id, fresh[-1].position  # past a dropped copy too: read once
+        if self._seen is not None:
+            fresh = self._first_copies(fresh)
         self._entries.extend(fresh)
         self._positions.extend(entry.position for entry in fresh)
-        self.head, self._head = fresh[-1].id, fresh[-1].position
         if len(self._entries) > 2 * self.keep:  # trim in chunks: slicing on every entry costs more
             drop = len(self._entries) - self.keep
             self._floor = self._positions[drop - 1]
             del self._entries[:drop], self._positions[:drop]
         woken, self.changed = self.changed, asyncio.Event()
         woken.set()
+
+    def _first_copies(self, entries: list[Entry]) -> list[Entry]:
+        """The entries whose id was not among the last ``4 * keep`` ids (ids are remembered as they come)."""
+        assert self._seen is not None
+        kept = []
+        for entry in entries:
+            ident = entry_id(entry.data)
+            if ident is None:
+                kept.append(entry)
+            elif ident not in self._seen:
+                self._seen[ident] = None
+                kept.append(entry)
+        while len(self._seen) > 4 * self.keep:
+            self._seen.popitem(last=False)
+        return kept
 
     def after(self, cursor: str | None, limit: int) -> list[Entry] | None:
         """Up to ``limit`` entries after ``cursor`` from memory; ``None`` when older ones may be missing."""

@@ -3,6 +3,7 @@
 from gateway.store.connection import Connection, connect, redact_url, trim_idle
 from gateway.store.store import (
     Decision,
+    FeedEntry,
     Kept,
     OutboxBatch,
     OutboxPass,
@@ -15,6 +16,7 @@ from gateway.store.store import (
 __all__ = [
     "Connection",
     "Decision",
+    "FeedEntry",
     "Kept",
     "OutboxBatch",
     "OutboxPass",

@@ -124,3 +124,15 @@ def session_call(session_key: str, call_id: str) -> str:
 def draft(thread_id: str, name: str) -> str:
     """A channel's answer in progress in the thread (a step-by-step form, a pending text request)."""
     return f"{thread_prefix(thread_id)}draft:{name}"
+
+
+def prompt_drafts(thread_id: str, prompt_id: str) -> str:
+    """A set: the names of the drafts kept for a prompt, deleted with them when the prompt settles."""
+    return f"{thread_prefix(thread_id)}pd:{prompt_id}"
+
+
+def feed_seen(stream: str, event_id: str) -> str:
+    """Marks an event (or queued message) as appended to a feed, so a second drain of it adds nothing.
+
+    Tagged ``{<stream>}``: the slot of the feed's own untagged key, so one script touches both."""
+    return f"tg:seen:{{{stream}}}:{event_id}"

@@ -21,8 +21,11 @@ THREAD_SCRIPTS = (
     "receive_message",
     "take_outbox",
     "read_prompt",
+    "start_run",
+    "append_item",
+    "save_draft",
 )
-PLAIN_SCRIPTS = ("drop_dirty",)
+PLAIN_SCRIPTS = ("drop_dirty", "publish_feed")
 
 
 def _read(name: str) -> str:
@@ -57,8 +60,12 @@ class Scripts:
         """
         if isinstance(client, RedisCluster):
             return list(await asyncio.gather(*(self._call_one(client, *one) for one in calls)))
-        commands = [("EVALSHA", self.shas[name], len(keys), *keys, *args) for name, keys, args in calls]
-        return (await self._run(client, commands))[: len(calls)]
+        commands = [self.command(name, keys, args) for name, keys, args in calls]
+        return (await self.run_commands(client, commands))[: len(calls)]
+
+    def command(self, name: str, keys: list[str], args: list[Any]) -> tuple[Any, ...]:
+        """The EVALSHA command for a script call, to send among plain commands (``run_commands``)."""
+        return ("EVALSHA", self.shas[name], len(keys), *keys, *args)
 
     async def run_after(
         self, client: Any, commands: list[tuple[Any, ...]], name: str, keys: list[str], args: list[Any]
@@ -76,8 +83,7 @@ class Scripts:
                 pipe.execute_command(*command)
             await pipe.execute()
             return await self._call_one(client, name, keys, args)
-        script = ("EVALSHA", self.shas[name], len(keys), *keys, *args)
-        return (await self._run(client, [*commands, script]))[-1]
+        return (await self.run_commands(client, [*commands, self.command(name, keys, args)]))[-1]
 
     async def _call_one(self, client: Any, name: str, keys: list[str], args: list[Any]) -> Any:
         try:
@@ -86,7 +92,7 @@ class Scripts:
             await self.load(client)
             return await client.evalsha(self.shas[name], len(keys), *keys, *args)
 
-    async def _run(self, client: Any, commands: list[tuple[Any, ...]]) -> list[Any]:
+    async def run_commands(self, client: Any, commands: list[tuple[Any, ...]]) -> list[Any]:
         """Commands in one round trip; a script Redis no longer has is loaded and run again (it did not
         run). The first error reply is raised after every command ran."""
         replies = await execute(client, commands)

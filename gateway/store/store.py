@@ -29,9 +29,15 @@ from gateway.models import (
 )
 from gateway.store import keys
 from gateway.store.owners import Ownership
-from gateway.store.scripts import Scripts, execute
+from gateway.store.scripts import Scripts
 
 DAY_MS = 24 * 3600 * 1000
+RETAIN_MS = 30 * DAY_MS  # a settled prompt, an ended run
+THREAD_IDLE_MS = 30 * DAY_MS  # a thread's log, owners and outbox after its last write
+FEED_MAXLEN = 100_000  # entries kept per feed (tg:events, tg:messages), about
+FEED_MAX_AGE_MS = 7 * DAY_MS  # and none older than this
+FEED_DEDUPE_S = 3600  # how long an appended entry's id is remembered, so a second drain adds nothing
+RUNNING_RUN_MS = 365 * DAY_MS  # a run never ended is kept this long past the retain time
 AGENT_CACHE_S = 2.0  # how long a process reuses an agent's default expiry before reading it again
 V = TypeVar("V")
 
@@ -130,7 +136,7 @@ class OutboxPass:
 def _outbox_batch(reply: list[Any]) -> OutboxBatch | None:
     if reply[0] == "busy":
         return None
-    if reply[0] == "released":
+    if reply[0] in ("released", "renewed"):
         return OutboxBatch([], [], {})
     _, pub, chat, prompts = reply
     return OutboxBatch(
@@ -138,6 +144,15 @@ def _outbox_batch(reply: list[Any]) -> OutboxBatch | None:
         [json.loads(raw) for raw in chat],
         {str(prompts[i]): _pairs(prompts[i + 1]) for i in range(0, len(prompts), 2)},
     )
+
+
+@dataclass(frozen=True, slots=True)
+class FeedEntry:
+    """One entry for a feed: the stream, its stable id (appended once by it), and its JSON."""
+
+    stream: str
+    event_id: str
+    json: str
 
 
 @dataclass(slots=True)
@@ -234,10 +249,13 @@ class Store:
         self,
         client: Any,
         *,
-        retain_ms: int = 30 * DAY_MS,
+        retain_ms: int = RETAIN_MS,
         dedupe_ttl_s: int = 48 * 3600,
         items_maxlen: int = 500,
-        feed_maxlen: int = 1_000_000,
+        feed_maxlen: int = FEED_MAXLEN,
+        feed_max_age_ms: int = FEED_MAX_AGE_MS,
+        thread_idle_ms: int = THREAD_IDLE_MS,
+        feed_dedupe_s: int = FEED_DEDUPE_S,
     ) -> None:
         self.redis = client
         self.scripts = Scripts()
@@ -245,6 +263,9 @@ class Store:
         self.dedupe_ttl_s = dedupe_ttl_s
         self.items_maxlen = items_maxlen
         self.feed_maxlen = feed_maxlen
+        self.feed_max_age_ms = feed_max_age_ms
+        self.thread_idle_ms = thread_idle_ms
+        self.feed_dedupe_s = feed_dedupe_s
         self._thread_of: _LRU[str] = _LRU(100_000)
         # Immutable records this process has seen: a run (its state aside) and each thread's latest
         # prompt, so a raise and a starter's reply need not read them back before their one script.
@@ -256,25 +277,34 @@ class Store:
     async def load(self) -> None:
         await self.scripts.load(self.redis)
 
-    async def _thread_script(self, name: str, thread_id: str, args: list[Any], now_ms: int) -> list[Any]:
-        """Run a thread script after marking the thread dirty for the outbox, in one round trip."""
-        prelude = [("ZADD", keys.DIRTY, now_ms, thread_id)]
-        reply = await self.scripts.run_after(self.redis, prelude, name, [keys.thread_prefix(thread_id)], args)
+    def _lead(self, now_ms: int | None = None) -> list[int]:
+        """The two arguments every thread script starts with: the clock, and the thread's idle lifetime."""
+        return [now_ms if now_ms is not None else int(time.time() * 1000), self.thread_idle_ms]
+
+    async def _thread_script(
+        self,
+        name: str,
+        thread_id: str,
+        args: list[Any],
+        now_ms: int,
+        prelude: list[tuple[Any, ...]] | None = None,
+    ) -> list[Any]:
+        """Run a thread script after marking the thread dirty for the outbox (and any other ``prelude``
+        commands), in one round trip."""
+        commands = [("ZADD", keys.DIRTY, now_ms, thread_id), *(prelude or [])]
+        prefix = [keys.thread_prefix(thread_id)]
+        reply = await self.scripts.run_after(self.redis, commands, name, prefix, [*self._lead(now_ms), *args])
         return list(reply)
 
     # Runs -------------------------------------------------------------------------------------------
 
     async def create_run(self, run: Run) -> None:
-        ttl = self.retain_ms // 1000 + 365 * 24 * 3600
-        pipe = self.redis.pipeline(transaction=False)
-        pipe.set(keys.run_index(run.run_id), run.thread_id, ex=ttl)
-        pipe.hset(
-            keys.run(run.thread_id, run.run_id), mapping={"rec": run.model_dump_json(), "state": "running"}
-        )
-        pipe.sadd(keys.thread_agents(run.thread_id), run.agent)
-        if run.started_by is not None:
-            pipe.sadd(keys.thread_starters(run.thread_id), run.started_by)
-        await pipe.execute()
+        """Store a running run; it and its index are kept a year past the retain time unless it ends."""
+        ttl_ms = self.retain_ms + RUNNING_RUN_MS
+        prelude = [("SET", keys.run_index(run.run_id), run.thread_id, "PX", ttl_ms)]
+        args = [*self._lead(), run.run_id, run.model_dump_json(), ttl_ms, run.agent, run.started_by or ""]
+        prefix = [keys.thread_prefix(run.thread_id)]
+        await self.scripts.run_after(self.redis, prelude, "start_run", prefix, args)
         self.owners.remember_run(run.thread_id, run.agent)
         self._thread_of.put(run.run_id, run.thread_id)
         self._runs.put(run.run_id, run)
@@ -291,7 +321,7 @@ class Store:
         return Audience(frozenset(agents), frozenset(starters), session, bool(logged) or bool(agents))
 
     async def mark_session_thread(self, thread_id: str, session_key: str) -> None:
-        await self.redis.set(keys.thread_session(thread_id), session_key)
+        await self.redis.set(keys.thread_session(thread_id), session_key, px=self.thread_idle_ms)
 
     async def run_thread(self, run_id: str) -> str | None:
         thread = self._thread_of.get(run_id)
@@ -319,10 +349,12 @@ class Store:
     async def end_run(
         self, thread_id: str, run_id: str, reason: str, now_ms: int, code: ReasonCode = ReasonCode.RUN_ENDED
     ) -> tuple[bool, str]:
-        """End a run (``code`` says why its prompt is cancelled); returns (found, id of that prompt or '')."""
-        reply = await self._thread_script(
-            "end_run", thread_id, [run_id, reason, now_ms, self.retain_ms, code.value], now_ms
-        )
+        """End a run (``code`` says why its prompt is cancelled); returns (found, id of that prompt or '').
+
+        The ended run and its index are kept the retain time from now."""
+        index = [("PEXPIRE", keys.run_index(run_id), self.retain_ms)]
+        args = [run_id, reason, now_ms, self.retain_ms, code.value]
+        reply = await self._thread_script("end_run", thread_id, args, now_ms, index)
         return reply[0] == "ok", (reply[1] if len(reply) > 1 else "")
 
     # Prompts ----------------------------------------------------------------------------------------
@@ -347,6 +379,7 @@ class Store:
         record = prompt_record(prompt)
         remember_record(record, prompt)
         args = [
+            *self._lead(now_ms),
             prompt.prompt_id,
             prompt.run_id,
             record,
@@ -354,6 +387,7 @@ class Store:
             expires_ms,
             self.retain_ms,
             supersede_reason,
+            prompt.agent,
         ]
         reply = await self.scripts.run_after(
             self.redis, prelude, "open_prompt", [keys.thread_prefix(thread)], args
@@ -379,7 +413,7 @@ class Store:
         thread = thread_id or await self.prompt_thread(prompt_id)
         if thread is None:
             return None
-        args = [prompt_id, watch_ms] if watch_ms > 0 else [prompt_id]
+        args = [*self._lead(), prompt_id, watch_ms]
         reply = await self.scripts.call(self.redis, "read_prompt", [keys.thread_prefix(thread)], args)
         fields = _pairs(reply)
         return prompt_from_fields(fields) if "state" in fields and "rec" in fields else None
@@ -443,32 +477,26 @@ class Store:
         self, thread_id: str, prompt_id: str, message_id: str, entry: dict[str, Any]
     ) -> None:
         """Remember where a prompt was posted (to retire its controls later) and log the item."""
-        pipe = self.redis.pipeline(transaction=False)
-        pipe.hset(keys.prompt(thread_id, prompt_id), "msg", message_id)
-        pipe.xadd(
-            keys.items(thread_id),
-            {"j": json.dumps(entry, ensure_ascii=False)},
-            maxlen=self.items_maxlen,
-            approximate=True,
-        )
-        await pipe.execute()
+        await self._append_item(thread_id, entry, [prompt_id, message_id])
+
+    async def _append_item(self, thread_id: str, entry: dict[str, Any], posted: list[str]) -> str:
+        args = [*self._lead(), self.items_maxlen, json.dumps(entry, ensure_ascii=False), *posted]
+        entry_id = await self.scripts.call(self.redis, "append_item", [keys.thread_prefix(thread_id)], args)
+        return str(entry_id)
 
     async def get_prompt_field(self, thread_id: str, prompt_id: str, name: str) -> str | None:
         value: str | None = await self.redis.hget(keys.prompt(thread_id, prompt_id), name)
         return value
 
     async def update_draft(
-        self, thread_id: str, name: str, values: dict[str, str], ttl_ms: int
-    ) -> dict[str, str]:
-        """Merge ``values`` into the thread's draft ``name``, kept ``ttl_ms`` more; the whole draft."""
-        key = keys.draft(thread_id, name)
-        pipe = self.redis.pipeline(transaction=True)
-        if values:
-            pipe.hset(key, mapping=values)
-        pipe.pexpire(key, ttl_ms)
-        pipe.hgetall(key)
-        replies = await pipe.execute()
-        return dict(replies[-1])
+        self, thread_id: str, prompt_id: str, name: str, values: dict[str, str], ttl_ms: int
+    ) -> dict[str, str] | None:
+        """Merge ``values`` into the draft ``name`` kept for a pending prompt, ``ttl_ms`` more; the whole
+        draft, or None when the prompt is no longer pending. The prompt settling deletes its drafts."""
+        pairs = [part for field_value in values.items() for part in field_value]
+        args = [*self._lead(), prompt_id, name, ttl_ms, *pairs]
+        reply = await self.scripts.call(self.redis, "save_draft", [keys.thread_prefix(thread_id)], args)
+        return _pairs(reply[1]) if reply[0] == "saved" else None
 
     async def get_draft(self, thread_id: str, name: str) -> dict[str, str]:
         return dict(await self.redis.hgetall(keys.draft(thread_id, name)))
@@ -644,6 +672,7 @@ class Store:
                 "take_outbox",
                 [keys.thread_prefix(one.thread_id)],
                 [
+                    *self._lead(),
                     one.token,
                     one.ttl_ms,
                     one.mode,
@@ -658,13 +687,25 @@ class Store:
         ]
         return [_outbox_batch(reply) for reply in await self.scripts.call_many(self.redis, calls)]
 
-    async def publish(self, entries: list[tuple[str, str]], settled: list[Prompt]) -> None:
-        """Append feed entries (stream, JSON) and drop settled prompts from the inbox and expiry indexes:
-        one round trip."""
-        maxlen = self.feed_maxlen
-        commands: list[tuple[Any, ...]] = [
-            ("XADD", stream, "MAXLEN", "~", maxlen, "*", "j", entry) for stream, entry in entries
+    async def publish(
+        self, entries: list[FeedEntry], settled: list[Prompt], now_ms: int | None = None
+    ) -> None:
+        """Append feed entries, each once by its id (see ``publish_feed.lua``), and drop settled prompts
+        from the inbox and expiry indexes (their id index then lives the retain time): one round trip."""
+        now_ms = now_ms if now_ms is not None else int(time.time() * 1000)
+        by_feed: dict[str, list[FeedEntry]] = {}
+        for one in entries:
+            by_feed.setdefault(one.stream, []).append(one)
+        oldest = self._oldest_kept(now_ms)
+        calls = [
+            (
+                "publish_feed",
+                [stream, *(keys.feed_seen(stream, one.event_id) for one in group)],
+                [self.feed_maxlen, oldest, self.feed_dedupe_s, *(one.json for one in group)],
+            )
+            for stream, group in by_feed.items()
         ]
+        commands: list[tuple[Any, ...]] = [self.scripts.command(*call) for call in calls]
         if settled:  # one ZREM per index for the whole batch
             ids = [prompt.prompt_id for prompt in settled]
             commands += [("ZREM", keys.PENDING, *ids), ("ZREM", keys.EXPIRY, *ids)]
@@ -672,15 +713,27 @@ class Store:
             for prompt in settled:
                 by_agent.setdefault(prompt.agent, []).append(prompt.prompt_id)
             commands += [("ZREM", keys.agent_pending(name), *group) for name, group in by_agent.items()]
+            # The index lives as long as the settled prompt it points to (set at open: past its expiry).
+            commands += [("PEXPIRE", keys.prompt_index(pid), self.retain_ms) for pid in ids]
         if isinstance(self.redis, RedisCluster):  # the streams and indexes live on several nodes
+            await self.scripts.call_many(self.redis, calls)
             pipe = self.redis.pipeline(transaction=False)
-            for command in commands:
+            for command in commands[len(calls) :]:
                 pipe.execute_command(*command)
             await pipe.execute()
             return
-        for reply in await execute(self.redis, commands):
-            if isinstance(reply, Exception):
-                raise reply
+        await self.scripts.run_commands(self.redis, commands)
+
+    def _oldest_kept(self, now_ms: int) -> str:
+        """The oldest stream id a feed keeps at ``now_ms``: entries before it are past the retention."""
+        return f"{max(now_ms - self.feed_max_age_ms, 0)}-0"
+
+    async def trim_feeds(self, now_ms: int) -> None:
+        """Drop feed entries past the retention while no new entry comes to trim them (the sweeper)."""
+        pipe = self.redis.pipeline(transaction=False)
+        for stream in (keys.EVENTS, keys.MESSAGES):
+            pipe.xtrim(stream, minid=self._oldest_kept(now_ms), approximate=False)
+        await pipe.execute()
 
     async def push_chat(self, thread_id: str, effect: dict[str, Any], now_ms: int) -> None:
         """Queue a chat post for a thread (an agent message), marking the thread dirty first."""
@@ -692,13 +745,7 @@ class Store:
     # Logs and feeds ---------------------------------------------------------------------------------
 
     async def log_item(self, thread_id: str, entry: dict[str, Any]) -> str:
-        entry_id: str = await self.redis.xadd(
-            keys.items(thread_id),
-            {"j": json.dumps(entry, ensure_ascii=False)},
-            maxlen=self.items_maxlen,
-            approximate=True,
-        )
-        return entry_id
+        return await self._append_item(thread_id, entry, [])
 
     async def thread_items(
         self, thread_id: str, after: str | None, limit: int

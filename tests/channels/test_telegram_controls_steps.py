@@ -172,12 +172,14 @@ async def test_a_draft_is_kept_only_for_someone_who_may_answer_and_only_while_th
     first = await core.save_draft(prompt.prompt_id, f"telegram:{ALICE}", prompt.prompt_id, {"q1": "a"})
     second = await core.save_draft(prompt.prompt_id, f"telegram:{ALICE}", prompt.prompt_id, {"q2": "b"})
     refused = await core.save_draft(prompt.prompt_id, f"telegram:{BOB}", prompt.prompt_id, {"q1": "x"})
+    ttl_ms = await core.store.redis.pttl(keys.draft(GROUP_THREAD, prompt.prompt_id))
+    kept = await core.get_draft(GROUP_THREAD, prompt.prompt_id)
     await core.cancel_prompt(prompt.prompt_id)
     late = await core.save_draft(prompt.prompt_id, f"telegram:{ALICE}", prompt.prompt_id, {"q3": "c"})
 
     assert (first.status, first.values) == (DraftStatus.SAVED, {"q1": "a"})
     assert (second.status, second.values) == (DraftStatus.SAVED, {"q1": "a", "q2": "b"})
     assert (refused.status, late.status) == (DraftStatus.NOT_ALLOWED, DraftStatus.STALE)
-    assert await core.get_draft(GROUP_THREAD, prompt.prompt_id) == {"q1": "a", "q2": "b"}
-    ttl_ms = await core.store.redis.pttl(keys.draft(GROUP_THREAD, prompt.prompt_id))
-    assert 0 < ttl_ms <= (prompt.expires_at - prompt.created_at).total_seconds() * 1000  # gone with it
+    assert kept == {"q1": "a", "q2": "b"}
+    assert 0 < ttl_ms <= (prompt.expires_at - prompt.created_at).total_seconds() * 1000
+    assert await core.get_draft(GROUP_THREAD, prompt.prompt_id) == {}  # settling the prompt deleted it

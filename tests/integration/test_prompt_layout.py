@@ -95,7 +95,10 @@ async def test_a_settled_prompts_record_is_kept_exactly_as_long_as_its_hash(stor
     try:
         prompt_id = await raise_deploy(gateway)
         redis = store.redis
-        assert await redis.pttl(keys.prompt_record(THREAD, prompt_id)) == -1  # pending: kept until settled
+        # Pending: kept past its expiry by the retain time, hash and record alike (the sweeper settles it).
+        pending_ttl = await redis.pttl(keys.prompt_record(THREAD, prompt_id))
+        assert pending_ttl > store.retain_ms
+        assert abs(await redis.pttl(keys.prompt(THREAD, prompt_id)) - pending_ttl) < 1000
         await gateway.receive(InboundMessage(thread_id=THREAD, sender=ALICE, text="1"))
         await gateway.outbox.idle()
         settled = await gateway.get_prompt(prompt_id)

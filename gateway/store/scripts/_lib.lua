@@ -1,6 +1,10 @@
 -- Shared by every script. KEYS[1] is the thread's key prefix "tg:{<thread_id>}:"; every key a script
 -- touches starts with it, so the whole script stays in one Redis Cluster slot.
 local P = KEYS[1]
+-- Every thread script is called with two leading arguments, taken off here so each script's own ARGV
+-- starts at 1: the caller's clock (ms) and how long the thread's keys live after its last write (ms).
+local NOW = tonumber(table.remove(ARGV, 1))
+local IDLE = tonumber(table.remove(ARGV, 1))
 
 local function prompt_key(pid)
   return P .. 'p:' .. pid
@@ -28,7 +32,38 @@ local function prompt_fields(pid)
   return fields
 end
 
--- Settle a pending prompt: record how, free the thread, queue its audit item and its event, wake waiters.
+-- The thread's long-lived keys (its item log, its owners and starters, its session mark, its outbox lists) live IDLE ms after its last
+-- write, and while a prompt is pending IDLE ms past that prompt's expiry, so they outlive it. Each write
+-- sets that lifetime afresh (a settled prompt no longer holds the thread), but only where it is a
+-- hundredth of IDLE off, so a busy thread does not rewrite its expiries (and the AOF) on every write.
+local function keep_thread()
+  local ms = IDLE
+  local active = redis.call('GET', P .. 'active')
+  if active then
+    local exp = tonumber(redis.call('HGET', prompt_key(active), 'exp'))
+    if exp and exp - NOW + IDLE > ms then
+      ms = exp - NOW + IDLE
+    end
+  end
+  for _, name in ipairs({'items', 'agents', 'starters', 'session', 'chat', 'pub'}) do
+    local left = redis.call('PTTL', P .. name)
+    if left == -1 or (left >= 0 and math.abs(left - ms) > IDLE / 100) then
+      redis.call('PEXPIRE', P .. name, ms)
+    end
+  end
+end
+
+-- Drop the drafts kept for a prompt (a form's values so far, a pending text request): they die with it.
+local function drop_drafts(pid)
+  local index = P .. 'pd:' .. pid
+  for _, name in ipairs(redis.call('SMEMBERS', index)) do
+    redis.call('DEL', P .. 'draft:' .. name)
+  end
+  redis.call('DEL', index)
+end
+
+-- Settle a pending prompt: record how (kept retain_ms), drop its drafts, free the thread, queue its audit
+-- item and its event, wake waiters.
 -- The wake-up carries how it settled ("<pid> <JSON array of the fields>"), so a waiter needs no read.
 local function settle(pid, fields, retain_ms, audit)
   local key = prompt_key(pid)
@@ -42,6 +77,8 @@ local function settle(pid, fields, retain_ms, audit)
     redis.call('RPUSH', P .. 'chat', cjson.encode({t = 'audit', pid = pid}))
   end
   redis.call('RPUSH', P .. 'pub', cjson.encode({t = 'resolved', pid = pid}))
+  drop_drafts(pid)
+  keep_thread()
   redis.call('PUBLISH', 'tg:settled', pid .. ' ' .. cjson.encode(fields))
 end
 

@@ -1,5 +1,8 @@
 -- Open a prompt as the thread's one active prompt, cancelling (superseding) the one it replaces.
--- ARGV: pid, run_id, record json, now ms, expires_at ms, retain ms, supersede reason
+-- ARGV: pid, run_id, record json, now ms, expires_at ms, retain ms, supersede reason, agent
+-- A pending prompt (its hash and record) is kept until its expiry plus retain ms, as its index is; the
+-- sweeper settles it at its expiry, which shortens that to retain ms. Its run is kept as long, and the
+-- run's agent owns the thread again (its ownership lapses with a thread idle that long).
 local pid, run_id, rec, now, expires_at, retain = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 -- A retry of this very call (its reply lost with the connection) finds the prompt already opened.
 if redis.call('EXISTS', prompt_key(pid)) == 1 then
@@ -18,8 +21,18 @@ if old and redis.call('HGET', prompt_key(old), 'state') == 'pending' then
   settle(old, cancel_fields(ARGV[7], 'superseded', now), tonumber(retain), true)
   superseded = old
 end
-redis.call('SET', record_key(pid), rec)
+local keep_ms = math.max(tonumber(expires_at) - tonumber(now), 0) + tonumber(retain)
+redis.call('SET', record_key(pid), rec, 'PX', keep_ms)
 redis.call('HSET', prompt_key(pid), 'state', 'pending', 'run', run_id, 'exp', expires_at)
+redis.call('PEXPIRE', prompt_key(pid), keep_ms)
+local run_left = redis.call('PTTL', P .. 'run:' .. run_id)
+if run_left >= 0 and run_left < keep_ms then
+  redis.call('PEXPIRE', P .. 'run:' .. run_id, keep_ms)
+end
+if ARGV[8] and ARGV[8] ~= '' then
+  redis.call('SADD', P .. 'agents', ARGV[8])
+end
 redis.call('SET', P .. 'active', pid)
 redis.call('RPUSH', P .. 'pub', cjson.encode({t = 'requested', pid = pid}))
+keep_thread()
 return {'ok', superseded}

@@ -23,6 +23,7 @@ local function take()
     redis.call('SET', seen_key, '1', 'EX', tonumber(ARGV[2]))
   end
   redis.call('XADD', P .. 'items', 'MAXLEN', '~', ARGV[5], '*', 'j', msg)
+  keep_thread()
 end
 
 local active = redis.call('GET', P .. 'active')

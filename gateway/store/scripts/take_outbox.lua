@@ -1,7 +1,8 @@
 -- Drain a thread's outbox under its lock, in one step per pass: acknowledge what the last pass delivered
 -- (trim both lists, log the posted items), then hand back the next batch with the prompts it names, or
 -- release the lock once nothing is left (so nothing queued meanwhile is stranded until a sweep).
--- ARGV: token, lock ttl ms, mode (acquire|continue|release), pub done, chat done, batch size,
+-- Mode renew only extends a lock still ours (a long pass keeps it; a lapsed one is not taken back).
+-- ARGV: token, lock ttl ms, mode (acquire|continue|release|renew), pub done, chat done, batch size,
 --       item log max length, then the log entries of the posted items
 local lock = P .. 'lock'
 local token, mode = ARGV[1], ARGV[3]
@@ -12,11 +13,18 @@ if holder ~= token then
   end
   redis.call('SET', lock, token, 'PX', ARGV[2])
 end
+if mode == 'renew' then
+  redis.call('PEXPIRE', lock, ARGV[2])
+  return {'renewed'}
+end
 if tonumber(ARGV[4]) > 0 then
   redis.call('LTRIM', P .. 'pub', ARGV[4], -1)
 end
 for i = 8, #ARGV do
   redis.call('XADD', P .. 'items', 'MAXLEN', '~', ARGV[7], '*', 'j', ARGV[i])
+end
+if #ARGV >= 8 then
+  keep_thread()
 end
 if tonumber(ARGV[5]) > 0 then
   redis.call('LTRIM', P .. 'chat', ARGV[5], -1)

@@ -1,0 +1,123 @@
+"""A dead process's outbox: taken over once its lock lapses, and its events reach each feed once."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from gateway.channel import Channels, MessageRef
+from gateway.feeds.tail import Entry, Tail
+from gateway.ids import ThreadRef
+from gateway.models import ThreadItem
+from gateway.outbox import LOCK_TTL_MS, Outbox
+from gateway.service import Gateway
+from gateway.settings import Settings
+from gateway.store import OutboxPass, Store, keys
+from tests.support.memory_channel import MemoryChannel
+
+THREAD = "slack:C0456:1712345678.000100"
+ALICE = "slack:UALICE"
+
+
+async def events(store: Store) -> list[str]:
+    return [row[1]["j"] for row in await store.redis.xrange(keys.EVENTS)]
+
+
+async def test_an_outbox_drained_again_after_a_crash_between_append_and_ack_adds_each_event_once(
+    store: Store,
+) -> None:
+    """A process appends a batch's events, then dies before acknowledging it: the next drain appends the
+    same batch again, and the feeds still hold each event (and queued message) once."""
+    channel = MemoryChannel("slack")
+    dying = Outbox(store, Channels([channel]))
+    now_ms = int(time.time() * 1000)
+    assert await _queue_a_message(store, now_ms)
+    [batch] = await store.take_outboxes([OutboxPass(THREAD, "dead", 60_000, "acquire")])
+    assert batch is not None and batch.pub
+    await dying._publish([batch], {})  # appended to the feeds ...
+    await store.redis.delete(keys.outbox_lock(THREAD))  # ... and the process died: its lock lapses
+
+    survivor = Outbox(store, Channels([channel]))
+    assert await survivor.drain(THREAD)
+
+    entries = await events(store)
+    assert len(entries) == 1 and '"m1.received"' in entries[0]
+    assert await store.redis.xlen(keys.MESSAGES) == 1
+
+
+async def _queue_a_message(store: Store, now_ms: int) -> bool:
+    message = {"message_id": "m1", "thread_id": THREAD, "sender": ALICE, "text": "hi"}
+    decision = await store.receive(THREAD, "ev1", None, message, now_ms)
+    return decision.status == "queued"
+
+
+async def test_readers_of_a_feed_get_an_id_once_even_if_the_stream_holds_it_twice() -> None:
+    tail = Tail(keys.EVENTS, keep=16, once=True)
+    tail.start_at("0-0")
+    copy = {"id": "prm_1.requested", "type": "input.requested"}
+    tail.extend([Entry("1-0", copy), Entry("2-0", {"id": "prm_1.resolved"}), Entry("3-0", dict(copy))])
+    rows = tail.after(None, 10)
+    assert rows is not None and [entry.id for entry in rows] == ["1-0", "2-0"]
+    assert tail.head == "3-0"  # the copy is read past, not read again
+
+
+async def test_a_stale_outbox_lock_is_taken_over_once_it_lapses(store: Store) -> None:
+    """The holder is gone (its lock was never released): another process delivers the outbox within the
+    lock's TTL, shortened here through the same setting as in production."""
+    lock_ms = 300
+    channel = MemoryChannel("slack")
+    gateway = Gateway(store, Channels([channel]), sweep_interval=3600, outbox_lock_ms=lock_ms)
+    await gateway.start()
+    try:
+        now_ms = int(time.time() * 1000)
+        await _queue_a_message(store, now_ms)
+        assert await store.take_outboxes([OutboxPass(THREAD, "dead", lock_ms, "acquire")]) != [None]
+        started = time.monotonic()
+        assert not await gateway.outbox.drain(THREAD)  # held by the dead process
+        while not await gateway.outbox.drain(THREAD):
+            assert time.monotonic() - started < lock_ms / 1000 + 2.0
+        taken_after = time.monotonic() - started
+    finally:
+        await gateway.stop()
+    assert await store.redis.xlen(keys.MESSAGES) == 1
+    assert taken_after < lock_ms / 1000 + 2.0
+
+
+class HeldChannel(MemoryChannel):
+    """A channel whose posts wait until the test lets them go (a platform answering slowly)."""
+
+    def __init__(self) -> None:
+        super().__init__("slack")
+        self.posting = asyncio.Event()
+        self.go = asyncio.Event()
+
+    async def post(self, thread: ThreadRef, item: ThreadItem) -> MessageRef:
+        self.posting.set()
+        await self.go.wait()
+        return await super().post(thread, item)
+
+
+async def test_a_drain_longer_than_the_lock_keeps_it_and_delivers_once(store: Store) -> None:
+    """A post slower than the lock's TTL does not let another process take the same batch: the lock is
+    renewed while the pass runs."""
+    lock_ms = 300
+    slow = HeldChannel()
+    first = Outbox(store, Channels([slow]), lock_ttl_ms=lock_ms)
+    second = Outbox(store, Channels([MemoryChannel("slack")]), lock_ttl_ms=lock_ms)
+    item = {"type": "message", "content": [{"type": "text", "text": "hi"}]}
+    await store.push_chat(THREAD, {"t": "message", "item": item}, int(time.time() * 1000))
+
+    draining = asyncio.create_task(first.drain(THREAD))
+    await slow.posting.wait()
+    await asyncio.sleep(3 * lock_ms / 1000)  # the post outlasts the lock's TTL three times over
+    taken_by_second = await second.drain(THREAD)
+    slow.go.set()
+
+    assert not taken_by_second
+    assert await draining
+    assert len(slow.posts) == 1
+
+
+def test_the_outbox_lock_is_ten_seconds_by_default() -> None:
+    assert LOCK_TTL_MS == 10_000
+    assert Settings(_env_file=None).threadgate_outbox_lock_ms == 10_000  # type: ignore[call-arg]
