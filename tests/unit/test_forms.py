@@ -385,7 +385,9 @@ def test_a_uri_that_urlsplit_cannot_read_is_a_problem_not_an_exception() -> None
 RANGE = "must be a number between -1.8e308 and 1.8e308"
 
 
-@pytest.mark.parametrize("value", [10**400, -(10**400), 2**1024, float("inf")])
+@pytest.mark.parametrize(
+    "value", [10**400, -(10**400), 2**1024, float("inf")], ids=["1e400", "-1e400", "2^1024", "inf"]
+)
 @pytest.mark.parametrize("name", ["replicas", "ratio"])
 def test_numbers_past_float_range_are_a_problem_not_an_overflow(name: str, value: float) -> None:
     _accepted, errors = forms.validate_content(FIELDS, {"env": "stg", "replicas": 1, name: value})
@@ -398,7 +400,7 @@ def test_typed_numbers_past_float_range_are_refused(text: str) -> None:
 
 
 @pytest.mark.parametrize("key", ["minimum", "maximum", "default"])
-@pytest.mark.parametrize("value", [10**400, -(10**400)])
+@pytest.mark.parametrize("value", [10**400, -(10**400)], ids=["1e400", "-1e400"])
 def test_a_schema_number_past_float_range_is_refused_naming_the_property(key: str, value: int) -> None:
     with pytest.raises(ValidationError) as raised:
         form(one({"type": "integer", key: value}, name="count"))
