@@ -7,32 +7,38 @@ only what ``validate_content`` accepts.
 
 from __future__ import annotations
 
-import math
 import re
+import sys
 from dataclasses import dataclass, replace
-from datetime import date, datetime
 from typing import Any
-from urllib.parse import urlsplit
+
+from gateway.formats import format_problem
 
 MAX_FIELDS = 10
 MAX_CHOICES = 25
 MAX_NAME_CHARS = 64
 MAX_LABEL_CHARS = 100
 MAX_TITLE_CHARS = 2000
+# No value is longer than this (a string field's own maxLength may be lower): every check after the
+# length one then does bounded work, and ten fields stay far under the body limit.
+MAX_VALUE_CHARS = 4096
+# JSON numbers a float holds; a bigger integer is refused, not handed to float() or math.
+MAX_NUMBER = sys.float_info.max
+NUMBER_WORDS = "a number between -1.8e308 and 1.8e308"
 FORMATS = ("email", "uri", "date", "date-time")
 FORMAT_WORDS = {
     "email": "an email address",
     "uri": "a URI",
     "date": "a date (YYYY-MM-DD)",
-    "date-time": "a date and time (ISO 8601, with offset)",
+    "date-time": "a date and time (RFC 3339, with offset)",
 }
 TYPES = ("string", "number", "integer", "boolean", "array")
 YES, NO = "Yes", "No"
 TRUE_TOKENS = frozenset({"yes", "y", "true", "1"})
 FALSE_TOKENS = frozenset({"no", "n", "false", "2"})
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
-_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _SEPARATORS = re.compile(r"[,\s]+")
+_WHOLE = re.compile(r"[+-]?[0-9]{1,30}")
 _COMMON_KEYS = frozenset({"type", "title", "description", "default"})
 _ALLOWED_KEYS = {
     "string": _COMMON_KEYS | {"minLength", "maxLength", "format", "enum", "enumNames", "oneOf"},
@@ -94,15 +100,23 @@ class SchemaError(ValueError):
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    """A JSON number a float holds: not a bool, not NaN or infinite, not an integer past about 1.8e308.
+
+    Compared, not converted: ``float()`` or ``math.isfinite`` of a huge integer raises OverflowError.
+    """
+    return (
+        isinstance(value, int | float) and not isinstance(value, bool) and -MAX_NUMBER <= value <= MAX_NUMBER
+    )
 
 
-def _count(name: str, schema: dict[str, Any], key: str) -> int | None:
+def _count(name: str, schema: dict[str, Any], key: str, limit: int | None = None) -> int | None:
     value = schema.get(key)
     if value is None:
         return None
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
         raise SchemaError(f"property {name!r}: {key} must be a whole number of at least 0")
+    if limit is not None and value > limit:
+        raise SchemaError(f"property {name!r}: {key} must be at most {limit}")
     return value
 
 
@@ -111,7 +125,7 @@ def _bound(name: str, schema: dict[str, Any], key: str) -> float | None:
     if value is None:
         return None
     if not _is_number(value):
-        raise SchemaError(f"property {name!r}: {key} must be a number")
+        raise SchemaError(f"property {name!r}: {key} must be {NUMBER_WORDS}")
     return float(value)
 
 
@@ -166,6 +180,8 @@ def _check_choices(name: str, choices: tuple[Choice, ...]) -> tuple[Choice, ...]
         raise SchemaError(f"property {name!r}: choices and their titles must be unique")
     if any(not choice.label.strip() or len(choice.label) > MAX_LABEL_CHARS for choice in choices):
         raise SchemaError(f"property {name!r}: each choice's title has 1 to {MAX_LABEL_CHARS} characters")
+    if any(len(choice.value) > MAX_VALUE_CHARS for choice in choices):
+        raise SchemaError(f"property {name!r}: each choice's value has at most {MAX_VALUE_CHARS} characters")
     return tuple(Choice(choice.value, choice.label.strip()) for choice in choices)
 
 
@@ -229,7 +245,7 @@ def _field(name: str, schema: Any, required: bool) -> FormField:
         description=description,
         choices=choices,
         min_length=_count(name, schema, "minLength"),
-        max_length=_count(name, schema, "maxLength"),
+        max_length=_count(name, schema, "maxLength", MAX_VALUE_CHARS),
         format=fmt,
         minimum=_bound(name, schema, "minimum"),
         maximum=_bound(name, schema, "maximum"),
@@ -263,39 +279,22 @@ def check_schema(schema: Any) -> list[FormField]:
     if unknown:
         raise SchemaError(f"property {unknown[0]!r}: listed in required but not in properties")
     fields = [_field(name, value, name in required) for name, value in properties.items()]
+    names = {field.name.casefold(): field.name for field in fields}
     titles: set[str] = set()
     for field in fields:
-        if field.title.casefold() in titles:
+        folded = field.title.casefold()
+        if folded in titles:
             raise SchemaError(f"property {field.name!r}: its title repeats another field's")
-        titles.add(field.title.casefold())
+        if names.get(folded, field.name) != field.name:
+            # `name: value` lines name a field by name or title: one key must mean one field.
+            raise SchemaError(
+                f"property {field.name!r}: its title is another field's name ({names[folded]!r})"
+            )
+        titles.add(folded)
     return fields
 
 
 # Values -------------------------------------------------------------------------------------------
-
-
-def _format_problem(fmt: str, value: str) -> str | None:
-    if fmt == "email" and not _EMAIL.fullmatch(value):
-        return "must be an email address (format email)"
-    if fmt == "uri":
-        parts = urlsplit(value)
-        if not parts.scheme or not (parts.netloc or parts.path):
-            return "must be a URI such as https://example.com (format uri)"
-    if fmt == "date":
-        try:
-            date.fromisoformat(value)
-        except ValueError:
-            return "must be a date such as 2025-01-31 (format date)"
-        if len(value) != 10:
-            return "must be a date such as 2025-01-31 (format date)"
-    if fmt == "date-time":
-        try:
-            moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            return "must be a date and time such as 2025-01-31T09:30:00Z (format date-time)"
-        if moment.tzinfo is None:
-            return "must be a date and time with its offset, such as 2025-01-31T09:30:00Z (format date-time)"
-    return None
 
 
 def _number_text(value: float) -> str:
@@ -314,11 +313,38 @@ def _choice_list(field: FormField) -> str:
     return ", ".join(field.labels)
 
 
+def value_limit(field: FormField) -> int:
+    """The most characters a value of ``field`` may have: its maxLength, else ``MAX_VALUE_CHARS``."""
+    return field.max_length if field.max_length is not None else MAX_VALUE_CHARS
+
+
+def _too_long(field: FormField) -> str:
+    limit = value_limit(field)
+    if field.max_length is not None:
+        return f"must have at most {limit} characters (maxLength {limit})"
+    return f"must have at most {limit} characters"
+
+
+def _number_problem(field: FormField, value: Any) -> str | None:
+    whole = field.type == "integer"
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if number and value == value and not _is_number(value):  # too large (NaN is not a number at all)
+        return f"must be {NUMBER_WORDS}"
+    if not _is_number(value) or (whole and not float(value).is_integer()):
+        return "must be a whole number (integer)" if whole else "must be a number"
+    return _range_problem(field, value)
+
+
 def check_value(field: FormField, value: Any) -> str | None:
-    """Why ``value`` (a typed JSON value) does not fit ``field``, naming the constraint; None when it does."""
+    """Why ``value`` (a typed JSON value) does not fit ``field``, naming the constraint; None when it does.
+
+    A string's length is checked first, so no later check works on more than ``value_limit`` characters.
+    """
     if field.type == "string":
         if not isinstance(value, str):
             return "must be a string"
+        if len(value) > value_limit(field):
+            return _too_long(field)
         if field.choices:
             return (
                 None
@@ -327,15 +353,9 @@ def check_value(field: FormField, value: Any) -> str | None:
             )
         if field.min_length is not None and len(value) < field.min_length:
             return f"must have at least {field.min_length} characters (minLength {field.min_length})"
-        if field.max_length is not None and len(value) > field.max_length:
-            return f"must have at most {field.max_length} characters (maxLength {field.max_length})"
-        return _format_problem(field.format, value) if field.format else None
-    if field.type == "integer":
-        if not _is_number(value) or not float(value).is_integer():
-            return "must be a whole number (integer)"
-        return _range_problem(field, value)
-    if field.type == "number":
-        return "must be a number" if not _is_number(value) else _range_problem(field, value)
+        return format_problem(field.format, value) if field.format else None
+    if field.type in ("integer", "number"):
+        return _number_problem(field, value)
     if field.type == "boolean":
         return None if isinstance(value, bool) else "must be true or false (yes or no)"
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
@@ -380,22 +400,45 @@ def validate_content(fields: list[FormField], content: Any) -> tuple[dict[str, A
     return accepted, errors
 
 
-def _choice_for(field: FormField, token: str) -> Choice | None:
-    """The choice a number (1-based), a title or a value names."""
+def _choice_for(field: FormField, token: str, *, by_position: bool = True) -> Choice | None:
+    """The choice a title, a value or (``by_position``) a 1-based number names, in that order.
+
+    A title or value wins over a position, so an enum of ``["2", "1"]`` reads ``1`` as ``"1"``.
+    Positions count only where the person saw them numbered (the form's text), not in shown answers.
+    """
     stripped = token.strip()
-    if stripped.isascii() and stripped.isdigit() and len(stripped) <= 3:
+    wanted = stripped.casefold()
+    found = (
+        next((choice for choice in field.choices if choice.label.casefold() == wanted), None)
+        or next((choice for choice in field.choices if choice.value == stripped), None)
+        or next((choice for choice in field.choices if choice.value.casefold() == wanted), None)
+    )
+    if found is not None:
+        return found
+    if by_position and stripped.isascii() and stripped.isdigit() and len(stripped) <= 3:
         number = int(stripped)
         return field.choices[number - 1] if 1 <= number <= len(field.choices) else None
-    wanted = stripped.casefold()
-    for choice in field.choices:
-        if wanted in (choice.label.casefold(), choice.value.casefold()):
-            return choice
     return None
 
 
-def parse_text(field: FormField, text: str) -> tuple[Any, str | None]:
-    """A typed value from what a person typed (or a shown answer), then checked: (value, problem)."""
+def _parse_number(field: FormField, text: str) -> tuple[Any, str | None]:
+    """A JSON-like number from text already cut to ``MAX_VALUE_CHARS``; whole numbers stay ints."""
+    try:
+        number = float(text)
+    except ValueError:
+        return None, "must be a number" if field.type == "number" else "must be a whole number (integer)"
+    # int() of a long digit string is slow and past 4300 digits raises; 30 digits is plenty for a count.
+    return (int(text) if _WHOLE.fullmatch(text) else number), None
+
+
+def parse_text(field: FormField, text: str, *, by_position: bool = True) -> tuple[Any, str | None]:
+    """A typed value from what a person typed (or a shown answer), then checked: (value, problem).
+
+    Text longer than the field's ``value_limit`` is refused before any other work.
+    """
     stripped = text.strip()
+    if len(stripped) > value_limit(field):
+        return None, _too_long(field)
     value: Any
     if field.type == "boolean":
         folded = stripped.casefold()
@@ -406,24 +449,18 @@ def parse_text(field: FormField, text: str) -> tuple[Any, str | None]:
         else:
             return None, "must be yes or no"
     elif field.type in ("number", "integer"):
-        try:
-            number: float = float(stripped)
-        except ValueError:
-            return None, "must be a number" if field.type == "number" else "must be a whole number (integer)"
-        value = int(stripped) if re.fullmatch(r"[+-]?\d{1,30}", stripped) else number
+        value, problem = _parse_number(field, stripped)
+        if problem is not None:
+            return None, problem
     elif field.type == "array":
-        tokens = [token for token in _SEPARATORS.split(stripped) if token]
-        picked = [_choice_for(field, token) for token in tokens]
-        if any(choice is None for choice in picked):
-            whole = _choice_for(field, stripped)  # a single title with a space in it
-            if whole is None:
-                return None, f"may only hold: {_choice_list(field)} (by number or name)"
-            picked = [whole]
-        value = list(dict.fromkeys(choice.value for choice in picked if choice is not None))
+        picked = _pick_many(field, stripped, by_position)
+        if picked is None:
+            return None, f"may only hold: {_choice_list(field)}{_how(by_position)}"
+        value = list(dict.fromkeys(choice.value for choice in picked))
     elif field.choices:
-        choice = _choice_for(field, stripped)
+        choice = _choice_for(field, stripped, by_position=by_position)
         if choice is None:
-            return None, f"must be one of: {_choice_list(field)} (by number or name)"
+            return None, f"must be one of: {_choice_list(field)}{_how(by_position)}"
         value = choice.value
     else:
         value = stripped
@@ -431,22 +468,47 @@ def parse_text(field: FormField, text: str) -> tuple[Any, str | None]:
     return (None, problem) if problem else (_typed(field, value), None)
 
 
-def value_from_answer(field: FormField, answer: list[str]) -> tuple[Any, str | None]:
-    """A typed value from an answer list as shown to people (a control press, a 003 selection)."""
+def _how(by_position: bool) -> str:
+    return " (by number or name)" if by_position else ""
+
+
+def _pick_many(field: FormField, text: str, by_position: bool) -> list[Choice] | None:
+    """The choices text names: all of it one title (it may hold a space), else one per line (titles
+    with commas), else one per comma- or space-separated token; None when some piece names none."""
+    whole = _choice_for(field, text, by_position=by_position)
+    if whole is not None or not text:
+        return [whole] if whole is not None else []
+    for pieces in (text.splitlines(), _SEPARATORS.split(text)):
+        picked = [_choice_for(field, piece, by_position=by_position) for piece in pieces if piece.strip()]
+        if picked and all(choice is not None for choice in picked):
+            return [choice for choice in picked if choice is not None]
+    return None
+
+
+def value_from_answer(
+    field: FormField, answer: list[str], *, by_position: bool = False
+) -> tuple[Any, str | None]:
+    """A typed value from an answer list as shown to people (a control press, a 003 selection).
+
+    Each entry of a multi-select is one choice by title or value (a title may hold commas); a number
+    is a position only for text typed against the numbered form (``by_position``).
+    """
     if not answer:
         return None, None
     if field.type == "array":
-        return (
-            parse_text(field, ",".join(answer))
-            if all(_choice_for(field, a) for a in answer)
-            else (
-                None,
-                f"may only hold: {_choice_list(field)}",
-            )
-        )
+        if len(answer) == 1 and by_position:
+            return parse_text(field, answer[0])
+        if sum(len(entry) for entry in answer) > MAX_VALUE_CHARS:
+            return None, _too_long(field)
+        picked = [_choice_for(field, entry, by_position=by_position) for entry in answer]
+        if any(choice is None for choice in picked):
+            return None, f"may only hold: {_choice_list(field)}"
+        value = list(dict.fromkeys(choice.value for choice in picked if choice is not None))
+        problem = check_value(field, value)
+        return (None, problem) if problem else (value, None)
     if len(answer) != 1:
         return None, "takes exactly one value"
-    return parse_text(field, answer[0])
+    return parse_text(field, answer[0], by_position=by_position)
 
 
 def shown(field: FormField, value: Any) -> list[str]:
@@ -464,11 +526,13 @@ def shown(field: FormField, value: Any) -> list[str]:
 
 
 def parse_lines(fields: list[FormField], text: str) -> dict[str, str] | None:
-    """``name: value`` lines (name or title, any case) as {property: text}; None unless every line is one."""
-    by_key = {}
-    for field in fields:
-        by_key[field.name.casefold()] = field.name
-        by_key[field.title.casefold()] = field.name
+    """``name: value`` lines (name or title, any case) as {property: text}; None unless every line is one.
+
+    A name wins over a title that reads the same (``check_schema`` refuses such forms; this keeps any
+    stored before that rule deterministic).
+    """
+    by_key = {field.title.casefold(): field.name for field in fields}
+    by_key.update({field.name.casefold(): field.name for field in fields})
     found: dict[str, str] = {}
     lines = [line for line in text.splitlines() if line.strip()]
     for line in lines:

@@ -10,7 +10,9 @@ from gateway.errors import GatewayError
 
 MAX_DEPTH = 32
 JSON_MEDIA_TYPE = "application/json"
-_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
+# A string runs to its closing quote, or to the end of the body when it has none: matching once, never
+# re-scanning, so a body of many unclosed strings stays linear (the old pattern backtracked from each).
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*+(?:"|\\?\Z)', re.S)
 _BRACKET = re.compile(rb"[\[\]{}]")
 
 

@@ -38,26 +38,45 @@ def _label_match(text: str, labels: Sequence[str]) -> str | None:
     return next((label for label in labels if label.casefold() == wanted), None)
 
 
+def _numbered(token: str, labels: Sequence[str]) -> int | None:
+    """The 1-based option a bare number names: a label reading exactly so, else the Nth option."""
+    exact = next((index for index, label in enumerate(labels, start=1) if label == token), None)
+    return exact if exact is not None else _option_number(token, len(labels))
+
+
+def _picked(tokens: list[str], labels: Sequence[str]) -> list[str] | None:
+    """The labels separated numbers select, in option order; None unless every token is such a number."""
+    if not tokens or not all(token.isascii() and token.isdigit() for token in tokens):
+        return None
+    numbers = {_numbered(token, labels) for token in tokens}
+    if None in numbers:
+        return None
+    return [label for index, label in enumerate(labels, start=1) if index in numbers]
+
+
 def map_question(question: Question, text: str) -> list[str]:
-    """Map text against one ask_user_question question (single-select, multi-select or free text)."""
+    """Map text against one ask_user_question question (single-select, multi-select or free text).
+
+    An exact label match wins over a position: options ``["2", "1"]`` read ``1`` as the label ``1``.
+    """
     labels = question.labels
     if not labels:
         return [text]
     stripped = text.strip()
+    label = _label_match(stripped, labels)
+    if label is not None:
+        return [label]
     if question.multi_select:
         if not stripped:
             return []
-        tokens = [token for token in _SEPARATORS.split(stripped) if token]
-        numbers = [_option_number(token, len(labels)) for token in tokens]
-        if all(number is not None for number in numbers):
-            chosen = {number for number in numbers if number is not None}
-            return [label for index, label in enumerate(labels, start=1) if index in chosen]
+        picked = _picked(_tokens(stripped), labels)
+        if picked is not None:
+            return picked
     else:
         number = _option_number(stripped, len(labels))
         if number is not None:
             return [labels[number - 1]]
-    label = _label_match(stripped, labels)
-    return [label] if label is not None else [text]
+    return [text]
 
 
 def fits_approval(text: str) -> bool:
@@ -75,9 +94,12 @@ def fits_question(question: Question, text: str) -> bool:
     if _label_match(stripped, labels) is not None:
         return True
     if question.multi_select:
-        tokens = [token for token in _SEPARATORS.split(stripped) if token]
-        return bool(tokens) and all(_option_number(token, len(labels)) is not None for token in tokens)
+        return _picked(_tokens(stripped), labels) is not None
     return _option_number(stripped, len(labels)) is not None
+
+
+def _tokens(text: str) -> list[str]:
+    return [token for token in _SEPARATORS.split(text) if token]
 
 
 def map_text(kind: PromptKind, questions: Sequence[Question], text: str) -> list[list[str]]:

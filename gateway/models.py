@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import hashlib
-import ipaddress
 import json
 import unicodedata
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Annotated, Any, Literal, Self
-from urllib.parse import urlsplit
 
 from pydantic import (
     BaseModel,
@@ -24,6 +22,7 @@ from pydantic import (
 from gateway import forms
 from gateway.ids import is_identity
 from gateway.plaintext import form_or_url_text, prompt_text
+from gateway.weburl import UrlError, parse_web_url
 
 MAX_QUESTIONS = 4
 MAX_OPTIONS = 25
@@ -316,23 +315,18 @@ class PromptRequest(Model):
 
 
 def check_step_url(url: str) -> str:
-    """A URL step's link: https, or http to this machine (a local setup page); nothing else."""
-    parts = urlsplit(url)
-    host = (parts.hostname or "").casefold()
-    if parts.scheme == "https" and host:
-        return url
-    if parts.scheme == "http" and _loopback(host):
-        return url
-    raise ValueError("url must be https, or http to a loopback host (localhost, 127.0.0.1, ::1)")
+    """A URL step's link: https, or http to this machine (a local setup page); nothing else.
 
-
-def _loopback(host: str) -> bool:
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
+    The host is the one a browser opens (``weburl``), so ``http://evil.example\\@127.0.0.1/`` is refused.
+    """
+    rule = "url must be https, or http to a loopback host (localhost, 127.0.0.1, ::1)"
     try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+        parsed = parse_web_url(url)
+    except UrlError as exc:
+        raise ValueError(f"{rule}: {exc}") from None
+    if parsed.scheme == "http" and not parsed.loopback:
+        raise ValueError(f"{rule}: {parsed.host} is not this machine")
+    return url
 
 
 def form_questions(fields: list[forms.FormField]) -> list[Question]:

@@ -200,15 +200,18 @@ def fits_step(view: StepView, control: Control) -> bool:
 
 
 def typed_value(field: forms.FormField, control: Control, ticked: frozenset[int] = frozenset()) -> str:
-    """What a press says, as a person would type it for ``field``: yes or no, a choice's number, the
-    ticked choices' numbers, or skip. The core reads and checks it like any typed value."""
+    """What a press says, as a person would type it for ``field``: yes or no, a choice's title, the
+    ticked choices' titles a line each, or skip. The core reads and checks it like any typed value.
+
+    Titles, not numbers: a typed number is a choice's value before it is a position (``["2", "1"]``).
+    """
     if control.action is Action.SKIP:
         return "skip"
     if field.type == "boolean":
         return "yes" if control.option == 0 else "no"
     if control.action is Action.SUBMIT:
-        return ", ".join(str(index + 1) for index in sorted(ticked))
-    return str(control.option + 1)
+        return "\n".join(field.labels[index] for index in sorted(ticked))
+    return field.labels[control.option]
 
 
 def next_step(view: StepView, given: dict[str, Any]) -> int | None:

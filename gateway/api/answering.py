@@ -106,10 +106,14 @@ async def _cancel_for(
 
 
 def form_content(
-    fields: list[forms.FormField], content: Any, key: str = "property"
+    fields: list[forms.FormField], content: Any, key: str = "property", *, by_position: bool = False
 ) -> tuple[list[Answer], dict[str, Any]]:
     """A form's accepted content (typed values by property, or shown answers by question), checked by
-    the one form validator: answers and typed content, or 400 VALIDATION_FAILED, one error per property."""
+    the one form validator: answers and typed content, or 400 VALIDATION_FAILED, one error per property.
+
+    ``by_position``: the answers were typed against the numbered form's text, so a bare number may pick
+    a choice by its position (after titles and values).
+    """
     errors: list[forms.FieldError] = []
     if isinstance(content, list):
         by_name = {field.name: field for field in fields}
@@ -124,7 +128,8 @@ def form_content(
                     forms.FieldError(str(name or entry.get("question")), "is not a field of this form")
                 )
                 continue
-            value, problem = forms.value_from_answer(field, list(entry.get("answer") or []))
+            answer = list(entry.get("answer") or [])
+            value, problem = forms.value_from_answer(field, answer, by_position=by_position)
             if problem is not None:
                 errors.append(forms.FieldError(field.name, problem))
             elif value is not None:
@@ -186,7 +191,7 @@ async def _accept_form(gateway: Gateway, prompt: Prompt, identity: str, action: 
     elif isinstance(content, str):  # typed as in chat: a one-property form's value, or `name: value` lines
         lines = forms.parse_lines(fields, content) or ({fields[0].name: content} if len(fields) == 1 else {})
         content = [{"question_id": name, "answer": [value]} for name, value in lines.items()]
-    shown, typed = form_content(fields, content)
+    shown, typed = form_content(fields, content, by_position=isinstance(action.content, str))
     result = await gateway.settle_answers(prompt, shown, identity, typed)
     if result.status is AnswerStatus.CONFLICT:
         raise await already_resolved(gateway, "ALREADY_RESOLVED", result.prompt)

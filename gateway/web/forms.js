@@ -135,13 +135,16 @@ function formContent(form, schema) {
   return content;
 }
 
-// The same content as structured answers, one per property, as a person would type them: a choice by
-// its number (a title may hold commas or spaces), yes/no for a boolean. The gateway turns them back
-// into typed values with the validator every chat reply goes through.
+// The same content as structured answers, one per property, as people see them: a choice by its title
+// (one entry each, so a title may hold commas or spaces), yes/no for a boolean. The gateway turns them
+// back into typed values with the validator every chat reply goes through.
 function formAnswers(form, schema) {
   return formFields(schema).map((field) => {
     const value = fieldValue(form, field);
-    const values = (choice) => String(formChoices(field.prop).findIndex((entry) => entry.value === choice) + 1);
+    const values = (choice) => {
+      const entry = formChoices(field.prop).find((option) => option.value === choice);
+      return entry ? entry.label.trim() : choice;
+    };
     let answer;
     if (value === undefined) answer = [];
     else if (field.prop.type === "boolean") answer = [value ? "yes" : "no"];

@@ -397,3 +397,87 @@ async def test_a_form_accepts_name_value_lines_as_typed_in_chat(
         input_path(prompt), json={"action": "accept", "content": "Name: Ada\nage: 36", "from": STARTER}
     )
     assert (response.status_code, response.json()["content"]) == (200, {"name": "Ada", "age": 36})
+
+
+# Hostile values ----------------------------------------------------------------------------------
+
+
+async def test_a_100k_character_email_is_refused_by_its_length_and_the_form_stays_open(
+    agent: httpx.AsyncClient, operator: httpx.AsyncClient
+) -> None:
+    run = await start_run(agent)
+    schema = {"type": "object", "properties": {"email": {"type": "string", "format": "email"}}}
+    prompt = await raise_form(agent, run["run_id"], schema)
+    for hostile in ("a@" + "." * 99_997 + "@", "@" * 100_000, "a@b." + "a." * 49_998):
+        response = await operator.post(
+            input_path(prompt), json={"action": "accept", "content": {"email": hostile}, "from": STARTER}
+        )
+        assert response.status_code == 400, response.text
+        error = response.json()["error"]
+        assert error["code"] == "VALIDATION_FAILED"
+        assert error["details"]["errors"] == [
+            {"property": "email", "problem": "must have at most 4096 characters"}
+        ]
+    assert (await agent.get(f"/v1/prompts/{prompt['prompt_id']}")).json()["prompt_state"] == "pending"
+
+
+@pytest.mark.parametrize("key", ["minimum", "maximum", "default"])
+@pytest.mark.parametrize("big", [10**400, -(10**400)], ids=["1e400", "-1e400"])
+async def test_a_schema_number_past_float_range_is_400_naming_the_property(
+    agent: httpx.AsyncClient, key: str, big: int
+) -> None:
+    run = await start_run(agent)
+    schema = {"type": "object", "properties": {"replicas": {"type": "integer", key: big}}}
+    response = await agent.post(
+        f"/v1/runs/{run['run_id']}/prompts",
+        json={"kind": "form", "message": "How many?", "requested_schema": schema},
+    )
+    assert response.status_code == 400, response.text
+    error = response.json()["error"]
+    assert error["code"] == "VALIDATION_FAILED" and "property 'replicas'" in error["message"]
+
+
+@pytest.mark.parametrize("big", [10**400, -(10**400), 10**4000], ids=["1e400", "-1e400", "1e4000"])
+async def test_form_content_past_float_range_is_400_naming_the_property(
+    agent: httpx.AsyncClient, operator: httpx.AsyncClient, big: int
+) -> None:
+    run = await start_run(agent)
+    prompt = await raise_form(agent, run["run_id"])
+    response = await operator.post(
+        input_path(prompt),
+        json={"action": "accept", "content": {"name": "Ada", "age": big}, "from": STARTER},
+    )
+    assert response.status_code == 400, response.text
+    error = response.json()["error"]
+    assert error["code"] == "VALIDATION_FAILED"
+    assert error["details"]["errors"] == [
+        {"property": "age", "problem": "must be a number between -1.8e308 and 1.8e308"}
+    ]
+    assert (await agent.get(f"/v1/prompts/{prompt['prompt_id']}")).json()["prompt_state"] == "pending"
+
+
+@pytest.mark.parametrize("text", ["9" * 5000, "1e400", "-" + "9" * 400])
+async def test_a_long_or_huge_typed_number_over_003_is_400_naming_the_field(
+    agent: httpx.AsyncClient, operator: httpx.AsyncClient, text: str
+) -> None:
+    run = await start_run(agent)
+    prompt = await raise_form(agent, run["run_id"])
+    answers = [{"questionId": "name", "otherText": "Ada"}, {"questionId": "age", "otherText": text}]
+    response = await operator.post(
+        respond_path(run, prompt["prompt_id"]),
+        json={"answers": answers},
+        headers={"X-Threadgate-From": STARTER},
+    )
+    assert response.status_code == 400, response.text
+    assert [e["questionId"] for e in response.json()["error"]["details"]["errors"]] == ["age"]
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["http://evil.example\\@127.0.0.1/", "http://evil.example@127.0.0.1/", "http://127.0.0.1\t.evil/"],
+)
+async def test_a_url_step_a_browser_would_open_elsewhere_is_400(agent: httpx.AsyncClient, url: str) -> None:
+    run = await start_run(agent)
+    response = await agent.post(f"/v1/runs/{run['run_id']}/prompts", json={**URL_STEP, "url": url})
+    assert response.status_code == 400, response.text
+    assert response.json()["error"]["code"] == "VALIDATION_FAILED"

@@ -171,10 +171,21 @@ def test_a_press_says_what_a_person_would_type_for_the_field() -> None:
     multi = forms.FormField("m", "array", "M", True, choices=(forms.Choice("x", "X"), forms.Choice("y", "Y")))
 
     assert typed_value(boolean, Control(Action.PICK, PROMPT_ID, 0, 1)) == "no"
-    assert typed_value(choice, Control(Action.PICK, PROMPT_ID, 0, 1)) == "2"
-    assert typed_value(multi, Control(Action.SUBMIT, PROMPT_ID, 0, 0), frozenset({1, 0})) == "1, 2"
+    assert typed_value(choice, Control(Action.PICK, PROMPT_ID, 0, 1)) == "Y"
+    assert typed_value(multi, Control(Action.SUBMIT, PROMPT_ID, 0, 0), frozenset({1, 0})) == "X\nY"
     assert typed_value(multi, Control(Action.SKIP, PROMPT_ID, 0, 0)) == "skip"
-    assert forms.parse_text(multi, "1, 2") == (["x", "y"], None)  # the core reads it back
+    assert forms.parse_text(multi, "X\nY") == (["x", "y"], None)  # the core reads it back
+
+
+def test_a_press_picks_its_own_choice_when_values_look_like_positions() -> None:
+    swapped = (forms.Choice("2", "2"), forms.Choice("1", "1"), forms.Choice("nyc", "New York, NY"))
+    choice = forms.FormField("c", "string", "C", True, choices=swapped)
+    multi = forms.FormField("m", "array", "M", True, choices=swapped)
+    for option, value in enumerate(["2", "1", "nyc"]):
+        typed = typed_value(choice, Control(Action.PICK, PROMPT_ID, 0, option))
+        assert forms.parse_text(choice, typed) == (value, None)
+    ticked = typed_value(multi, Control(Action.SUBMIT, PROMPT_ID, 0, 0), frozenset({0, 2}))
+    assert forms.parse_text(multi, ticked) == (["2", "nyc"], None)
 
 
 def test_the_form_is_at_the_first_field_the_draft_lacks() -> None:

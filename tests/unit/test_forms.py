@@ -246,3 +246,235 @@ def test_a_url_step_takes_https_or_http_to_loopback_only(url: str, ok: bool) -> 
     else:
         with pytest.raises(ValidationError, match="url must be https"):
             PromptRequest.model_validate(payload)
+
+
+# Hostile values: bounded work, no exception, one reading ----------------------------------------
+
+
+STRING = forms.check_schema(one({"type": "string"}))[0]
+SHORT = forms.check_schema(one({"type": "string", "maxLength": 8}))[0]
+EMAIL = BY_NAME["email"]
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "problem"),
+    [
+        (STRING, "x" * 4097, "must have at most 4096 characters"),
+        (EMAIL, "a@" + "." * 5000 + "@", "must have at most 4096 characters"),
+        (BY_NAME["env"], "p" * 5000, "must have at most 4096 characters"),
+        (SHORT, "@" * 9, "must have at most 8 characters (maxLength 8)"),
+    ],
+)
+def test_a_value_over_its_length_cap_gets_the_max_length_problem_before_any_other_check(
+    field: forms.FormField, value: str, problem: str
+) -> None:
+    assert forms.check_value(field, value) == problem
+    assert forms.parse_text(field, value) == (None, problem)
+
+
+def test_every_field_type_caps_typed_text_before_parsing_it() -> None:
+    for field in FIELDS:
+        assert forms.parse_text(field, "1" * 5000) == (None, _cap_problem(field)), field.name
+        assert forms.value_from_answer(field, ["9" * 5000]) == (None, _cap_problem(field)), field.name
+
+
+def _cap_problem(field: forms.FormField) -> str:
+    limit = forms.value_limit(field)
+    suffix = f" (maxLength {limit})" if field.max_length is not None else ""
+    return f"must have at most {limit} characters{suffix}"
+
+
+def test_surrounding_white_space_does_not_count_against_the_cap() -> None:
+    assert forms.parse_text(SHORT, "  12345678 \n") == ("12345678", None)
+
+
+@pytest.mark.parametrize(
+    ("prop", "named"),
+    [
+        ({"type": "string", "maxLength": 4097}, "maxLength must be at most 4096"),
+        (
+            {"type": "string", "enum": ["x" * 4097], "enumNames": ["Big"]},
+            "each choice's value has at most 4096 characters",
+        ),
+    ],
+)
+def test_a_schema_cannot_lift_the_value_cap(prop: dict[str, Any], named: str) -> None:
+    with pytest.raises(ValidationError) as raised:
+        form(one(prop, name="big"))
+    assert "property 'big'" in str(raised.value) and named in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("value", "ok"),
+    [
+        ("ada@example.com", True),
+        ("a.b+tag@mail.example.co.uk", True),
+        ("ada@example", False),
+        ("ada@.com", False),
+        ("ada@com.", False),
+        ("@example.com", False),
+        ("ada@@example.com", False),
+        ("ada@exa@mple.com", False),
+        ("ada @example.com", False),
+        ("ada@example.com\n", False),
+        ("ada@exa\u2003mple.com", False),
+        ("a@" + "." * 3000 + "@", False),
+    ],
+)
+def test_email_is_one_at_sign_no_white_space_and_a_dot_inside_the_domain(value: str, ok: bool) -> None:
+    assert (forms.check_value(EMAIL, value) is None) is ok
+
+
+DAY = forms.check_schema(one({"type": "string", "format": "date"}))[0]
+MOMENT = forms.check_schema(one({"type": "string", "format": "date-time"}))[0]
+
+
+@pytest.mark.parametrize(
+    ("value", "ok"),
+    [
+        ("2025-01-31", True),
+        ("2024-02-29", True),
+        ("2025-02-29", False),  # not a calendar day
+        ("2025-13-01", False),
+        ("0000-01-01", False),
+        ("2025-W01-1", False),  # ISO week date
+        ("2025-W01", False),
+        ("20250131", False),  # ISO basic format
+        ("2025-031", False),  # ISO ordinal date
+        ("2025-1-31", False),
+        ("２０２５-01-31", False),  # fullwidth digits
+        ("2025-01-31T00:00:00Z", False),
+    ],
+)
+def test_a_date_is_an_rfc_3339_full_date_only(value: str, ok: bool) -> None:
+    assert (forms.check_value(DAY, value) is None) is ok
+
+
+@pytest.mark.parametrize(
+    ("value", "ok"),
+    [
+        ("2025-01-31T09:30:00Z", True),
+        ("2025-01-31t09:30:00z", True),
+        ("2025-01-31T09:30:00.123456789+01:00", True),
+        ("2025-01-31T23:59:59-12:00", True),
+        ("20250131T093000+0100", False),  # ISO basic format
+        ("2025-W01-1T09:30:00Z", False),
+        ("2025-01-31T09:30:00", False),  # no offset
+        ("2025-01-31 09:30:00Z", False),  # RFC 3339 allows it in prose only; JSON Schema takes T
+        ("2025-01-31T09:30Z", False),
+        ("2025-01-31T09:30:00+0100", False),
+        ("2025-01-31T09:30:00+01", False),
+        ("2025-01-31T24:00:00Z", False),
+        ("2025-01-31T09:60:00Z", False),
+        ("2025-01-31T09:30:00.Z", False),
+        ("2025-01-31T09:30:00+24:00", False),
+        ("2025-02-30T09:30:00Z", False),
+        ("2025-01-31T09:30:00Z" + "0" * 100, False),
+    ],
+)
+def test_a_date_time_is_an_rfc_3339_date_time_only(value: str, ok: bool) -> None:
+    assert (forms.check_value(MOMENT, value) is None) is ok
+
+
+def test_a_uri_that_urlsplit_cannot_read_is_a_problem_not_an_exception() -> None:
+    uri = forms.check_schema(one({"type": "string", "format": "uri"}))[0]
+    assert forms.check_value(uri, "http://[abc/") == "must be a URI such as https://example.com (format uri)"
+    assert forms.check_value(uri, "https://example.com/x") is None
+
+
+RANGE = "must be a number between -1.8e308 and 1.8e308"
+
+
+@pytest.mark.parametrize(
+    "value", [10**400, -(10**400), 2**1024, float("inf")], ids=["1e400", "-1e400", "2^1024", "inf"]
+)
+@pytest.mark.parametrize("name", ["replicas", "ratio"])
+def test_numbers_past_float_range_are_a_problem_not_an_overflow(name: str, value: float) -> None:
+    _accepted, errors = forms.validate_content(FIELDS, {"env": "stg", "replicas": 1, name: value})
+    assert [(error.property, error.problem) for error in errors] == [(name, RANGE)]
+
+
+@pytest.mark.parametrize("text", ["1e400", "-1e400", "9" * 400, "inf"])
+def test_typed_numbers_past_float_range_are_refused(text: str) -> None:
+    assert forms.parse_text(BY_NAME["ratio"], text) == (None, RANGE)
+
+
+@pytest.mark.parametrize("key", ["minimum", "maximum", "default"])
+@pytest.mark.parametrize("value", [10**400, -(10**400)], ids=["1e400", "-1e400"])
+def test_a_schema_number_past_float_range_is_refused_naming_the_property(key: str, value: int) -> None:
+    with pytest.raises(ValidationError) as raised:
+        form(one({"type": "integer", key: value}, name="count"))
+    assert "property 'count'" in str(raised.value) and "1.8e308" in str(raised.value)
+
+
+CHOICES_LIKE_NUMBERS = forms.check_schema(
+    {
+        "type": "object",
+        "properties": {
+            "pick": {"type": "string", "enum": ["2", "1"]},
+            "named": {"type": "string", "enum": ["a", "b", "c"], "enumNames": ["3", "x", "y"]},
+            "many": {"type": "array", "items": {"enum": ["2", "1", "7"]}},
+        },
+    }
+)
+NUMBERISH = {field.name: field for field in CHOICES_LIKE_NUMBERS}
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "value"),
+    [
+        ("pick", "1", "1"),  # the value "1", not the first choice
+        ("pick", "2", "2"),
+        ("named", "3", "a"),  # the title "3" wins over the third position
+        ("named", "2", "b"),  # nothing reads "2": the second choice
+        ("many", "1, 2", ["1", "2"]),
+        ("many", "3", ["7"]),
+    ],
+)
+def test_a_typed_number_is_a_title_or_value_before_it_is_a_position(name: str, text: str, value: Any) -> None:
+    assert forms.parse_text(NUMBERISH[name], text) == (value, None)
+
+
+def test_shown_answers_name_choices_by_title_or_value_never_by_position() -> None:
+    env = BY_NAME["env"]
+    assert forms.value_from_answer(env, ["Production"]) == ("prod", None)
+    assert forms.value_from_answer(env, ["stg"]) == ("stg", None)
+    assert forms.value_from_answer(env, ["2"]) == (None, "must be one of: Staging, Production")
+    assert forms.value_from_answer(NUMBERISH["pick"], ["1"]) == ("1", None)
+    regions = BY_NAME["regions"]
+    assert forms.value_from_answer(regions, ["America", "eu"]) == (["us", "eu"], None)
+    assert forms.value_from_answer(regions, ["1"]) == (None, "may only hold: Europe, America")
+
+
+def test_a_multi_select_title_may_hold_commas_and_spaces() -> None:
+    cities = forms.check_schema(
+        one({"type": "array", "items": {"anyOf": [
+            {"const": "nyc", "title": "New York, NY"}, {"const": "la", "title": "Los Angeles"}]}})
+    )[0]  # fmt: skip
+    assert forms.value_from_answer(cities, ["New York, NY", "Los Angeles"]) == (["nyc", "la"], None)
+    assert forms.parse_text(cities, "New York, NY\nLos Angeles") == (["nyc", "la"], None)
+    assert forms.parse_text(cities, "Los Angeles") == (["la"], None)
+
+
+def test_name_value_lines_take_a_name_before_a_title_reading_the_same() -> None:
+    clashing = [  # as stored before check_schema refused such forms
+        forms.FormField("owner", "string", "team", False),
+        forms.FormField("team", "string", "Team name", False),
+    ]
+    assert forms.parse_lines(clashing, "team: red") == {"team": "red"}
+    assert forms.parse_lines(clashing, "TEAM: red\nowner: ada") == {"team": "red", "owner": "ada"}
+
+
+@pytest.mark.parametrize("title", ["team", "TEAM", " Team "])
+def test_a_title_that_is_another_fields_name_is_refused(title: str) -> None:
+    schema = {
+        "type": "object",
+        "properties": {"owner": {"type": "string", "title": title}, "team": {"type": "string"}},
+    }
+    with pytest.raises(ValidationError) as raised:
+        form(schema)
+    assert "property 'owner': its title is another field's name ('team')" in str(raised.value)
+
+
+def test_a_title_may_repeat_its_own_name() -> None:
+    assert forms.check_schema(one({"type": "string", "title": "Field"}, name="field"))[0].title == "Field"

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gateway.mapper import check_structured, map_approval, map_question, map_reply, map_text
+from gateway.mapper import check_structured, fits_question, map_approval, map_question, map_reply, map_text
 from gateway.models import Answer, PromptKind, PromptRequest, Question, has_visible_character
 
 DEPLOY = "What's the deployment target?"
@@ -176,11 +176,30 @@ def test_non_ascii_digits_are_not_numbers(text: str) -> None:
     assert map_question(DEPLOY_TARGET, text) == [text]
 
 
-def test_bare_number_picks_by_position_even_when_labels_look_like_numbers() -> None:
+def test_an_exact_label_wins_over_a_position_when_labels_look_like_numbers() -> None:
     question = single("10", "5", "1")
-    assert map_question(question, "1") == ["10"]
-    assert map_question(question, "2") == ["5"]
+    assert map_question(question, "1") == ["1"]  # the label "1", not the first option
+    assert map_question(question, " 5 ") == ["5"]
+    assert map_question(question, "2") == ["5"]  # no label reads "2": the second option
     assert map_question(question, "3") == ["1"]
+
+
+@pytest.mark.parametrize(
+    ("labels", "text", "answer"),
+    [
+        (("2", "1"), "1", ["1"]),
+        (("2", "1"), "1, 2", ["2", "1"]),
+        (("2", "1", "7"), "3", ["7"]),
+        (("2", "1", "7"), "1 3", ["1", "7"]),
+        (("b", "a"), "1", ["b"]),
+    ],
+)
+def test_multi_select_numbers_name_labels_reading_so_before_positions(
+    labels: tuple[str, ...], text: str, answer: list[str]
+) -> None:
+    question = multi(*labels)
+    assert map_question(question, text) == answer
+    assert fits_question(question, text)
 
 
 def test_out_of_range_number_falls_to_a_numeric_label() -> None:

@@ -306,10 +306,10 @@ SETUP_FORM: dict[str, Any] = {
 
 
 def form_answers(contact: str, replicas: str) -> list[dict[str, Any]]:
-    """What the page's Submit sends: one answer per property, a choice by its number, yes/no."""
+    """What the page's Submit sends: one answer per property, a choice by its title, yes/no."""
     return [
         {"question_id": "contact", "answer": [contact]},
-        {"question_id": "region", "answer": ["1"]},
+        {"question_id": "region", "answer": ["Europe, Ireland"]},
         {"question_id": "replicas", "answer": [replicas]},
         {"question_id": "public", "answer": ["yes"]},
         {"question_id": "alerts", "answer": []},
