@@ -15,12 +15,10 @@ import hmac
 import json
 import logging
 import os
-import random
 import socket
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -28,6 +26,7 @@ import httpx
 from redis.exceptions import ResponseError
 
 from gateway import __version__, metrics
+from gateway.backoff import Retry
 from gateway.logs import event
 from gateway.settings import Settings
 from gateway.signed import same_text, unix_seconds
@@ -106,19 +105,6 @@ def target(url: str) -> str:
 
 def delivery_id(event_id: str, url: str) -> str:
     return f"{event_id}@{hashlib.sha256(url.encode()).hexdigest()[:16]}"
-
-
-@dataclass(frozen=True, slots=True)
-class Retry:
-    """Backoff: ``base_s`` doubling per failure up to ``max_s``; given up ``give_up_s`` after the first."""
-
-    base_s: float = 2.0
-    max_s: float = 3600.0
-    give_up_s: float = 3 * 24 * 3600.0
-
-    def delay(self, failures: int) -> float:
-        raw: float = min(self.base_s * 2.0 ** (failures - 1), self.max_s)
-        return raw * random.uniform(0.8, 1.2)
 
 
 class WebhookDispatcher:
