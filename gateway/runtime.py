@@ -78,6 +78,14 @@ class Runtime:
             await channel.start(context)
             event("startup.channel", platform=channel.platform)
 
+    def drain(self) -> None:
+        """The server was told to stop (SIGTERM), before it waits for open requests: every long-poll
+        answers now as on a timeout (the prompt still pending, no messages), every event stream ends
+        with a reconnect hint, so nobody waiting on this process sees an error."""
+        event("shutdown.draining")
+        self.gateway.waiters.drain()
+        self.gateway.feeds.drain()
+
     async def stop(self) -> None:
         """Graceful stop (SIGTERM, after the server finished its in-flight requests): deliver what this
         process owes while the channels can still post, then stop them and hand their leases over at once.

@@ -37,6 +37,7 @@ _SSE_DOC: dict[int | str, dict[str, Any]] = {
         "content": {"text/event-stream": {"schema": {"type": "string"}}},
     }
 }
+RESTART_RETRY_MS = 1000  # the reconnect delay a stream ended by a restart asks for
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +105,9 @@ async def stream(
         await marker.mark()  # before the first line: once a listener sees it, answers resolve hot
     yield f"retry: 2000\n: connected at {position}\n\n".encode()
     while True:
+        if feeds.draining:  # the process is stopping: say so, then end; the client resumes elsewhere
+            yield f"retry: {RESTART_RETRY_MS}\n: the gateway is restarting; reconnect\n\n".encode()
+            return
         if marker is not None:
             await marker.mark()
         for entry in await feeds.read(tail, position, 100, wait_s=every_s):

@@ -17,13 +17,13 @@ from typing import Any, Generic, Literal, TypeVar
 import httpx
 from pydantic import BaseModel
 
+from gateway.backoff import Retry
 from gateway.client.errors import ApprovalMismatch, PromptCancelled, ThreadgateError, error_from
 from gateway.models import APPROVE, AgentDefinition, Prompt, PromptState, ReasonCode, Run
 
 DEFAULT_URL = "http://127.0.0.1:8787"
 LONG_POLL_S = 60.0
 MAX_BACKOFF_S = 2.0
-RETRY_STATUSES = frozenset({502, 503, 504})
 
 T = TypeVar("T")
 
@@ -206,26 +206,26 @@ def get_prompt(prompt_id: str, wait: float = 0) -> Flow[Prompt]:
 def wait_prompt(prompt_id: str, timeout: float | None, reconnect_delay: float) -> Flow[Prompt]:
     """Long-poll until the prompt settles, across any number of polls and gateway restarts.
 
-    Raises TimeoutError after ``timeout`` seconds (None: wait as long as it takes).
+    A wait is only a read, so any connection failure or 5xx (a process restarting, a proxy with no
+    backend) is retried with backoff and jitter, within ``timeout``. Raises TimeoutError after
+    ``timeout`` seconds (None: wait as long as it takes).
     """
     deadline = None if timeout is None else time.monotonic() + timeout
-    delay = reconnect_delay
+    backoff = Retry(base_s=reconnect_delay, max_s=MAX_BACKOFF_S)
+    failures = 0
     while True:
         left = LONG_POLL_S if deadline is None else deadline - time.monotonic()
         if left <= 0:
             raise TimeoutError(f"prompt {prompt_id} is still pending after {timeout} s")
         try:
             prompt = yield from get_prompt(prompt_id, wait=min(left, LONG_POLL_S))
-        except httpx.TransportError:
-            yield Pause(delay)
-            delay = _backoff(delay)
-            continue
-        except ThreadgateError as exc:
-            if exc.status not in RETRY_STATUSES:
+        except (httpx.TransportError, ThreadgateError) as exc:
+            if isinstance(exc, ThreadgateError) and exc.status < 500:
                 raise
-            yield Pause(delay)
+            failures += 1
+            yield Pause(min(backoff.delay(failures), left))
             continue
-        delay = reconnect_delay
+        failures = 0
         if prompt.prompt_state is not PromptState.PENDING:
             return prompt
 
