@@ -158,13 +158,15 @@ class CountedInbound:
 @dataclass(frozen=True, slots=True)
 class ChannelContext:
     """What a running channel gets from the gateway: the inbound sink, a way to hold a lease, and the
-    process's cap on open streams (for a channel that serves event streams itself), and whether the store
-    answers (a stream is not opened while it does not)."""
+    process's cap on open streams (for a channel that serves event streams itself), whether the store
+    answers (a stream is not opened while it does not), and whether the process is draining (told to
+    stop: a stream it serves ends now, with a reconnect hint)."""
 
     sink: InboundSink
     lease: Callable[[str], Lease]
     streams: StreamCaps | None = None
     store_available: Callable[[], bool] = lambda: True
+    draining: Callable[[], bool] = lambda: False
 
 
 @runtime_checkable

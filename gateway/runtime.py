@@ -73,6 +73,7 @@ class Runtime:
             lease=self.lease,
             streams=self.streams,
             store_available=lambda: self.health.available,
+            draining=lambda: self.gateway.feeds.draining,
         )
         for channel in self.channels:
             await channel.start(context)
@@ -81,7 +82,9 @@ class Runtime:
     def drain(self) -> None:
         """The server was told to stop (SIGTERM), before it waits for open requests: every long-poll
         answers now as on a timeout (the prompt still pending, no messages), every event stream ends
-        with a reconnect hint, so nobody waiting on this process sees an error."""
+        with a reconnect hint, so nobody waiting on this process sees an error. Once is enough."""
+        if self.gateway.feeds.draining:
+            return
         event("shutdown.draining")
         self.gateway.waiters.drain()
         self.gateway.feeds.drain()

@@ -24,7 +24,7 @@ from gateway.errors import not_found
 from gateway.feeds import Feeds
 from gateway.ids import parse_thread_id
 from gateway.service import WATCH_GRACE_MS, Gateway
-from gateway.sse import event_stream
+from gateway.sse import RESTART_HINT, event_stream
 from gateway.store.outage import store_unavailable
 
 router = APIRouter(prefix="/v1", tags=["agent side"])
@@ -37,7 +37,6 @@ _SSE_DOC: dict[int | str, dict[str, Any]] = {
         "content": {"text/event-stream": {"schema": {"type": "string"}}},
     }
 }
-RESTART_RETRY_MS = 1000  # the reconnect delay a stream ended by a restart asks for
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +105,7 @@ async def stream(
     yield f"retry: 2000\n: connected at {position}\n\n".encode()
     while True:
         if feeds.draining:  # the process is stopping: say so, then end; the client resumes elsewhere
-            yield f"retry: {RESTART_RETRY_MS}\n: the gateway is restarting; reconnect\n\n".encode()
+            yield RESTART_HINT
             return
         if marker is not None:
             await marker.mark()

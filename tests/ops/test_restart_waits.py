@@ -51,10 +51,10 @@ async def _raise(client: httpx.AsyncClient) -> dict[str, Any]:
     return body
 
 
-async def _event_stream(client: httpx.AsyncClient, opened: asyncio.Event) -> tuple[int, str]:
-    """Read the event stream until the server ends it: its status and everything it sent."""
+async def _event_stream(client: httpx.AsyncClient, path: str, opened: asyncio.Event) -> tuple[int, str]:
+    """Read an event stream until the server ends it: its status and everything it sent."""
     chunks: list[str] = []
-    async with client.stream("GET", "/v1/events", headers=AGENT, timeout=httpx.Timeout(30)) as response:
+    async with client.stream("GET", path, headers=AGENT, timeout=httpx.Timeout(30)) as response:
         async for chunk in response.aiter_text():
             chunks.append(chunk)
             opened.set()
@@ -70,19 +70,28 @@ async def test_sigterm_answers_open_long_polls_pending_and_ends_event_streams_cl
         poll = asyncio.create_task(
             client.get(f"/v1/prompts/{prompt['prompt_id']}", params={"wait": 30}, headers=AGENT)
         )
-        opened = asyncio.Event()
-        stream = asyncio.create_task(_event_stream(client, opened))
+        inbox = asyncio.create_task(client.get("/v1/messages", params={"wait": 30}, headers=AGENT))
+        opened, page_opened = asyncio.Event(), asyncio.Event()
+        stream = asyncio.create_task(_event_stream(client, "/v1/events", opened))
+        page = asyncio.create_task(_event_stream(client, "/chat/restart/events", page_opened))
         await until_watched(store, THREAD, prompt["prompt_id"])
         await asyncio.wait_for(opened.wait(), 10)
+        await asyncio.wait_for(page_opened.wait(), 10)
         process.running.send_signal(signal.SIGTERM)
         polled = await poll
+        messages = await inbox
         status, sent = await stream
+        page_status, page_sent = await page
     await store.aclose()
     assert polled.status_code == 200, polled.text
     assert polled.json()["prompt_state"] == "pending"
+    assert messages.status_code == 200, messages.text
+    assert messages.json()["items"] == []
     assert status == 200
     assert sent.rstrip().endswith(": the gateway is restarting; reconnect")
     assert "retry: 1000" in sent
+    assert page_status == 200
+    assert page_sent.rstrip().endswith(": the gateway is restarting; reconnect")
     assert process.running.wait(timeout=20) in (0, -signal.SIGTERM)
 
 
