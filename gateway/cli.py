@@ -29,6 +29,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     from gateway.api import create_app
     from gateway.runtime import Runtime
+    from gateway.serving import DrainingServer
     from gateway.settings import Settings
 
     settings = Settings()
@@ -42,9 +43,9 @@ def _serve(args: argparse.Namespace) -> int:
     if not runtime.connection.durable:
         print("Warning: REDIS_URL is unset, so state will not survive a restart.", flush=True)
     print(f"Channels: {platforms}", flush=True)
-    # On SIGTERM the server stops accepting, gives in-flight requests this long (long-polls and event
-    # streams would otherwise hold it open for as long as they last), then the runtime stops gracefully.
-    uvicorn.run(
+    # On SIGTERM the server stops accepting, ends every long-poll and event stream at once (answered as
+    # a timeout would be), gives in-flight requests the grace period, then the runtime stops gracefully.
+    config = uvicorn.Config(
         app,
         host=host,
         port=port,
@@ -53,6 +54,7 @@ def _serve(args: argparse.Namespace) -> int:
         lifespan="on",
         timeout_graceful_shutdown=settings.threadgate_shutdown_grace_s,
     )
+    DrainingServer(config, runtime).run()
     return 0
 
 

@@ -85,10 +85,21 @@ class Runtime:
             store_available=lambda: self.health.available,
             audiences=Audiences(self.store),
             limiter=RateLimiter(self.connection.client, limit=1, window_s=1),  # each rule gives its own
+            draining=lambda: self.gateway.feeds.draining,
         )
         for channel in self.channels:
             await channel.start(context)
             event("startup.channel", platform=channel.platform)
+
+    def drain(self) -> None:
+        """The server was told to stop (SIGTERM), before it waits for open requests: every long-poll
+        answers now as on a timeout (the prompt still pending, no messages), every event stream ends
+        with a reconnect hint, so nobody waiting on this process sees an error. Once is enough."""
+        if self.gateway.feeds.draining:
+            return
+        event("shutdown.draining")
+        self.gateway.waiters.drain()
+        self.gateway.feeds.drain()
 
     async def stop(self) -> None:
         """Graceful stop (SIGTERM, after the server finished its in-flight requests): deliver what this

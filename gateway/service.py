@@ -353,7 +353,7 @@ class Gateway:
                 return prompt
             while prompt.pending:
                 remaining = deadline - asyncio.get_running_loop().time()
-                if remaining <= 0:
+                if remaining <= 0 or self.waiters.draining:  # draining: answered pending, as on timeout
                     break
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(remaining):  # no task per waiter, unlike wait_for

@@ -11,6 +11,10 @@ from gateway.feeds import StreamSlot
 
 HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 SEND_TIMEOUT_S = 30.0  # a client that reads nothing for this long is dropped, not buffered for forever
+# At SIGTERM a stream's own body ends it (with RESTART_HINT, once the runtime drains); the library's
+# cut-off on the exit signal waits this long first, so the last frame is not lost to a race.
+SHUTDOWN_GRACE_S = 2.0
+RESTART_HINT = b"retry: 1000\n: the gateway is restarting; reconnect\n\n"
 
 
 def _heartbeat() -> ServerSentEvent:
@@ -28,6 +32,7 @@ class SlotStream(EventSourceResponse):
             ping_message_factory=_heartbeat,
             sep="\n",  # the frames are written with LF; one line ending throughout
             send_timeout=SEND_TIMEOUT_S,
+            shutdown_grace_period=SHUTDOWN_GRACE_S,
         )
         self.slot = slot
 

@@ -48,6 +48,7 @@ class Waiters:
         self._events: dict[str, set[Settled]] = {}
         self._task: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
+        self.draining = False  # set at shutdown: every wait ends now with the prompt as it stands
 
     async def start(self) -> None:
         self._task = asyncio.create_task(self._listen(), name="threadgate.waiters")
@@ -88,6 +89,12 @@ class Waiters:
         for watchers in self._events.values():
             for flag in watchers:
                 flag.set()
+
+    def drain(self) -> None:
+        """The process is stopping: wake every waiter, and let no new wait hold (a long-poll answers the
+        prompt as it stands, still pending, as a timeout does, so the agent simply polls again)."""
+        self.draining = True
+        self.notify_all()
 
     def _heard(self, data: str) -> None:
         prompt_id = data.partition(" ")[0]

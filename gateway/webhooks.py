@@ -15,12 +15,10 @@ import hmac
 import json
 import logging
 import os
-import random
 import socket
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -28,8 +26,10 @@ import httpx
 from redis.exceptions import ResponseError
 
 from gateway import __version__, metrics
+from gateway.backoff import Retry
 from gateway.logs import event
 from gateway.settings import Settings
+from gateway.signed import same_text, unix_seconds
 from gateway.store import keys
 from gateway.store.outage import StoreHealth
 from gateway.tasks import cancel_and_wait
@@ -79,18 +79,20 @@ def verify(
 ) -> bool:
     """Check an ``X-Threadgate-Signature`` header on a received body (for receivers; constant time).
 
+    False for anything it cannot read, never an exception.
+
     >>> header = sign("s3cret", b'{"id":"e1"}', 1700000000)
     >>> verify("s3cret", header, b'{"id":"e1"}', now=1700000010)
     True
     """
     fields = dict(part.split("=", 1) for part in header.split(",") if "=" in part)
-    stamp = fields.get("t", "")
-    if not stamp.isdigit() or "v1" not in fields:
+    stamp = unix_seconds(fields.get("t"))
+    if stamp is None or "v1" not in fields:
         return False
-    if abs((time.time() if now is None else now) - int(stamp)) > tolerance_s:
+    if abs((time.time() if now is None else now) - stamp) > tolerance_s:
         return False
-    expected = sign(secret, body, int(stamp)).split("v1=", 1)[1]
-    return hmac.compare_digest(expected, fields["v1"])
+    expected = sign(secret, body, stamp).split("v1=", 1)[1]
+    return same_text(fields["v1"], expected)
 
 
 def target(url: str) -> str:
@@ -103,19 +105,6 @@ def target(url: str) -> str:
 
 def delivery_id(event_id: str, url: str) -> str:
     return f"{event_id}@{hashlib.sha256(url.encode()).hexdigest()[:16]}"
-
-
-@dataclass(frozen=True, slots=True)
-class Retry:
-    """Backoff: ``base_s`` doubling per failure up to ``max_s``; given up ``give_up_s`` after the first."""
-
-    base_s: float = 2.0
-    max_s: float = 3600.0
-    give_up_s: float = 3 * 24 * 3600.0
-
-    def delay(self, failures: int) -> float:
-        raw: float = min(self.base_s * 2.0 ** (failures - 1), self.max_s)
-        return raw * random.uniform(0.8, 1.2)
 
 
 class WebhookDispatcher:

@@ -16,9 +16,11 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from channels.slack.calls import MAX_INLINE_WAIT_S, call
-from channels.slack.events import Redeliver, build_app
+from channels.slack.events import build_app
+from channels.slack.identity import AppIdentity
 from channels.slack.inbound import BotIdentity, to_inbound
 from channels.slack.presses import Presses
+from channels.slack.redeliver import Redeliver
 from channels.slack.render import SlackMessage, render_item, render_notice, render_settled
 from channels.slack.socket import SocketModeLink
 from channels.slack.threads import start_thread as start_session_thread
@@ -73,7 +75,8 @@ class SlackChannel:
         self.app_token = app_token
         self.allow_bots = allow_bots
         self.max_inline_wait = max_inline_wait
-        self.app = build_app(self.client, signing_secret, self._on_event)
+        self.identity = AppIdentity(self.client, max_wait=max_inline_wait)
+        self.app = build_app(self.client, signing_secret, self._on_event, self.identity)
         self.presses = Presses(self.client, self.notify_private, max_inline_wait=max_inline_wait)
         self.presses.install(self.app)
         self._http = AsyncSlackRequestHandler(self.app)
@@ -88,24 +91,20 @@ class SlackChannel:
     # Lifecycle -------------------------------------------------------------------------------------
 
     async def start(self, context: ChannelContext) -> None:
-        """Check the token in the background; hold the Socket Mode connection under a lease if configured."""
+        """Learn the bot's identity in the background (events are redelivered until it is known); hold the
+        Socket Mode connection under a lease if configured."""
         self._context = context
         self.presses.sink = context.sink
-        self._check_task = asyncio.create_task(self._check_token(), name="threadgate.slack.auth_test")
+        self._check_task = asyncio.create_task(self.identity.resolve(), name="threadgate.slack.auth_test")
+        # Slack usually answers at once: wait for its first answer so the first events need no redelivery.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.identity.first_answer.wait(), self.max_inline_wait)
         if self._link is not None and self.app_token is not None:
             self._link.open()
             self._lease = context.lease(lease_name("slack", self.app_token))
             self._lease_task = asyncio.create_task(
                 self._lease.run(self._link.hold), name="threadgate.slack.socket_mode"
             )
-
-    async def _check_token(self) -> None:
-        """Say in the log which workspace and bot the token belongs to, or why it does not work."""
-        try:
-            identity = await call("auth.test", self.client.auth_test, max_wait=self.max_inline_wait)
-            event("slack.ready", team=identity.get("team_id"), bot_user=identity.get("user_id"))
-        except ChannelError as exc:
-            event("slack.auth_failed", logging.WARNING, error=str(exc))
 
     async def stop(self) -> None:
         if self._check_task is not None:

@@ -2,9 +2,10 @@
 
 The same app serves the HTTP Events API (``POST /slack/events``) and Socket Mode. Listeners run before
 the acknowledgement (``process_before_response``), so Slack hears 200 only once the message is safe
-with the core; a failure that may pass (``Redeliver``) answers 500 and Slack delivers the event again
-(deduplicated by the core). An event that cannot be read or handled is logged once and acknowledged:
-delivered again, it would fail again.
+with the core; a failure that may pass (``Redeliver``: the store, or the bot's identity not known yet)
+answers 500 (in Socket Mode: no acknowledgement) and Slack delivers the event again (deduplicated by
+the core). An event that cannot be read or handled is logged once and acknowledged: delivered again, it
+would fail again.
 """
 
 from __future__ import annotations
@@ -17,20 +18,18 @@ from typing import Any
 from slack_bolt.async_app import AsyncApp, AsyncBoltContext
 from slack_bolt.error import BoltUnhandledRequestError
 from slack_bolt.logger.messages import warning_client_prioritized_and_token_skipped
+from slack_bolt.middleware.authorization.async_single_team_authorization import AsyncSingleTeamAuthorization
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
 from slack_sdk.web.async_client import AsyncWebClient
 
+from channels.slack.identity import AppIdentity, KnownIdentityAuthorization
 from channels.slack.inbound import BotIdentity
+from channels.slack.redeliver import Redeliver
 from gateway.logs import event, failure
 
 OnEvent = Callable[[dict[str, Any], str, BotIdentity], Awaitable[None]]
 BOLT_LOGGER = "slack_bolt.AsyncApp"
-
-
-class Redeliver(Exception):
-    """An event that was read but not taken, for a reason that may pass (the store is away, the channel
-    is starting): Slack is answered 500 and delivers it again."""
 
 
 class _SameTokenTwice(logging.Filter):
@@ -54,8 +53,24 @@ def event_ref(body: object) -> dict[str, Any]:
 
 
 class ThreadgateBoltApp(AsyncApp):
-    """Bolt's app, except that a request Bolt cannot even hand to its error handler (it reads fields such
-    as ``actions`` for every handler's arguments) is logged and acknowledged rather than raised."""
+    """Bolt's app, except that the bot's identity comes from ``AppIdentity`` (never an ``auth.test`` per
+    request), and that a request Bolt cannot even hand to its error handler (it reads fields such as
+    ``actions`` for every handler's arguments) is logged and acknowledged rather than raised."""
+
+    def __init__(self, identity: AppIdentity, **kwargs: Any) -> None:
+        self._identity = identity  # read by _init_async_middleware_list, which Bolt's __init__ calls
+        super().__init__(**kwargs)
+
+    def _init_async_middleware_list(self, *args: Any, **kwargs: Any) -> None:
+        done = self._init_middleware_list_done
+        super()._init_async_middleware_list(*args, **kwargs)
+        if not done:
+            self._async_middleware_list[:] = [
+                KnownIdentityAuthorization(self._identity)
+                if isinstance(m, AsyncSingleTeamAuthorization)
+                else m
+                for m in self._async_middleware_list
+            ]
 
     async def async_dispatch(self, req: AsyncBoltRequest) -> BoltResponse:
         try:
@@ -78,12 +93,16 @@ async def on_error(error: Exception, body: dict[str, Any]) -> BoltResponse | Non
     return BoltResponse(status=200, body="")
 
 
-def build_app(client: AsyncWebClient, signing_secret: str | None, on_event: OnEvent) -> AsyncApp:
-    """A Bolt app on ``client``. Without a signing secret it serves Socket Mode only (no HTTP route)."""
+def build_app(
+    client: AsyncWebClient, signing_secret: str | None, on_event: OnEvent, identity: AppIdentity
+) -> AsyncApp:
+    """A Bolt app on ``client``, authorized by ``identity``. Without a signing secret it serves Socket Mode
+    only (no HTTP route)."""
     bolt_logger = logging.getLogger(BOLT_LOGGER)
     if not any(isinstance(f, _SameTokenTwice) for f in bolt_logger.filters):
         bolt_logger.addFilter(_SameTokenTwice())
     app = ThreadgateBoltApp(
+        identity,
         name="threadgate",
         client=client,
         signing_secret=signing_secret or "",

@@ -16,9 +16,9 @@ from urllib.parse import parse_qsl
 
 from gateway.errors import GatewayError
 from gateway.jsonbody import parse_json
+from gateway.signed import fresh, same_text
 
 MAX_SKEW_S = 300
-MAX_TIMESTAMP_DIGITS = 12
 MAX_DEPTH = 64
 MAX_FORM_FIELDS = 100
 TIMESTAMP_HEADER = "x-slack-request-timestamp"
@@ -32,9 +32,7 @@ def signature_of(secret: str, timestamp: str, body: bytes) -> str:
 
 def fresh_timestamp(value: str | None, now: float) -> bool:
     """Plain ASCII digits, at most 12 of them, within ``MAX_SKEW_S`` of ``now``."""
-    if not value or len(value) > MAX_TIMESTAMP_DIGITS or not value.isascii() or not value.isdigit():
-        return False
-    return abs(now - int(value)) <= MAX_SKEW_S
+    return fresh(value, now, MAX_SKEW_S)
 
 
 def is_signed(secret: str, headers: Mapping[str, str], body: bytes, now: float | None = None) -> bool:
@@ -43,8 +41,7 @@ def is_signed(secret: str, headers: Mapping[str, str], body: bytes, now: float |
     if not fresh_timestamp(timestamp, time.time() if now is None else now):
         return False
     assert timestamp is not None
-    presented = headers.get(SIGNATURE_HEADER, "").encode("utf-8", "surrogateescape")
-    return hmac.compare_digest(signature_of(secret, timestamp, body).encode(), presented)
+    return same_text(headers.get(SIGNATURE_HEADER), signature_of(secret, timestamp, body))
 
 
 def _not_slack(message: str) -> GatewayError:

@@ -29,6 +29,7 @@ from channels.telegram.send import MAX_INLINE_WAIT_S, Sender, safe_text
 from channels.telegram.threads import start_thread as start_session_thread
 from channels.telegram.updates import log_unreadable, read_update
 from channels.telegram.webhook import check_secret, webhook_route
+from gateway.backoff import Retry
 from gateway.channel import ChannelContext, ChannelError, MessageRef
 from gateway.ids import ThreadRef, parse_thread_id
 from gateway.lease import Lease, lease_name
@@ -36,10 +37,12 @@ from gateway.logs import event
 from gateway.models import ThreadItem
 from gateway.render import PromptView
 from gateway.service import Outcome
+from gateway.tasks import cancel_and_wait
 
 DEFAULT_BASE_URL = "https://api.telegram.org/bot"
 REMEMBERED = 10_000
 STOP_TIMEOUT_S = 10.0
+IDENTITY_RETRY = Retry(base_s=1.0, max_s=60.0)
 
 # The message being handled right now, so a private notice can answer it: (thread id, sender, message id).
 _handling: ContextVar[tuple[str, str, int] | None] = ContextVar("telegram_handling", default=None)
@@ -107,12 +110,19 @@ class TelegramChannel:
         self.lease: Lease | None = None
         self._lease_task: asyncio.Task[None] | None = None
         self._turn_messages = _Recent()  # thread id → the last message queued for the agent there
+        self.identity_retry = IDENTITY_RETRY
+        self._known = asyncio.Event()  # set once getMe answered: until then updates wait to be sent again
+        self._identity_task: asyncio.Task[None] | None = None
 
     # Lifecycle -------------------------------------------------------------------------------------
 
     async def start(self, context: ChannelContext) -> None:
         """Learn who the bot is, then set the webhook, or poll while this process holds the token's lease."""
         await self._learn_identity(fail_on_token=True)
+        if not self._known.is_set():
+            self._identity_task = asyncio.create_task(
+                self._keep_learning(), name="threadgate.telegram.get_me"
+            )
         self._context = context
         self.presses.sink = context.sink
         if self.webhook_url is not None:
@@ -124,6 +134,9 @@ class TelegramChannel:
 
     async def stop(self) -> None:
         """Stop polling and give the lease up at once, so another process can take over."""
+        if self._identity_task is not None:
+            await cancel_and_wait([self._identity_task])
+            self._identity_task = None
         if self.poller is not None:
             self.poller.close()
         if self.lease is not None:
@@ -158,6 +171,16 @@ class TelegramChannel:
             return
         me = self.bot.bot
         self.identity = BotIdentity(user_id=me.id, username=me.username)
+        self._known.set()
+
+    async def _keep_learning(self) -> None:
+        """Ask getMe again, with backoff, until it answers: without the bot's username a reply that
+        starts with ``@bot`` would be read wrongly, so updates are refused meanwhile (Telegram resends)."""
+        failures = 0
+        while not self._known.is_set():
+            failures += 1
+            await asyncio.sleep(self.identity_retry.delay(failures))
+            await self._learn_identity()
 
     async def _set_webhook(self) -> None:
         assert self.webhook_url is not None
@@ -173,14 +196,14 @@ class TelegramChannel:
     async def _poll(self, fence: int) -> None:
         """The lease's work: this process is the token's only poller while it runs."""
         assert self.poller is not None
-        if self.identity.username is None:
-            await self._learn_identity()
-        await self.poller.run(fence)
+        # Nothing is fetched, so nothing confirmed, before the bot is known.
+        if await self.poller.until(self._known):
+            await self.poller.run(fence)
 
     # Inbound ---------------------------------------------------------------------------------------
 
     async def _handle_json(self, data: dict[str, Any]) -> bool:
-        if self._context is None:
+        if self._context is None or not self._known.is_set():  # 503: Telegram sends it again
             return False
         update = read_update(data, self.bot)
         if update is not None:  # an unreadable one is acknowledged: sent again, it would read no better

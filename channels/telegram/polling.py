@@ -139,6 +139,10 @@ class Poller:
         event("telegram.polling.failed", level, error=safe_text(exc, self._token), retry_in=delay, hint=hint)
         return delay
 
+    async def until(self, ready: asyncio.Event) -> bool:
+        """Wait for ``ready``; False if polling is closed first."""
+        return await self._unless_closing(ready.wait()) is not None
+
     async def _pause(self, seconds: float) -> None:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._closing.wait(), seconds)

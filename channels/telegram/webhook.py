@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hmac
 import logging
 from collections.abc import Awaitable, Callable
 
@@ -13,6 +12,7 @@ from starlette.routing import Route
 from gateway.errors import GatewayError
 from gateway.jsonbody import parse_json
 from gateway.logs import event, redact
+from gateway.signed import same_text
 
 PATH = "/telegram/webhook"
 SECRET_HEADER = "x-telegram-bot-api-secret-token"
@@ -29,7 +29,7 @@ def check_secret(secret: str) -> None:
 
 
 def secret_matches(supplied: str | None, secret: str) -> bool:
-    return hmac.compare_digest((supplied or "").encode(), secret.encode())
+    return same_text(supplied, secret)
 
 
 def _error(code: str, message: str, status: int) -> JSONResponse:

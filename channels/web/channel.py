@@ -28,7 +28,7 @@ from gateway.ids import ThreadRef, parse_thread_id
 from gateway.jsonbody import is_json_media_type, unsupported_media_type
 from gateway.models import InboundMessage, ThreadItem
 from gateway.service import NOT_ALLOWED_NOTICE, STALE_NOTICE, Outcome
-from gateway.sse import event_stream
+from gateway.sse import RESTART_HINT, event_stream
 from gateway.store.outage import store_unavailable
 
 # A message at its cap with every character sent as an escaped surrogate pair (12 bytes), and the rest.
@@ -198,6 +198,9 @@ class WebChannel:
         yield b"retry: 2000\n\n"
         cursor = after
         while (context := self._context) is not None:
+            if context.draining():  # the process is stopping: the page reconnects to another one
+                yield RESTART_HINT
+                return
             # Served from the process's one follower of this thread's log: a waiting page holds no
             # Redis connection.
             for entry_id, entry in await context.sink.read_thread(thread_id, cursor, 100, self.heartbeat_s):

@@ -24,7 +24,7 @@ from gateway.errors import not_found
 from gateway.feeds import Feeds
 from gateway.ids import parse_thread_id
 from gateway.service import WATCH_GRACE_MS, Gateway
-from gateway.sse import event_stream
+from gateway.sse import RESTART_HINT, event_stream
 from gateway.store.outage import store_unavailable
 
 router = APIRouter(prefix="/v1", tags=["agent side"])
@@ -104,6 +104,9 @@ async def stream(
         await marker.mark()  # before the first line: once a listener sees it, answers resolve hot
     yield f"retry: 2000\n: connected at {position}\n\n".encode()
     while True:
+        if feeds.draining:  # the process is stopping: say so, then end; the client resumes elsewhere
+            yield RESTART_HINT
+            return
         if marker is not None:
             await marker.mark()
         for entry in await feeds.read(tail, position, 100, wait_s=every_s):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import time
+import urllib.parse
 from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
@@ -16,13 +17,13 @@ from typing import Any, Generic, Literal, TypeVar
 import httpx
 from pydantic import BaseModel
 
+from gateway.backoff import Retry
 from gateway.client.errors import ApprovalMismatch, PromptCancelled, ThreadgateError, error_from
 from gateway.models import APPROVE, AgentDefinition, Prompt, PromptState, ReasonCode, Run
 
 DEFAULT_URL = "http://127.0.0.1:8787"
 LONG_POLL_S = 60.0
 MAX_BACKOFF_S = 2.0
-RETRY_STATUSES = frozenset({502, 503, 504})
 
 T = TypeVar("T")
 
@@ -36,6 +37,13 @@ def auth_headers(token: str | None) -> dict[str, str]:
 def base_url(url: str | None) -> str:
     """``url``, else ``THREADGATE_URL``, else the local default, without a trailing slash."""
     return (url or os.environ.get("THREADGATE_URL") or DEFAULT_URL).rstrip("/")
+
+
+def seg(value: str) -> str:
+    """``value`` as one path segment: every reserved character escaped (``/``, ``?``, ``#``, ``%``), and a
+    segment of dots too (``.`` and ``..`` would otherwise be resolved away by the HTTP client)."""
+    quoted = urllib.parse.quote(value, safe="")
+    return quoted.replace(".", "%2E") if set(value) == {"."} else quoted
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,22 +124,22 @@ def create_run(thread_id: str, agent: str, started_by: str | None) -> Flow[Run]:
 
 
 def end_run(run_id: str) -> Flow[Run]:
-    return Run.model_validate((yield Call("POST", f"/v1/runs/{run_id}/end")))
+    return Run.model_validate((yield Call("POST", f"/v1/runs/{seg(run_id)}/end")))
 
 
 def abort_run(run_id: str) -> Flow[Run]:
-    return Run.model_validate((yield Call("POST", f"/v1/runs/{run_id}/abort")))
+    return Run.model_validate((yield Call("POST", f"/v1/runs/{seg(run_id)}/abort")))
 
 
 def session_thread(session_key: str, channel: str, header: str) -> Flow[str]:
     body = {"channel": channel, "header": header}
-    data = yield Call("PUT", f"/v1/sessions/{session_key}/thread", body=body)
+    data = yield Call("PUT", f"/v1/sessions/{seg(session_key)}/thread", body=body)
     return str(data["thread_id"])
 
 
 def session_call(session_key: str, call_id: str) -> Flow[str | None]:
     try:
-        data = yield Call("GET", f"/v1/sessions/{session_key}/calls/{call_id}")
+        data = yield Call("GET", f"/v1/sessions/{seg(session_key)}/calls/{seg(call_id)}")
     except ThreadgateError as exc:
         if exc.code == "CALL_NOT_FOUND":
             return None
@@ -141,7 +149,7 @@ def session_call(session_key: str, call_id: str) -> Flow[str | None]:
 
 def bind_session_call(session_key: str, call_id: str, prompt_id: str, replaces: str | None) -> Flow[str]:
     body = {"prompt_id": prompt_id, "replaces": replaces}
-    data = yield Call("PUT", f"/v1/sessions/{session_key}/calls/{call_id}", body=body)
+    data = yield Call("PUT", f"/v1/sessions/{seg(session_key)}/calls/{seg(call_id)}", body=body)
     return str(data["prompt_id"])
 
 
@@ -169,7 +177,7 @@ def raise_prompt(run_id: str, body: dict[str, Any], reconnect_delay: float) -> F
     delay = reconnect_delay
     while True:
         try:
-            return Prompt.model_validate((yield Call("POST", f"/v1/runs/{run_id}/prompts", body=body)))
+            return Prompt.model_validate((yield Call("POST", f"/v1/runs/{seg(run_id)}/prompts", body=body)))
         except httpx.ConnectError:
             yield Pause(delay)
             delay = _backoff(delay)
@@ -191,40 +199,40 @@ def prompt_body(
 
 
 def get_prompt(prompt_id: str, wait: float = 0) -> Flow[Prompt]:
-    call = Call("GET", f"/v1/prompts/{prompt_id}", params={"wait": wait or None}, timeout=wait + 30.0)
+    call = Call("GET", f"/v1/prompts/{seg(prompt_id)}", params={"wait": wait or None}, timeout=wait + 30.0)
     return Prompt.model_validate((yield call))
 
 
 def wait_prompt(prompt_id: str, timeout: float | None, reconnect_delay: float) -> Flow[Prompt]:
     """Long-poll until the prompt settles, across any number of polls and gateway restarts.
 
-    Raises TimeoutError after ``timeout`` seconds (None: wait as long as it takes).
+    A wait is only a read, so any connection failure or 5xx (a process restarting, a proxy with no
+    backend) is retried with backoff and jitter, within ``timeout``. Raises TimeoutError after
+    ``timeout`` seconds (None: wait as long as it takes).
     """
     deadline = None if timeout is None else time.monotonic() + timeout
-    delay = reconnect_delay
+    backoff = Retry(base_s=reconnect_delay, max_s=MAX_BACKOFF_S)
+    failures = 0
     while True:
         left = LONG_POLL_S if deadline is None else deadline - time.monotonic()
         if left <= 0:
             raise TimeoutError(f"prompt {prompt_id} is still pending after {timeout} s")
         try:
             prompt = yield from get_prompt(prompt_id, wait=min(left, LONG_POLL_S))
-        except httpx.TransportError:
-            yield Pause(delay)
-            delay = _backoff(delay)
-            continue
-        except ThreadgateError as exc:
-            if exc.status not in RETRY_STATUSES:
+        except (httpx.TransportError, ThreadgateError) as exc:
+            if isinstance(exc, ThreadgateError) and exc.status < 500:
                 raise
-            yield Pause(delay)
+            failures += 1
+            yield Pause(min(backoff.delay(failures), left))
             continue
-        delay = reconnect_delay
+        failures = 0
         if prompt.prompt_state is not PromptState.PENDING:
             return prompt
 
 
 def cancel_prompt(prompt_id: str, reason: str | None) -> Flow[Prompt]:
     body = {"reason": reason} if reason else None
-    return Prompt.model_validate((yield Call("POST", f"/v1/prompts/{prompt_id}/cancel", body=body)))
+    return Prompt.model_validate((yield Call("POST", f"/v1/prompts/{seg(prompt_id)}/cancel", body=body)))
 
 
 def list_prompts(
@@ -237,11 +245,11 @@ def list_prompts(
 
 def post_message(thread_id: str, text: str) -> Flow[dict[str, Any]]:
     body = {"content": [{"type": "text", "text": text}]}
-    return dict((yield Call("POST", f"/v1/threads/{thread_id}/items", body=body)))
+    return dict((yield Call("POST", f"/v1/threads/{seg(thread_id)}/items", body=body)))
 
 
 def thread_items(thread_id: str, after: str | None, limit: int) -> Flow[Page[dict[str, Any]]]:
-    data = yield Call("GET", f"/v1/threads/{thread_id}/items", params={"after": after, "limit": limit})
+    data = yield Call("GET", f"/v1/threads/{seg(thread_id)}/items", params={"after": after, "limit": limit})
     return Page(list(data["items"]), data["cursor"])
 
 
@@ -265,7 +273,7 @@ EVENTS_TIMEOUT = httpx.Timeout(10.0, read=None)
 
 def list_inputs(agent: str, cursor: str | None, limit: int) -> Flow[Page[Prompt]]:
     params = {"state": "pending", "cursor": cursor, "limit": limit}
-    data = yield Call("GET", f"/v1/agents/{agent}/inputs", params=params)
+    data = yield Call("GET", f"/v1/agents/{seg(agent)}/inputs", params=params)
     return Page([Prompt.model_validate(item) for item in data["items"]], data["cursor"])
 
 
@@ -279,7 +287,9 @@ def answer_input(
     body: dict[str, Any] = {"action": action, "from": from_}
     if content is not None:
         body["content"] = content
-    return Prompt.model_validate((yield Call("POST", f"/v1/agents/{agent}/inputs/{prompt_id}", body=body)))
+    return Prompt.model_validate(
+        (yield Call("POST", f"/v1/agents/{seg(agent)}/inputs/{seg(prompt_id)}", body=body))
+    )
 
 
 def respond(
@@ -292,7 +302,7 @@ def respond(
 ) -> Flow[dict[str, Any]]:
     body: dict[str, Any] = {"skip": True} if skip else {"answers": answers or []}
     headers = {"X-Threadgate-From": from_} if from_ else None
-    path = f"/v1/agent-runs/{run_id}/threads/{thread_id}/user-inputs/{request_id}/respond"
+    path = f"/v1/agent-runs/{seg(run_id)}/threads/{seg(thread_id)}/user-inputs/{seg(request_id)}/respond"
     return dict((yield Call("POST", path, body=body, headers=headers)))
 
 
@@ -312,12 +322,12 @@ def put_agent(
     body: dict[str, Any] = {"human_input": human}
     if approval is not None:
         body["approval"] = approval
-    data = yield Call("PUT", f"/v1/agents/{agent}", body=body)
+    data = yield Call("PUT", f"/v1/agents/{seg(agent)}", body=body)
     return AgentDefinition.model_validate(data)
 
 
 def get_agent(agent: str) -> Flow[AgentDefinition]:
-    return AgentDefinition.model_validate((yield Call("GET", f"/v1/agents/{agent}")))
+    return AgentDefinition.model_validate((yield Call("GET", f"/v1/agents/{seg(agent)}")))
 
 
 # Helpers ----------------------------------------------------------------------------------------------
@@ -376,7 +386,7 @@ def request_approval(run_id: str, body: dict[str, Any], reconnect_delay: float) 
     delay = reconnect_delay
     while True:
         try:
-            data = yield Call("POST", f"/v1/runs/{run_id}/approvals", body=body)
+            data = yield Call("POST", f"/v1/runs/{seg(run_id)}/approvals", body=body)
             break
         except httpx.ConnectError:
             yield Pause(delay)

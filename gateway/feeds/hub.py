@@ -53,6 +53,7 @@ class Feeds:
         self._dedicated: Any = None
         self._stopping: set[asyncio.Task[None]] = set()
         self._started = False
+        self.draining = False  # set at shutdown: waits end now, and event streams close
         self.events = Tail(keys.EVENTS, keep, once=True)
         self.messages = Tail(keys.MESSAGES, keep, once=True)
 
@@ -74,6 +75,12 @@ class Feeds:
                 await self._dedicated.aclose()
             self._dedicated = None
         self._started = False
+
+    def drain(self) -> None:
+        """The process is stopping: every reader waiting for an entry gets what there is now (maybe none)."""
+        self.draining = True
+        for tail in (self.events, self.messages, *self._tails.values()):
+            tail.changed.set()
 
     @property
     def followed(self) -> int:
@@ -104,7 +111,7 @@ class Feeds:
             if rows is None:
                 rows = await self._replay(tail.key, after, limit)
             remaining = deadline - loop.time()
-            if rows or remaining <= 0:
+            if rows or remaining <= 0 or self.draining:
                 return rows
             tail.waiting += 1
             try:

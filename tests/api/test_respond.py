@@ -14,6 +14,7 @@ from tests.api.conftest import (
     OPERATOR_AUTH,
     STARTER,
     THREAD,
+    TOKENS,
     Served,
     raise_prompt,
     respond_path,
@@ -264,6 +265,32 @@ async def test_rate_limit_holds_across_gateway_processes(real_redis: str) -> Non
             for client in (first, second, first, second):
                 seen.append((await client.post(path, json={"skip": True}, headers=AS_STARTER)).status_code)
     assert seen == [404, 404, 404, 429]
+
+
+async def test_one_operator_token_spending_a_persons_limit_leaves_another_tokens_alone(
+    real_redis: str,
+) -> None:
+    """The limit counts per token and person together: two desks answering as the same person each get
+    their own allowance, so one token cannot lock a person out of every other token."""
+    second_token = "operator-token-second-41c9"
+    tokens = f"{TOKENS},desk2:operator:{second_token}"
+    options = ApiOptions(respond_limit=3, respond_window_s=60, respond_token_limit=100)
+    async with served_gateway(real_redis, options, threadgate_api_tokens=tokens) as served:
+        path = respond_path(
+            {"run_id": "run_01J00000000000000000000000", "thread_id": "web:room"},
+            "prm_01J00000000000000000000000",
+        )
+        async with (
+            served.client(OPERATOR_AUTH) as first,
+            served.client({"Authorization": f"Bearer {second_token}"}) as second,
+        ):
+            spent = [
+                (await first.post(path, json={"skip": True}, headers=AS_STARTER)).status_code
+                for _ in range(4)
+            ]
+            other = (await second.post(path, json={"skip": True}, headers=AS_STARTER)).status_code
+    assert spent == [404, 404, 404, 429]
+    assert other == 404
 
 
 async def test_skip_must_be_the_json_boolean_true_and_the_prompt_stays_pending(

@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from gateway.webhook_signatures import receiver_secret, standard_headers, standard_key
+from gateway.webhook_signatures import receiver_secret, standard_headers, standard_key, verify_standard
 from gateway.webhooks import SIGNATURE_HEADER, Retry, WebhookDispatcher, verify
 from tests.api.conftest import AGENT_AUTH, FAST, raise_prompt, serve, served_gateway, start_run
 
@@ -89,3 +89,15 @@ def test_a_whsec_secret_is_the_base64_key_and_any_other_secret_its_utf8_bytes() 
 def test_a_whsec_secret_that_is_not_base64_refuses_to_start() -> None:
     with pytest.raises(ValueError, match="not base64"):
         WebhookDispatcher(None, ["http://127.0.0.1:9/hook"], "whsec_not*base64")
+
+
+def test_signatures_match_the_standard_webhooks_test_vector() -> None:
+    """The published vector every reference library checks: a receiver's library accepts what we sign."""
+    key = standard_key("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
+    body = b'{"test": 2432232314}'
+    headers = standard_headers(key, "msg_p5jXN8AQM9LWM0D4loKWxJek", body, 1614265330)
+    assert headers["webhook-signature"] == "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="
+    assert verify_standard(key, headers, body, now=1614265330)
+    other = {**headers, "webhook-signature": "v1,bm9wZQ== " + headers["webhook-signature"]}
+    assert verify_standard(key, other, body, now=1614265330)
+    assert not verify_standard(key, headers, body, now=1614265330 + 301)

@@ -9,6 +9,7 @@ from typing import Any
 
 from channels.slack import SlackChannel, build
 from gateway.api import create_app
+from gateway.backoff import Retry
 from gateway.models import (
     AgentDefinition,
     HumanInput,
@@ -112,6 +113,7 @@ async def slack_gateway(
     socket_mode: bool = False,
     lease_ttl_ms: int = 2_000,
     max_inline_wait: float | None = None,
+    identity_retry: Retry | None = None,
 ) -> AsyncIterator[SlackGateway]:
     """Build the Slack channel from settings, as ``threadgate serve`` does, and serve the gateway."""
     settings = Settings(
@@ -125,7 +127,9 @@ async def slack_gateway(
     )
     channel = build(settings)
     if max_inline_wait is not None:
-        channel.max_inline_wait = max_inline_wait
+        channel.max_inline_wait = channel.identity.max_wait = max_inline_wait
+    if identity_retry is not None:
+        channel.identity.retry = identity_retry
     runtime = Runtime.build(settings, channels=[channel])
     async with serve_app(create_app(runtime)) as base_url:
         yield SlackGateway(fake, runtime, channel, base_url)

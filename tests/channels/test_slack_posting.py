@@ -140,7 +140,7 @@ async def test_a_bad_bot_token_is_reported_at_start_without_the_token(
         assert time.monotonic() < deadline, "no slack.auth_failed event"
         await asyncio.sleep(0.01)
     await channel.stop()
-    [record] = [r for r in caplog.records if r.getMessage() == "slack.auth_failed"]
+    record = next(r for r in caplog.records if r.getMessage() == "slack.auth_failed")
     error = record.fields["error"]  # type: ignore[attr-defined]
     assert "invalid_auth" in error and "SLACK_BOT_TOKEN is not valid" in error
     assert "xoxb" not in error

@@ -14,7 +14,8 @@
   Each press carries a fresh ``trigger_id`` (valid 3 s, once) and a ``response_url``
   on this server. Like Slack, a gateway that does not acknowledge within 3 s has failed the interaction.
 - Messages are kept as they are now: ``chat.update`` replaces one, and ``message()`` shows it.
-- Rate limits and refusals: ``rate_limit()`` and ``refuse()`` make the next calls to a method fail.
+- Rate limits and refusals: ``rate_limit()``, ``refuse()`` and ``fail()`` (an HTTP status, or a dropped
+  connection) make the next calls to a method fail; ``heal()`` forgets the failures still queued.
 """
 
 from __future__ import annotations
@@ -152,6 +153,14 @@ class FakeSlack:
         self._failures[method].extend([None] * after)
         self._failures[method].extend([_Failure(200, error)] * times)
 
+    def fail(self, method: str, status: int, times: int = 1) -> None:
+        """The next ``times`` calls to ``method`` answer HTTP ``status`` (0: the connection is dropped)."""
+        self._failures[method].extend([_Failure(status, "fatal_error" if status else "")] * times)
+
+    def heal(self, method: str) -> None:
+        """Slack is back: the failures still queued for ``method`` are forgotten."""
+        self._failures[method].clear()
+
     def next_ts(self) -> str:
         return f"{1_712_345_678 + next(self._ts)}.000100"
 
@@ -172,6 +181,10 @@ class FakeSlack:
         if token != expected:
             return self._answer(call, {"ok": False, "error": "invalid_auth"})
         failure = self._failures[method].popleft() if self._failures[method] else None
+        if failure is not None and failure.status == 0:  # a network failure: no answer at all
+            assert request.transport is not None
+            request.transport.abort()
+            return web.Response(status=500)
         if failure is not None:
             headers = {"Retry-After": f"{failure.retry_after:g}"} if failure.retry_after is not None else {}
             return self._answer(call, {"ok": False, "error": failure.error}, failure.status, headers)

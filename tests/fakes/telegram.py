@@ -527,6 +527,10 @@ class FakeTelegram:
         """Answer the next ``times`` calls of ``method`` with 429 and ``retry_after``."""
         self._limits.setdefault(method, []).extend([retry_after] * times)
 
+    def heal(self, method: str) -> None:
+        """Telegram is back: the failures still queued for ``method`` are forgotten."""
+        self._limits.pop(method, None)
+
     def forbid(self, chat_id: int) -> None:
         """The bot was removed from ``chat_id``: sending there answers 403."""
         self._forbidden.add(chat_id)

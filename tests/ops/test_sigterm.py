@@ -159,8 +159,11 @@ async def test_sigterm_mid_traffic_loses_nothing_and_posts_each_audit_item_once(
     await stopper
     in_flight = await long_poll
 
+    # Drained at SIGTERM: answered as a timeout would be (still pending), never cut off with a 500.
     assert in_flight.status_code == 200
-    assert in_flight.json()["prompt_state"] == "answered"
+    assert in_flight.json()["prompt_state"] == "pending"
+    held_now = (await balancer.call(1, "GET", f"/v1/prompts/{held}", headers=AGENT)).json()
+    assert held_now["prompt_state"] == "answered"
     assert a.running.wait(timeout=20) in (0, -signal.SIGTERM)  # the server re-raises SIGTERM once stopped
     assert balancer.failovers > 0  # traffic really met the stopped process
 
