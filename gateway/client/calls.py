@@ -147,8 +147,16 @@ def session_call(session_key: str, call_id: str) -> Flow[str | None]:
     return str(data["prompt_id"])
 
 
-def bind_session_call(session_key: str, call_id: str, prompt_id: str, replaces: str | None) -> Flow[str]:
-    body = {"prompt_id": prompt_id, "replaces": replaces}
+def bind_session_call(
+    session_key: str,
+    call_id: str,
+    prompt_id: str,
+    replaces: str | None,
+    tool_call: dict[str, Any] | None = None,
+) -> Flow[str]:
+    body: dict[str, Any] = {"prompt_id": prompt_id, "replaces": replaces}
+    if tool_call is not None:
+        body["tool_call"] = tool_call
     data = yield Call("PUT", f"/v1/sessions/{seg(session_key)}/calls/{seg(call_id)}", body=body)
     return str(data["prompt_id"])
 

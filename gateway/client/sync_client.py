@@ -94,11 +94,21 @@ class Client:
         return self._run(calls.session_call(session_key, call_id))
 
     def bind_session_call(
-        self, session_key: str, call_id: str, prompt_id: str, *, replaces: str | None = None
+        self,
+        session_key: str,
+        call_id: str,
+        prompt_id: str,
+        *,
+        replaces: str | None = None,
+        tool_call: dict[str, Any] | None = None,
     ) -> str:
         """Bind a tool call of a session to the prompt asking about it; returns the prompt bound (another
-        one when someone bound the call first). ``replaces`` names a settled prompt this one replaces."""
-        return self._run(calls.bind_session_call(session_key, call_id, prompt_id, replaces))
+        one when someone bound the call first). ``replaces`` names a settled prompt this one replaces;
+        ``tool_call`` (``{name, arguments}``) makes the gateway refuse (409 CALL_MISMATCH) a prompt that
+        was raised for any other call."""
+        return self._run(
+            calls.bind_session_call(session_key, call_id, prompt_id, replaces, tool_call)
+        )
 
     def raise_step(
         self,

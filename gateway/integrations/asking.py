@@ -87,7 +87,9 @@ async def ask(tg: Threadgate, target: Target, request: Ask) -> Prompt | None:
         prompt_id = raised.prompt_id
         if request.call_id is None:
             return await tg.wait_prompt(prompt_id, timeout=target.wait_s)
-        bound = await tg.bind_session_call(request.session_key, request.call_id, prompt_id, replaces=stale)
+        bound = await tg.bind_session_call(
+            request.session_key, request.call_id, prompt_id, replaces=stale, tool_call=request.tool_call
+        )
         if bound != prompt_id:  # another process asked about this call first: wait on its prompt
             with contextlib.suppress(httpx.HTTPError, ThreadgateError):
                 await tg.cancel_prompt(prompt_id, "asked twice")
