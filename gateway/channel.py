@@ -157,9 +157,9 @@ class CountedInbound:
 
 @dataclass(frozen=True, slots=True)
 class ChannelContext:
-    """What a running channel gets from the gateway: the inbound sink, a way to hold a lease, and the
-    process's cap on open streams (for a channel that serves event streams itself), and whether the store
-    answers (a stream is not opened while it does not)."""
+    """What a running channel gets from the gateway: the inbound sink, a way to hold a lease, the
+    process's cap on browsers' open streams (for a channel that serves event streams itself; agents' API
+    streams are counted apart), and whether the store answers (a stream is not opened while it does not)."""
 
     sink: InboundSink
     lease: Callable[[str], Lease]

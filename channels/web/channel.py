@@ -20,6 +20,7 @@ from starlette.routing import BaseRoute, Route
 
 from channels.web.access import SignInError, WebAccess
 from channels.web.page import asset, chat_page
+from gateway.api.client_address import client_address
 from gateway.channel import ChannelContext, MessageRef
 from gateway.cursors import STREAM_ID_PROBLEM, is_stream_position
 from gateway.errors import GatewayError
@@ -166,7 +167,7 @@ class WebChannel:
         token = _bearer(request)
         if token:
             return "web-token:" + hashlib.sha256(token.encode("utf-8", "surrogateescape")).hexdigest()[:16]
-        return "web-visitor:" + (request.client.host if request.client else "unknown")
+        return "web-visitor:" + client_address(request)
 
     async def _stream(self, thread_id: str, after: str | None) -> AsyncIterator[bytes]:
         yield b"retry: 2000\n\n"
