@@ -82,11 +82,18 @@ def resolve(host: str, port: int) -> set[Address]:
 
 def _address(text: str) -> Address | None:
     try:
-        address = ipaddress.ip_address(text.split("%", 1)[0])  # a zone (fe80::1%eth0) changes nothing here
+        return ipaddress.ip_address(text.split("%", 1)[0])  # a zone (fe80::1%eth0) changes nothing here
     except ValueError:
         return None
-    mapped = address.ipv4_mapped if isinstance(address, ipaddress.IPv6Address) else None
-    return mapped or address
+
+
+def _addresses(resolver: Resolver, host: str, port: int) -> set[Address]:
+    """What ``host`` resolves to, IPv4-mapped IPv6 (``::ffff:127.0.0.1``) read as the IPv4 it maps."""
+    found = resolver(host, port)
+    return {
+        (address.ipv4_mapped or address) if isinstance(address, ipaddress.IPv6Address) else address
+        for address in found
+    }
 
 
 def _in(address: Address, networks: Iterable[ipaddress.IPv4Network | ipaddress.IPv6Network]) -> bool:
@@ -117,7 +124,7 @@ def check_targets(
     redis: tuple[int, set[Address]] | None = None
     if redis_url and (endpoint := _endpoint(redis_url, REDIS_PORT)) is not None:
         try:
-            redis = endpoint[1], resolver(*endpoint)
+            redis = endpoint[1], _addresses(resolver, *endpoint)
         except (OSError, UnicodeError):
             redis = None
     findings: list[Finding] = []
@@ -126,7 +133,7 @@ def check_targets(
         if endpoint is None:
             continue  # not an http(s) URL: the dispatcher refuses it with its own sentence
         try:
-            addresses = resolver(*endpoint)
+            addresses = _addresses(resolver, *endpoint)
         except (OSError, UnicodeError):
             findings.append(Finding("unresolved", target(url)))
             continue
