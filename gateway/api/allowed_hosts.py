@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from gateway.api.admission import send_error
+from gateway.api.admission import header_of, send_error
 from gateway.errors import GatewayError
 from gateway.hosts import WILDCARDS, host_name
 from gateway.settings import Settings
@@ -58,13 +58,6 @@ def misdirected(host: str | None) -> GatewayError:
     )
 
 
-def _host(scope: Scope) -> str | None:
-    for key, value in scope.get("headers", []):
-        if key == b"host":
-            return bytes(value).decode("latin-1")
-    return None
-
-
 class AllowedHosts:
     """ASGI middleware: 421 MISDIRECTED_REQUEST for a ``Host`` outside the allow-list, before all else."""
 
@@ -76,7 +69,7 @@ class AllowedHosts:
         if scope["type"] not in ("http", "websocket") or scope.get("path") in PROBES:
             await self.app(scope, receive, send)
             return
-        host = _host(scope)
+        host = header_of(scope, b"host")
         if self.hosts.allows(host):
             await self.app(scope, receive, send)
         elif scope["type"] == "websocket":
