@@ -7,6 +7,7 @@ import asyncio
 
 import httpx
 import pytest
+from pydantic import ValidationError
 
 from gateway.api.allowed_hosts import HostAllowList
 from gateway.demo import Demo
@@ -123,3 +124,11 @@ async def test_the_demo_refuses_a_rebinding_page_in_its_chat_and_its_inbox(demo:
         state = (await client.get(f"/v1/prompts/{prompt['prompt_id']}")).json()["prompt_state"]
     assert _misdirected(read) and _misdirected(approve) and _misdirected(chat)
     assert state == "pending"
+
+
+@pytest.mark.parametrize("entry", ["https://gw.example.com", "gw.example.com/path", "a b", "[::1"])
+def test_allowed_hosts_are_host_names_or_addresses(entry: str) -> None:
+    with pytest.raises(ValidationError, match="THREADGATE_ALLOWED_HOSTS"):
+        Settings(_env_file=None, threadgate_allowed_hosts=f"ok.lan,{entry}")  # type: ignore[call-arg]
+    listed = Settings(_env_file=None, threadgate_allowed_hosts=" A.lan:8787,,[::1] ")  # type: ignore[call-arg]
+    assert listed.allowed_hosts() == ["a.lan", "::1"]
