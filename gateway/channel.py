@@ -159,11 +159,12 @@ class CountedInbound:
 
 @dataclass(frozen=True, slots=True)
 class ChannelContext:
-    """What a running channel gets from the gateway: the inbound sink, a way to hold a lease, and the
-    process's cap on open streams (for a channel that serves event streams itself), whether the store
-    answers (a stream is not opened while it does not), and whether the process is draining (told to
-    stop: a stream it serves ends now, with a reconnect hint). A channel serving its own chat also gets who
-    may read a thread (``audiences``) and the rate limiter counted in Redis (``limiter``)."""
+    """What a running channel gets from the gateway: the inbound sink, a way to hold a lease, the
+    process's cap on browsers' open streams (for a channel that serves event streams itself; agents' API
+    streams are counted apart), whether the store answers (a stream is not opened while it does not), and
+    whether the process is draining (told to stop: a stream it serves ends now, with a reconnect hint). A
+    channel serving its own chat also gets who may read a thread (``audiences``) and the rate limiter
+    counted in Redis (``limiter``)."""
 
     sink: InboundSink
     lease: Callable[[str], Lease]

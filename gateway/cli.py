@@ -28,13 +28,17 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from gateway.api import create_app
+    from gateway.api.client_address import proxy_options
     from gateway.runtime import Runtime
     from gateway.serving import DrainingServer
     from gateway.settings import Settings
+    from gateway.webhook_targets import refuse_or_warn
 
     settings = Settings()
     host, port = listen_address(args, settings)
+    settings = settings.model_copy(update={"threadgate_host": host})  # the bound address is an allowed Host
     configure(settings.threadgate_log_level)
+    refuse_or_warn(settings)
     runtime = Runtime.build(settings)
     app = create_app(runtime)
     platforms = ", ".join(channel.platform for channel in runtime.channels) or "none configured"
@@ -53,6 +57,7 @@ def _serve(args: argparse.Namespace) -> int:
         log_config=None,  # its warnings go out as our JSON lines (configured above)
         lifespan="on",
         timeout_graceful_shutdown=settings.threadgate_shutdown_grace_s,
+        **proxy_options(settings),
     )
     DrainingServer(config, runtime).run()
     return 0

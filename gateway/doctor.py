@@ -122,14 +122,23 @@ def check_web(settings: Settings) -> list[Check]:
 
 
 def check_webhooks(settings: Settings) -> list[Check]:
+    """The secret, and where each URL leads: the Redis address fails, a private range warns."""
+    from gateway.webhook_targets import findings_of
+
     urls = settings.webhook_urls()
     if not urls:
         return []
+    checks = [
+        Check.fail("webhooks", finding.sentence())
+        if finding.problem == "redis"
+        else Check.warn("webhooks", finding.sentence())
+        for finding in findings_of(settings)
+    ]
     if settings.threadgate_webhook_secret is None:
-        return [
+        checks.append(
             Check.warn("webhooks", "THREADGATE_WEBHOOK_SECRET is unset: receivers cannot verify deliveries")
-        ]
-    return [Check.ok("webhooks", f"{len(urls)} receiver(s), deliveries signed")]
+        )
+    return checks or [Check.ok("webhooks", f"{len(urls)} receiver(s), deliveries signed")]
 
 
 async def diagnose() -> list[Check]:

@@ -33,7 +33,9 @@ class Runtime:
     leases: dict[str, Lease] = field(default_factory=dict)  # the channels' leases, by name (readiness)
     stopping: bool = False
     flush_timeout_s: float = 5.0
-    streams: StreamCaps = field(default_factory=StreamCaps)  # open SSE streams and long-polls, capped
+    streams: StreamCaps = field(default_factory=StreamCaps)  # API streams and long-polls, per token
+    # The web chat's streams, per browser client: counted apart so visitors never take an agent's room.
+    browser_streams: StreamCaps = field(default_factory=StreamCaps)
 
     @classmethod
     def build(cls, settings: Settings, channels: list[ChannelRuntime] | None = None) -> Runtime:
@@ -55,7 +57,20 @@ class Runtime:
         )
         webhooks = WebhookDispatcher.from_settings(settings, connection.client, health=health)
         streams = StreamCaps(settings.threadgate_max_streams_per_token, settings.threadgate_max_streams)
-        return cls(settings, connection, store, gateway, health, list(channels), webhooks, streams=streams)
+        browser_streams = StreamCaps(
+            settings.threadgate_max_browser_streams_per_client, settings.threadgate_max_browser_streams
+        )
+        return cls(
+            settings,
+            connection,
+            store,
+            gateway,
+            health,
+            list(channels),
+            webhooks,
+            streams=streams,
+            browser_streams=browser_streams,
+        )
 
     def lease(self, name: str) -> Lease:
         lease = Lease(
@@ -81,7 +96,7 @@ class Runtime:
         context = ChannelContext(
             sink=CountedInbound(self.gateway),
             lease=self.lease,
-            streams=self.streams,
+            streams=self.browser_streams,
             store_available=lambda: self.health.available,
             audiences=Audiences(self.store),
             limiter=RateLimiter(self.connection.client, limit=1, window_s=1),  # each rule gives its own

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from dataclasses import dataclass
 from typing import Literal
@@ -9,6 +10,8 @@ from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from gateway.hosts import host_name
 
 ROLES = ("agent", "operator")
 EVERY_AGENT = "*"
@@ -61,6 +64,8 @@ class Settings(BaseSettings):
     threadgate_shutdown_grace_s: int = Field(default=10, ge=0, le=600)
     threadgate_max_streams_per_token: int = Field(default=1_000, ge=1)
     threadgate_max_streams: int = Field(default=20_000, ge=1)
+    threadgate_max_browser_streams_per_client: int = Field(default=100, ge=1)
+    threadgate_max_browser_streams: int = Field(default=2_000, ge=1)
     threadgate_redis_connections: int = Field(default=64, ge=4, le=4096)
     # How long what Redis holds lives (docs/operations.md, "What Redis keeps, and for how long").
     threadgate_retain_seconds: int = Field(default=30 * DAY_S, ge=60)
@@ -72,6 +77,9 @@ class Settings(BaseSettings):
     threadgate_web_chat: Literal["off", "on", "open"] = "off"
     threadgate_web_token: SecretStr | None = None
     threadgate_public_url: str | None = None  # where people open the gateway, when a proxy fronts it
+    threadgate_allowed_hosts: str | None = None  # more names the gateway is reached at (Host header)
+    threadgate_trusted_proxies: str | None = None  # whose X-Forwarded-For / -Proto are believed
+    threadgate_webhooks_allow_private: bool = False
     # Web chat posts per name and per client address in each window; new rooms per client address.
     threadgate_web_posts_per_name: int = Field(default=20, ge=1)
     threadgate_web_posts_per_client: int = Field(default=60, ge=1)
@@ -122,6 +130,30 @@ class Settings(BaseSettings):
             )
         return value.strip() if value else None
 
+    @field_validator("threadgate_trusted_proxies")
+    @classmethod
+    def _trusted_proxies(cls, value: str | None) -> str | None:
+        for entry in _entries(value):
+            try:
+                ipaddress.ip_network(entry, strict=False)
+            except ValueError:
+                raise ValueError(
+                    f"THREADGATE_TRUSTED_PROXIES: {entry!r} is not an IP address or network (such as "
+                    "10.0.0.7 or 10.0.0.0/8)"
+                ) from None
+        return value
+
+    @field_validator("threadgate_allowed_hosts")
+    @classmethod
+    def _allowed_hosts(cls, value: str | None) -> str | None:
+        for entry in _entries(value):
+            if entry != "*" and host_name(entry) is None:
+                raise ValueError(
+                    f"THREADGATE_ALLOWED_HOSTS: {entry!r} is not a host name or IP address (such as "
+                    "gw.example.com or 10.0.0.7; no scheme or path), or *"
+                )
+        return value
+
     @field_validator(
         "redis_url", "telegram_webhook_url", "threadgate_webhooks", "threadgate_public_url", mode="before"
     )
@@ -145,6 +177,22 @@ class Settings(BaseSettings):
             tokens.append(ApiToken(name, role, SecretStr(token), agents))
         return tokens
 
+    def trusted_proxies(self) -> list[str]:
+        """``THREADGATE_TRUSTED_PROXIES`` as canonical addresses and networks (``10.0.0.0/8``)."""
+        return [
+            str(ipaddress.ip_network(entry, strict=False))
+            if "/" in entry
+            else str(ipaddress.ip_address(entry))
+            for entry in _entries(self.threadgate_trusted_proxies)
+        ]
+
+    def allowed_hosts(self) -> list[str]:
+        """``THREADGATE_ALLOWED_HOSTS`` as host names (ports dropped), ``*`` kept as it is."""
+        return [
+            entry if entry == "*" else host_name(entry) or entry
+            for entry in _entries(self.threadgate_allowed_hosts)
+        ]
+
     def webhook_urls(self) -> list[str]:
         return [url.strip() for url in (self.threadgate_webhooks or "").split(",") if url.strip()]
 
@@ -165,3 +213,8 @@ class Settings(BaseSettings):
     @property
     def discord_enabled(self) -> bool:
         return self.discord_bot_token is not None
+
+
+def _entries(value: str | None) -> list[str]:
+    """A comma-separated setting's entries, blanks dropped."""
+    return [entry.strip() for entry in (value or "").split(",") if entry.strip()]

@@ -99,6 +99,7 @@ def target(url: str) -> str:
     """A URL fit for logs: scheme, host and path only (credentials and query strings stay out)."""
     parts = urlsplit(url)
     host = parts.hostname or ""
+    host = f"[{host}]" if ":" in host else host
     port = f":{parts.port}" if parts.port else ""
     return f"{parts.scheme}://{host}{port}{parts.path}"
 

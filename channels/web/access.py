@@ -7,8 +7,6 @@ import hmac
 import re
 from dataclasses import dataclass
 
-from starlette.requests import Request
-
 from gateway.api.auth import OPERATOR, TokenTable
 from gateway.audience import Audiences, Reader
 
@@ -17,11 +15,6 @@ NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}", re.ASCII)
 
 class SignInError(Exception):
     """Sign-in refused; the message says what to do."""
-
-
-def client_address(request: Request) -> str:
-    """The client a request counts against (rate limits, open streams): its address as the server saw it."""
-    return request.client.host if request.client else "unknown"
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,9 +18,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from channels.web.access import NEEDS_TOKEN, SignInError, WebAccess, client_address, may_read_room
+from channels.web.access import NEEDS_TOKEN, SignInError, WebAccess, may_read_room
 from channels.web.limits import MAX_MESSAGE_CHARS, WebLimits, admit_post, check_size
 from channels.web.page import asset, chat_page
+from gateway.api.client_address import client_address
 from gateway.channel import ChannelContext, MessageRef
 from gateway.cursors import STREAM_ID_PROBLEM, is_stream_position
 from gateway.errors import GatewayError

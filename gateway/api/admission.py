@@ -21,7 +21,8 @@ API_ROOT = "/v1"
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
-def _header(scope: Scope, name: bytes) -> str | None:
+def header_of(scope: Scope, name: bytes) -> str | None:
+    """The first ``name`` header (lower-case bytes) of an ASGI scope, or None."""
     for key, value in scope.get("headers", []):
         if key.lower() == name:
             return bytes(value).decode("latin-1")
@@ -81,7 +82,7 @@ class Admission:
             await self.app(scope, receive, send)
             return
         try:
-            scope[PRINCIPAL_SCOPE_KEY] = authenticate(self.tokens, _header(scope, b"authorization"))
+            scope[PRINCIPAL_SCOPE_KEY] = authenticate(self.tokens, header_of(scope, b"authorization"))
             if scope.get("method") in _BODY_METHODS:
                 receive = await self._admit_body(scope, receive)
         except GatewayError as error:
@@ -98,7 +99,7 @@ class Admission:
         except HTTPException as exc:  # the body limit, streamed past its size
             raise GatewayError("PAYLOAD_TOO_LARGE", str(exc.detail), exc.status_code) from None
         if body:
-            content_type = _header(scope, b"content-type")
+            content_type = header_of(scope, b"content-type")
             if not is_json_media_type(content_type):
                 raise unsupported_media_type(content_type)
             parse_json(body, max_depth=self.max_depth)

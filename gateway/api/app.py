@@ -10,6 +10,7 @@ from fastapi import FastAPI
 from gateway import __version__
 from gateway.api import events, inputs, respond, runs, sessions, threads
 from gateway.api.admission import Admission
+from gateway.api.allowed_hosts import AllowedHosts, HostAllowList
 from gateway.api.auth import TokenTable
 from gateway.api.deps import ApiOptions
 from gateway.api.errors import install_error_handlers
@@ -52,6 +53,7 @@ def create_app(runtime: Runtime, options: ApiOptions | None = None) -> FastAPI:
     app.add_middleware(StoreOutageGuard, health=runtime.health)
     public_url = runtime.settings.threadgate_public_url
     app.add_middleware(SameOriginWrites, public_origin=origin_of(public_url) if public_url else None)
+    app.add_middleware(AllowedHosts, hosts=HostAllowList.from_settings(runtime.settings))  # outermost
 
     app.include_router(ops_router)
     app.include_router(pages_router)

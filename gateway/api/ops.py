@@ -83,7 +83,7 @@ async def _lease_check(lease: Lease) -> dict[str, Any]:
 async def prometheus_metrics(request: Request) -> Response:
     """Prometheus text exposition; the outbox and webhook queue gauges are read from Redis now."""
     runtime: Runtime = request.app.state.runtime
-    metrics.OPEN_STREAMS.set(runtime.streams.open_streams)
+    metrics.OPEN_STREAMS.set(runtime.streams.open_streams + runtime.browser_streams.open_streams)
     try:
         await asyncio.wait_for(metrics.refresh(runtime.connection.client), CHECK_TIMEOUT_S)
     except Exception as exc:  # the counters are still worth serving while Redis is away

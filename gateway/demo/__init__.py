@@ -78,6 +78,7 @@ async def running_demo(
     """
     from channels.web import WebChannel
     from gateway.api import create_app
+    from gateway.api.client_address import proxy_options
     from gateway.api.deps import ApiOptions
     from gateway.ids import parse_thread_id
     from gateway.runtime import Runtime
@@ -92,13 +93,14 @@ async def running_demo(
         threadgate_api_tokens=f"demo-agent:agent:{agent_token}:*,demo-inbox:operator:{operator_token}",
         threadgate_webhooks=None,
         threadgate_web_chat="open",
+        threadgate_host=host,  # an allowed Host, with the loopback names
     )
     runtime = Runtime.build(settings, channels=[WebChannel(heartbeat_s=heartbeat_s)])
     app = create_app(runtime, ApiOptions(sse_heartbeat_s=heartbeat_s))
     sock = bind(host, port)
     # Logging stays as the command configured it (log_level None). uvicorn types the grace as int but
     # hands it to asyncio.wait_for, which takes fractions (tests stop in a tenth of a second).
-    config = uvicorn.Config(app, lifespan="on", log_level=None, log_config=None)
+    config = uvicorn.Config(app, lifespan="on", log_level=None, log_config=None, **proxy_options(settings))
     config.timeout_graceful_shutdown = grace_s  # type: ignore[assignment]
     server = _Server(config)
     serving = asyncio.create_task(server.serve(sockets=[sock]))
@@ -109,7 +111,7 @@ async def running_demo(
                 raise RuntimeError("the demo gateway stopped while starting")
             await asyncio.sleep(0.01)
         bound = sock.getsockname()[1]
-        shown = f"[{host}]" if ":" in host else host
+        shown = _reachable(host)
         demo = Demo(f"http://{shown}:{bound}", room, agent_token, operator_token)
         async with (
             Threadgate(demo.base_url, agent_token) as agent_client,
@@ -127,6 +129,12 @@ async def running_demo(
         server.should_exit = True
         await serving
         sock.close()
+
+
+def _reachable(host: str) -> str:
+    """How to reach a server bound to ``host`` from this machine, as a URL's host."""
+    local = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(host, host)  # every interface: reach it on loopback
+    return f"[{local}]" if ":" in local else local
 
 
 def banner(demo: Demo) -> str:

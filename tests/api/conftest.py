@@ -16,6 +16,7 @@ from starlette.routing import BaseRoute
 from starlette.types import ASGIApp
 
 from gateway.api import create_app
+from gateway.api.client_address import proxy_options
 from gateway.api.deps import ApiOptions
 from gateway.channel import ChannelContext
 from gateway.runtime import Runtime
@@ -56,10 +57,12 @@ def api_settings(redis_url: str | None, **extra: Any) -> Settings:
 
 
 @contextlib.asynccontextmanager
-async def serve(app: ASGIApp) -> AsyncIterator[str]:
-    """Serve ``app`` with uvicorn on a free 127.0.0.1 port for the block; yields its base URL."""
+async def serve(app: ASGIApp, settings: Settings | None = None) -> AsyncIterator[str]:
+    """Serve ``app`` with uvicorn on a free 127.0.0.1 port for the block; yields its base URL. A gateway's
+    ``settings`` give the server its forwarded-header options, as ``threadgate serve`` does."""
     port = free_port()
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+    proxies = proxy_options(settings) if settings is not None else {}
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on", **proxies)
     server = uvicorn.Server(config)
     server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
     task = asyncio.create_task(server.serve())
@@ -95,9 +98,10 @@ def real_redis(redis_server: RedisServer) -> str:
 @contextlib.asynccontextmanager
 async def served_gateway(redis_url: str, options: ApiOptions = FAST, **extra: Any) -> AsyncIterator[Served]:
     channel = ServedChannel("slack")
-    runtime = Runtime.build(api_settings(redis_url, **extra), channels=[channel, ServedChannel("web")])
+    settings = api_settings(redis_url, **extra)
+    runtime = Runtime.build(settings, channels=[channel, ServedChannel("web")])
     app = create_app(runtime, options)
-    async with serve(app) as base_url:
+    async with serve(app, settings) as base_url:
         yield Served(base_url, runtime, channel, app)
 
 

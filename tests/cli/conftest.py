@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -26,6 +28,17 @@ class Ran:
 
 
 Cli = Callable[..., Awaitable[Ran]]
+SETTING_PREFIXES = ("THREADGATE_", "SLACK_", "TELEGRAM_", "DISCORD_", "REDIS_URL")
+
+
+@pytest.fixture
+def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> pytest.MonkeyPatch:
+    """No settings but the test's own: none from the environment, no .env file."""
+    for key in list(os.environ):
+        if key.startswith(SETTING_PREFIXES):
+            monkeypatch.delenv(key)
+    monkeypatch.chdir(tmp_path)
+    return monkeypatch
 
 
 @pytest.fixture

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,7 +17,6 @@ from tests.fakes.telegram import FakeTelegram
 from tests.support.redis_server import RedisServer, free_port
 
 TOKENS = "robot:agent:agent-token-1,desk:operator:operator-token-1"
-PREFIXES = ("THREADGATE_", "SLACK_", "TELEGRAM_", "DISCORD_", "REDIS_URL")
 
 
 @dataclass
@@ -39,16 +36,6 @@ async def platforms() -> AsyncIterator[Platforms]:
     await discord.stop()
     await telegram.stop()
     await slack.stop()
-
-
-@pytest.fixture
-def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> pytest.MonkeyPatch:
-    """No settings but the test's own: none from the environment, no .env file."""
-    for key in list(os.environ):
-        if key.startswith(PREFIXES):
-            monkeypatch.delenv(key)
-    monkeypatch.chdir(tmp_path)
-    return monkeypatch
 
 
 def configure(env: pytest.MonkeyPatch, platforms: Platforms, **overrides: str) -> None:
@@ -178,3 +165,41 @@ async def test_an_agent_token_acting_for_every_agent_is_flagged(
     assert tokens["status"] == "warn" and "fleet act for every agent (*)" in tokens["detail"]
     assert "ops (agent for ops)" in tokens["detail"] and "desk (operator for ops)" in tokens["detail"]
     assert "tok-" not in tokens["detail"]
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://localhost:{port}/",
+        "http://127.0.0.1:{port}/hook",
+        "http://[::1]:{port}/",
+        "http://0.0.0.0:{port}",
+    ],
+)
+async def test_a_webhook_aimed_at_redis_fails(
+    clean_env: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], url: str
+) -> None:
+    port = free_port()
+    clean_env.setenv("THREADGATE_API_TOKENS", TOKENS)
+    clean_env.setenv("REDIS_URL", f"redis://127.0.0.1:{port}/0")
+    clean_env.setenv("THREADGATE_WEBHOOKS", f"https://93.184.216.34/tg,{url.format(port=port)}")
+    clean_env.setenv("THREADGATE_WEBHOOK_SECRET", "whsec-test")
+    clean_env.setenv("THREADGATE_WEBHOOKS_ALLOW_PRIVATE", "true")  # allowing private targets is not enough
+    code, report = await doctor(capsys)
+    [(status, detail)] = by_name(report)["webhooks"]
+    assert code == 1 and status == "fail"
+    assert "THREADGATE_WEBHOOKS" in detail and f":{port}" in detail and "REDIS_URL" in detail
+
+
+async def test_a_webhook_aimed_inside_the_network_warns_unless_allowed(
+    clean_env: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    clean_env.setenv("THREADGATE_API_TOKENS", TOKENS)
+    clean_env.setenv("THREADGATE_WEBHOOKS", "http://192.168.1.5/hook,http://169.254.169.254/")
+    clean_env.setenv("THREADGATE_WEBHOOK_SECRET", "whsec-test")
+    _, warned = await doctor(capsys)
+    clean_env.setenv("THREADGATE_WEBHOOKS_ALLOW_PRIVATE", "true")
+    _, allowed = await doctor(capsys)
+    assert [status for status, _ in by_name(warned)["webhooks"]] == ["warn", "warn"]
+    assert all("THREADGATE_WEBHOOKS_ALLOW_PRIVATE" in detail for _, detail in by_name(warned)["webhooks"])
+    assert [status for status, _ in by_name(allowed)["webhooks"]] == ["ok"]

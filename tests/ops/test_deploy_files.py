@@ -197,3 +197,16 @@ def test_deploy_readme_documents_each_file() -> None:
     ]
     missing = [name for name in files if name not in readme]
     assert not missing, f"deploy/README.md does not mention {missing}"
+
+
+def test_deployment_answers_its_pod_ip_and_service_names_as_hosts() -> None:
+    # Requests naming any other host are 421: Prometheus scrapes the pod IP, in-cluster clients use the
+    # Service's name; the probes answer any host, so they need no entry.
+    [container] = manifest("Deployment")["spec"]["template"]["spec"]["containers"]
+    env = {item["name"]: item for item in container["env"]}
+    service = manifest("Service", "threadgate")["metadata"]["name"]
+    assert env["POD_IP"]["valueFrom"]["fieldRef"]["fieldPath"] == "status.podIP"
+    hosts = env["THREADGATE_ALLOWED_HOSTS"]["value"].split(",")
+    assert "$(POD_IP)" in hosts and service in hosts
+    names = list(env)
+    assert names.index("POD_IP") < names.index("THREADGATE_ALLOWED_HOSTS")  # expanded only if defined first

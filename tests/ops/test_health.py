@@ -15,7 +15,9 @@ from tests.support.redis_server import free_port
 
 
 def runtime_on(redis_url: str | None) -> Runtime:
-    return Runtime.build(Settings(_env_file=None, redis_url=redis_url), channels=[])  # type: ignore[call-arg]
+    # The test client names its host "gateway": allowed here as a deployment would allow its own name.
+    settings = Settings(_env_file=None, redis_url=redis_url, threadgate_allowed_hosts="gateway")  # type: ignore[call-arg]
+    return Runtime.build(settings, channels=[])
 
 
 @pytest.fixture

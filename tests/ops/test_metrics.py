@@ -145,7 +145,8 @@ async def test_webhook_deliveries_and_retries_are_counted() -> None:
 
 async def test_metrics_endpoint_serves_counters_and_the_outbox_depth_read_from_redis() -> None:
     channel = MemoryChannel("slack")
-    runtime = Runtime.build(Settings(_env_file=None), channels=[])  # type: ignore[call-arg]
+    settings = Settings(_env_file=None, threadgate_allowed_hosts="gateway")  # type: ignore[call-arg]
+    runtime = Runtime.build(settings, channels=[])  # the test client's host, allowed as a deployment's
     runtime.gateway.channels.add(channel)
     app = create_app(runtime)
     transport = httpx.ASGITransport(app=app)

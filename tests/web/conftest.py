@@ -16,6 +16,7 @@ import uvicorn
 
 from channels.web import WebChannel, WebLimits
 from gateway.api import create_app
+from gateway.api.client_address import proxy_options
 from gateway.api.deps import ApiOptions
 from gateway.demo import Demo, bind, running_demo
 from gateway.runtime import Runtime
@@ -90,20 +91,27 @@ class WebGateway:
 
 @asynccontextmanager
 async def web_gateway(
-    redis_url: str | None = None, tokens: str | None = None, limits: WebLimits | None = None
+    redis_url: str | None = None,
+    tokens: str | None = None,
+    limits: WebLimits | None = None,
+    **extra: Any,
 ) -> AsyncIterator[WebGateway]:
-    """The gateway with only the web channel (sign-in ``tokens``, or open), served on a free port."""
-    settings = Settings(
+    """The gateway with only the web channel (sign-in ``tokens``, or open), served on a free port, with
+    the server options ``threadgate serve`` gives it; ``extra`` settings on top."""
+    settings = Settings(  # type: ignore[call-arg]
         _env_file=None,
         redis_url=redis_url,
         threadgate_api_tokens=f"robot:agent:{AGENT_TOKEN}:*,desk:operator:{OPERATOR_TOKEN}",
         threadgate_web_chat="open",
+        **extra,
     )
     runtime = Runtime.build(settings, channels=[WebChannel(tokens, heartbeat_s=0.2, limits=limits)])
     app = create_app(runtime, ApiOptions(max_wait_s=5, sse_heartbeat_s=0.2))
     sock = bind("127.0.0.1", 0)
     server = uvicorn.Server(
-        uvicorn.Config(app, lifespan="on", log_level="warning", timeout_graceful_shutdown=1)
+        uvicorn.Config(
+            app, lifespan="on", log_level="warning", timeout_graceful_shutdown=1, **proxy_options(settings)
+        )
     )
     task = asyncio.create_task(server.serve(sockets=[sock]))
     try:
