@@ -147,6 +147,8 @@ async def run_scenario(cluster_client: Any) -> tuple[set[str], set[str]]:
         await store.forget_pending("prm_gone", "ops")  # what adoption and expiry do with a settled one
         await store.watch(THREADS[0], "prm_gone", 1000)  # what an SSE stream marks (long-polls read and mark)
         await store.log_item(THREADS[0], {"role": "gateway", "type": "message", "content": []})
+        await store.mark_session_thread(THREADS[0], "ops:s1")  # who may read a session's thread
+        assert (await store.thread_audience(THREADS[0])).session == "ops:s1"
         assert await store.pending_ids("ops", None, 10) == ([], None)
         assert await store.pending_ids(None, None, 10) == ([], None)
         feed = await store.read_feed(keys.EVENTS, None, 1000)
