@@ -51,10 +51,12 @@ async def _raise(client: httpx.AsyncClient) -> dict[str, Any]:
     return body
 
 
-async def _event_stream(client: httpx.AsyncClient, path: str, opened: asyncio.Event) -> tuple[int, str]:
+async def _event_stream(
+    client: httpx.AsyncClient, path: str, opened: asyncio.Event, headers: dict[str, str] = AGENT
+) -> tuple[int, str]:
     """Read an event stream until the server ends it: its status and everything it sent."""
     chunks: list[str] = []
-    async with client.stream("GET", path, headers=AGENT, timeout=httpx.Timeout(30)) as response:
+    async with client.stream("GET", path, headers=headers, timeout=httpx.Timeout(30)) as response:
         async for chunk in response.aiter_text():
             chunks.append(chunk)
             opened.set()
@@ -73,7 +75,9 @@ async def test_sigterm_answers_open_long_polls_pending_and_ends_event_streams_cl
         inbox = asyncio.create_task(client.get("/v1/messages", params={"wait": 30}, headers=AGENT))
         opened, page_opened = asyncio.Event(), asyncio.Event()
         stream = asyncio.create_task(_event_stream(client, "/v1/events", opened))
-        page = asyncio.create_task(_event_stream(client, "/chat/restart/events", page_opened))
+        page = asyncio.create_task(  # the room's page, read as the person who started its run
+            _event_stream(client, "/chat/restart/events?name=alice", page_opened, headers={})
+        )
         await until_watched(store, THREAD, prompt["prompt_id"])
         await asyncio.wait_for(opened.wait(), 10)
         await asyncio.wait_for(page_opened.wait(), 10)

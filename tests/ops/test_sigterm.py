@@ -41,6 +41,10 @@ def two_processes(redis_server: RedisServer, tmp_path: Path) -> Iterator[tuple[S
         THREADGATE_API_TOKENS="agent:agent:agent-token:*,ops:operator:operator-token",
         THREADGATE_WEB_CHAT="open",
         THREADGATE_SHUTDOWN_GRACE_S="5",
+        # The traffic is one name in many rooms from one address, far past the web chat's default caps.
+        THREADGATE_WEB_POSTS_PER_NAME="100000",
+        THREADGATE_WEB_POSTS_PER_CLIENT="100000",
+        THREADGATE_WEB_NEW_ROOMS_PER_CLIENT="100000",
         THREADGATE_LOG_LEVEL="INFO",
     )
     a, b = ServeProcess(env, tmp_path, name="a"), ServeProcess(env, tmp_path, name="b")
