@@ -9,6 +9,7 @@ import httpx
 import pytest
 import uvicorn
 
+from gateway import serving
 from gateway.cli import main
 from tests.support.redis_server import free_port
 
@@ -16,19 +17,28 @@ TOKENS = "robot:agent:agent-token-1,desk:operator:operator-token-1"
 
 
 class RecordedServer:
-    """Stands in for ``uvicorn.run``: records the app and the options ``serve`` starts it with."""
+    """Stands in for the server ``serve`` runs: records the app and the options it starts it with."""
 
     def __init__(self) -> None:
         self.calls: list[tuple[Any, dict[str, Any]]] = []
 
-    def __call__(self, app: Any, **options: Any) -> None:
-        self.calls.append((app, options))
+    def __call__(self, config: uvicorn.Config, runtime: Any) -> RecordedServer:
+        options = {
+            "host": config.host,
+            "proxy_headers": config.proxy_headers,
+            "forwarded_allow_ips": config.forwarded_allow_ips,
+        }
+        self.calls.append((config.app, options))
+        return self
+
+    def run(self) -> None:
+        """Serving is not under test here: return at once, as a server stopped by a signal does."""
 
 
 @pytest.fixture
 def server(clean_env: pytest.MonkeyPatch) -> RecordedServer:
     recorded = RecordedServer()
-    clean_env.setattr(uvicorn, "run", recorded)
+    clean_env.setattr(serving, "DrainingServer", recorded)
     clean_env.setenv("THREADGATE_API_TOKENS", TOKENS)
     clean_env.setenv("THREADGATE_WEBHOOK_SECRET", "whsec-test")
     return recorded
