@@ -128,7 +128,7 @@ class Waiter:
 
 
 def _get(path: str, token: str) -> bytes:
-    return f"GET {path} HTTP/1.1\r\nHost: bench\r\nAuthorization: Bearer {token}\r\n\r\n".encode()
+    return f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\n\r\n".encode()
 
 
 async def _open_all(port: int, requests: list[bytes]) -> list[Waiter]:

@@ -129,6 +129,10 @@ def running_gateway(redis_server: RedisServer, workdir: Path) -> Iterator[Gatewa
         THREADGATE_WEB_CHAT="open",
         THREADGATE_API_TOKENS=f"robot:agent:{AGENT_TOKEN}:*,desk:operator:{OPERATOR_TOKEN}",
         THREADGATE_LOG_LEVEL="WARNING",
+        # Every test of the session answers as the same person from one address: past the default caps.
+        THREADGATE_WEB_POSTS_PER_NAME="100000",
+        THREADGATE_WEB_POSTS_PER_CLIENT="100000",
+        THREADGATE_WEB_NEW_ROOMS_PER_CLIENT="100000",
     )
     server = ServeProcess(env, workdir, program=(THREADGATE,))
     with serving(server):
