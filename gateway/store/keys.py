@@ -74,10 +74,6 @@ def pub_outbox(thread_id: str) -> str:
     return f"{thread_prefix(thread_id)}pub"
 
 
-def outbox_lock(thread_id: str) -> str:
-    return f"{thread_prefix(thread_id)}lock"
-
-
 def prompt_index(prompt_id: str) -> str:
     """Which thread a prompt lives in."""
     return f"tg:pidx:{prompt_id}"
