@@ -370,10 +370,16 @@ class Gateway:
             return prompt
 
     async def cancel_prompt(
-        self, prompt_id: str, reason: str = "cancelled", code: ReasonCode = ReasonCode.CANCELLED
+        self,
+        prompt_id: str,
+        reason: str = "cancelled",
+        code: ReasonCode = ReasonCode.CANCELLED,
+        *,
+        by: str = "",
     ) -> Settlement:
+        """Cancel a pending prompt; ``by`` names the person on whose behalf (none for the agent)."""
         prompt = await self.get_prompt(prompt_id)
-        settlement = await self.store.cancel(prompt.thread_id, prompt_id, reason, code, self.now_ms())
+        settlement = await self.store.cancel(prompt.thread_id, prompt_id, reason, code, self.now_ms(), by=by)
         self.outbox.kick(prompt.thread_id)
         if settlement.ok:
             event(
@@ -584,7 +590,6 @@ class Gateway:
             )
             if code is ReasonCode.NEW_MESSAGE:
                 return Received(Outcome.SUPERSEDED)
-            await self.store.set_prompt_field(thread_id, prompt.prompt_id, "cancelled_by", ready.answered_by)
             return Received(Outcome.DECLINED, await self.get_prompt(prompt.prompt_id))
         if decision.status is DecisionStatus.DUPLICATE:
             return Received(Outcome.DUPLICATE)

@@ -74,6 +74,16 @@ def pub_outbox(thread_id: str) -> str:
     return f"{thread_prefix(thread_id)}pub"
 
 
+def admission(thread_id: str) -> str:
+    """Held while one answer to the thread is being admitted over REST (one at a time)."""
+    return f"{thread_prefix(thread_id)}admit"
+
+
+def rate_window(name: str) -> str:
+    """A rate limit's counter for one window of one caller (``name`` says whose, and which rule)."""
+    return f"tg:rl:{name}"
+
+
 def prompt_index(prompt_id: str) -> str:
     """Which thread a prompt lives in."""
     return f"tg:pidx:{prompt_id}"

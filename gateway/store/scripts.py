@@ -25,7 +25,7 @@ THREAD_SCRIPTS = (
     "append_item",
     "save_draft",
 )
-PLAIN_SCRIPTS = ("drop_dirty", "publish_feed")
+PLAIN_SCRIPTS = ("drop_dirty", "publish_feed", "release_admission", "count_hit")
 
 
 def _read(name: str) -> str:

@@ -116,6 +116,10 @@ class Store:
     async def load(self) -> None:
         await self.scripts.load(self.redis)
 
+    async def ping(self) -> None:
+        """One round trip to Redis (raises when it cannot answer)."""
+        await self.redis.ping()
+
     def _lead(self, now_ms: int | None = None) -> list[int]:
         """The two arguments every thread script starts with: the clock, and the thread's idle lifetime."""
         return [now_ms if now_ms is not None else int(time.time() * 1000), self.thread_idle_ms]
@@ -292,6 +296,19 @@ class Store:
         """Mark that the agent is waiting on a prompt right now (an answer then resolves hot)."""
         await self.redis.set(keys.watch(thread_id, prompt_id), "1", px=ttl_ms)
 
+    async def is_watched(self, thread_id: str, prompt_id: str) -> bool:
+        """Whether the agent is waiting on the prompt right now (an answer would resolve hot)."""
+        return bool(await self.redis.exists(keys.watch(thread_id, prompt_id)))
+
+    async def admit(self, thread_id: str, token: str, ttl_ms: int) -> bool:
+        """Take the thread's answer admission for ``token`` (at most ``ttl_ms``); False while another
+        caller holds it."""
+        return bool(await self.redis.set(keys.admission(thread_id), token, nx=True, px=ttl_ms))
+
+    async def release_admission(self, thread_id: str, token: str) -> None:
+        """Give the admission back, if ``token`` still holds it."""
+        await self.scripts.call(self.redis, "release_admission", [keys.admission(thread_id)], [token])
+
     async def cancel(
         self,
         thread_id: str,
@@ -301,16 +318,15 @@ class Store:
         now_ms: int,
         *,
         audit: bool = True,
+        by: str = "",
     ) -> Settlement:
-        args = [prompt_id, reason, code.value, now_ms, self.retain_ms, "1" if audit else "0"]
+        """Cancel a pending prompt; ``by`` names the person who did (kept as ``cancelled_by``)."""
+        args = [prompt_id, reason, code.value, now_ms, self.retain_ms, "1" if audit else "0", by]
         return self._settlement(await self._thread_script("cancel_prompt", thread_id, args, now_ms))
 
     async def expire(self, thread_id: str, prompt_id: str, reason: str, now_ms: int) -> Settlement:
         args = [prompt_id, reason, now_ms, self.retain_ms]
         return self._settlement(await self._thread_script("expire_prompt", thread_id, args, now_ms))
-
-    async def set_prompt_field(self, thread_id: str, prompt_id: str, name: str, value: str) -> None:
-        await self.redis.hset(keys.prompt(thread_id, prompt_id), name, value)
 
     async def record_post(
         self, thread_id: str, prompt_id: str, message_id: str, entry: dict[str, Any]
@@ -493,6 +509,20 @@ class Store:
     async def dirty_threads(self, cutoff_ms: int, limit: int = 100) -> list[str]:
         return list(await self.redis.zrangebyscore(keys.DIRTY, "-inf", cutoff_ms, start=0, num=limit))
 
+    async def queue_depths(self, sample: int) -> tuple[int, int, int]:
+        """Threads with outbox work, the posts and events the first ``sample`` of them still owe, and
+        webhook deliveries waiting: what a metrics scrape reports."""
+        dirty = list(await self.redis.zrange(keys.DIRTY, 0, sample - 1))
+        threads = int(await self.redis.zcard(keys.DIRTY))
+        depth = 0
+        if dirty:
+            pipe = self.redis.pipeline(transaction=False)
+            for thread_id in dirty:
+                pipe.llen(keys.chat_outbox(thread_id))
+                pipe.llen(keys.pub_outbox(thread_id))
+            depth = sum(int(n) for n in await pipe.execute())
+        return threads, depth, int(await self.redis.zcard(keys.WEBHOOK_DUE))
+
     async def drop_dirty(self, thread_id: str, cutoff_ms: int) -> None:
         await self.scripts.call(self.redis, "drop_dirty", [keys.DIRTY], [thread_id, cutoff_ms])
 
@@ -574,6 +604,16 @@ class Store:
         pipe.zadd(keys.DIRTY, {thread_id: now_ms})
         pipe.rpush(keys.chat_outbox(thread_id), json.dumps(effect, ensure_ascii=False))
         await pipe.execute()
+
+    # Rate limits ------------------------------------------------------------------------------------
+
+    async def count_hit(self, name: str, window_ms: int) -> tuple[int, int]:
+        """Count one hit in the fixed window ``name`` (started by its first hit, ``window_ms`` long):
+        the hits so far and the milliseconds the window has left."""
+        count, left_ms = await self.scripts.call(
+            self.redis, "count_hit", [keys.rate_window(name)], [window_ms]
+        )
+        return int(count), int(left_ms)
 
     # Logs and feeds ---------------------------------------------------------------------------------
 

@@ -145,6 +145,15 @@ async def run_scenario(cluster_client: Any) -> tuple[set[str], set[str]]:
             await drive_one_thread(gateway, store, thread, clock)
         await store.forget_pending("prm_gone", "ops")  # what adoption and expiry do with a settled one
         await store.watch(THREADS[0], "prm_gone", 1000)  # what an SSE stream marks (long-polls read and mark)
+        assert await store.is_watched(THREADS[0], "prm_gone")
+        assert await store.admit(THREADS[1], "tok", 1000)  # one REST answer admitted per thread
+        assert not await store.admit(THREADS[1], "other", 1000)
+        await store.release_admission(THREADS[1], "tok")
+        assert await store.admit(THREADS[1], "other", 1000)
+        assert (await store.count_hit("slack:UALICE", 60_000))[0] == 1
+        assert (await store.count_hit("slack:UALICE", 60_000))[0] == 2
+        assert (await store.queue_depths(10))[2] == 0
+        await store.ping()
         await store.log_item(THREADS[0], {"role": "gateway", "type": "message", "content": []})
         await store.mark_session_thread(THREADS[0], "ops:s1")  # who may read a session's thread
         assert (await store.thread_audience(THREADS[0])).session == "ops:s1"
@@ -204,8 +213,7 @@ async def drive_one_thread(gateway: Gateway, store: Store, thread: str, clock: l
     third = await gateway.raise_prompt(run.run_id, PromptRequest.model_validate(QUESTION))
     assert (await gateway.answer(third.prompt_id, sender, text="dev")).prompt.turn_id  # parked
     fourth = await gateway.raise_prompt(run.run_id, PromptRequest.model_validate(QUESTION))
-    assert (await gateway.cancel_prompt(fourth.prompt_id, "no longer needed")).ok
-    await store.set_prompt_field(thread, fourth.prompt_id, "cancelled_by", sender)
+    assert (await gateway.cancel_prompt(fourth.prompt_id, "no longer needed", by=sender)).ok
     assert await store.get_prompt_field(thread, fourth.prompt_id, "cancelled_by") == sender
 
     fifth = await gateway.raise_prompt(
@@ -257,7 +265,7 @@ async def test_leases_waiters_rate_limits_webhooks_and_metrics_work_on_the_clust
             await waiters.stop()
             await other.aclose()
 
-        limiter = RateLimiter(cluster_client, limit=1, window_s=60)
+        limiter = RateLimiter(Store(cluster_client), limit=1, window_s=60)
         assert (await limiter.hit("slack:UALICE")).allowed
         assert not (await limiter.hit("slack:UALICE")).allowed
 
@@ -271,7 +279,7 @@ async def test_leases_waiters_rate_limits_webhooks_and_metrics_work_on_the_clust
             assert await dispatcher.deliver_due() == 1
         finally:
             await dispatcher.stop()
-        await metrics.refresh(cluster_client)
+        await metrics.refresh(Store(cluster_client))
     assert delivered == [b'{"id": "evt_1", "type": "input.requested"}']
     assert len(watch.runs) >= 6
     assert watch.crossing() == []
