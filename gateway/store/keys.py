@@ -84,6 +84,16 @@ def rate_window(name: str) -> str:
     return f"tg:rl:{name}"
 
 
+def lease(name: str) -> str:
+    """Held by the one process that runs lease ``name`` (a bot token's connection)."""
+    return f"tg:lease:{name}"
+
+
+def lease_fence(name: str) -> str:
+    """Counts a lease's acquisitions: each holder's fencing token."""
+    return f"tg:lease:{name}:fence"
+
+
 def prompt_index(prompt_id: str) -> str:
     """Which thread a prompt lives in."""
     return f"tg:pidx:{prompt_id}"

@@ -307,7 +307,7 @@ class Store:
 
     async def release_admission(self, thread_id: str, token: str) -> None:
         """Give the admission back, if ``token`` still holds it."""
-        await self.scripts.call(self.redis, "release_admission", [keys.admission(thread_id)], [token])
+        await self.scripts.call(self.redis, "release_held", [keys.admission(thread_id)], [token])
 
     async def cancel(
         self,

@@ -26,7 +26,7 @@ from gateway.models import AgentDefinition, HumanInput, InboundMessage, PromptRe
 from gateway.ratelimit import RateLimiter
 from gateway.service import AnswerStatus, Gateway, Outcome
 from gateway.store import Store, connect, keys
-from gateway.store.scripts import PLAIN_SCRIPTS, THREAD_SCRIPTS, Scripts
+from gateway.store.scripts import LEASE_SCRIPTS, PLAIN_SCRIPTS, THREAD_SCRIPTS, Scripts
 from gateway.waiters import Waiters
 from gateway.webhooks import WebhookDispatcher
 from tests.cluster.slotwatch import SlotWatch
@@ -248,12 +248,15 @@ async def test_leases_waiters_rate_limits_webhooks_and_metrics_work_on_the_clust
 
     async with SlotWatch(redis_cluster.ports).watching() as watch:
         first, second = Lease(cluster_client, "slack:abc", ttl_ms=1000), Lease(cluster_client, "slack:abc")
+        ran_first, ran_second = record_scripts(first.records.scripts), record_scripts(second.records.scripts)
         assert await first.try_acquire()
         assert not await second.try_acquire()
         assert await first.renew()
         await first.release()
         assert await second.try_acquire()
+        assert await second.current_holder() == second.holder
         await second.release()
+        assert ran_first | ran_second == {*LEASE_SCRIPTS, "release_held"}
 
         waiters, other = Waiters(cluster_client), connect(redis_cluster.url).client
         await waiters.start()
