@@ -19,7 +19,7 @@ from gateway.ids import new_id
 from gateway.models import Prompt, from_ms
 from gateway.service import SUPERSEDED_REASON
 from gateway.store import Store, keys
-from gateway.store.store import prompt_record
+from gateway.store.codec import prompt_record
 
 PIPELINE = 1000
 LOADERS = 2

@@ -13,6 +13,11 @@ from gateway.errors import GatewayError
 from gateway.ids import ThreadRef
 from gateway.models import InboundMessage, Prompt, ThreadItem
 
+# What a channel tells apart when the core fails it: a store outage (retry later, or answer 503) or not.
+# Channels take it from here, never from the store; the rule itself stays with the store's health.
+from gateway.store.outage import is_store_outage as is_store_outage
+from gateway.store.outage import store_unavailable as store_unavailable
+
 if TYPE_CHECKING:
     from gateway.audience import Audiences
     from gateway.feeds import StreamCaps

@@ -19,30 +19,8 @@ from typing import Any
 
 from gateway import metrics
 from gateway.logs import event
+from gateway.store.leases import LeaseRecords
 from gateway.store.outage import StoreHealth
-
-# Take the lease if it is free, or still ours: after Redis restarted from its AOF the key can outlive the
-# holder's own hold, which was dropped when renewals failed; waiting out the TTL would leave the channel idle.
-_ACQUIRE = """
-local holder = redis.call('GET', KEYS[1])
-if holder and holder ~= ARGV[1] then
-  return 0
-end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-return 1
-"""
-_RENEW = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
-end
-return 0
-"""
-_RELEASE = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('DEL', KEYS[1])
-end
-return 0
-"""
 
 Work = Callable[[int], Awaitable[None]]
 
@@ -64,11 +42,9 @@ class Lease:
         holder: str | None = None,
         health: StoreHealth | None = None,
     ) -> None:
-        self.redis = redis
+        self.records = LeaseRecords(redis)
         self.health = health or StoreHealth(redis)
         self.name = name
-        self.key = f"tg:lease:{name}"
-        self.fence_key = f"tg:lease:{name}:fence"
         self.ttl_ms = ttl_ms
         self.holder = holder or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.fence: int | None = None
@@ -79,24 +55,24 @@ class Lease:
         return self.fence is not None
 
     async def current_holder(self) -> str | None:
-        value: str | None = await self.redis.get(self.key)
-        return value
+        return await self.records.holder(self.name)
 
     async def try_acquire(self) -> bool:
-        if await self.redis.eval(_ACQUIRE, 1, self.key, self.holder, self.ttl_ms):
-            self.fence = int(await self.redis.incr(self.fence_key))
+        fence = await self.records.take(self.name, self.holder, self.ttl_ms)
+        if fence is not None:
+            self.fence = fence
             event("lease.acquired", lease=self.name, holder=self.holder, fence=self.fence)
             metrics.lease_held(self.name, True)
             return True
         return False
 
     async def renew(self) -> bool:
-        return bool(await self.redis.eval(_RENEW, 1, self.key, self.holder, self.ttl_ms))
+        return await self.records.renew(self.name, self.holder, self.ttl_ms)
 
     async def release(self) -> None:
         if self.fence is not None:
             with contextlib.suppress(Exception):
-                await self.redis.eval(_RELEASE, 1, self.key, self.holder)
+                await self.records.release(self.name, self.holder)
             event("lease.released", lease=self.name, holder=self.holder)
             metrics.lease_held(self.name, False)
         self.fence = None

@@ -17,8 +17,6 @@ from prometheus_client import (
     generate_latest,
 )
 
-from gateway.store import keys
-
 REGISTRY = CollectorRegistry()
 ProcessCollector(registry=REGISTRY)
 PlatformCollector(registry=REGISTRY)
@@ -158,19 +156,20 @@ def lease_held(name: str, held: bool) -> None:
     LEASE_HELD.labels(channel_of(name), name).set(1 if held else 0)
 
 
-async def refresh(redis: Any) -> None:
-    """Read the gauges that live in Redis (outbox and webhook queue depth) just before a scrape."""
-    dirty = list(await redis.zrange(keys.DIRTY, 0, DEPTH_SAMPLE - 1))
-    OUTBOX_THREADS.set(await redis.zcard(keys.DIRTY))
-    depth = 0
-    if dirty:
-        pipe = redis.pipeline(transaction=False)
-        for thread_id in dirty:
-            pipe.llen(keys.chat_outbox(thread_id))
-            pipe.llen(keys.pub_outbox(thread_id))
-        depth = sum(int(n) for n in await pipe.execute())
+class QueueSource(Protocol):
+    """Where the queue gauges are read from (the store)."""
+
+    async def queue_depths(self, sample: int) -> tuple[int, int, int]:
+        """Threads with outbox work, items owed by the first ``sample`` of them, webhooks waiting."""
+        ...
+
+
+async def refresh(source: QueueSource) -> None:
+    """Read the gauges that live in the store (outbox and webhook queue depth) just before a scrape."""
+    threads, depth, webhooks = await source.queue_depths(DEPTH_SAMPLE)
+    OUTBOX_THREADS.set(threads)
     OUTBOX_DEPTH.set(depth)
-    WEBHOOK_QUEUE.set(await redis.zcard(keys.WEBHOOK_DUE))
+    WEBHOOK_QUEUE.set(webhooks)
 
 
 def render() -> tuple[bytes, str]:

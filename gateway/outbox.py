@@ -30,7 +30,7 @@ from gateway.models import Prompt, PromptState, ThreadItem, from_ms, utcnow
 from gateway.render import answers_summary, resolved_item, settled_prompt_item
 from gateway.store import FeedEntry, OutboxBatch, OutboxPass, Store, keys
 from gateway.store.outage import StoreHealth
-from gateway.store.store import prompt_from_fields
+from gateway.store.results import OutboxMode
 
 DRAINER_TASK = "threadgate.outbox.drainer"
 RENEWER_TASK = "threadgate.outbox.renewer"
@@ -174,7 +174,10 @@ class Outbox:
             return done
         tokens = {thread: uuid.uuid4().hex for thread in ready}
         taken = await self.store.take_outboxes(
-            [OutboxPass(thread, tokens[thread], self.lock_ttl_ms, "acquire", size=BATCH) for thread in ready]
+            [
+                OutboxPass(thread, tokens[thread], self.lock_ttl_ms, OutboxMode.ACQUIRE, size=BATCH)
+                for thread in ready
+            ]
         )
         held: dict[str, OutboxBatch] = {}
         for thread, batch in zip(ready, taken, strict=True):
@@ -209,7 +212,10 @@ class Outbox:
             if held:
                 with contextlib.suppress(Exception):  # the next acknowledgement says whether it held
                     await self.store.take_outboxes(
-                        [OutboxPass(thread, token, self.lock_ttl_ms, "renew") for thread, token in held]
+                        [
+                            OutboxPass(thread, token, self.lock_ttl_ms, OutboxMode.RENEW)
+                            for thread, token in held
+                        ]
                     )
 
     async def _drain_held(
@@ -219,7 +225,7 @@ class Outbox:
         while held:
             try:
                 prompts = {
-                    pid: prompt_from_fields(fields)
+                    pid: self.store.codec.decode(fields)
                     for batch in held.values()
                     for pid, fields in batch.prompts.items()
                     if fields
@@ -229,7 +235,10 @@ class Outbox:
             except BaseException:
                 with contextlib.suppress(Exception):
                     await self.store.take_outboxes(
-                        [OutboxPass(thread, tokens[thread], self.lock_ttl_ms, "release") for thread in held]
+                        [
+                            OutboxPass(thread, tokens[thread], self.lock_ttl_ms, OutboxMode.RELEASE)
+                            for thread in held
+                        ]
                     )
                 raise
             passes = [
@@ -237,7 +246,7 @@ class Outbox:
                     thread,
                     tokens[thread],
                     self.lock_ttl_ms,
-                    "continue" if outcomes[thread].complete else "release",
+                    OutboxMode.CONTINUE if outcomes[thread].complete else OutboxMode.RELEASE,
                     pub_done=len(batch.pub),
                     chat_done=outcomes[thread].posted,
                     logged=outcomes[thread].logged,
@@ -247,7 +256,7 @@ class Outbox:
             ]
             following: dict[str, OutboxBatch] = {}
             for one, batch in zip(passes, await self.store.take_outboxes(passes), strict=True):
-                if one.mode == "release" or batch is None:  # a post failed, or our lock lapsed
+                if one.mode is OutboxMode.RELEASE or batch is None:  # a post failed, or our lock lapsed
                     continue
                 if batch.empty:
                     done[one.thread_id] = True

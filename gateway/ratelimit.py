@@ -1,4 +1,4 @@
-"""A fixed-window rate limit counted in Redis, so it holds across every gateway process."""
+"""A fixed-window rate limit counted in the store, so it holds across every gateway process."""
 
 from __future__ import annotations
 
@@ -6,23 +6,17 @@ import hashlib
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Protocol
 
 from gateway.errors import GatewayError
 
-# One round trip, atomic: count the hit, start the window on the first one, say how long it has left.
-_HIT = """
-local count = redis.call('INCR', KEYS[1])
-if count == 1 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[1])
-end
-local ttl = redis.call('PTTL', KEYS[1])
-if ttl < 0 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[1])
-  ttl = tonumber(ARGV[1])
-end
-return {count, ttl}
-"""
+
+class HitCounter(Protocol):
+    """Counts hits in fixed windows shared by every process (the store)."""
+
+    async def count_hit(self, name: str, window_ms: int) -> tuple[int, int]:
+        """One more hit in window ``name``: the hits so far and the milliseconds it has left."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,23 +29,23 @@ class Verdict:
 class RateLimiter:
     """At most ``limit`` hits per ``window_s`` seconds per key (one key per person)."""
 
-    def __init__(self, redis: Any, *, limit: int, window_s: int, prefix: str = "tg:rl") -> None:
-        self.redis = redis
+    def __init__(self, counter: HitCounter, *, limit: int, window_s: int) -> None:
+        self.counter = counter
         self.limit = limit
         self.window_ms = window_s * 1000
-        self.prefix = prefix
 
-    def key(self, who: str) -> str:
-        digest = hashlib.sha256(who.encode("utf-8", "surrogateescape")).hexdigest()[:32]
-        return f"{self.prefix}:{digest}"
+    @staticmethod
+    def window(who: str) -> str:
+        """The window's name: a digest, so no caller's text becomes part of a key."""
+        return hashlib.sha256(who.encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
     async def hit(self, who: str, limit: int | None = None, window_s: int | None = None) -> Verdict:
         """Count one hit for ``who``; allowed while within ``limit`` per ``window_s`` (default: the
         limiter's). A ``who`` is counted in one window only: name the rule in it."""
         window_ms = self.window_ms if window_s is None else window_s * 1000
-        count, ttl_ms = await self.redis.eval(_HIT, 1, self.key(who), window_ms)
-        retry_after = max(1, math.ceil(int(ttl_ms) / 1000))
-        return Verdict(int(count) <= (self.limit if limit is None else limit), int(count), retry_after)
+        count, left_ms = await self.counter.count_hit(self.window(who), window_ms)
+        retry_after = max(1, math.ceil(left_ms / 1000))
+        return Verdict(count <= (self.limit if limit is None else limit), count, retry_after)
 
     async def enforce(self, hits: Iterable[tuple[str, int, int | None]], what: str) -> None:
         """Count each ``(who, limit, window_s)`` in turn; the first over its limit raises 429 RATE_LIMITED

@@ -99,7 +99,7 @@ class Runtime:
             streams=self.browser_streams,
             store_available=lambda: self.health.available,
             audiences=Audiences(self.store),
-            limiter=RateLimiter(self.connection.client, limit=1, window_s=1),  # each rule gives its own
+            limiter=RateLimiter(self.store, limit=1, window_s=1),  # each rule gives its own
             draining=lambda: self.gateway.feeds.draining,
         )
         for channel in self.channels:

@@ -44,8 +44,9 @@ from gateway.outcomes import Draft, DraftStatus, Outcome, Received
 from gateway.render import message_item, pending_prompt_item
 from gateway.replies import NEW_MESSAGE_REASON, Reading, ReplyAction, draft_name, read_reply
 from gateway.store import Decision, Kept, ReadyAnswer, Refusal, Settlement, Store, trim_idle
+from gateway.store.codec import with_settlement
 from gateway.store.outage import StoreHealth
-from gateway.store.store import with_settlement
+from gateway.store.results import DecisionStatus, OpenStatus, SettlementStatus
 from gateway.tasks import cancel_and_wait
 from gateway.waiters import Waiters
 
@@ -244,9 +245,9 @@ class Gateway:
             on_unmatched_reply=settings.on_unmatched_reply,
         )
         status, superseded = await self.store.open_prompt(prompt, SUPERSEDED_REASON, now_ms)
-        if status == "no_run":
+        if status is OpenStatus.NO_RUN:
             raise not_found("RUN_NOT_FOUND", "run", run_id)
-        if status == "run_ended":
+        if status is OpenStatus.RUN_ENDED:
             raise GatewayError("RUN_ENDED", f"Run {run_id} has ended; start a new run to ask.", 409)
         if superseded:
             event(
@@ -369,10 +370,16 @@ class Gateway:
             return prompt
 
     async def cancel_prompt(
-        self, prompt_id: str, reason: str = "cancelled", code: ReasonCode = ReasonCode.CANCELLED
+        self,
+        prompt_id: str,
+        reason: str = "cancelled",
+        code: ReasonCode = ReasonCode.CANCELLED,
+        *,
+        by: str = "",
     ) -> Settlement:
+        """Cancel a pending prompt; ``by`` names the person on whose behalf (none for the agent)."""
         prompt = await self.get_prompt(prompt_id)
-        settlement = await self.store.cancel(prompt.thread_id, prompt_id, reason, code, self.now_ms())
+        settlement = await self.store.cancel(prompt.thread_id, prompt_id, reason, code, self.now_ms(), by=by)
         self.outbox.kick(prompt.thread_id)
         if settlement.ok:
             event(
@@ -410,7 +417,7 @@ class Gateway:
             prompt.thread_id, prompt.prompt_id, answers, identity, turn_id, now_ms, content
         )
         self.outbox.kick(prompt.thread_id)
-        if settlement.status == "missing":
+        if settlement.status is SettlementStatus.MISSING:
             raise not_found("PROMPT_NOT_FOUND", "prompt", prompt.prompt_id)
         if settlement.ok:
             answered = _answered(prompt, answers, identity, settlement.resolution, turn_id, now_ms, content)
@@ -461,7 +468,7 @@ class Gateway:
             if settlement.ok:
                 expired += 1
                 event("prompt.expired", prompt_id=prompt_id, thread_id=thread)
-            elif settlement.status != "not_due":
+            elif settlement.status is not SettlementStatus.NOT_DUE:
                 prompt = settlement.prompt
                 await self.store.forget_pending(prompt_id, prompt.agent if prompt else "")
         return expired
@@ -497,7 +504,7 @@ class Gateway:
         decision = await self.store.receive(
             thread.thread_id, message.event_id, message.prompt_id, entry, now_ms, ready
         )
-        if decision.status == "active":
+        if decision.status is DecisionStatus.ACTIVE:
             # Nothing is recorded yet, the event not even marked seen: this process decides who may
             # answer and reads the reply, and a second script applies that and marks the event together.
             # A crash in between leaves the platform's redelivery to be answered in full.
@@ -514,7 +521,7 @@ class Gateway:
                 now_ms,
                 Refusal(prompt.prompt_id),
             )
-            if decision.status == "refused":
+            if decision.status is DecisionStatus.REFUSED:
                 return await self._refused(thread.thread_id, prompt, message)
         return await self._received(thread.thread_id, message, decision, latest, ready, now_ms)
 
@@ -558,7 +565,7 @@ class Gateway:
         now_ms: int,
     ) -> Received:
         """What a receive script's decision means to the channel, with the notice it owes the sender."""
-        if decision.status == "answered" and prompt is not None and ready is not None:
+        if decision.status is DecisionStatus.ANSWERED and prompt is not None and ready is not None:
             self.outbox.kick(thread_id)
             answered = _answered(
                 prompt,
@@ -571,7 +578,7 @@ class Gateway:
             )
             self.waiters.notify(prompt.prompt_id, prompt=answered)
             return Received(Outcome.ANSWERED, answered)
-        if decision.status == "cancelled" and prompt is not None and ready is not None:
+        if decision.status is DecisionStatus.CANCELLED and prompt is not None and ready is not None:
             self.outbox.kick(thread_id)
             code = ready.cancel_code or ReasonCode.CANCELLED
             event(
@@ -583,17 +590,16 @@ class Gateway:
             )
             if code is ReasonCode.NEW_MESSAGE:
                 return Received(Outcome.SUPERSEDED)
-            await self.store.set_prompt_field(thread_id, prompt.prompt_id, "cancelled_by", ready.answered_by)
             return Received(Outcome.DECLINED, await self.get_prompt(prompt.prompt_id))
-        if decision.status == "duplicate":
+        if decision.status is DecisionStatus.DUPLICATE:
             return Received(Outcome.DUPLICATE)
-        if decision.status == "stale":
+        if decision.status is DecisionStatus.STALE:
             if message.notify:
                 await self._tell_privately(thread_id, message.sender, STALE_NOTICE)
             # The control's own prompt, so the channel can say how it settled (answered, cancelled).
             hinted = await self.store.get_prompt(message.prompt_id) if message.prompt_id else None
             return Received(Outcome.STALE, hinted)
-        if decision.status == "queued":
+        if decision.status is DecisionStatus.QUEUED:
             self.outbox.kick(thread_id)
             return Received(Outcome.QUEUED)
         # The prompt this message answered settled otherwise between the two calls (or is gone).

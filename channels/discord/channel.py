@@ -24,13 +24,12 @@ from channels.discord.presses import DEFAULT_ACK_DEADLINE, PressHandler
 from channels.discord.render import DiscordMessage, fit_edit, item_text, prompt_id_of, render_item
 from channels.discord.threads import channel_id_of
 from channels.discord.threads import start_thread as start_session_thread
-from gateway.channel import ChannelContext, ChannelError, InboundSink, MessageRef
+from gateway.channel import ChannelContext, ChannelError, InboundSink, MessageRef, is_store_outage
 from gateway.errors import GatewayError
 from gateway.ids import ThreadRef
 from gateway.lease import Lease, lease_name
 from gateway.logs import event
 from gateway.models import InboundMessage, ThreadItem
-from gateway.store.outage import is_store_outage
 
 DEFAULT_API_BASE_URL = "https://discord.com/api/v10"
 DEFAULT_GATEWAY_URL = "wss://gateway.discord.gg/"

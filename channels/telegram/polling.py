@@ -21,8 +21,8 @@ from telegram.error import Conflict, InvalidToken, RetryAfter
 from channels.telegram.inbound import ALLOWED_UPDATES
 from channels.telegram.send import retry_after_seconds, safe_text
 from channels.telegram.updates import fetch_updates, read_update, update_id_of
+from gateway.channel import is_store_outage
 from gateway.logs import event
-from gateway.store.outage import is_store_outage
 
 T = TypeVar("T")
 Handler = Callable[[Update], Awaitable[None]]

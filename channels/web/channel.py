@@ -22,7 +22,7 @@ from channels.web.access import NEEDS_TOKEN, SignInError, WebAccess, may_read_ro
 from channels.web.limits import MAX_MESSAGE_CHARS, WebLimits, admit_post, check_size
 from channels.web.page import asset, chat_page
 from gateway.api.client_address import client_address
-from gateway.channel import ChannelContext, MessageRef
+from gateway.channel import ChannelContext, MessageRef, store_unavailable
 from gateway.cursors import STREAM_ID_PROBLEM, is_stream_position
 from gateway.errors import GatewayError
 from gateway.ids import ThreadRef, parse_thread_id
@@ -30,7 +30,6 @@ from gateway.jsonbody import is_json_media_type, unsupported_media_type
 from gateway.models import InboundMessage, ThreadItem
 from gateway.service import NOT_ALLOWED_NOTICE, STALE_NOTICE, Outcome
 from gateway.sse import RESTART_HINT, event_stream
-from gateway.store.outage import store_unavailable
 
 # A message at its cap with every character sent as an escaped surrogate pair (12 bytes), and the rest.
 MAX_BODY = 12 * MAX_MESSAGE_CHARS + 64 * 1024

@@ -28,18 +28,11 @@ from gateway.models import (
 )
 from gateway.replies import DONE, form_answers
 from gateway.service import AnswerStatus, Gateway
-from gateway.store import keys
 
 DECLINED_REASON = "the person declined to answer"
 CANCELLED_REASON = "cancelled by a person"
 SKIPPED_REASON = "the person skipped the question"
 ADMISSION_TTL_MS = 5_000
-_RELEASE = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('DEL', KEYS[1])
-end
-return 0
-"""
 
 
 # How a settled prompt settled -------------------------------------------------------------------
@@ -93,9 +86,8 @@ async def _cancel_for(
     gateway: Gateway, prompt: Prompt, identity: str, reason: str, code: ReasonCode
 ) -> tuple[bool, Prompt]:
     """Cancel on a person's behalf. Returns (this call cancelled it, the prompt as it now stands)."""
-    settlement = await gateway.cancel_prompt(prompt.prompt_id, reason, code)
+    settlement = await gateway.cancel_prompt(prompt.prompt_id, reason, code, by=identity)
     if settlement.ok:
-        await gateway.store.set_prompt_field(prompt.thread_id, prompt.prompt_id, "cancelled_by", identity)
         return True, await gateway.get_prompt(prompt.prompt_id)
     if settlement.prompt is None:
         raise GatewayError("PROMPT_NOT_FOUND", f"No prompt with id {prompt.prompt_id!r}.", 404)
@@ -321,10 +313,8 @@ def _respond_content(
 @contextlib.asynccontextmanager
 async def admission(gateway: Gateway, thread_id: str) -> AsyncIterator[None]:
     """One answer admitted per thread at a time; a concurrent one is told TURN_ALREADY_ACTIVE."""
-    redis = gateway.store.redis
-    key = f"{keys.thread_prefix(thread_id)}admit"
     token = uuid.uuid4().hex
-    if not await redis.set(key, token, nx=True, px=ADMISSION_TTL_MS):
+    if not await gateway.store.admit(thread_id, token, ADMISSION_TTL_MS):
         raise GatewayError(
             "TURN_ALREADY_ACTIVE",
             "Another answer for this thread is being admitted right now; retry when it settles.",
@@ -335,11 +325,7 @@ async def admission(gateway: Gateway, thread_id: str) -> AsyncIterator[None]:
         yield
     finally:
         with contextlib.suppress(Exception):
-            await redis.eval(_RELEASE, 1, key, token)
-
-
-async def _is_watched(gateway: Gateway, prompt: Prompt) -> bool:
-    return bool(await gateway.store.redis.exists(keys.watch(prompt.thread_id, prompt.prompt_id)))
+            await gateway.store.release_admission(thread_id, token)
 
 
 def _no_thread(run_id: str, thread_id: str) -> GatewayError:
@@ -394,7 +380,7 @@ async def respond(
     answers, content = _respond_content(prompt, body.answers) if body.answers is not None else (None, None)
     async with admission(gateway, thread_id):
         if answers is None:
-            hot = await _is_watched(gateway, prompt)
+            hot = await gateway.store.is_watched(prompt.thread_id, prompt.prompt_id)
             changed, current = await _cancel_for(
                 gateway, prompt, identity, SKIPPED_REASON, ReasonCode.DECLINED
             )

@@ -45,7 +45,7 @@ def create_app(runtime: Runtime, options: ApiOptions | None = None) -> FastAPI:
     app.state.options = options
     app.state.tokens = TokenTable(runtime.settings.api_tokens())
     app.state.limiter = RateLimiter(
-        runtime.connection.client, limit=options.respond_limit, window_s=options.respond_window_s
+        runtime.store, limit=options.respond_limit, window_s=options.respond_window_s
     )
     install_error_handlers(app)
     app.add_middleware(Admission, tokens=app.state.tokens)  # inside the body limit, which bounds its read

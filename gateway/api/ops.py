@@ -50,7 +50,7 @@ async def readiness(runtime: Runtime) -> dict[str, dict[str, Any]]:
     began_at = runtime.health.clock()
     try:
         # A round trip now, on a pooled connection as requests use them (a dead one is replaced first).
-        await asyncio.wait_for(runtime.connection.client.ping(), CHECK_TIMEOUT_S)
+        await asyncio.wait_for(runtime.store.ping(), CHECK_TIMEOUT_S)
         runtime.health.answered()
         checks["redis"] = {"ok": True, "detail": runtime.connection.description}
     except Exception as exc:
@@ -85,7 +85,7 @@ async def prometheus_metrics(request: Request) -> Response:
     runtime: Runtime = request.app.state.runtime
     metrics.OPEN_STREAMS.set(runtime.streams.open_streams + runtime.browser_streams.open_streams)
     try:
-        await asyncio.wait_for(metrics.refresh(runtime.connection.client), CHECK_TIMEOUT_S)
+        await asyncio.wait_for(metrics.refresh(runtime.store), CHECK_TIMEOUT_S)
     except Exception as exc:  # the counters are still worth serving while Redis is away
         event("metrics.refresh_failed", logging.WARNING, error=str(exc) or type(exc).__name__)
     body, content_type = metrics.render()

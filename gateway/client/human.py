@@ -20,8 +20,7 @@ from gateway.client.async_client import Threadgate
 from gateway.client.calls import Approval, Flow
 from gateway.client.errors import PromptCancelled, ThreadgateError
 from gateway.client.sync_client import Client
-from gateway.integrations.sessions import session_header, session_key
-from gateway.integrations.settings import Target
+from gateway.client.target import Target, session_header, session_key
 from gateway.models import Prompt, ReasonCode
 
 T = TypeVar("T")

@@ -106,9 +106,7 @@ class Client:
         one when someone bound the call first). ``replaces`` names a settled prompt this one replaces;
         ``tool_call`` (``{name, arguments}``) makes the gateway refuse (409 CALL_MISMATCH) a prompt that
         was raised for any other call."""
-        return self._run(
-            calls.bind_session_call(session_key, call_id, prompt_id, replaces, tool_call)
-        )
+        return self._run(calls.bind_session_call(session_key, call_id, prompt_id, replaces, tool_call))
 
     def raise_step(
         self,

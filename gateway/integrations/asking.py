@@ -14,8 +14,8 @@ from typing import Any, Literal
 import httpx
 
 from gateway.client import Threadgate, ThreadgateError
+from gateway.client.target import Target
 from gateway.integrations.sessions import NotConfigured, thread_for
-from gateway.integrations.settings import Target
 from gateway.models import Prompt, PromptState, ReasonCode, call_digest
 
 logger = logging.getLogger("threadgate.integrations")

@@ -31,9 +31,8 @@ from claude_agent_sdk import (
 )
 
 from gateway.client import Threadgate
+from gateway.client.target import Target, session_header, session_key
 from gateway.integrations.permissions import ask_permission
-from gateway.integrations.sessions import session_header, session_key
-from gateway.integrations.settings import Target
 
 
 def gateway_can_use_tool(

@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from gateway.client import Threadgate
+from gateway.client.target import Target
 from gateway.integrations import hook_output
 from gateway.integrations.asking import Ask, Unavailable, ask
-from gateway.integrations.settings import Target
 from gateway.models import MAX_QUESTION_CHARS, Prompt, PromptKind, PromptState, ReasonCode
 
 

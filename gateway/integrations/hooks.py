@@ -17,13 +17,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gateway.client import Threadgate
+from gateway.client.target import Target, session_header, session_key
 from gateway.integrations import hook_output
 from gateway.integrations.asking import Unavailable
 from gateway.integrations.elicitation import ask_elicitation
 from gateway.integrations.hook_output import Output, Tool, Unanswered
 from gateway.integrations.permissions import Verdict, ask_permission
-from gateway.integrations.sessions import session_header, session_key
-from gateway.integrations.settings import Target
 
 TOOLS: dict[str, tuple[str, str]] = {"claude": ("Claude Code", "claude-code"), "codex": ("Codex", "codex")}
 EVENTS = {

@@ -19,11 +19,10 @@ from pydantic import BaseModel, Field
 
 from gateway import __version__
 from gateway.client import Threadgate
+from gateway.client.target import Target, session_header, session_key
 from gateway.integrations.asking import Ask, Unavailable, ask
 from gateway.integrations.permissions import ask_permission
 from gateway.integrations.prompts import approval_body, approved, declined, declined_message, denial_message
-from gateway.integrations.sessions import session_header, session_key
-from gateway.integrations.settings import Target
 from gateway.models import MAX_QUESTIONS, Prompt, PromptState
 
 SERVER_NAME = "threadgate"

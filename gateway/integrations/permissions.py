@@ -15,6 +15,7 @@ import httpx
 
 from gateway.approval_policy import needs_approval
 from gateway.client import Threadgate, ThreadgateError
+from gateway.client.target import Target
 from gateway.integrations.asking import Ask, StillPending, Unavailable, ask
 from gateway.integrations.prompts import (
     ASK_USER_QUESTION,
@@ -28,7 +29,6 @@ from gateway.integrations.prompts import (
     declined_message,
     denial_message,
 )
-from gateway.integrations.settings import Target
 from gateway.integrations.suggestions import Choice, choices
 from gateway.models import PromptState, ToolCall
 

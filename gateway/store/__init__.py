@@ -1,7 +1,7 @@
 """The Redis store: keys hash-tagged by thread, one Lua script per state change."""
 
 from gateway.store.connection import Connection, connect, redact_url, trim_idle
-from gateway.store.store import (
+from gateway.store.results import (
     Decision,
     FeedEntry,
     Kept,
@@ -10,8 +10,8 @@ from gateway.store.store import (
     ReadyAnswer,
     Refusal,
     Settlement,
-    Store,
 )
+from gateway.store.store import Store
 
 __all__ = [
     "Connection",

@@ -74,8 +74,24 @@ def pub_outbox(thread_id: str) -> str:
     return f"{thread_prefix(thread_id)}pub"
 
 
-def outbox_lock(thread_id: str) -> str:
-    return f"{thread_prefix(thread_id)}lock"
+def admission(thread_id: str) -> str:
+    """Held while one answer to the thread is being admitted over REST (one at a time)."""
+    return f"{thread_prefix(thread_id)}admit"
+
+
+def rate_window(name: str) -> str:
+    """A rate limit's counter for one window of one caller (``name`` says whose, and which rule)."""
+    return f"tg:rl:{name}"
+
+
+def lease(name: str) -> str:
+    """Held by the one process that runs lease ``name`` (a bot token's connection)."""
+    return f"tg:lease:{name}"
+
+
+def lease_fence(name: str) -> str:
+    """Counts a lease's acquisitions: each holder's fencing token."""
+    return f"tg:lease:{name}:fence"
 
 
 def prompt_index(prompt_id: str) -> str:

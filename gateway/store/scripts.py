@@ -25,7 +25,8 @@ THREAD_SCRIPTS = (
     "append_item",
     "save_draft",
 )
-PLAIN_SCRIPTS = ("drop_dirty", "publish_feed")
+PLAIN_SCRIPTS = ("drop_dirty", "publish_feed", "release_held", "count_hit")
+LEASE_SCRIPTS = ("take_lease", "renew_lease")
 
 
 def _read(name: str) -> str:
@@ -41,7 +42,7 @@ class Scripts:
     """Script sources by name, their SHAs, and EVALSHA that reloads once after a Redis restart."""
 
     def __init__(self) -> None:
-        self.sources = {name: _source(name) for name in (*THREAD_SCRIPTS, *PLAIN_SCRIPTS)}
+        self.sources = {name: _source(name) for name in (*THREAD_SCRIPTS, *PLAIN_SCRIPTS, *LEASE_SCRIPTS)}
         self.shas = {name: hashlib.sha1(src.encode()).hexdigest() for name, src in self.sources.items()}
 
     async def load(self, client: Any) -> None:

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections import OrderedDict
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 from redis.asyncio.cluster import RedisCluster
 
@@ -19,16 +17,29 @@ from gateway.models import (
     ApprovalPolicy,
     HumanInput,
     Prompt,
-    PromptState,
     ReasonCode,
     Resolution,
     Run,
     RunState,
-    from_ms,
     to_ms,
 )
 from gateway.store import keys
+from gateway.store.codec import RecordCodec
+from gateway.store.lru import LRU
 from gateway.store.owners import Ownership
+from gateway.store.results import (
+    Decision,
+    DecisionStatus,
+    FeedEntry,
+    Kept,
+    OpenStatus,
+    OutboxBatch,
+    OutboxPass,
+    ReadyAnswer,
+    Refusal,
+    Settlement,
+    SettlementStatus,
+)
 from gateway.store.scripts import Scripts
 
 DAY_MS = 24 * 3600 * 1000
@@ -39,98 +50,10 @@ FEED_MAX_AGE_MS = 7 * DAY_MS  # and none older than this
 FEED_DEDUPE_S = 3600  # how long an appended entry's id is remembered, so a second drain adds nothing
 RUNNING_RUN_MS = 365 * DAY_MS  # a run never ended is kept this long past the retain time
 AGENT_CACHE_S = 2.0  # how long a process reuses an agent's default expiry before reading it again
-V = TypeVar("V")
 
 
-@dataclass(frozen=True, slots=True)
-class Settlement:
-    """What a resolve, cancel or expire call did: ``ok`` (this call settled it), ``settled`` (an earlier
-    one did; ``prompt`` says how), ``missing`` (no such prompt), or ``not_due`` (expire only)."""
-
-    status: str
-    prompt: Prompt | None = None
-    resolution: Resolution | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.status == "ok"
-
-
-@dataclass(frozen=True, slots=True)
-class Decision:
-    """What the thread made of an inbound message: ``duplicate``, ``stale`` (a control for a prompt that
-    is no longer active), ``active`` (it answers ``prompt``; nothing is recorded until the caller decides),
-    ``answered`` (the answer settled the active prompt, with ``resolution``), ``cancelled`` (the reply
-    cancelled it instead: a new message superseding it, queued too, or a decline), ``kept`` (logged, the
-    prompt left pending), ``queued`` for the agent, ``refused`` (the sender may not answer), or, for a
-    decided answer whose prompt settled meanwhile, ``settled`` (``prompt`` says how) or ``missing``."""
-
-    status: str
-    prompt: Prompt | None = None
-    resolution: Resolution | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ReadyAnswer:
-    """A reply mapped against a prompt. A guess (the prompt the caller believes is active) is settled only
-    if that prompt is active; a ``decided`` one answers the prompt a first receive call handed back."""
-
-    prompt_id: str
-    answers: list[Answer]
-    answered_by: str
-    turn_id: str
-    decided: bool = False
-    content: dict[str, Any] | None = None  # a form's typed values
-    # Set when the reply cancels the prompt instead (seed 002): new_message (it supersedes the prompt and
-    # is queued as the next turn's message) or declined; with the reason recorded.
-    cancel_code: ReasonCode | None = None
-    cancel_reason: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class Refusal:
-    """The sender may not answer the prompt a first receive call handed back: log it, mark the event seen."""
-
-    prompt_id: str
-
-
-@dataclass(frozen=True, slots=True)
-class Kept:
-    """The reply leaves the prompt a first receive call handed back pending (a form's step, a value not
-    taken): log it, mark the event seen."""
-
-    prompt_id: str
-
-
-@dataclass(frozen=True, slots=True)
-class OutboxBatch:
-    """One pass over a thread's outbox, taken under its lock: the head of each list, decoded, and the
-    fields of every prompt they name. ``None`` from ``take_outbox`` means the lock is not ours."""
-
-    pub: list[dict[str, Any]]
-    chat: list[dict[str, Any]]
-    prompts: dict[str, dict[str, str]]
-
-    @property
-    def empty(self) -> bool:
-        return not self.pub and not self.chat
-
-
-@dataclass(frozen=True, slots=True)
-class OutboxPass:
-    """One step of draining a thread's outbox under its lock ``token``: acknowledge ``pub_done`` events and
-    ``chat_done`` posts of the last pass (logging ``logged``, JSON entries of the posted items), then, by
-    ``mode``, take the next ``size`` of each list (``acquire``: lock it if free; ``continue``: we hold it)
-    or ``release`` the lock."""
-
-    thread_id: str
-    token: str
-    ttl_ms: int
-    mode: str
-    pub_done: int = 0
-    chat_done: int = 0
-    logged: list[str] = field(default_factory=list)
-    size: int = 100
+def _pairs(flat: list[Any]) -> dict[str, str]:
+    return {str(flat[i]): str(flat[i + 1]) for i in range(0, len(flat), 2)}
 
 
 def _outbox_batch(reply: list[Any]) -> OutboxBatch | None:
@@ -146,39 +69,6 @@ def _outbox_batch(reply: list[Any]) -> OutboxBatch | None:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class FeedEntry:
-    """One entry for a feed: the stream, its stable id (appended once by it), and its JSON."""
-
-    stream: str
-    event_id: str
-    json: str
-
-
-@dataclass(slots=True)
-class Page:
-    items: list[Any] = field(default_factory=list)
-    cursor: str | None = None
-
-
-class _LRU(OrderedDict[str, V]):
-    """A small bounded map for facts that never change (which thread a prompt or run lives in)."""
-
-    def __init__(self, size: int) -> None:
-        super().__init__()
-        self.size = size
-
-    def put(self, key: str, value: V) -> None:
-        self[key] = value
-        self.move_to_end(key)
-        if len(self) > self.size:
-            self.popitem(last=False)
-
-
-def _pairs(flat: list[Any]) -> dict[str, str]:
-    return {str(flat[i]): str(flat[i + 1]) for i in range(0, len(flat), 2)}
-
-
 def _forget(pipe: Any, prompt_id: str, agent: str) -> None:
     """Queue on ``pipe`` what drops a settled prompt from the inbox and expiry indexes."""
     pipe.zrem(keys.PENDING, prompt_id)
@@ -186,60 +76,8 @@ def _forget(pipe: Any, prompt_id: str, agent: str) -> None:
     pipe.zrem(keys.EXPIRY, prompt_id)
 
 
-def prompt_record(prompt: Prompt) -> str:
-    """The immutable record stored for a prompt: its JSON without the values the model would fill in
-    anyway (defaults, such as the pending state and ``multiSelect: false``), which keeps a typical
-    record inside a smaller Redis allocation."""
-    return prompt.model_dump_json(exclude_defaults=True)
-
-
 def _content_json(content: dict[str, Any] | None) -> str:
     return "" if content is None else json.dumps(content, ensure_ascii=False)
-
-
-# Records this process has parsed or written, by their stored JSON: a record never changes once written,
-# so each is validated once per process, not on every read of the prompt (the outbox, a waiter, a reply).
-_RECORDS: _LRU[Prompt] = _LRU(8192)
-
-
-def remember_record(record: str, prompt: Prompt) -> None:
-    """Note that ``record`` is ``prompt`` as stored (pending), so reading it back needs no parsing."""
-    _RECORDS.put(record, prompt)
-
-
-def pending_from_record(record: str) -> Prompt:
-    """The prompt as asked (pending), from its stored record; parsed once per process."""
-    prompt = _RECORDS.get(record)
-    if prompt is None:
-        prompt = Prompt.model_validate_json(record)
-        _RECORDS.put(record, prompt)
-    return prompt
-
-
-def with_settlement(prompt: Prompt, fields: dict[str, str]) -> Prompt:
-    """``prompt`` (as asked) with how it settled, from its hash's fields; itself while still pending."""
-    state = PromptState(fields.get("state", "pending"))
-    if state is PromptState.PENDING:
-        return prompt
-    update: dict[str, Any] = {"prompt_state": state}
-    if state is PromptState.ANSWERED:
-        update["answers"] = [Answer.model_validate(a) for a in json.loads(fields["answers"])]
-        update["answered_by"] = fields.get("answered_by") or None
-        update["resolution"] = Resolution(fields["resolution"]) if fields.get("resolution") else None
-        update["turn_id"] = fields.get("turn_id") or None
-        if fields.get("content"):
-            update["content"] = json.loads(fields["content"])
-    elif state is PromptState.CANCELLED:
-        update["reason"] = fields.get("reason")
-        update["reason_code"] = ReasonCode(fields["reason_code"]) if fields.get("reason_code") else None
-    if fields.get("settled_at"):
-        update["settled_at"] = from_ms(fields["settled_at"])
-    return prompt.model_copy(update=update)
-
-
-def prompt_from_fields(fields: dict[str, str]) -> Prompt:
-    """Rebuild a prompt from its hash's fields and its record (``rec``): the record plus how it settled."""
-    return with_settlement(pending_from_record(fields["rec"]), fields)
 
 
 class Store:
@@ -259,6 +97,7 @@ class Store:
     ) -> None:
         self.redis = client
         self.scripts = Scripts()
+        self.codec = RecordCodec()
         self.retain_ms = retain_ms
         self.dedupe_ttl_s = dedupe_ttl_s
         self.items_maxlen = items_maxlen
@@ -266,16 +105,20 @@ class Store:
         self.feed_max_age_ms = feed_max_age_ms
         self.thread_idle_ms = thread_idle_ms
         self.feed_dedupe_s = feed_dedupe_s
-        self._thread_of: _LRU[str] = _LRU(100_000)
+        self._thread_of: LRU[str] = LRU(100_000)
         # Immutable records this process has seen: a run (its state aside) and each thread's latest
         # prompt, so a raise and a starter's reply need not read them back before their one script.
-        self._runs: _LRU[Run] = _LRU(10_000)
-        self._latest: _LRU[Prompt] = _LRU(10_000)
+        self._runs: LRU[Run] = LRU(10_000)
+        self._latest: LRU[Prompt] = LRU(10_000)
         self._settings: dict[str, tuple[float, HumanInput]] = {}
         self.owners = Ownership(client)
 
     async def load(self) -> None:
         await self.scripts.load(self.redis)
+
+    async def ping(self) -> None:
+        """One round trip to Redis (raises when it cannot answer)."""
+        await self.redis.ping()
 
     def _lead(self, now_ms: int | None = None) -> list[int]:
         """The two arguments every thread script starts with: the clock, and the thread's idle lifetime."""
@@ -359,10 +202,10 @@ class Store:
 
     # Prompts ----------------------------------------------------------------------------------------
 
-    async def open_prompt(self, prompt: Prompt, supersede_reason: str, now_ms: int) -> tuple[str, str]:
+    async def open_prompt(self, prompt: Prompt, supersede_reason: str, now_ms: int) -> tuple[OpenStatus, str]:
         """Open ``prompt`` as its thread's active prompt. Returns (status, superseded prompt id or '').
 
-        Status is ``ok``, ``no_run`` or ``run_ended``. The indexes are written first, in the same round
+        The indexes are written first, in the same round
         trip, so the prompt can be found by id the moment it exists.
         """
         thread = prompt.thread_id
@@ -376,8 +219,7 @@ class Store:
             ("ZADD", keys.agent_pending(prompt.agent), created, prompt.prompt_id),
             ("ZADD", keys.DIRTY, now_ms, thread),
         ]
-        record = prompt_record(prompt)
-        remember_record(record, prompt)
+        record = self.codec.encode(prompt)
         args = [
             *self._lead(now_ms),
             prompt.prompt_id,
@@ -393,9 +235,10 @@ class Store:
             self.redis, prelude, "open_prompt", [keys.thread_prefix(thread)], args
         )
         self._thread_of.put(prompt.prompt_id, thread)
-        if reply[0] == "ok":
+        status = OpenStatus(reply[0])
+        if status is OpenStatus.OK:
             self._latest.put(thread, prompt)
-        return reply[0], (reply[1] if len(reply) > 1 else "")
+        return status, (reply[1] if len(reply) > 1 else "")
 
     async def prompt_thread(self, prompt_id: str) -> str | None:
         thread = self._thread_of.get(prompt_id)
@@ -416,12 +259,12 @@ class Store:
         args = [*self._lead(), prompt_id, watch_ms]
         reply = await self.scripts.call(self.redis, "read_prompt", [keys.thread_prefix(thread)], args)
         fields = _pairs(reply)
-        return prompt_from_fields(fields) if "state" in fields and "rec" in fields else None
+        return self.codec.decode(fields) if "state" in fields and "rec" in fields else None
 
     def _settlement(self, reply: list[Any]) -> Settlement:
         if reply[0] == "settled":
-            return Settlement("settled", prompt_from_fields(_pairs(reply[1:])))
-        return Settlement(str(reply[0]))
+            return Settlement(SettlementStatus.SETTLED, self.codec.decode(_pairs(reply[1:])))
+        return Settlement(SettlementStatus(reply[0]))
 
     async def resolve(
         self,
@@ -446,12 +289,25 @@ class Store:
         ]
         reply = await self._thread_script("resolve_prompt", thread_id, args, now_ms)
         if reply[0] == "ok":
-            return Settlement("ok", resolution=Resolution(reply[1]))
+            return Settlement(SettlementStatus.OK, resolution=Resolution(reply[1]))
         return self._settlement(reply)
 
     async def watch(self, thread_id: str, prompt_id: str, ttl_ms: int) -> None:
         """Mark that the agent is waiting on a prompt right now (an answer then resolves hot)."""
         await self.redis.set(keys.watch(thread_id, prompt_id), "1", px=ttl_ms)
+
+    async def is_watched(self, thread_id: str, prompt_id: str) -> bool:
+        """Whether the agent is waiting on the prompt right now (an answer would resolve hot)."""
+        return bool(await self.redis.exists(keys.watch(thread_id, prompt_id)))
+
+    async def admit(self, thread_id: str, token: str, ttl_ms: int) -> bool:
+        """Take the thread's answer admission for ``token`` (at most ``ttl_ms``); False while another
+        caller holds it."""
+        return bool(await self.redis.set(keys.admission(thread_id), token, nx=True, px=ttl_ms))
+
+    async def release_admission(self, thread_id: str, token: str) -> None:
+        """Give the admission back, if ``token`` still holds it."""
+        await self.scripts.call(self.redis, "release_held", [keys.admission(thread_id)], [token])
 
     async def cancel(
         self,
@@ -462,16 +318,15 @@ class Store:
         now_ms: int,
         *,
         audit: bool = True,
+        by: str = "",
     ) -> Settlement:
-        args = [prompt_id, reason, code.value, now_ms, self.retain_ms, "1" if audit else "0"]
+        """Cancel a pending prompt; ``by`` names the person who did (kept as ``cancelled_by``)."""
+        args = [prompt_id, reason, code.value, now_ms, self.retain_ms, "1" if audit else "0", by]
         return self._settlement(await self._thread_script("cancel_prompt", thread_id, args, now_ms))
 
     async def expire(self, thread_id: str, prompt_id: str, reason: str, now_ms: int) -> Settlement:
         args = [prompt_id, reason, now_ms, self.retain_ms]
         return self._settlement(await self._thread_script("expire_prompt", thread_id, args, now_ms))
-
-    async def set_prompt_field(self, thread_id: str, prompt_id: str, name: str, value: str) -> None:
-        await self.redis.hset(keys.prompt(thread_id, prompt_id), name, value)
 
     async def record_post(
         self, thread_id: str, prompt_id: str, message_id: str, entry: dict[str, Any]
@@ -592,14 +447,14 @@ class Store:
         if reply[0] in ("answered", "queued", "settled", "cancelled"):  # no prompt of the thread is open
             self._latest.pop(thread_id, None)
         if reply[0] == "answered":
-            return Decision("answered", resolution=Resolution(reply[1]))
+            return Decision(DecisionStatus.ANSWERED, resolution=Resolution(reply[1]))
         if reply[0] == "active":
-            prompt = prompt_from_fields({"rec": reply[2], "state": "pending"})
+            prompt = self.codec.pending(reply[2])
             self._latest.put(thread_id, prompt)
-            return Decision("active", prompt)
+            return Decision(DecisionStatus.ACTIVE, prompt)
         if reply[0] == "settled":
-            return Decision("settled", prompt_from_fields(_pairs(reply[1:])))
-        return Decision(str(reply[0]))
+            return Decision(DecisionStatus.SETTLED, self.codec.decode(_pairs(reply[1:])))
+        return Decision(DecisionStatus(reply[0]))
 
     # Agents and approvers ---------------------------------------------------------------------------
 
@@ -646,12 +501,6 @@ class Store:
         channels = json.loads(claimed) if claimed else []
         return AgentDefinition(name=name, human_input=human, approval=policy, channels=channels)
 
-    async def add_approvers(self, agent: str, identities: list[str]) -> None:
-        await self.redis.sadd(keys.approvers(agent), *identities)
-
-    async def remove_approvers(self, agent: str, identities: list[str]) -> None:
-        await self.redis.srem(keys.approvers(agent), *identities)
-
     async def is_approver(self, agent: str, identity: str) -> bool:
         return bool(await self.redis.sismember(keys.approvers(agent), identity))
 
@@ -659,6 +508,20 @@ class Store:
 
     async def dirty_threads(self, cutoff_ms: int, limit: int = 100) -> list[str]:
         return list(await self.redis.zrangebyscore(keys.DIRTY, "-inf", cutoff_ms, start=0, num=limit))
+
+    async def queue_depths(self, sample: int) -> tuple[int, int, int]:
+        """Threads with outbox work, the posts and events the first ``sample`` of them still owe, and
+        webhook deliveries waiting: what a metrics scrape reports."""
+        dirty = list(await self.redis.zrange(keys.DIRTY, 0, sample - 1))
+        threads = int(await self.redis.zcard(keys.DIRTY))
+        depth = 0
+        if dirty:
+            pipe = self.redis.pipeline(transaction=False)
+            for thread_id in dirty:
+                pipe.llen(keys.chat_outbox(thread_id))
+                pipe.llen(keys.pub_outbox(thread_id))
+            depth = sum(int(n) for n in await pipe.execute())
+        return threads, depth, int(await self.redis.zcard(keys.WEBHOOK_DUE))
 
     async def drop_dirty(self, thread_id: str, cutoff_ms: int) -> None:
         await self.scripts.call(self.redis, "drop_dirty", [keys.DIRTY], [thread_id, cutoff_ms])
@@ -742,6 +605,16 @@ class Store:
         pipe.rpush(keys.chat_outbox(thread_id), json.dumps(effect, ensure_ascii=False))
         await pipe.execute()
 
+    # Rate limits ------------------------------------------------------------------------------------
+
+    async def count_hit(self, name: str, window_ms: int) -> tuple[int, int]:
+        """Count one hit in the fixed window ``name`` (started by its first hit, ``window_ms`` long):
+        the hits so far and the milliseconds the window has left."""
+        count, left_ms = await self.scripts.call(
+            self.redis, "count_hit", [keys.rate_window(name)], [window_ms]
+        )
+        return int(count), int(left_ms)
+
     # Logs and feeds ---------------------------------------------------------------------------------
 
     async def log_item(self, thread_id: str, entry: dict[str, Any]) -> str:
@@ -754,17 +627,4 @@ class Store:
         if start is None:
             return []
         rows = await self.redis.xrange(keys.items(thread_id), min=start, max="+", count=limit)
-        return [(entry_id, json.loads(fields["j"])) for entry_id, fields in rows]
-
-    async def read_feed(
-        self, stream: str, after: str | None, limit: int, block_ms: int | None = None
-    ) -> list[tuple[str, dict[str, Any]]]:
-        """Entries after the cursor (a stream id; none = from the start), blocking up to ``block_ms``."""
-        if block_ms:
-            reply = await self.redis.xread({stream: after or "0-0"}, count=limit, block=block_ms)
-            rows = reply[0][1] if reply else []
-        elif (start := exclusive_start(after)) is not None:
-            rows = await self.redis.xrange(stream, min=start, max="+", count=limit)
-        else:
-            rows = []
         return [(entry_id, json.loads(fields["j"])) for entry_id, fields in rows]

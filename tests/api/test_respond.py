@@ -138,7 +138,7 @@ async def test_concurrent_admission_on_the_thread_is_turn_already_active(
 ) -> None:
     run, prompt = await _asked(agent)
     redis = served.runtime.connection.client
-    admission = f"{keys.thread_prefix(run['thread_id'])}admit"
+    admission = keys.admission(run["thread_id"])
     await redis.set(admission, "another-answer", px=5000)
     busy = await _respond(operator, run, prompt["prompt_id"], skip=True)
     assert busy.status_code == 409

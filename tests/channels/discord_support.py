@@ -17,6 +17,7 @@ from gateway.service import Gateway
 from gateway.settings import Settings
 from gateway.store import keys
 from tests.fakes.discord import FakeDiscord
+from tests.support.feeds import feed_entries
 
 CHANNEL_ID = 111_111_111_111_111_111
 GUILD_ID = 222_222_222_222_222_222
@@ -119,7 +120,7 @@ async def eventually(predicate: Callable[[], Any], timeout: float = 5.0, interva
 
 async def agent_feed(runtime: Runtime) -> list[dict[str, Any]]:
     """The messages queued for agents, oldest first."""
-    return [entry for _, entry in await runtime.store.read_feed(keys.MESSAGES, None, 100)]
+    return await feed_entries(runtime.store.redis, keys.MESSAGES)
 
 
 async def feed_until(runtime: Runtime, done: Callable[[list[str]], bool]) -> list[str]:

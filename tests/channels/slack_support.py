@@ -25,6 +25,7 @@ from gateway.settings import Settings
 from gateway.store import keys
 from tests.channels.conftest import serve_app
 from tests.fakes.slack import FakeSlack, message_event
+from tests.support.feeds import feed_entries
 
 CHANNEL = "C0TEAM"
 ALICE, BOB, EVE = "U0ALICE", "U0BOB", "U0EVE"
@@ -72,7 +73,7 @@ class SlackGateway:
     async def agent_feed(self) -> list[dict[str, Any]]:
         """The messages queued for agents (``GET /v1/messages``), oldest first, once delivered there."""
         await self.settled()
-        return [entry for _id, entry in await self.runtime.store.read_feed(keys.MESSAGES, None, 100)]
+        return await feed_entries(self.runtime.store.redis, keys.MESSAGES)
 
     async def ask(self, thread_id: str, request: PromptRequest, started_by: str = f"slack:{ALICE}") -> Prompt:
         """An agent run in the thread raises ``request``."""

@@ -17,6 +17,7 @@ from gateway.runtime import Runtime
 from gateway.settings import Settings
 from gateway.store import keys
 from tests.fakes.telegram import FakeTelegram
+from tests.support.feeds import feed_entries
 from tests.support.redis_server import free_port
 
 TOKEN = "424242:fake-token-for-tests"
@@ -158,7 +159,7 @@ async def open_prompt(
 async def agent_messages(runtime: Runtime) -> list[dict[str, Any]]:
     """The agent's message feed, once this process has delivered what it owes."""
     await runtime.gateway.outbox.idle()
-    return [entry for _id, entry in await runtime.store.read_feed(keys.MESSAGES, None, 100)]
+    return await feed_entries(runtime.store.redis, keys.MESSAGES)
 
 
 async def settled(runtime: Runtime, prompt_id: str, timeout: float = 5.0) -> Prompt:

@@ -13,7 +13,7 @@ import pytest
 from channels.discord import build
 from channels.discord.choices import NOT_ALLOWED, NOT_ON_A_FORM, NOT_THIS_PROMPT, UNKNOWN_PROMPT
 from gateway.lease import Lease
-from gateway.models import Prompt, PromptKind, PromptRequest, PromptState, Question, ToolCall
+from gateway.models import AgentDefinition, Prompt, PromptKind, PromptRequest, PromptState, Question, ToolCall
 from gateway.runtime import Runtime
 from tests.channels import discord_support
 from tests.channels.discord_support import (
@@ -446,7 +446,10 @@ async def test_two_presses_racing_on_two_gateway_processes_give_exactly_one_answ
 ) -> None:
     async with discord_gateway(fake, real_redis) as first, overlapping_process(fake, real_redis) as second:
         await fake.wait_for(lambda: len(fake.open_sessions()) == 2)
-        await first.store.add_approvers("ops", [f"discord:{BOB}"])
+        ops = await first.store.get_agent("ops") or AgentDefinition(name="ops")
+        approvers = [*ops.human_input.approvers, f"discord:{BOB}"]
+        human_input = ops.human_input.model_copy(update={"approvers": approvers})
+        await first.store.put_agent(ops.model_copy(update={"human_input": human_input}))
         prompt, message = await ask(fake, first, deploy_question())
         one, other = fake.open_sessions()
 

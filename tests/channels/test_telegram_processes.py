@@ -80,7 +80,7 @@ async def test_two_processes_poll_one_at_a_time_and_after_kill_9_the_other_answe
         # A process killed mid-drain leaves its thread's outbox lock to expire (30 s) before another
         # process posts the audit item; kill between drains so the test shows the takeover alone.
         await agent.outbox.idle()
-        await wait_gone(client, keys.outbox_lock(DM))
+        await wait_gone(client, f"{keys.thread_prefix(DM)}lock")  # the lock take_outbox.lua holds
         poller.kill()  # kill -9: no shutdown, the lease is left to expire
         reply = await fake.say(ALICE, ALICE, "2")
         await fake.confirmed(reply["update_id"], timeout=25)  # lease TTL plus a retry, well within 30 s

@@ -14,6 +14,7 @@ from gateway.lease import Lease, lease_name
 from gateway.models import AgentDefinition, HumanInput, InboundMessage, PromptState
 from gateway.runtime import Runtime
 from gateway.service import NOT_ALLOWED_NOTICE, Received
+from gateway.store import keys
 from tests.channels import telegram_support
 from tests.channels.telegram_support import (
     ALICE,
@@ -321,7 +322,7 @@ async def test_a_message_over_4096_characters_is_split_into_marked_parts(
 
 
 async def test_stopping_releases_the_polling_lease_at_once(fake: FakeTelegram, redis_url: str) -> None:
-    lease_key = Lease(None, lease_name("telegram", TOKEN)).key
+    lease_key = keys.lease(lease_name("telegram", TOKEN))
     watcher = redis.asyncio.from_url(redis_url, decode_responses=True)
     async with telegram_gateway(fake, redis_url):
         assert await watcher.exists(lease_key)

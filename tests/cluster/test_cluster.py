@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -25,7 +26,7 @@ from gateway.models import AgentDefinition, HumanInput, InboundMessage, PromptRe
 from gateway.ratelimit import RateLimiter
 from gateway.service import AnswerStatus, Gateway, Outcome
 from gateway.store import Store, connect, keys
-from gateway.store.scripts import PLAIN_SCRIPTS, THREAD_SCRIPTS, Scripts
+from gateway.store.scripts import LEASE_SCRIPTS, PLAIN_SCRIPTS, THREAD_SCRIPTS, Scripts
 from gateway.waiters import Waiters
 from gateway.webhooks import WebhookDispatcher
 from tests.cluster.slotwatch import SlotWatch
@@ -137,23 +138,29 @@ async def run_scenario(cluster_client: Any) -> tuple[set[str], set[str]]:
     await gateway.start()
     try:
         await store.put_agent(AgentDefinition(name="ops", human_input=HumanInput(approvers=["slack:UBOB"])))
-        await store.add_approvers("ops", ["slack:UCAROL"])
-        assert await store.is_approver("ops", "slack:UCAROL")
-        await store.remove_approvers("ops", ["slack:UCAROL"])
+        assert await store.is_approver("ops", "slack:UBOB")
         assert (await store.get_agent("ops")) is not None
         assert (await store.approval_policy("ops")).default.value == "always"
         for thread in THREADS:
             await drive_one_thread(gateway, store, thread, clock)
         await store.forget_pending("prm_gone", "ops")  # what adoption and expiry do with a settled one
         await store.watch(THREADS[0], "prm_gone", 1000)  # what an SSE stream marks (long-polls read and mark)
+        assert await store.is_watched(THREADS[0], "prm_gone")
+        assert await store.admit(THREADS[1], "tok", 1000)  # one REST answer admitted per thread
+        assert not await store.admit(THREADS[1], "other", 1000)
+        await store.release_admission(THREADS[1], "tok")
+        assert await store.admit(THREADS[1], "other", 1000)
+        assert (await store.count_hit("slack:UALICE", 60_000))[0] == 1
+        assert (await store.count_hit("slack:UALICE", 60_000))[0] == 2
+        assert (await store.queue_depths(10))[2] == 0
+        await store.ping()
         await store.log_item(THREADS[0], {"role": "gateway", "type": "message", "content": []})
         await store.mark_session_thread(THREADS[0], "ops:s1")  # who may read a session's thread
         assert (await store.thread_audience(THREADS[0])).session == "ops:s1"
         assert await store.pending_ids("ops", None, 10) == ([], None)
         assert await store.pending_ids(None, None, 10) == ([], None)
-        feed = await store.read_feed(keys.EVENTS, None, 1000)
-        assert {row["type"] for _, row in feed} == {"input.requested", "input.resolved", "message.received"}
-        assert await store.read_feed(keys.EVENTS, feed[-1][0], 10, block_ms=10) == []
+        feed = [json.loads(fields["j"]) for _, fields in await cluster_client.xrange(keys.EVENTS)]
+        assert {row["type"] for row in feed} == {"input.requested", "input.resolved", "message.received"}
     finally:
         await gateway.stop()
     return ran, stored.called
@@ -206,8 +213,7 @@ async def drive_one_thread(gateway: Gateway, store: Store, thread: str, clock: l
     third = await gateway.raise_prompt(run.run_id, PromptRequest.model_validate(QUESTION))
     assert (await gateway.answer(third.prompt_id, sender, text="dev")).prompt.turn_id  # parked
     fourth = await gateway.raise_prompt(run.run_id, PromptRequest.model_validate(QUESTION))
-    assert (await gateway.cancel_prompt(fourth.prompt_id, "no longer needed")).ok
-    await store.set_prompt_field(thread, fourth.prompt_id, "cancelled_by", sender)
+    assert (await gateway.cancel_prompt(fourth.prompt_id, "no longer needed", by=sender)).ok
     assert await store.get_prompt_field(thread, fourth.prompt_id, "cancelled_by") == sender
 
     fifth = await gateway.raise_prompt(
@@ -242,12 +248,15 @@ async def test_leases_waiters_rate_limits_webhooks_and_metrics_work_on_the_clust
 
     async with SlotWatch(redis_cluster.ports).watching() as watch:
         first, second = Lease(cluster_client, "slack:abc", ttl_ms=1000), Lease(cluster_client, "slack:abc")
+        ran_first, ran_second = record_scripts(first.records.scripts), record_scripts(second.records.scripts)
         assert await first.try_acquire()
         assert not await second.try_acquire()
         assert await first.renew()
         await first.release()
         assert await second.try_acquire()
+        assert await second.current_holder() == second.holder
         await second.release()
+        assert ran_first | ran_second == {*LEASE_SCRIPTS, "release_held"}
 
         waiters, other = Waiters(cluster_client), connect(redis_cluster.url).client
         await waiters.start()
@@ -259,7 +268,7 @@ async def test_leases_waiters_rate_limits_webhooks_and_metrics_work_on_the_clust
             await waiters.stop()
             await other.aclose()
 
-        limiter = RateLimiter(cluster_client, limit=1, window_s=60)
+        limiter = RateLimiter(Store(cluster_client), limit=1, window_s=60)
         assert (await limiter.hit("slack:UALICE")).allowed
         assert not (await limiter.hit("slack:UALICE")).allowed
 
@@ -273,7 +282,7 @@ async def test_leases_waiters_rate_limits_webhooks_and_metrics_work_on_the_clust
             assert await dispatcher.deliver_due() == 1
         finally:
             await dispatcher.stop()
-        await metrics.refresh(cluster_client)
+        await metrics.refresh(Store(cluster_client))
     assert delivered == [b'{"id": "evt_1", "type": "input.requested"}']
     assert len(watch.runs) >= 6
     assert watch.crossing() == []

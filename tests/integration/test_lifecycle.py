@@ -25,6 +25,7 @@ from gateway.models import (
 from gateway.service import AnswerStatus, Gateway, Outcome
 from gateway.store import Store, keys
 from tests.support.conditions import until_watched
+from tests.support.feeds import feed_entries
 from tests.support.memory_channel import MemoryChannel
 
 THREAD = "slack:C0456:1712345678.000100"
@@ -64,7 +65,7 @@ async def start_run(gateway: Gateway, started_by: str | None = ALICE, agent: str
 
 
 async def feed(store: Store, stream: str) -> list[dict[str, Any]]:
-    return [entry for _id, entry in await store.read_feed(stream, None, 100)]
+    return await feed_entries(store.redis, stream)
 
 
 async def test_prompt_is_posted_as_seed_text_and_a_number_reply_answers_it(

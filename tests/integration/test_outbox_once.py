@@ -13,6 +13,7 @@ from gateway.outbox import LOCK_TTL_MS, Outbox
 from gateway.service import Gateway
 from gateway.settings import Settings
 from gateway.store import OutboxPass, Store, keys
+from gateway.store.results import OutboxMode
 from tests.support.memory_channel import MemoryChannel
 
 THREAD = "slack:C0456:1712345678.000100"
@@ -32,10 +33,11 @@ async def test_an_outbox_drained_again_after_a_crash_between_append_and_ack_adds
     dying = Outbox(store, Channels([channel]))
     now_ms = int(time.time() * 1000)
     assert await _queue_a_message(store, now_ms)
-    [batch] = await store.take_outboxes([OutboxPass(THREAD, "dead", 60_000, "acquire")])
+    [batch] = await store.take_outboxes([OutboxPass(THREAD, "dead", 60_000, OutboxMode.ACQUIRE)])
     assert batch is not None and batch.pub
     await dying._publish([batch], {})  # appended to the feeds ...
-    await store.redis.delete(keys.outbox_lock(THREAD))  # ... and the process died: its lock lapses
+    # ... and the process died: its lock lapses (given up here, with nothing acknowledged)
+    await store.take_outboxes([OutboxPass(THREAD, "dead", 60_000, OutboxMode.RELEASE)])
 
     survivor = Outbox(store, Channels([channel]))
     assert await survivor.drain(THREAD)
@@ -71,7 +73,7 @@ async def test_a_stale_outbox_lock_is_taken_over_once_it_lapses(store: Store) ->
     try:
         now_ms = int(time.time() * 1000)
         await _queue_a_message(store, now_ms)
-        assert await store.take_outboxes([OutboxPass(THREAD, "dead", lock_ms, "acquire")]) != [None]
+        assert await store.take_outboxes([OutboxPass(THREAD, "dead", lock_ms, OutboxMode.ACQUIRE)]) != [None]
         started = time.monotonic()
         assert not await gateway.outbox.drain(THREAD)  # held by the dead process
         while not await gateway.outbox.drain(THREAD):

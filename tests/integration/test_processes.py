@@ -17,6 +17,7 @@ from gateway.models import AgentDefinition, HumanInput, InboundMessage, PromptRe
 from gateway.service import Outcome
 from gateway.store import keys
 from tests.support import workers
+from tests.support.feeds import feed_entries
 from tests.support.memory_channel import MemoryChannel
 from tests.support.redis_server import RedisServer
 
@@ -152,11 +153,11 @@ async def test_state_survives_redis_kill_9_and_restart(tmp_path: Path) -> None:
         async with workers.gateway_on(server.url) as service:
             restored = await service.get_prompt(prompt.prompt_id)
             agent = await service.store.get_agent("ops")
-            messages = await service.store.read_feed(keys.MESSAGES, None, 10)
+            messages = await feed_entries(service.store.redis, keys.MESSAGES, 10)
             assert restored.prompt_state is PromptState.PENDING
             assert [q.question for q in restored.questions] == ["What's the deployment target?"]
             assert agent is not None and agent.human_input.approvers == ["slack:UBOB", "telegram:42"]
-            assert [entry["text"] for _id, entry in messages] == ["later"]
+            assert [entry["text"] for entry in messages] == ["later"]
             answered = await service.receive(
                 InboundMessage(thread_id=workers.THREAD, sender="slack:UBOB", text="1")
             )

@@ -11,7 +11,7 @@ from gateway.channel import Channels
 from gateway.models import InboundMessage, PromptRequest, PromptState, RunRequest
 from gateway.service import Gateway, Outcome
 from gateway.store import Store, connect, keys
-from gateway.store.store import prompt_from_fields, prompt_record
+from gateway.store.codec import RecordCodec, prompt_record
 from tests.support.memory_channel import MemoryChannel
 from tests.support.redis_server import RedisServer
 
@@ -87,7 +87,7 @@ async def test_the_stored_record_leaves_out_defaults_and_rebuilds_the_same_promp
     record = prompt_record(prompt)
     assert '"prompt_state"' not in record and '"multiSelect":false' not in record
     assert '"multiSelect":true' in record
-    assert prompt_from_fields({"rec": record, "state": "pending"}) == prompt
+    assert RecordCodec().decode({"rec": record, "state": "pending"}) == prompt
 
 
 async def test_a_settled_prompts_record_is_kept_exactly_as_long_as_its_hash(store: Store) -> None:

@@ -21,6 +21,7 @@ from gateway.models import (
 from gateway.replies import NEW_MESSAGE_REASON
 from gateway.service import Gateway, Outcome
 from gateway.store import ReadyAnswer, Store, keys
+from tests.support.feeds import feed_entries
 from tests.support.memory_channel import MemoryChannel
 
 THREAD = "slack:C0456:1712345678.000100"
@@ -56,7 +57,7 @@ async def start(gateway: Gateway, policy: ReplyPolicy = ReplyPolicy.NEW_MESSAGE)
 
 
 async def feed(store: Store, stream: str) -> list[dict[str, Any]]:
-    return [entry for _id, entry in await store.read_feed(stream, None, 100)]
+    return await feed_entries(store.redis, stream)
 
 
 async def test_new_message_supersedes_waiting_input_then_the_message_runs(

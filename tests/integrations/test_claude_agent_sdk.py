@@ -24,8 +24,8 @@ from claude_agent_sdk import (
 )
 
 from gateway.client import Threadgate
+from gateway.client.target import Target
 from gateway.integrations.claude_agent_sdk import gateway_can_use_tool
-from gateway.integrations.settings import Target
 from tests.integrations.conftest import AGENT_TOKEN, PERSON, SESSION_CHANNEL, Gateway, fixture, unique
 from tests.support.redis_server import free_port
 

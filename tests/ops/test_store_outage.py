@@ -33,7 +33,7 @@ from redis.exceptions import (
 from gateway.channel import Channels
 from gateway.lease import Lease
 from gateway.outbox import Outbox
-from gateway.store import Store, connect
+from gateway.store import Store, connect, keys
 from gateway.store.outage import StoreHealth, is_store_outage
 from tests.api.conftest import AGENT_AUTH, OPERATOR_AUTH, STARTER, Served, served_gateway, start_run
 from tests.api.test_webhooks import Receiver, gateway_with_webhooks, receiving
@@ -209,7 +209,7 @@ async def test_webhooks_resume_after_redis_returns_empty(
 async def test_a_lease_still_held_in_its_holders_name_is_taken_back_at_once(redis_client: Any) -> None:
     """After Redis restarts from its AOF the lease key can outlive the hold its holder dropped."""
     lease = Lease(redis_client, "telegram:abc123", holder="host-a:1:cafe")
-    await redis_client.set(lease.key, "host-a:1:cafe", px=15_000)
+    await redis_client.set(keys.lease(lease.name), "host-a:1:cafe", px=15_000)
     assert await lease.try_acquire()
     other = Lease(redis_client, "telegram:abc123", holder="host-b:2:beef")
     assert not await other.try_acquire()

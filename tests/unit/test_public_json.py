@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from gateway.models import Answer, Prompt, PromptKind, PromptRequest, PromptState, ReasonCode, Resolution
-from gateway.store.store import prompt_from_fields, prompt_record, with_settlement
+from gateway.store.codec import RecordCodec, prompt_record, with_settlement
 from gateway.waiters import settled_message
 
 ASKED = datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC)
@@ -86,6 +86,6 @@ def test_a_settlement_message_carries_what_reading_the_prompt_back_gives() -> No
     flat = [item for pair in fields.items() for item in pair]
     prompt_id, heard = settled_message(f"prm_1 {json.dumps(flat)}")
     assert (prompt_id, heard) == ("prm_1", fields)
-    read_back = prompt_from_fields({"rec": prompt_record(prompt), **fields})
+    read_back = RecordCodec().decode({"rec": prompt_record(prompt), **fields})
     assert with_settlement(prompt, fields) == read_back
     assert settled_message("prm_1") == ("prm_1", None)  # a bare id: the waiter reads the prompt

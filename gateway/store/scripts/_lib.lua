@@ -112,6 +112,12 @@ local function answer(pid, answers, answered_by, now, retain_ms, turn_id, conten
   return resolution
 end
 
-local function cancel_fields(reason, code, now)
-  return {'state', 'cancelled', 'reason', reason, 'reason_code', code, 'settled_at', now}
+-- by: who cancelled it ('' or nil for none: the agent, the gateway, or a superseding message).
+local function cancel_fields(reason, code, now, by)
+  local fields = {'state', 'cancelled', 'reason', reason, 'reason_code', code, 'settled_at', now}
+  if by and by ~= '' then
+    table.insert(fields, 'cancelled_by')
+    table.insert(fields, by)
+  end
+  return fields
 end

@@ -48,7 +48,9 @@ if cancel_code ~= '' and (mode == 'guess' or mode == 'answer') then
   -- queued as the next turn's message in the same step, also when the prompt settled meanwhile.
   if pending and pid == active then
     take()
-    settle(active, cancel_fields(ARGV[15], cancel_code, ARGV[10]), tonumber(ARGV[11]), true)
+    -- A decline is the sender's; a new message supersedes the prompt on nobody's behalf.
+    local by = cancel_code ~= 'new_message' and ARGV[9] or ''
+    settle(active, cancel_fields(ARGV[15], cancel_code, ARGV[10], by), tonumber(ARGV[11]), true)
     if cancel_code == 'new_message' then
       redis.call('RPUSH', P .. 'pub', cjson.encode({t = 'message', m = msg}))
     end

@@ -1,10 +1,41 @@
-"""Where an integration's prompts go and who may answer them, read from the environment."""
+"""Where a client's prompts go (a fixed thread, or each agent session's own), read from the environment,
+and the key and header that name a session's thread."""
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
+
+MAX_KEY = 160
+_KEY_UNSAFE = re.compile(r"[^A-Za-z0-9_.:-]")
+
+
+def session_key(agent: str, session_id: str) -> str:
+    """``<agent>:<session id>`` (``claude-code:1b2c…``), restricted to the characters a session key may hold.
+
+    The gateway knows a session by the agent its key names: only tokens acting for that agent reach it.
+    """
+    return _KEY_UNSAFE.sub("-", f"{agent}:{session_id}")[:MAX_KEY]
+
+
+def repo_name(cwd: str | None) -> str:
+    """The name of the repository holding ``cwd`` (the folder with ``.git``), else of ``cwd`` itself."""
+    if not cwd:
+        return "an unknown folder"
+    start = Path(cwd)
+    for folder in (start, *start.parents):
+        if (folder / ".git").exists():
+            return folder.name or str(folder)
+    return start.name or str(start)
+
+
+def session_header(product: str, cwd: str | None, session_id: str) -> str:
+    """The message that starts a session's thread, e.g. ``Claude Code in api, session 1b2c3d4e``."""
+    short = session_id[:8] if len(session_id) > 8 else session_id
+    return f"{product} in {repo_name(cwd)}, session {short}"
 
 
 def _float_or_none(raw: str | None, name: str) -> float | None:
@@ -21,7 +52,7 @@ def _float_or_none(raw: str | None, name: str) -> float | None:
 
 @dataclass(frozen=True, slots=True)
 class Target:
-    """An integration's configuration.
+    """Where a client or integration asks, and who may answer.
 
     ``thread`` is a fixed thread (``THREADGATE_THREAD``); otherwise each agent session gets its own
     thread, started in ``session_channel`` (``THREADGATE_SESSION_CHANNEL``). ``started_by``

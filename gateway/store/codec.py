@@ -1,0 +1,65 @@
+"""A prompt's stored form: its immutable record (JSON) plus the hash fields that say how it settled."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from gateway.models import Answer, Prompt, PromptState, ReasonCode, Resolution, from_ms
+from gateway.store.lru import LRU
+
+RECORDS_KEPT = 8192  # parsed records a codec keeps
+
+
+def prompt_record(prompt: Prompt) -> str:
+    """The immutable record stored for a prompt: its JSON without the values the model would fill in
+    anyway (defaults, such as the pending state and ``multiSelect: false``), which keeps a typical
+    record inside a smaller Redis allocation."""
+    return prompt.model_dump_json(exclude_defaults=True)
+
+
+def with_settlement(prompt: Prompt, fields: dict[str, str]) -> Prompt:
+    """``prompt`` (as asked) with how it settled, from its hash's fields; itself while still pending."""
+    state = PromptState(fields.get("state", "pending"))
+    if state is PromptState.PENDING:
+        return prompt
+    update: dict[str, Any] = {"prompt_state": state}
+    if state is PromptState.ANSWERED:
+        update["answers"] = [Answer.model_validate(a) for a in json.loads(fields["answers"])]
+        update["answered_by"] = fields.get("answered_by") or None
+        update["resolution"] = Resolution(fields["resolution"]) if fields.get("resolution") else None
+        update["turn_id"] = fields.get("turn_id") or None
+        if fields.get("content"):
+            update["content"] = json.loads(fields["content"])
+    elif state is PromptState.CANCELLED:
+        update["reason"] = fields.get("reason")
+        update["reason_code"] = ReasonCode(fields["reason_code"]) if fields.get("reason_code") else None
+    if fields.get("settled_at"):
+        update["settled_at"] = from_ms(fields["settled_at"])
+    return prompt.model_copy(update=update)
+
+
+class RecordCodec:
+    """Turns stored records back into prompts. A record never changes once written, so each is validated
+    once and kept (bounded), not parsed on every read of the prompt (the outbox, a waiter, a reply)."""
+
+    def __init__(self, size: int = RECORDS_KEPT) -> None:
+        self._records: LRU[Prompt] = LRU(size)
+
+    def encode(self, prompt: Prompt) -> str:
+        """The record to store for ``prompt`` (pending), remembered so reading it back parses nothing."""
+        record = prompt_record(prompt)
+        self._records.put(record, prompt)
+        return record
+
+    def pending(self, record: str) -> Prompt:
+        """The prompt as asked (pending), from its stored record."""
+        prompt = self._records.get(record)
+        if prompt is None:
+            prompt = Prompt.model_validate_json(record)
+            self._records.put(record, prompt)
+        return prompt
+
+    def decode(self, fields: dict[str, str]) -> Prompt:
+        """A prompt from its hash's fields and its record (``rec``): the record plus how it settled."""
+        return with_settlement(self.pending(fields["rec"]), fields)

@@ -1,0 +1,148 @@
+"""What the store's scripts answer, as types: statuses are enums, outcomes frozen dataclasses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from gateway.models import Answer, Prompt, ReasonCode, Resolution
+
+
+class OpenStatus(StrEnum):
+    """What opening a prompt did: opened it, or found no run, or an ended one."""
+
+    OK = "ok"
+    NO_RUN = "no_run"
+    RUN_ENDED = "run_ended"
+
+
+class SettlementStatus(StrEnum):
+    """What a resolve, cancel or expire call did."""
+
+    OK = "ok"  # this call settled it
+    SETTLED = "settled"  # an earlier one did
+    MISSING = "missing"  # no such prompt
+    NOT_DUE = "not_due"  # expire only: its expiry has not passed
+
+
+class DecisionStatus(StrEnum):
+    """What the thread made of an inbound message (see ``Decision``)."""
+
+    DUPLICATE = "duplicate"
+    STALE = "stale"
+    ACTIVE = "active"
+    ANSWERED = "answered"
+    CANCELLED = "cancelled"
+    KEPT = "kept"
+    QUEUED = "queued"
+    REFUSED = "refused"
+    SETTLED = "settled"
+    MISSING = "missing"
+
+
+class OutboxMode(StrEnum):
+    """What an outbox pass does with the thread's lock after acknowledging the last one."""
+
+    ACQUIRE = "acquire"  # lock it if free, then take a batch
+    CONTINUE = "continue"  # we hold it: take the next batch
+    RELEASE = "release"  # give it up
+    RENEW = "renew"  # only extend a lock still ours
+
+
+@dataclass(frozen=True, slots=True)
+class Settlement:
+    """What a resolve, cancel or expire call did; on ``settled``, ``prompt`` says how."""
+
+    status: SettlementStatus
+    prompt: Prompt | None = None
+    resolution: Resolution | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status is SettlementStatus.OK
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What the thread made of an inbound message: ``duplicate``, ``stale`` (a control for a prompt that
+    is no longer active), ``active`` (it answers ``prompt``; nothing is recorded until the caller decides),
+    ``answered`` (the answer settled the active prompt, with ``resolution``), ``cancelled`` (the reply
+    cancelled it instead: a new message superseding it, queued too, or a decline), ``kept`` (logged, the
+    prompt left pending), ``queued`` for the agent, ``refused`` (the sender may not answer), or, for a
+    decided answer whose prompt settled meanwhile, ``settled`` (``prompt`` says how) or ``missing``."""
+
+    status: DecisionStatus
+    prompt: Prompt | None = None
+    resolution: Resolution | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ReadyAnswer:
+    """A reply mapped against a prompt. A guess (the prompt the caller believes is active) is settled only
+    if that prompt is active; a ``decided`` one answers the prompt a first receive call handed back."""
+
+    prompt_id: str
+    answers: list[Answer]
+    answered_by: str
+    turn_id: str
+    decided: bool = False
+    content: dict[str, Any] | None = None  # a form's typed values
+    # Set when the reply cancels the prompt instead (seed 002): new_message (it supersedes the prompt and
+    # is queued as the next turn's message) or declined; with the reason recorded.
+    cancel_code: ReasonCode | None = None
+    cancel_reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """The sender may not answer the prompt a first receive call handed back: log it, mark the event seen."""
+
+    prompt_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Kept:
+    """The reply leaves the prompt a first receive call handed back pending (a form's step, a value not
+    taken): log it, mark the event seen."""
+
+    prompt_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxBatch:
+    """One pass over a thread's outbox, taken under its lock: the head of each list, decoded, and the
+    fields of every prompt they name. ``None`` from ``take_outboxes`` means the lock is not ours."""
+
+    pub: list[dict[str, Any]]
+    chat: list[dict[str, Any]]
+    prompts: dict[str, dict[str, str]]
+
+    @property
+    def empty(self) -> bool:
+        return not self.pub and not self.chat
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxPass:
+    """One step of draining a thread's outbox under its lock ``token``: acknowledge ``pub_done`` events and
+    ``chat_done`` posts of the last pass (logging ``logged``, JSON entries of the posted items), then, by
+    ``mode``, take the next ``size`` of each list, release the lock or renew it."""
+
+    thread_id: str
+    token: str
+    ttl_ms: int
+    mode: OutboxMode
+    pub_done: int = 0
+    chat_done: int = 0
+    logged: list[str] = field(default_factory=list)
+    size: int = 100
+
+
+@dataclass(frozen=True, slots=True)
+class FeedEntry:
+    """One entry for a feed: the stream, its stable id (appended once by it), and its JSON."""
+
+    stream: str
+    event_id: str
+    json: str
