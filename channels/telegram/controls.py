@@ -19,7 +19,7 @@ from channels.telegram.render import (
     asking_for_reply,
     split_text,
 )
-from gateway.models import Prompt, PromptKind, ToolCall
+from gateway.models import PromptKind, ToolCall
 from gateway.render import PromptView, prompt_text, shorten, tool_call_arguments
 
 TICK = "✓ "
@@ -146,20 +146,3 @@ def ticked_in(rows: Keyboard, prompt_id: str, step: int) -> frozenset[int]:
             if button.text.startswith(TICK):
                 ticked.add(control.option)
     return frozenset(ticked)
-
-
-def fits_prompt(prompt: Prompt, control: Control) -> bool:
-    """Whether a decoded control is one the prompt's question shows; anything else was tampered with."""
-    if control.question >= len(prompt.questions):
-        return False
-    question = prompt.questions[control.question]
-    options = len(question.options)
-    if control.action is Action.PICK:
-        return options > 0 and not question.multi_select and control.option < options
-    if control.action is Action.TOGGLE:
-        return question.multi_select and control.option < options
-    if control.action is Action.SUBMIT:
-        return question.multi_select and control.option == 0
-    if control.action is Action.WRITE:
-        return prompt.kind is not PromptKind.APPROVAL and control.option == 0
-    return False  # the controls of forms and URL steps
