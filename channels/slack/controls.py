@@ -42,6 +42,24 @@ def option(text: str, value: str, description: str | None = None) -> dict[str, A
     return entry
 
 
+def option_indexes(state: dict[str, Any], count: int) -> list[int] | None:
+    """The option indexes a select or checkboxes state holds (options are valued by index); None when
+    one is not an option of its input."""
+    chosen = state.get("selected_options")
+    if chosen is None:
+        single = state.get("selected_option")
+        chosen = [single] if single else []
+    if not isinstance(chosen, list):
+        return None
+    indexes: list[int] = []
+    for entry in chosen:
+        value = entry.get("value") if isinstance(entry, dict) else None
+        if not (isinstance(value, str) and value.isascii() and value.isdigit() and int(value) < count):
+            return None
+        indexes.append(int(value))
+    return indexes
+
+
 def tool_call_block(tool_call: ToolCall) -> dict[str, Any]:
     """The real call an approval is for: its name, then its arguments as JSON, cut visibly when long."""
     arguments = tool_call_arguments(tool_call, TOOL_ARGS_LIMIT)

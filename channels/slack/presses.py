@@ -29,7 +29,6 @@ from channels.slack.submissions import Submissions
 from gateway import notices
 from gateway.answer_step import Act, StepRequest, StepResult, step
 from gateway.channel import ChannelError, InboundSink
-from gateway.errors import GatewayError
 from gateway.ids import ThreadRef, parse_thread_id
 from gateway.logs import event
 from gateway.models import Prompt, PromptKind
@@ -196,19 +195,6 @@ class Presses:
             event("slack.press_notice_failed", logging.WARNING, error=str(exc))
 
     # Shared -------------------------------------------------------------------------------------------
-
-    async def prompt(self, ref: ControlRef | None) -> Prompt | None:
-        """The prompt a control points at, or None when there is no such prompt."""
-        if ref is None:
-            return None
-        if self.sink is None:
-            raise ChannelError("the Slack channel is not running")
-        try:
-            return await self.sink.get_prompt(ref.prompt_id)
-        except GatewayError as exc:
-            if exc.status == 404:
-                return None
-            raise
 
     async def step(self, request: StepRequest) -> StepResult:
         """Hand a decoded press or modal to the core's answer step (who may answer, first answer wins)."""

@@ -17,7 +17,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.ack.async_ack import AsyncAck
 
 from channels.slack.answer_modal import read_form
-from channels.slack.control_ids import ANSWER_CALLBACK, FIELDS_CALLBACK, ControlRef, decode
+from channels.slack.control_ids import ANSWER_CALLBACK, FIELDS_CALLBACK, decode
 from channels.slack.forms import block_errors, read_fields
 from channels.slack.notices import BUSY_ERROR, notice_view
 from gateway import notices
@@ -36,8 +36,6 @@ class Presses(Protocol):
 
     async def tell(self, prompt: Prompt, identity: str, notice: str) -> None: ...
 
-    async def prompt(self, ref: ControlRef | None) -> Prompt | None: ...
-
     async def step(self, request: StepRequest) -> StepResult: ...
 
 
@@ -51,12 +49,17 @@ class Submissions:
         app.view(ANSWER_CALLBACK)(self._on_answers)
         app.view(FIELDS_CALLBACK)(self._on_fields)
 
-    async def _checked_prompt(self, ack: AsyncAck, view: dict[str, Any]) -> Prompt | None:
+    async def _checked_prompt(self, ack: AsyncAck, body: dict[str, Any]) -> Prompt | None:
         """The pending prompt a modal is for, read within the budget; None once ``ack`` said why not."""
+        view = body.get("view") or {}
         values = (view.get("state") or {}).get("values") or {}
+        ref = decode(view.get("private_metadata"))
+        if ref is None:
+            await ack(response_action="update", view=notice_view(notices.MISMATCH))
+            return None
         try:
             async with asyncio.timeout(self.presses.ack_budget):
-                prompt = await self.presses.prompt(decode(view.get("private_metadata")))
+                opened = await self.presses.step(self._request(Act.OPEN, ref.prompt_id, body))
         except TimeoutError:
             first = next(iter(values), None)
             if first is None:
@@ -64,16 +67,16 @@ class Submissions:
             else:
                 await ack(response_action="errors", errors={first: BUSY_ERROR})
             return None
-        if prompt is None:
-            await ack(response_action="update", view=notice_view(notices.MISMATCH))
+        if opened.refused or opened.prompt is None:
+            await ack(response_action="update", view=notice_view(opened.notice))
             return None
-        return prompt
+        return opened.prompt
 
     # The answer modal (a prompt's questions) ---------------------------------------------------------
 
     async def _on_answers(self, ack: AsyncAck, body: dict[str, Any]) -> None:
         view = body.get("view") or {}
-        prompt = await self._checked_prompt(ack, view)
+        prompt = await self._checked_prompt(ack, body)
         if prompt is None:
             return
         reading = read_form(prompt, (view.get("state") or {}).get("values") or {})
@@ -83,11 +86,8 @@ class Submissions:
         if reading.answers is None or prompt.kind is PromptKind.FORM:
             await ack(response_action="update", view=notice_view(notices.MISMATCH))
             return
-        if not prompt.pending:
-            await ack(response_action="update", view=notice_view(notices.settled(prompt)))
-            return
         await ack()
-        request = self._request(Act.ANSWERS, prompt, body, lists=reading.answers)
+        request = self._request(Act.ANSWERS, prompt.prompt_id, body, lists=reading.answers)
         self.presses.spawn(self._tell_later(prompt, request, self.presses.spawn(self.presses.step(request))))
 
     # The fields modal (a form prompt) -------------------------------------------------------------------
@@ -95,18 +95,17 @@ class Submissions:
     async def _on_fields(self, ack: AsyncAck, body: dict[str, Any]) -> None:
         started = asyncio.get_running_loop().time()
         view = body.get("view") or {}
-        prompt = await self._checked_prompt(ack, view)
+        prompt = await self._checked_prompt(ack, body)
         if prompt is None:
             return
         lists = read_fields(prompt, (view.get("state") or {}).get("values") or {})
         if lists is None or prompt.kind is not PromptKind.FORM:
             await ack(response_action="update", view=notice_view(notices.MISMATCH))
             return
-        if not prompt.pending:
-            await ack(response_action="update", view=notice_view(notices.settled(prompt)))
-            return
         names = [field.name for field in prompt.form_fields()]
-        request = self._request(Act.FIELDS, prompt, body, fields=dict(zip(names, lists, strict=True)))
+        request = self._request(
+            Act.FIELDS, prompt.prompt_id, body, fields=dict(zip(names, lists, strict=True))
+        )
         handing = self.presses.spawn(self.presses.step(request))
         left = self.presses.ack_budget - (asyncio.get_running_loop().time() - started)
         done, _ = await asyncio.wait({handing}, timeout=max(left, 0.0))
@@ -124,11 +123,11 @@ class Submissions:
             await ack(response_action="update", view=notice_view(result.notice))
 
     @staticmethod
-    def _request(act: Act, prompt: Prompt, body: dict[str, Any], **what: Any) -> StepRequest:
+    def _request(act: Act, prompt_id: str, body: dict[str, Any], **what: Any) -> StepRequest:
         view = body.get("view") or {}
         presser = str((body.get("user") or {}).get("id") or "")
         event_id = f"form:{body.get('trigger_id') or view.get('id')}"
-        return StepRequest(act, prompt.prompt_id, f"slack:{presser}", event_id, **what)
+        return StepRequest(act, prompt_id, f"slack:{presser}", event_id, **what)
 
     async def _tell_later(
         self, prompt: Prompt, request: StepRequest, handing: asyncio.Task[StepResult]

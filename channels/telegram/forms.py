@@ -15,13 +15,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from channels.telegram.control_ids import Action, Control
-from channels.telegram.controls import SUBMIT, TICK, WRITE, button_text
+from channels.telegram.controls import SUBMIT, TICK, WRITE, button_text, with_buttons
 from channels.telegram.render import (
     MAX_MESSAGE_UNITS,
     Button,
     Keyboard,
     Outgoing,
-    asking_for_reply,
     split_text,
 )
 from gateway import forms
@@ -147,18 +146,6 @@ def step_text(view: StepView, step: int, *, group: bool) -> str:
 
 
 def messages(view: StepView, *, reply_to: int | None = None, group: bool = False) -> list[Outgoing]:
-    """The messages a pending form or URL step becomes; the last carries the buttons. In a ``group`` the
-    text asks for a reply (so a typed value reaches the bot) and the buttons follow on their own."""
-    if group:
-        asked = asking_for_reply(split_text(view.body), reply_to=reply_to)
-        return [*asked, Outgoing(controls_text(view), keyboard=keyboard(view))]
-    texts = parts(view)
-    last = len(texts) - 1
-    return [
-        Outgoing(
-            text=text,
-            reply_to=reply_to if index == 0 else None,
-            keyboard=keyboard(view) if index == last else None,
-        )
-        for index, text in enumerate(texts)
-    ]
+    """The messages a pending form or URL step becomes (see ``controls.with_buttons``)."""
+    hint = controls_text(view)
+    return with_buttons(view.body, parts(view), hint, keyboard(view), reply_to=reply_to, group=group)

@@ -429,7 +429,7 @@ async def test_form_with_a_forged_prompt_reference_is_refused_in_the_form(gw: Sl
         gw.events_url, forged, user=ALICE, fill={"What should the release note say?": "x"}
     )
     assert answer["response_action"] == "update"
-    assert notices.MISMATCH in json.dumps(answer["view"])
+    assert notices.UNKNOWN_PROMPT in json.dumps(answer["view"])
     assert await pending(gw, prompt)
 
 
