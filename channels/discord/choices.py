@@ -51,18 +51,12 @@ def single_select(question: Question) -> bool:
     return bool(question.options) and not question.multi_select
 
 
-def the_question(prompt: Prompt, control: ControlId) -> Question:
-    """The one question a message control belongs to: such controls exist on one-question prompts only."""
-    if len(prompt.questions) != 1 or control.question != 0:
-        raise Refused()
-    return prompt.questions[0]
-
-
 def check_opens_form(prompt: Prompt, control: ControlId) -> None:
     """A button that opens a form must be one this prompt's message could carry."""
-    if control.action is Action.WRITE:
-        question = the_question(prompt, control)
-        if prompt.kind is PromptKind.APPROVAL or (prompt.kind is PromptKind.TEXT and question.options):
+    if control.action is Action.WRITE:  # drawn on one-question prompts only
+        if len(prompt.questions) != 1 or control.question != 0 or prompt.kind is PromptKind.APPROVAL:
+            raise Refused()
+        if prompt.kind is PromptKind.TEXT and prompt.questions[0].options:
             raise Refused()
     elif control.action is Action.FORM:
         if prompt.kind is not PromptKind.ASK_USER_QUESTION:

@@ -21,7 +21,6 @@ from channels.discord.threads import thread_id_for
 from gateway import notices
 from gateway.answer_step import Act, StepRequest, StepResult, step
 from gateway.channel import InboundSink
-from gateway.errors import GatewayError
 from gateway.logs import event
 from gateway.models import Prompt
 
@@ -63,8 +62,9 @@ class PressHandler:
         if component and action in FORM_OPENERS:
             await self._open_form(interaction, control)
         elif (component and action in PRESSES) or (submitted and action in SUBMITS):
-            work = self._refusing(control, lambda: self._step(interaction, control, data, fields))
-            await self._within_deadline(interaction, control, work)
+            await self._within_deadline(
+                interaction, control, lambda: self._step(interaction, control, data, fields)
+            )
         else:
             event("discord.press.refused", logging.WARNING, prompt_id=control.prompt_id, error="wrong kind")
             await self._reply(interaction, Reply(notices.MISMATCH))
@@ -127,12 +127,12 @@ class PressHandler:
         values = data.get("values") if isinstance(data.get("values"), list) else []
         indexes = [_index(value) for value in values or []]
         if action is Action.ANSWERS:
-            prompt = await self._prompt_for(interaction, control)
+            prompt = await self._opened(interaction, control)
             request = self._request(
                 interaction, control, Act.ANSWERS, lists=choices.form_answers(prompt, fields)
             )
         elif action is Action.PAGE:
-            prompt = await self._prompt_for(interaction, control)
+            prompt = await self._opened(interaction, control)
             forms.check_control(prompt, control)
             form = FormPrompt.of_prompt(prompt)
             given = forms.page_answers(form, control.question, fields)
@@ -170,30 +170,11 @@ class PressHandler:
             **what,
         )
 
-    def _refusing(
-        self, control: ControlId, work: Callable[[], Awaitable[Reply]]
-    ) -> Callable[[], Awaitable[Reply]]:
-        """``work``, with a refused press or an unreachable store said to the presser."""
-
-        async def guarded() -> Reply:
-            try:
-                return await work()
-            except Refused as refused:
-                event(
-                    "discord.press.refused", logging.INFO, prompt_id=control.prompt_id, error=refused.message
-                )
-                return Reply(refused.message)
-            except Exception as exc:  # the store is unreachable: say so, and let the person press again
-                event("discord.press.failed", logging.WARNING, prompt_id=control.prompt_id, error=str(exc))
-                return Reply(notices.TRY_AGAIN)
-
-        return guarded
-
     async def _within_deadline(
         self, interaction: discord.Interaction[Any], control: ControlId, work: Callable[[], Awaitable[Reply]]
     ) -> None:
         """Answer with what ``work`` says: at once when it is quick, else deferred and edited in."""
-        task = asyncio.ensure_future(work())
+        task = asyncio.ensure_future(_guarded(control, work))
         done, _ = await asyncio.wait({task}, timeout=self._ack_deadline)
         if task in done:
             await self._reply(interaction, task.result())
@@ -210,18 +191,13 @@ class PressHandler:
         except discord.HTTPException as exc:
             event("discord.press.unanswered", logging.WARNING, prompt_id=control.prompt_id, error=str(exc))
 
-    async def _prompt_for(self, interaction: discord.Interaction[Any], control: ControlId) -> Prompt:
-        """The prompt a submitted form names (to read the form against), in the channel it came from."""
+    async def _opened(self, interaction: discord.Interaction[Any], control: ControlId) -> Prompt:
+        """The open prompt a submitted form names, to read the form against; Refused with why not."""
         assert self.sink is not None
-        try:
-            prompt = await self.sink.get_prompt(control.prompt_id)
-        except GatewayError as exc:
-            if exc.status == 404:
-                raise Refused(notices.UNKNOWN_PROMPT) from exc
-            raise
-        if self._thread_of(interaction) != prompt.thread_id:
-            raise Refused()
-        return prompt
+        result = await step(self.sink, self._request(interaction, control, Act.OPEN))
+        if result.refused or result.prompt is None:
+            raise Refused(result.notice)
+        return result.prompt
 
     @staticmethod
     def _thread_of(interaction: discord.Interaction[Any]) -> str:
@@ -243,6 +219,18 @@ class PressHandler:
 
 
 __all__ = ["PressHandler"]
+
+
+async def _guarded(control: ControlId, work: Callable[[], Awaitable[Reply]]) -> Reply:
+    """What ``work`` replies, or a refused press or an unreachable store said to the presser."""
+    try:
+        return await work()
+    except Refused as refused:
+        event("discord.press.refused", logging.INFO, prompt_id=control.prompt_id, error=refused.message)
+        return Reply(refused.message)
+    except Exception as exc:  # the store is unreachable: say so, and let the person press again
+        event("discord.press.failed", logging.WARNING, prompt_id=control.prompt_id, error=str(exc))
+        return Reply(notices.TRY_AGAIN)
 
 
 def _index(value: object) -> int:

@@ -54,13 +54,18 @@ def _thread_of(body: dict[str, Any]) -> str:
     return f"slack:{channel}:{thread_ts}"
 
 
-def _checked(body: dict[str, Any]) -> list[ControlRef] | None:
-    """The boxes ticked in the pressed message's checkboxes (its ``state.values``); None if malformed."""
+def _ticks(ref: ControlRef, body: dict[str, Any]) -> frozenset[int]:
+    """The boxes ticked in the pressed message's checkboxes (its ``state.values``), as option indexes:
+    -1 for a box that is not one of this prompt's (or a state that does not read)."""
     values = ((body.get("state") or {}).get("values") or {}).get(TOGGLES_BLOCK) or {}
-    state = values.get(action_id(Verb.TOGGLE)) or {}
-    entries = state.get("selected_options") or []
-    refs = [decode(entry.get("value") if isinstance(entry, dict) else None) for entry in entries]
-    return [ref for ref in refs if ref is not None] if all(refs) else None
+    entries = (values.get(action_id(Verb.TOGGLE)) or {}).get("selected_options") or []
+    boxes = [decode(entry.get("value") if isinstance(entry, dict) else None) for entry in entries]
+    return frozenset(
+        box.option
+        if box and box.prompt_id == ref.prompt_id and box.question == 0 and box.option is not None
+        else -1
+        for box in boxes
+    )
 
 
 class Presses:
@@ -144,20 +149,13 @@ class Presses:
             ticked=_ticks(ref, body) if verb is Verb.SUBMIT else frozenset(),
             thread_id=_thread_of(body),
         )
-        if verb in (Verb.PICK, Verb.CHOOSE, Verb.SUBMIT) and (
-            ref.question != 0 or (verb is Verb.SUBMIT) != (ref.option is None)
-        ):
-            return notices.MISMATCH  # option controls are drawn on one-question prompts only
-        if verb in (Verb.DONE, Verb.DECLINE) and ref != ControlRef(ref.prompt_id):
-            return notices.MISMATCH
         result = await self.step(request)
         if request.act is not Act.OPEN or result.refused or result.prompt is None:
             return result.notice
         prompt = result.prompt
         if not opens_form(prompt, verb, ref):
             return notices.MISMATCH
-        ticked = [box.option for box in _checked(body) or [] if box.prompt_id == prompt.prompt_id]
-        checked = [index for index in ticked if index is not None]
+        checked = sorted(index for index in _ticks(ref, body) if index >= 0)
         if prompt.kind is PromptKind.FORM:
             view = fields_view(prompt)
         else:
@@ -203,14 +201,3 @@ class Presses:
         result = await step(self.sink, request)
         event("slack.press", prompt_id=request.prompt_id, act=request.act.value, outcome=str(result.outcome))
         return result
-
-
-def _ticks(ref: ControlRef, body: dict[str, Any]) -> frozenset[int]:
-    """The boxes ticked in the pressed message, as option indexes (-1 for one that is not this prompt's)."""
-    boxes = _checked(body)
-    if boxes is None:
-        return frozenset({-1})
-    return frozenset(
-        box.option if box.prompt_id == ref.prompt_id and box.question == 0 and box.option is not None else -1
-        for box in boxes
-    )

@@ -26,7 +26,7 @@ from gateway.answer_step import Act, StepRequest, StepResult, step
 from gateway.channel import ChannelError, InboundSink
 from gateway.ids import parse_thread_id
 from gateway.logs import event
-from gateway.models import Prompt, PromptKind
+from gateway.models import Prompt
 from gateway.render import PromptView, shorten
 
 ACK_DEADLINE_S = 5.0  # the person's client shows a spinner until the press is answered
@@ -65,17 +65,15 @@ def shown_ticks(message: MaybeInaccessibleMessage, prompt_id: str, question: int
     return ticked_in(rows, prompt_id, question)
 
 
-def buttons(prompt: Prompt, question: int, ticked: frozenset[int] = frozenset()) -> Keyboard:
-    """The buttons of question (or form field) ``question``."""
+def drawn(
+    prompt: Prompt, question: int, ticked: frozenset[int] = frozenset(), *, group: bool
+) -> tuple[str, Keyboard]:
+    """The text and buttons of the message with the buttons while question (or field) ``question`` shows."""
     if prompt.kind in forms.FORM_KINDS:
-        return forms.keyboard(forms.StepView.of_prompt(prompt), question, ticked)
-    return keyboard(PromptView.of_prompt(prompt), question, ticked)
-
-
-def buttons_text(prompt: Prompt, question: int, *, group: bool) -> str:
-    if prompt.kind in forms.FORM_KINDS:
-        return forms.step_text(forms.StepView.of_prompt(prompt), question, group=group)
-    return step_text(PromptView.of_prompt(prompt), question, group=group)
+        step_view = forms.StepView.of_prompt(prompt)
+        return forms.step_text(step_view, question, group=group), forms.keyboard(step_view, question, ticked)
+    view = PromptView.of_prompt(prompt)
+    return step_text(view, question, group=group), keyboard(view, question, ticked)
 
 
 class Presses:
@@ -159,12 +157,12 @@ class Presses:
             return
         address = address_of(parse_thread_id(prompt.thread_id))
         if result.ticked is not None:
-            await self.sender.edit_keyboard(address, message_id, buttons(prompt, question, result.ticked))
-            return
-        assert result.next is not None
-        shown = result.next.index
-        text = buttons_text(prompt, shown, group=address.is_group)
-        await self.sender.edit(address, message_id, text, buttons(prompt, shown))
+            _, ticks = drawn(prompt, question, result.ticked, group=address.is_group)
+            await self.sender.edit_keyboard(address, message_id, ticks)
+        elif result.next is not None:
+            await self.sender.edit(
+                address, message_id, *drawn(prompt, result.next.index, group=address.is_group)
+            )
 
     # Replies to text requests ----------------------------------------------------------------------
 
@@ -186,7 +184,7 @@ class Presses:
         result = await step(self.sink, request)
         if not result.taken:
             return None
-        if result.anchor.isdigit() and result.prompt is not None and result.prompt.kind is not PromptKind.URL:
+        if result.anchor.isdigit():  # the next question or field, on the message with the buttons
             await self._show(result, int(result.anchor), 0)
         return Notice.of(result)
 
