@@ -119,14 +119,14 @@ def check_structured(questions: Sequence[Question], entries: Any) -> list[list[s
     """
     if not isinstance(entries, list) or len(entries) != len(questions):
         return None
-    by_id = {_question_id(question, index): index for index, question in enumerate(questions)}
+    by_id = {question_id(question, index): index for index, question in enumerate(questions)}
     by_text = {question.question: index for index, question in enumerate(questions)}
     found: dict[int, list[str]] = {}
     for entry in entries:
         if not isinstance(entry, dict):
             return None
-        question_id, text = entry.get("question_id"), entry.get("question")
-        index = by_id.get(question_id) if isinstance(question_id, str) else None
+        given_id, text = entry.get("question_id"), entry.get("question")
+        index = by_id.get(given_id) if isinstance(given_id, str) else None
         if index is None and isinstance(text, str):
             index = by_text.get(text)
         answer = entry.get("answer")
@@ -145,12 +145,17 @@ def map_reply(
     lists = check_structured(questions, structured) if structured is not None else None
     if lists is None:
         lists = map_text(kind, questions, text)
+    return structured_answers(questions, lists)
+
+
+def structured_answers(questions: Sequence[Question], lists: Sequence[list[str]]) -> list[Answer]:
+    """One Answer per question, in order, from one answer list each: the full set the core takes."""
     return [
-        Answer(question=question.question, question_id=_question_id(question, index), answer=answer)
+        Answer(question=question.question, question_id=question_id(question, index), answer=list(answer))
         for index, (question, answer) in enumerate(zip(questions, lists, strict=True))
     ]
 
 
-def _question_id(question: Question, index: int) -> str:
+def question_id(question: Question, index: int) -> str:
     """The question's id, or the ``q1``, ``q2``… it would have been assigned (0-based ``index``)."""
     return question.id or f"q{index + 1}"

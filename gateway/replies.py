@@ -12,7 +12,15 @@ from enum import StrEnum
 from typing import Any
 
 from gateway import forms
-from gateway.mapper import AFFIRMATIVE, NEGATIVE, check_structured, fits_approval, fits_question, map_reply
+from gateway.mapper import (
+    AFFIRMATIVE,
+    NEGATIVE,
+    check_structured,
+    fits_approval,
+    fits_question,
+    map_reply,
+    structured_answers,
+)
 from gateway.models import Answer, Prompt, PromptKind, ReplyPolicy
 
 NEW_MESSAGE_REASON = "Not answered: the user sent a new message instead"
@@ -112,7 +120,7 @@ def _fits(prompt: Prompt, text: str) -> bool:
 
 
 def _read_url(prompt: Prompt, text: str, structured: Any) -> Reading:
-    done = [Answer(question=prompt.questions[0].question, question_id="q1", answer=[DONE])]
+    done = structured_answers(prompt.questions, [[DONE]])
     lists = check_structured(prompt.questions, structured) if structured is not None else None
     if lists is not None:
         given = [value.strip().casefold() for value in lists[0]]

@@ -12,7 +12,7 @@ from datetime import timedelta
 from enum import StrEnum
 from typing import Any
 
-from gateway import metrics
+from gateway import metrics, notices
 from gateway.approval_policy import needs_approval
 from gateway.authz import may_answer
 from gateway.channel import ChannelError, Channels, PrivateNotices
@@ -59,11 +59,6 @@ WATCH_GRACE_MS = 10_000
 POOL_TRIM_S = 10.0  # how often Redis connections a burst opened and left idle are closed
 IDLE_CONNECTIONS_KEPT = 2
 DRAFT_GRACE_MS = 60_000
-NOT_ALLOWED_NOTICE = (
-    "Your reply was not taken as an answer: only the person who started this run and the agent's "
-    "approvers can answer its prompts."
-)
-STALE_NOTICE = "That control belongs to a prompt that is no longer open, so nothing was changed."
 
 
 class AnswerStatus(StrEnum):
@@ -595,7 +590,7 @@ class Gateway:
             return Received(Outcome.DUPLICATE)
         if decision.status is DecisionStatus.STALE:
             if message.notify:
-                await self._tell_privately(thread_id, message.sender, STALE_NOTICE)
+                await self._tell_privately(thread_id, message.sender, notices.STALE)
             # The control's own prompt, so the channel can say how it settled (answered, cancelled).
             hinted = await self.store.get_prompt(message.prompt_id) if message.prompt_id else None
             return Received(Outcome.STALE, hinted)
@@ -607,7 +602,7 @@ class Gateway:
 
     async def _refused(self, thread_id: str, prompt: Prompt, message: InboundMessage) -> Received:
         if message.notify:
-            await self._tell_privately(thread_id, message.sender, NOT_ALLOWED_NOTICE)
+            await self._tell_privately(thread_id, message.sender, notices.NOT_ALLOWED)
         event("inbound.not_allowed", thread_id=thread_id, prompt_id=prompt.prompt_id, run_id=prompt.run_id)
         return Received(Outcome.NOT_ALLOWED, prompt)
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -224,30 +223,3 @@ def _chosen(field: FormField, value: FieldValue | None) -> list[str]:
             raise Refused()
         indexes.append(int(raw))
     return [labels[index] for index in sorted(set(indexes))]
-
-
-def full_answers(form: FormPrompt, given: Mapping[str, list[str]]) -> list[list[str]]:
-    """One answer list per property, in the form's order (none for a property never given)."""
-    return [list(given.get(field.name, [])) for field in form.fields]
-
-
-def draft_name(prompt_id: str, user_id: int) -> str:
-    """Each person's pages so far, kept with the core's drafts until the form settles or expires."""
-    return f"discord-form:{prompt_id}:{user_id}"
-
-
-def draft_values(answers: Mapping[str, list[str]]) -> dict[str, str]:
-    return {name: json.dumps(answer, ensure_ascii=False) for name, answer in answers.items()}
-
-
-def draft_answers(values: Mapping[str, str]) -> dict[str, list[str]]:
-    """A draft read back; a value that is not a list of strings is dropped (as if never given)."""
-    answers: dict[str, list[str]] = {}
-    for name, raw in values.items():
-        try:
-            answer = json.loads(raw)
-        except ValueError:
-            continue
-        if isinstance(answer, list) and all(isinstance(item, str) for item in answer):
-            answers[name] = answer
-    return answers

@@ -1,4 +1,5 @@
-"""Presses of prompt controls (buttons, selects, forms): checked, handed to the core, answered privately."""
+"""Presses of prompt controls (buttons, selects, forms): decoded for the core's answer step, answered
+privately."""
 
 from __future__ import annotations
 
@@ -11,35 +12,23 @@ from typing import Any
 import discord
 
 from channels.discord import choices, forms
-from channels.discord.choices import (
-    NOT_ALLOWED,
-    NOT_THIS_PROMPT,
-    PAGE_KEPT,
-    TRY_AGAIN,
-    UNKNOWN_PROMPT,
-    Refused,
-    Reply,
-    form_fields,
-    outcome_notice,
-    settled_notice,
-)
-from channels.discord.control_ids import Action, BadControl, ControlId, decode
+from channels.discord.choices import Refused, Reply, form_fields
+from channels.discord.control_ids import TEXT_FIELD, Action, BadControl, ControlId, decode
 from channels.discord.controls import PromptControls, answers_form, text_form
 from channels.discord.forms import FormPrompt
 from channels.discord.inbound import identity_for
 from channels.discord.threads import thread_id_for
+from gateway import notices
+from gateway.answer_step import Act, StepRequest, StepResult, step
 from gateway.channel import InboundSink
-from gateway.errors import GatewayError
 from gateway.logs import event
-from gateway.models import InboundMessage, Prompt
-from gateway.service import DraftStatus, Outcome
+from gateway.models import Prompt
 
 DEFAULT_ACK_DEADLINE = 2.0  # Discord gives 3 s for the first response; keep room for the round trip
 FORM_DEADLINE = 2.5  # a form cannot be deferred: it must be the first response, or nothing
-MESSAGE_CONTROLS = frozenset({Action.PICK, Action.MENU, Action.NONE})
+PRESSES = frozenset({Action.PICK, Action.MENU, Action.NONE, Action.DONE, Action.DECLINE})
+SUBMITS = frozenset({Action.TEXT, Action.ANSWERS, Action.PAGE})
 FORM_OPENERS = frozenset({Action.WRITE, Action.FORM, Action.FILL})
-
-Answering = Callable[[Prompt], list[list[str]]]  # a press's answer lists, or Refused
 
 
 class PressHandler:
@@ -62,7 +51,7 @@ class PressHandler:
             control = decode(data.get("custom_id"))
         except BadControl as exc:
             event("discord.press.refused", logging.WARNING, error=str(exc))
-            await self._reply(interaction, Reply(NOT_THIS_PROMPT))
+            await self._reply(interaction, Reply(notices.MISMATCH))
             return
         if control is None or self.sink is None:
             return
@@ -72,142 +61,120 @@ class PressHandler:
         action = control.action
         if component and action in FORM_OPENERS:
             await self._open_form(interaction, control)
-        elif component and action in MESSAGE_CONTROLS:
-            values = data.get("values")
-            pressed = values if isinstance(values, list) else []
-            await self._answer(interaction, control, lambda p: choices.press_answers(p, control, pressed))
-        elif component and action is Action.DONE:
-            await self._answer(interaction, control, lambda p: [[forms.DONE.casefold()]])
-        elif component and action is Action.DECLINE:
-            await self._answer(interaction, control, lambda p: [[forms.DECLINE.casefold()]], decline=True)
-        elif submitted and action is Action.TEXT:
-            await self._answer(interaction, control, lambda p: choices.text_answers(p, control, fields))
-        elif submitted and action is Action.ANSWERS:
-            await self._answer(interaction, control, lambda p: choices.form_answers(p, fields))
-        elif submitted and action is Action.PAGE:
-            await self._page(interaction, control, fields)
+        elif (component and action in PRESSES) or (submitted and action in SUBMITS):
+            await self._within_deadline(
+                interaction, control, lambda: self._step(interaction, control, data, fields)
+            )
         else:
             event("discord.press.refused", logging.WARNING, prompt_id=control.prompt_id, error="wrong kind")
-            await self._reply(interaction, Reply(NOT_THIS_PROMPT))
+            await self._reply(interaction, Reply(notices.MISMATCH))
 
     # Forms -----------------------------------------------------------------------------------------
 
     async def _open_form(self, interaction: discord.Interaction[Any], control: ControlId) -> None:
         """Open the text form, the form of every question, or a page of a flat form, if still open."""
         try:
-            prompt, form = await asyncio.wait_for(self._form_for(interaction, control), FORM_DEADLINE)
+            opened = await asyncio.wait_for(self._form_for(interaction, control), FORM_DEADLINE)
         except Refused as refused:
             await self._reply(interaction, Reply(refused.message))
             return
         except Exception as exc:  # slow or unreachable store: a form must be the first response, or none
             event("discord.press.failed", logging.WARNING, prompt_id=control.prompt_id, error=str(exc))
-            await self._reply(interaction, Reply(TRY_AGAIN))
+            await self._reply(interaction, Reply(notices.TRY_AGAIN))
             return
-        if form is None:
-            await self._reply(interaction, Reply(settled_notice(prompt)))
+        if isinstance(opened, StepResult):
+            await self._reply(interaction, Reply(opened.notice))
             return
         try:
-            await interaction.response.send_modal(form)
+            await interaction.response.send_modal(opened)
         except discord.HTTPException as exc:
-            event("discord.press.unanswered", logging.WARNING, prompt_id=prompt.prompt_id, error=str(exc))
+            event("discord.press.unanswered", logging.WARNING, prompt_id=control.prompt_id, error=str(exc))
         finally:
             # Its submission is decoded from its custom id like any press, by whichever process gets it,
             # so discord.py need not keep the form waiting for it.
-            form.stop()
+            opened.stop()
 
     async def _form_for(
         self, interaction: discord.Interaction[Any], control: ControlId
-    ) -> tuple[Prompt, discord.ui.Modal | None]:
-        """The form a button opens (``None`` once its prompt settled); a page shows what was given."""
+    ) -> StepResult | discord.ui.Modal:
+        """The form a button opens, or why not (its prompt settled); a page shows what was given."""
         assert self.sink is not None
-        prompt = await self._prompt_for(interaction, control)
+        result = await step(self.sink, self._request(interaction, control, Act.OPEN))
+        if result.refused or result.prompt is None or result.next is None:
+            return result
+        prompt = result.prompt
         if control.action is Action.FILL:
             forms.check_control(prompt, control)
-        else:
-            choices.check_opens_form(prompt, control)
-        if not prompt.pending:
-            return prompt, None
-        if control.action is Action.FILL:
-            draft = forms.draft_name(prompt.prompt_id, interaction.user.id)
-            given = forms.draft_answers(await self.sink.get_draft(prompt.thread_id, draft))
-            return prompt, forms.page_form(FormPrompt.of_prompt(prompt), control.question, given)
+            return forms.page_form(FormPrompt.of_prompt(prompt), control.question, result.next.given)
+        choices.check_opens_form(prompt, control)
         controls = PromptControls(prompt.prompt_id, prompt.kind, prompt.questions, prompt.tool_call)
         if control.action is Action.WRITE:
-            return prompt, text_form(controls, control.question)
-        return prompt, answers_form(controls)
-
-    async def _page(
-        self, interaction: discord.Interaction[Any], control: ControlId, fields: dict[str, choices.FieldValue]
-    ) -> None:
-        """A page of a flat form, kept in the person's draft (the next page, or the form reopened to change
-        a value, shows it); the last page hands the whole form to the core, whose validator decides."""
-
-        async def work() -> Reply:
-            assert self.sink is not None
-            prompt = await self._prompt_for(interaction, control)
-            forms.check_control(prompt, control)
-            form, page, sender = FormPrompt.of_prompt(prompt), control.question, interaction.user.id
-            given = forms.page_answers(form, page, fields)
-            saved = await self.sink.save_draft(
-                prompt.prompt_id,
-                identity_for(sender),
-                forms.draft_name(prompt.prompt_id, sender),
-                forms.draft_values(given),
-            )
-            if page == form.pages - 1:
-                answers = forms.full_answers(form, {**forms.draft_answers(saved.values), **given})
-                return await self._settle(interaction, control, lambda _: answers, prompt=prompt)
-            if saved.status is DraftStatus.NOT_ALLOWED:
-                return Reply(NOT_ALLOWED)
-            if saved.status is DraftStatus.STALE:
-                return Reply(settled_notice(await self.sink.get_prompt(prompt.prompt_id)))
-            shown = form.page_fields(page)
-            text = PAGE_KEPT.format(first=shown[0][0] + 1, last=shown[-1][0] + 1, total=len(form.fields))
-            return Reply(text, forms.next_page_view(form, page + 1))
-
-        await self._within_deadline(interaction, control, self._refusing(control, work))
+            return text_form(controls, control.question)
+        return answers_form(controls)
 
     # Answers ---------------------------------------------------------------------------------------
 
-    async def _answer(
+    async def _step(
         self,
         interaction: discord.Interaction[Any],
         control: ControlId,
-        compute: Answering,
-        *,
-        decline: bool = False,
-    ) -> None:
-        """Check the press, hand it to the core, and answer privately within Discord's deadline."""
+        data: dict[str, Any],
+        fields: dict[str, choices.FieldValue],
+    ) -> Reply:
+        """Decode the press or form for the core's answer step; the reply for the presser."""
+        assert self.sink is not None
+        action = control.action
+        values = data.get("values") if isinstance(data.get("values"), list) else []
+        indexes = [_index(value) for value in values or []]
+        if action is Action.ANSWERS:
+            prompt = await self._opened(interaction, control)
+            request = self._request(
+                interaction, control, Act.ANSWERS, lists=choices.form_answers(prompt, fields)
+            )
+        elif action is Action.PAGE:
+            prompt = await self._opened(interaction, control)
+            forms.check_control(prompt, control)
+            form = FormPrompt.of_prompt(prompt)
+            given = forms.page_answers(form, control.question, fields)
+            final = control.question == form.pages - 1
+            request = self._request(interaction, control, Act.FIELDS, fields=given, final=final)
+        elif action is Action.TEXT:
+            text = fields.get(TEXT_FIELD)
+            if text is not None and not isinstance(text, str):
+                raise Refused()
+            request = self._request(interaction, control, Act.TEXT, text=text or "")
+        elif action is Action.MENU:
+            request = self._request(interaction, control, Act.CHOOSE, options=tuple(indexes))
+        elif action is Action.NONE:
+            request = self._request(interaction, control, Act.SUBMIT, ticked=frozenset())
+        else:
+            act = {Action.PICK: Act.PICK, Action.DONE: Act.DONE, Action.DECLINE: Act.DECLINE}[action]
+            request = self._request(interaction, control, act, options=(control.option,))
+        result = await step(self.sink, request)
+        event("discord.press", prompt_id=control.prompt_id, action=action.value, outcome=str(result.outcome))
+        if result.next is not None and result.prompt is not None and action is Action.PAGE:
+            page = result.next.index // forms.PAGE_SIZE if result.outcome is None else 0
+            return Reply(result.notice, forms.next_page_view(FormPrompt.of_prompt(result.prompt), page))
+        return Reply(result.notice)
 
-        async def work() -> Reply:
-            return await self._settle(interaction, control, compute, decline=decline)
-
-        await self._within_deadline(interaction, control, self._refusing(control, work))
-
-    def _refusing(
-        self, control: ControlId, work: Callable[[], Awaitable[Reply]]
-    ) -> Callable[[], Awaitable[Reply]]:
-        """``work``, with a refused press or an unreachable store said to the presser."""
-
-        async def guarded() -> Reply:
-            try:
-                return await work()
-            except Refused as refused:
-                event(
-                    "discord.press.refused", logging.INFO, prompt_id=control.prompt_id, error=refused.message
-                )
-                return Reply(refused.message)
-            except Exception as exc:  # the store is unreachable: say so, and let the person press again
-                event("discord.press.failed", logging.WARNING, prompt_id=control.prompt_id, error=str(exc))
-                return Reply(TRY_AGAIN)
-
-        return guarded
+    def _request(
+        self, interaction: discord.Interaction[Any], control: ControlId, act: Act, **what: Any
+    ) -> StepRequest:
+        return StepRequest(
+            act,
+            control.prompt_id,
+            identity_for(interaction.user.id),
+            f"interaction:{interaction.id}",
+            control.question,
+            thread_id=self._thread_of(interaction),
+            **what,
+        )
 
     async def _within_deadline(
         self, interaction: discord.Interaction[Any], control: ControlId, work: Callable[[], Awaitable[Reply]]
     ) -> None:
         """Answer with what ``work`` says: at once when it is quick, else deferred and edited in."""
-        task = asyncio.ensure_future(work())
+        task = asyncio.ensure_future(_guarded(control, work))
         done, _ = await asyncio.wait({task}, timeout=self._ack_deadline)
         if task in done:
             await self._reply(interaction, task.result())
@@ -224,65 +191,20 @@ class PressHandler:
         except discord.HTTPException as exc:
             event("discord.press.unanswered", logging.WARNING, prompt_id=control.prompt_id, error=str(exc))
 
-    async def _settle(
-        self,
-        interaction: discord.Interaction[Any],
-        control: ControlId,
-        compute: Answering,
-        *,
-        decline: bool = False,
-        prompt: Prompt | None = None,
-    ) -> Reply:
-        """The reply for the presser; the core applies dedupe, staleness, who may answer, first wins."""
+    async def _opened(self, interaction: discord.Interaction[Any], control: ControlId) -> Prompt:
+        """The open prompt a submitted form names, to read the form against; Refused with why not."""
         assert self.sink is not None
-        if prompt is None:
-            prompt = await self._prompt_for(interaction, control)
-        if control.action in (Action.DONE, Action.DECLINE):
-            forms.check_control(prompt, control)
-        answers = compute(prompt)
-        text = choices.summary(answers)
-        message = InboundMessage(
-            thread_id=prompt.thread_id,
-            sender=identity_for(interaction.user.id),
-            text=text,
-            answers=None if decline else choices.structured(prompt, answers),
-            prompt_id=prompt.prompt_id,
-            event_id=f"interaction:{interaction.id}",
-            notify=False,
-            decline=decline,
-        )
-        received = await self.sink.receive(message)
-        if received.outcome is Outcome.STALE and received.prompt is None and prompt.pending:
-            # It settled between our read and the press reaching the core: read how, to say so.
-            with contextlib.suppress(Exception):
-                prompt = await self.sink.get_prompt(prompt.prompt_id)
-        event(
-            "discord.press",
-            prompt_id=prompt.prompt_id,
-            thread_id=prompt.thread_id,
-            action=control.action.value,
-            outcome=received.outcome.value,
-        )
-        notice = outcome_notice(received, text, prompt)
-        if received.outcome is Outcome.KEPT and control.action is Action.PAGE:
-            return Reply(notice, forms.next_page_view(FormPrompt.of_prompt(prompt), 0))
-        return Reply(notice)
+        result = await step(self.sink, self._request(interaction, control, Act.OPEN))
+        if result.refused or result.prompt is None:
+            raise Refused(result.notice)
+        return result.prompt
 
-    async def _prompt_for(self, interaction: discord.Interaction[Any], control: ControlId) -> Prompt:
-        """The prompt a control names, which must live in the channel the press came from."""
-        assert self.sink is not None
-        try:
-            prompt = await self.sink.get_prompt(control.prompt_id)
-        except GatewayError as exc:
-            if exc.status == 404:
-                raise Refused(UNKNOWN_PROMPT) from exc
-            raise
+    @staticmethod
+    def _thread_of(interaction: discord.Interaction[Any]) -> str:
         channel_id = interaction.channel_id
         if channel_id is None and interaction.message is not None:
             channel_id = interaction.message.channel.id
-        if channel_id is None or thread_id_for(channel_id) != prompt.thread_id:
-            raise Refused()
-        return prompt
+        return thread_id_for(channel_id) if channel_id is not None else ""
 
     async def _reply(self, interaction: discord.Interaction[Any], reply: Reply) -> None:
         """Answer the press privately (an ephemeral response); a response Discord refuses is logged."""
@@ -297,3 +219,21 @@ class PressHandler:
 
 
 __all__ = ["PressHandler"]
+
+
+async def _guarded(control: ControlId, work: Callable[[], Awaitable[Reply]]) -> Reply:
+    """What ``work`` replies, or a refused press or an unreachable store said to the presser."""
+    try:
+        return await work()
+    except Refused as refused:
+        event("discord.press.refused", logging.INFO, prompt_id=control.prompt_id, error=refused.message)
+        return Reply(refused.message)
+    except Exception as exc:  # the store is unreachable: say so, and let the person press again
+        event("discord.press.failed", logging.WARNING, prompt_id=control.prompt_id, error=str(exc))
+        return Reply(notices.TRY_AGAIN)
+
+
+def _index(value: object) -> int:
+    """A select's value as an option index (-1 for one no select of ours sends)."""
+    ok = isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 2
+    return int(value) if ok and isinstance(value, str) else -1

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from channels.slack.control_ids import ANSWER_CALLBACK, CHOICE, TEXT
-from channels.slack.controls import MAX_CHECKBOXES, option, plain, shorten
+from channels.slack.controls import MAX_CHECKBOXES, option, option_indexes, plain, shorten
 from gateway.models import Prompt, Question
 
 TEXT_INPUT_LIMIT = 3_000  # Slack's longest plain_text_input
@@ -111,21 +111,6 @@ def form_view(
     }
 
 
-def _indexes(state: dict[str, Any], count: int) -> list[int] | None:
-    """The option indexes an options input holds, or None when one is not an option of the question."""
-    chosen = state.get("selected_options")
-    if chosen is None:
-        single = state.get("selected_option")
-        chosen = [single] if single else []
-    indexes: list[int] = []
-    for entry in chosen:
-        value = entry.get("value") if isinstance(entry, dict) else None
-        if not (isinstance(value, str) and value.isascii() and value.isdigit() and int(value) < count):
-            return None
-        indexes.append(int(value))
-    return indexes
-
-
 def _text(values: dict[str, Any], block_id: str) -> str | None:
     """A text box's value ('' when left empty), or None when the block is not in the form."""
     state = values.get(block_id, {}).get(TEXT)
@@ -150,7 +135,7 @@ def read_form(prompt: Prompt, values: dict[str, Any]) -> FormReading:
             continue
         state = values.get(f"q{index}", {}).get(CHOICE)
         other = _text(values, f"o{index}")
-        indexes = _indexes(state, len(question.options)) if isinstance(state, dict) else None
+        indexes = option_indexes(state, len(question.options)) if isinstance(state, dict) else None
         if indexes is None or other is None:
             return FormReading(None)
         other = other.strip()

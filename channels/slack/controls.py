@@ -1,4 +1,4 @@
-"""A pending prompt's native controls in a Slack message, and what a press on them answers. Pure functions.
+"""A pending prompt's native controls in a Slack message, and which of them open a modal. Pure functions.
 
 The ids the controls carry are built and read in ``control_ids``.
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from channels.slack.control_ids import ACTIONS_BLOCK, TOGGLES_BLOCK, ControlRef, Verb, action_id
-from gateway.models import Answer, Prompt, PromptKind, Question, ToolCall
+from gateway.models import Prompt, PromptKind, Question, ToolCall
 from gateway.render import tool_call_arguments
 
 MAX_BUTTONS = 5  # option buttons in a message; past that a select menu
@@ -40,6 +40,24 @@ def option(text: str, value: str, description: str | None = None) -> dict[str, A
     if description:
         entry["description"] = plain(shorten(description))
     return entry
+
+
+def option_indexes(state: dict[str, Any], count: int) -> list[int] | None:
+    """The option indexes a select or checkboxes state holds (options are valued by index); None when
+    one is not an option of its input."""
+    chosen = state.get("selected_options")
+    if chosen is None:
+        single = state.get("selected_option")
+        chosen = [single] if single else []
+    if not isinstance(chosen, list):
+        return None
+    indexes: list[int] = []
+    for entry in chosen:
+        value = entry.get("value") if isinstance(entry, dict) else None
+        if not (isinstance(value, str) and value.isascii() and value.isdigit() and int(value) < count):
+            return None
+        indexes.append(int(value))
+    return indexes
 
 
 def tool_call_block(tool_call: ToolCall) -> dict[str, Any]:
@@ -133,37 +151,6 @@ def single_options_question(prompt: Prompt) -> Question | None:
     return prompt.questions[0]
 
 
-def _in_range(ref: ControlRef, prompt: Prompt, question: Question) -> bool:
-    return (
-        ref.prompt_id == prompt.prompt_id
-        and ref.question == 0
-        and ref.option is not None
-        and ref.option < len(question.options)
-    )
-
-
-def press_answer(prompt: Prompt, verb: Verb, ref: ControlRef, checked: list[ControlRef]) -> list[str] | None:
-    """The labels a PICK, CHOOSE or SUBMIT press answers its prompt's one question with.
-
-    None when the press does not fit the prompt (another prompt, an index out of range, a control of
-    another shape): such a press is refused and never reaches the core.
-    """
-    question = single_options_question(prompt)
-    if question is None or ref.prompt_id != prompt.prompt_id or prompt.kind in _STEP_KINDS:
-        return None
-    if verb in (Verb.PICK, Verb.CHOOSE):
-        if question.multi_select or not _in_range(ref, prompt, question):
-            return None
-        assert ref.option is not None
-        return [question.labels[ref.option]]
-    if verb is Verb.SUBMIT and question.multi_select and ref.question == 0 and ref.option is None:
-        if not all(_in_range(box, prompt, question) for box in checked):
-            return None
-        chosen = {box.option for box in checked}
-        return [label for index, label in enumerate(question.labels) if index in chosen]
-    return None
-
-
 def opens_form(prompt: Prompt, verb: Verb, ref: ControlRef) -> bool:
     """Whether an OTHER or FORM press fits the prompt (OTHER: its one option question; FORM: the prompt,
     whose answer modal, or for a form prompt its fields modal, it opens)."""
@@ -180,20 +167,3 @@ def opens_form(prompt: Prompt, verb: Verb, ref: ControlRef) -> bool:
         and ref.question is None
         and prompt.kind not in (PromptKind.APPROVAL, PromptKind.URL)
     )
-
-
-def fits_step(prompt: Prompt, verb: Verb, ref: ControlRef) -> bool:
-    """Whether a DONE press fits a URL step, or a DECLINE press a form or a URL step."""
-    if ref != ControlRef(prompt.prompt_id):
-        return False
-    return (verb is Verb.DONE and prompt.kind is PromptKind.URL) or (
-        verb is Verb.DECLINE and prompt.kind in _STEP_KINDS
-    )
-
-
-def structured(prompt: Prompt, answers: list[list[str]]) -> list[Answer]:
-    """One Answer per question, in order: the full set the core expects in ``metadata.answers``."""
-    return [
-        Answer(question=question.question, question_id=question.id or f"q{index + 1}", answer=answer)
-        for index, (question, answer) in enumerate(zip(prompt.questions, answers, strict=True))
-    ]

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from channels.slack.control_ids import ACTIONS_BLOCK, FIELD, FIELDS_CALLBACK, ControlRef, Verb, action_id
-from channels.slack.controls import MAX_CHECKBOXES, button, option, plain, shorten
+from channels.slack.controls import MAX_CHECKBOXES, button, option, option_indexes, plain, shorten
 from gateway.forms import YES, FieldError, FormField
 from gateway.models import Prompt
 
@@ -147,23 +147,6 @@ def fields_view(prompt: Prompt) -> dict[str, Any]:
     }
 
 
-def _indexes(state: dict[str, Any], count: int) -> list[int] | None:
-    """The option indexes a select or checkboxes state holds; None when one is not an option."""
-    chosen = state.get("selected_options")
-    if chosen is None:
-        single = state.get("selected_option")
-        chosen = [single] if single else []
-    if not isinstance(chosen, list):
-        return None
-    indexes: list[int] = []
-    for entry in chosen:
-        value = entry.get("value") if isinstance(entry, dict) else None
-        if not (isinstance(value, str) and value.isascii() and value.isdigit() and int(value) < count):
-            return None
-        indexes.append(int(value))
-    return indexes
-
-
 def _shown(field: FormField, state: dict[str, Any]) -> list[str] | None:
     """What one input holds, as people see it (a choice's title, Yes/No, the text typed); None when the
     input is not the one this field was given."""
@@ -182,9 +165,9 @@ def _shown(field: FormField, state: dict[str, Any]) -> list[str] | None:
             return []
         return [datetime.fromtimestamp(moment, UTC).isoformat().replace("+00:00", "Z")]
     if field.type == "boolean":
-        ticked = _indexes(state, 1)
+        ticked = option_indexes(state, 1)
         return None if ticked is None else [YES if ticked else "No"]
-    indexes = _indexes(state, len(field.choices))
+    indexes = option_indexes(state, len(field.choices))
     return None if indexes is None else [field.choices[index].label for index in indexes]
 
 

@@ -1,4 +1,4 @@
-"""Presses on a prompt's native controls: checked, handed to the core, and answered privately.
+"""Presses on a prompt's native controls: decoded for the core's answer step, and answered privately.
 
 Slack wants every interaction acknowledged within 3 s. A press is acknowledged at once and handled in
 the background (a submitted modal is handled in ``submissions``). Nothing is kept per process: the prompt
@@ -23,22 +23,25 @@ from slack_sdk.webhook.async_client import AsyncWebhookClient
 from channels.slack.answer_modal import form_view
 from channels.slack.calls import call
 from channels.slack.control_ids import PREFIX, TOGGLES_BLOCK, ControlRef, Verb, action_id, decode, verb_of
-from channels.slack.controls import fits_step, opens_form, press_answer, structured
+from channels.slack.controls import opens_form
 from channels.slack.forms import fields_view
-from channels.slack.notices import FAILED_NOTICE, MISMATCH_NOTICE, outcome_notice, stale_notice
 from channels.slack.submissions import Submissions
+from gateway import notices
+from gateway.answer_step import Act, StepRequest, StepResult, step
 from gateway.channel import ChannelError, InboundSink
-from gateway.errors import GatewayError
 from gateway.ids import ThreadRef, parse_thread_id
 from gateway.logs import event
-from gateway.models import MAX_TEXT_CHARS, InboundMessage, Prompt, PromptKind
-from gateway.render import answers_summary
-from gateway.replies import DONE
-from gateway.service import Received
+from gateway.models import Prompt, PromptKind
 
 ACK_BUDGET_S = 2.0  # of Slack's 3 s, what checking a submitted modal may take before it is acknowledged
 OPEN_FORM_WAIT_S = 1.0  # a trigger id lives 3 s: a rate limit longer than this is not waited out
-DECLINE_TEXT = "decline"  # the text a Decline press is logged with; the press itself says decline
+_ACTS = {
+    Verb.PICK: Act.PICK,
+    Verb.CHOOSE: Act.CHOOSE,
+    Verb.SUBMIT: Act.SUBMIT,
+    Verb.DONE: Act.DONE,
+    Verb.DECLINE: Act.DECLINE,
+}
 
 NotifyPrivate = Callable[[ThreadRef, str, str], Awaitable[None]]
 
@@ -51,18 +54,23 @@ def _thread_of(body: dict[str, Any]) -> str:
     return f"slack:{channel}:{thread_ts}"
 
 
-def _checked(body: dict[str, Any]) -> list[ControlRef] | None:
-    """The boxes ticked in the pressed message's checkboxes (its ``state.values``); None if malformed."""
+def _ticks(ref: ControlRef, body: dict[str, Any]) -> frozenset[int]:
+    """The boxes ticked in the pressed message's checkboxes (its ``state.values``), as option indexes:
+    -1 for a box that is not one of this prompt's (or a state that does not read)."""
     values = ((body.get("state") or {}).get("values") or {}).get(TOGGLES_BLOCK) or {}
-    state = values.get(action_id(Verb.TOGGLE)) or {}
-    entries = state.get("selected_options") or []
-    refs = [decode(entry.get("value") if isinstance(entry, dict) else None) for entry in entries]
-    return [ref for ref in refs if ref is not None] if all(refs) else None
+    entries = (values.get(action_id(Verb.TOGGLE)) or {}).get("selected_options") or []
+    boxes = [decode(entry.get("value") if isinstance(entry, dict) else None) for entry in entries]
+    return frozenset(
+        box.option
+        if box and box.prompt_id == ref.prompt_id and box.question == 0 and box.option is not None
+        else -1
+        for box in boxes
+    )
 
 
 class Presses:
-    """Native prompt controls on Slack: listens for presses and forms on the Bolt app, hands each checked
-    answer to the core (``notify=False``), and tells the presser privately what came of it."""
+    """Native prompt controls on Slack: listens for presses and forms on the Bolt app, hands each decoded
+    one to the core's answer step, and tells the presser privately what came of it."""
 
     def __init__(
         self,
@@ -117,47 +125,43 @@ class Presses:
         presser = str((body.get("user") or {}).get("id") or "")
         try:
             notice = await self._answer_press(verb, action, body, presser)
-        except Exception as exc:
+        except Exception as exc:  # the form could not be opened
             event("slack.press_failed", logging.WARNING, error=str(exc) or type(exc).__name__)
-            notice = FAILED_NOTICE
+            notice = notices.TRY_AGAIN
         if notice is not None:
             await self._reply(body, presser, notice)
 
     async def _answer_press(
         self, verb: Verb | None, action: dict[str, Any], body: dict[str, Any], presser: str
     ) -> str | None:
-        """Check the press against its prompt, then answer it or open the form; the notice to send."""
+        """Decode the press for the core's answer step, or open the form it asks for; the notice to send."""
         value = action.get("value") or (action.get("selected_option") or {}).get("value")
         ref = decode(value)
-        prompt = await self.prompt(ref)
-        if verb is None or ref is None or prompt is None or prompt.thread_id != _thread_of(body):
-            return MISMATCH_NOTICE
-        event_id = f"act:{body.get('trigger_id') or action.get('action_ts')}"
-        if verb in (Verb.DONE, Verb.DECLINE):
-            if not fits_step(prompt, verb, ref):
-                return MISMATCH_NOTICE
-            if verb is Verb.DONE:
-                return await self.answer(prompt, presser, [[DONE]], event_id)
-            received = await self.hand_over(prompt, presser, event_id, DECLINE_TEXT, decline=True)
-            return outcome_notice(received, prompt, DECLINE_TEXT)
-        if verb in (Verb.OTHER, Verb.FORM):
-            if not opens_form(prompt, verb, ref):
-                return MISMATCH_NOTICE
-            if not prompt.pending:
-                return stale_notice(prompt)
-            ticked = [box.option for box in _checked(body) or [] if box.prompt_id == prompt.prompt_id]
-            checked = [index for index in ticked if index is not None]
-            if prompt.kind is PromptKind.FORM:
-                view = fields_view(prompt)
-            else:
-                view = form_view(prompt, focus_other=verb is Verb.OTHER, checked=checked)
-            await self._open_form(str(body.get("trigger_id") or ""), view)
-            return None
-        checked_refs = _checked(body) if verb is Verb.SUBMIT else []
-        answer = press_answer(prompt, verb, ref, checked_refs) if checked_refs is not None else None
-        if answer is None:
-            return MISMATCH_NOTICE
-        return await self.answer(prompt, presser, [answer], event_id)
+        if verb is None or ref is None:
+            return notices.MISMATCH
+        request = StepRequest(
+            _ACTS.get(verb, Act.OPEN),
+            ref.prompt_id,
+            f"slack:{presser}",
+            f"act:{body.get('trigger_id') or action.get('action_ts')}",
+            ref.question if ref.question is not None else -1,
+            options=() if ref.option is None else (ref.option,),
+            ticked=_ticks(ref, body) if verb is Verb.SUBMIT else frozenset(),
+            thread_id=_thread_of(body),
+        )
+        result = await self.step(request)
+        if request.act is not Act.OPEN or result.refused or result.prompt is None:
+            return result.notice
+        prompt = result.prompt
+        if not opens_form(prompt, verb, ref):
+            return notices.MISMATCH
+        checked = sorted(index for index in _ticks(ref, body) if index >= 0)
+        if prompt.kind is PromptKind.FORM:
+            view = fields_view(prompt)
+        else:
+            view = form_view(prompt, focus_other=verb is Verb.OTHER, checked=checked)
+        await self._open_form(str(body.get("trigger_id") or ""), view)
+        return None
 
     async def _open_form(self, trigger_id: str, view: dict[str, Any]) -> None:
         async def send() -> Any:
@@ -181,65 +185,19 @@ class Presses:
             # Only the type: a response_url is a credential and may appear in an exception's text.
             event("slack.press_notice_failed", logging.WARNING, error=type(exc).__name__)
 
-    async def tell(self, prompt: Prompt, presser: str, notice: str) -> None:
-        """A private notice in the prompt's thread (the answer to a submitted modal)."""
+    async def tell(self, prompt: Prompt, identity: str, notice: str) -> None:
+        """A private notice to ``identity`` in the prompt's thread (the answer to a submitted modal)."""
         try:
-            await self.notify_private(parse_thread_id(prompt.thread_id), f"slack:{presser}", notice)
+            await self.notify_private(parse_thread_id(prompt.thread_id), identity, notice)
         except ChannelError as exc:
             event("slack.press_notice_failed", logging.WARNING, error=str(exc))
 
     # Shared -------------------------------------------------------------------------------------------
 
-    async def prompt(self, ref: ControlRef | None) -> Prompt | None:
-        """The prompt a control points at, or None when there is no such prompt."""
-        if ref is None:
-            return None
+    async def step(self, request: StepRequest) -> StepResult:
+        """Hand a decoded press or modal to the core's answer step (who may answer, first answer wins)."""
         if self.sink is None:
-            raise ChannelError("the Slack channel is not running")
-        try:
-            return await self.sink.get_prompt(ref.prompt_id)
-        except GatewayError as exc:
-            if exc.status == 404:
-                return None
-            raise
-
-    async def answer(self, prompt: Prompt, presser: str, lists: list[list[str]], event_id: str) -> str:
-        """Hand a checked answer set to the core as one structured answer; the notice for the presser."""
-        answers = structured(prompt, lists)
-        summary = answers_summary(answers)
-        entries = [answer.model_dump(mode="json") for answer in answers]
-        received = await self.hand_over(prompt, presser, event_id, summary, entries)
-        return outcome_notice(received, prompt, summary)
-
-    async def hand_over(
-        self,
-        prompt: Prompt,
-        presser: str,
-        event_id: str,
-        text: str,
-        answers: list[dict[str, Any]] | None = None,
-        *,
-        decline: bool = False,
-    ) -> Received:
-        """Hand what a press or a modal says to the core (which decides who may answer and whether it
-        is a valid answer), as the presser's message about ``prompt``; ``decline`` for a Decline press."""
-        if self.sink is None:
-            raise ChannelError("the Slack channel is not running")
-        message = InboundMessage(
-            thread_id=prompt.thread_id,
-            sender=f"slack:{presser}",
-            text=text[:MAX_TEXT_CHARS],
-            answers=answers,
-            prompt_id=prompt.prompt_id,
-            event_id=event_id[:200],
-            notify=False,
-            decline=decline,
-        )
-        received = await self.sink.receive(message)
-        event(
-            "slack.press",
-            thread_id=prompt.thread_id,
-            prompt_id=prompt.prompt_id,
-            outcome=received.outcome.value,
-        )
-        return received
+            return StepResult(notices.TRY_AGAIN, refused=True)
+        result = await step(self.sink, request)
+        event("slack.press", prompt_id=request.prompt_id, act=request.act.value, outcome=str(result.outcome))
+        return result

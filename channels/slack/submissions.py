@@ -10,7 +10,6 @@ that cannot finish within the budget, the modal closes and the presser is told p
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Coroutine
 from typing import Any, Protocol
 
@@ -18,21 +17,13 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.ack.async_ack import AsyncAck
 
 from channels.slack.answer_modal import read_form
-from channels.slack.control_ids import ANSWER_CALLBACK, FIELDS_CALLBACK, ControlRef, decode
-from channels.slack.controls import structured
+from channels.slack.control_ids import ANSWER_CALLBACK, FIELDS_CALLBACK, decode
 from channels.slack.forms import block_errors, read_fields
-from channels.slack.notices import (
-    BUSY_ERROR,
-    FAILED_NOTICE,
-    MISMATCH_NOTICE,
-    notice_view,
-    outcome_notice,
-    stale_notice,
-)
-from gateway.logs import event
+from channels.slack.notices import BUSY_ERROR, notice_view
+from gateway import notices
+from gateway.answer_step import Act, StepRequest, StepResult
 from gateway.models import Prompt, PromptKind
-from gateway.render import answers_summary
-from gateway.service import Outcome, Received
+from gateway.outcomes import Outcome
 
 
 class Presses(Protocol):
@@ -43,22 +34,9 @@ class Presses(Protocol):
 
     def spawn(self, work: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]: ...
 
-    async def tell(self, prompt: Prompt, presser: str, notice: str) -> None: ...
+    async def tell(self, prompt: Prompt, identity: str, notice: str) -> None: ...
 
-    async def prompt(self, ref: ControlRef | None) -> Prompt | None: ...
-
-    async def answer(self, prompt: Prompt, presser: str, lists: list[list[str]], event_id: str) -> str: ...
-
-    async def hand_over(
-        self,
-        prompt: Prompt,
-        presser: str,
-        event_id: str,
-        text: str,
-        answers: list[dict[str, Any]] | None = None,
-        *,
-        decline: bool = False,
-    ) -> Received: ...
+    async def step(self, request: StepRequest) -> StepResult: ...
 
 
 class Submissions:
@@ -71,29 +49,34 @@ class Submissions:
         app.view(ANSWER_CALLBACK)(self._on_answers)
         app.view(FIELDS_CALLBACK)(self._on_fields)
 
-    async def _checked_prompt(self, ack: AsyncAck, view: dict[str, Any]) -> Prompt | None:
+    async def _checked_prompt(self, ack: AsyncAck, body: dict[str, Any]) -> Prompt | None:
         """The pending prompt a modal is for, read within the budget; None once ``ack`` said why not."""
+        view = body.get("view") or {}
         values = (view.get("state") or {}).get("values") or {}
+        ref = decode(view.get("private_metadata"))
+        if ref is None:
+            await ack(response_action="update", view=notice_view(notices.MISMATCH))
+            return None
         try:
             async with asyncio.timeout(self.presses.ack_budget):
-                prompt = await self.presses.prompt(decode(view.get("private_metadata")))
+                opened = await self.presses.step(self._request(Act.OPEN, ref.prompt_id, body))
         except TimeoutError:
             first = next(iter(values), None)
             if first is None:
-                await ack(response_action="update", view=notice_view(FAILED_NOTICE))
+                await ack(response_action="update", view=notice_view(notices.TRY_AGAIN))
             else:
                 await ack(response_action="errors", errors={first: BUSY_ERROR})
             return None
-        if prompt is None:
-            await ack(response_action="update", view=notice_view(MISMATCH_NOTICE))
+        if opened.refused or opened.prompt is None:
+            await ack(response_action="update", view=notice_view(opened.notice))
             return None
-        return prompt
+        return opened.prompt
 
     # The answer modal (a prompt's questions) ---------------------------------------------------------
 
     async def _on_answers(self, ack: AsyncAck, body: dict[str, Any]) -> None:
         view = body.get("view") or {}
-        prompt = await self._checked_prompt(ack, view)
+        prompt = await self._checked_prompt(ack, body)
         if prompt is None:
             return
         reading = read_form(prompt, (view.get("state") or {}).get("values") or {})
@@ -101,75 +84,53 @@ class Submissions:
             await ack(response_action="errors", errors=reading.errors)
             return
         if reading.answers is None or prompt.kind is PromptKind.FORM:
-            await ack(response_action="update", view=notice_view(MISMATCH_NOTICE))
-            return
-        if not prompt.pending:
-            await ack(response_action="update", view=notice_view(stale_notice(prompt)))
+            await ack(response_action="update", view=notice_view(notices.MISMATCH))
             return
         await ack()
-        presser = str((body.get("user") or {}).get("id") or "")
-        event_id = f"form:{body.get('trigger_id') or view.get('id')}"
-        self.presses.spawn(self._answer_later(prompt, presser, reading.answers, event_id))
-
-    async def _answer_later(
-        self, prompt: Prompt, presser: str, answers: list[list[str]], event_id: str
-    ) -> None:
-        try:
-            notice = await self.presses.answer(prompt, presser, answers, event_id)
-        except Exception as exc:
-            event("slack.form_failed", logging.WARNING, error=str(exc) or type(exc).__name__)
-            notice = FAILED_NOTICE
-        await self.presses.tell(prompt, presser, notice)
+        request = self._request(Act.ANSWERS, prompt.prompt_id, body, lists=reading.answers)
+        self.presses.spawn(self._tell_later(prompt, request, self.presses.spawn(self.presses.step(request))))
 
     # The fields modal (a form prompt) -------------------------------------------------------------------
 
     async def _on_fields(self, ack: AsyncAck, body: dict[str, Any]) -> None:
         started = asyncio.get_running_loop().time()
         view = body.get("view") or {}
-        prompt = await self._checked_prompt(ack, view)
+        prompt = await self._checked_prompt(ack, body)
         if prompt is None:
             return
         lists = read_fields(prompt, (view.get("state") or {}).get("values") or {})
         if lists is None or prompt.kind is not PromptKind.FORM:
-            await ack(response_action="update", view=notice_view(MISMATCH_NOTICE))
+            await ack(response_action="update", view=notice_view(notices.MISMATCH))
             return
-        if not prompt.pending:
-            await ack(response_action="update", view=notice_view(stale_notice(prompt)))
-            return
-        presser = str((body.get("user") or {}).get("id") or "")
-        event_id = f"form:{body.get('trigger_id') or view.get('id')}"
-        answers = structured(prompt, lists)
-        entries = [answer.model_dump(mode="json") for answer in answers]
-        summary = answers_summary(answers)
-        handing = self.presses.spawn(self.presses.hand_over(prompt, presser, event_id, summary, entries))
+        names = [field.name for field in prompt.form_fields()]
+        request = self._request(
+            Act.FIELDS, prompt.prompt_id, body, fields=dict(zip(names, lists, strict=True))
+        )
+        handing = self.presses.spawn(self.presses.step(request))
         left = self.presses.ack_budget - (asyncio.get_running_loop().time() - started)
         done, _ = await asyncio.wait({handing}, timeout=max(left, 0.0))
         if not done:  # the core still decides; the person hears how it ended privately
             await ack()
-            self.presses.spawn(self._tell_later(prompt, presser, handing, summary))
+            self.presses.spawn(self._tell_later(prompt, request, handing))
             return
-        try:
-            received: Received = handing.result()
-        except Exception as exc:
-            event("slack.form_failed", logging.WARNING, error=str(exc) or type(exc).__name__)
-            await ack(response_action="update", view=notice_view(FAILED_NOTICE))
-            return
-        if received.outcome is Outcome.KEPT:
-            await ack(response_action="errors", errors=block_errors(prompt, received.errors, received.notice))
-            return
-        notice = outcome_notice(received, prompt, summary)
-        if received.outcome is Outcome.ANSWERED:
+        result: StepResult = handing.result()
+        if result.outcome is Outcome.KEPT:
+            await ack(response_action="errors", errors=block_errors(prompt, result.errors, result.notice))
+        elif result.outcome is Outcome.ANSWERED:
             await ack()
-            self.presses.spawn(self.presses.tell(prompt, presser, notice))
-            return
-        await ack(response_action="update", view=notice_view(notice))
+            self.presses.spawn(self.presses.tell(prompt, request.sender, result.notice))
+        else:
+            await ack(response_action="update", view=notice_view(result.notice))
+
+    @staticmethod
+    def _request(act: Act, prompt_id: str, body: dict[str, Any], **what: Any) -> StepRequest:
+        view = body.get("view") or {}
+        presser = str((body.get("user") or {}).get("id") or "")
+        event_id = f"form:{body.get('trigger_id') or view.get('id')}"
+        return StepRequest(act, prompt_id, f"slack:{presser}", event_id, **what)
 
     async def _tell_later(
-        self, prompt: Prompt, presser: str, handing: asyncio.Task[Received], summary: str
+        self, prompt: Prompt, request: StepRequest, handing: asyncio.Task[StepResult]
     ) -> None:
-        try:
-            notice = outcome_notice(await handing, prompt, summary)
-        except Exception as exc:
-            event("slack.form_failed", logging.WARNING, error=str(exc) or type(exc).__name__)
-            notice = FAILED_NOTICE
-        await self.presses.tell(prompt, presser, notice)
+        result = await handing
+        await self.presses.tell(prompt, request.sender, result.notice)

@@ -19,7 +19,7 @@ from telegram.error import InvalidToken, TelegramError
 from telegram.request import HTTPXRequest
 
 from channels.telegram.controls import prompt_messages
-from channels.telegram.forms import FormPresses, StepView
+from channels.telegram.forms import StepView
 from channels.telegram.forms import messages as step_messages
 from channels.telegram.inbound import ALLOWED_UPDATES, BotIdentity, Incoming, address_of, normalize
 from channels.telegram.polling import POLL_TIMEOUT_S, Poller
@@ -101,7 +101,6 @@ class TelegramChannel:
         )
         self.sender = Sender(self.bot, token, max_inline_wait=max_inline_wait)
         self.presses = Presses(self.sender, ack_deadline=press_ack_deadline)
-        self.presses.forms = FormPresses(self.presses)
         self.poll_timeout = poll_timeout
         self.poller: Poller | None = None
         bot_id = token.partition(":")[0]

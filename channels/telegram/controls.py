@@ -19,7 +19,7 @@ from channels.telegram.render import (
     asking_for_reply,
     split_text,
 )
-from gateway.models import Prompt, PromptKind, ToolCall
+from gateway.models import PromptKind, ToolCall
 from gateway.render import PromptView, prompt_text, shorten, tool_call_arguments
 
 TICK = "✓ "
@@ -112,24 +112,25 @@ def keyboard(view: PromptView, step: int = 0, ticked: frozenset[int] = frozenset
     return tuple(rows)
 
 
-def prompt_messages(view: PromptView, *, reply_to: int | None = None, group: bool = False) -> list[Outgoing]:
-    """The messages a pending prompt becomes: the first answers ``reply_to``, the last has the buttons.
-
-    In a ``group`` the question's last part asks for a reply and the buttons come on a message after it.
-    """
+def with_buttons(
+    body: str, parts: list[str], hint: str, buttons: Keyboard, *, reply_to: int | None, group: bool
+) -> list[Outgoing]:
+    """The messages a pending prompt, form or URL step becomes: the first answers ``reply_to``, the last
+    has the buttons. In a ``group`` the text asks for a reply (so a typed answer reaches the bot) and the
+    buttons come on a message of their own, after ``hint``."""
     if group:
-        question = asking_for_reply(split_text(prompt_body(view)), reply_to=reply_to)
-        return [*question, Outgoing(controls_text(view), keyboard=keyboard(view))]
-    parts = prompt_parts(view)
+        return [*asking_for_reply(split_text(body), reply_to=reply_to), Outgoing(hint, keyboard=buttons)]
     last = len(parts) - 1
     return [
-        Outgoing(
-            text=part,
-            reply_to=reply_to if index == 0 else None,
-            keyboard=keyboard(view) if index == last else None,
-        )
+        Outgoing(part, reply_to=reply_to if index == 0 else None, keyboard=buttons if index == last else None)
         for index, part in enumerate(parts)
     ]
+
+
+def prompt_messages(view: PromptView, *, reply_to: int | None = None, group: bool = False) -> list[Outgoing]:
+    """The messages a pending prompt becomes (see ``with_buttons``)."""
+    body, hint = prompt_body(view), controls_text(view)
+    return with_buttons(body, prompt_parts(view), hint, keyboard(view), reply_to=reply_to, group=group)
 
 
 def ticked_in(rows: Keyboard, prompt_id: str, step: int) -> frozenset[int]:
@@ -146,20 +147,3 @@ def ticked_in(rows: Keyboard, prompt_id: str, step: int) -> frozenset[int]:
             if button.text.startswith(TICK):
                 ticked.add(control.option)
     return frozenset(ticked)
-
-
-def fits_prompt(prompt: Prompt, control: Control) -> bool:
-    """Whether a decoded control is one the prompt's question shows; anything else was tampered with."""
-    if control.question >= len(prompt.questions):
-        return False
-    question = prompt.questions[control.question]
-    options = len(question.options)
-    if control.action is Action.PICK:
-        return options > 0 and not question.multi_select and control.option < options
-    if control.action is Action.TOGGLE:
-        return question.multi_select and control.option < options
-    if control.action is Action.SUBMIT:
-        return question.multi_select and control.option == 0
-    if control.action is Action.WRITE:
-        return prompt.kind is not PromptKind.APPROVAL and control.option == 0
-    return False  # the controls of forms and URL steps

@@ -21,6 +21,7 @@ from starlette.routing import BaseRoute, Route
 from channels.web.access import NEEDS_TOKEN, SignInError, WebAccess, may_read_room
 from channels.web.limits import MAX_MESSAGE_CHARS, WebLimits, admit_post, check_size
 from channels.web.page import asset, chat_page
+from gateway import notices
 from gateway.api.client_address import client_address
 from gateway.channel import ChannelContext, MessageRef, store_unavailable
 from gateway.cursors import STREAM_ID_PROBLEM, is_stream_position
@@ -28,12 +29,10 @@ from gateway.errors import GatewayError
 from gateway.ids import ThreadRef, parse_thread_id
 from gateway.jsonbody import is_json_media_type, unsupported_media_type
 from gateway.models import InboundMessage, ThreadItem
-from gateway.service import NOT_ALLOWED_NOTICE, STALE_NOTICE, Outcome
 from gateway.sse import RESTART_HINT, event_stream
 
 # A message at its cap with every character sent as an escaped surrogate pair (12 bytes), and the rest.
 MAX_BODY = 12 * MAX_MESSAGE_CHARS + 64 * 1024
-NOTICES = {Outcome.NOT_ALLOWED: NOT_ALLOWED_NOTICE, Outcome.STALE: STALE_NOTICE}
 MAX_ROOM = 64
 SUFFIX_CHARS = 10
 
@@ -255,7 +254,7 @@ class WebChannel:
         )
         received = await self._context.sink.receive(message)
         reply: dict[str, Any] = {"outcome": received.outcome.value}
-        if (notice := NOTICES.get(received.outcome) or received.notice) is not None:
+        if (notice := notices.for_sender(received)) is not None:
             reply["notice"] = notice
         if received.errors:  # a form's values not taken, so the page can mark each field
             reply["errors"] = [error.as_dict() for error in received.errors]

@@ -150,7 +150,7 @@ async def test_reply_from_someone_not_allowed_leaves_prompt_pending_and_gets_a_d
     [opened] = fake.calls_to("POST", "/users/@me/channels")
     assert int(opened.body["recipient_id"]) == BOB
     notice = fake.posted(fake.dm_channels[BOB])[0]["content"]
-    assert notice.startswith(f"In <#{CHANNEL_ID}>: Your reply was not taken as an answer")
+    assert notice.startswith(f"In <#{CHANNEL_ID}>: Your answer was not taken")
     assert "deployment target" not in notice
     assert [m["content"] for m in fake.posted(CHANNEL_ID)] == [DEPLOY_TARGET_TEXT]
     settled = await answer(fake, runtime, prompt.prompt_id, "1", author=ALICE)

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from channels.discord import build
-from channels.discord.choices import NOT_ALLOWED, NOT_ON_A_FORM, NOT_THIS_PROMPT, UNKNOWN_PROMPT
+from channels.discord.choices import NOT_ON_A_FORM
+from gateway import notices
 from gateway.lease import Lease
 from gateway.models import AgentDefinition, Prompt, PromptKind, PromptRequest, PromptState, Question, ToolCall
 from gateway.runtime import Runtime
@@ -109,7 +110,7 @@ async def test_approval_shows_the_real_tool_call_and_approve_resolves_it(
     pressed = await press(fake, message, "Approve")
 
     assert await answers_given(runtime, prompt) == [["Approve"]]
-    assert pressed.private and pressed.notice == "✓ Your answer was taken: Approve"
+    assert pressed.private and pressed.notice == "Your answer was recorded: Approve"
 
 
 async def test_deny_button_denies(fake: FakeDiscord, runtime: Runtime) -> None:
@@ -141,7 +142,7 @@ async def test_other_on_an_option_list_collects_free_text_verbatim(
     submitted = await fill(fake, opened, {"What's the deployment target?": "canary first, then prod"})
 
     assert await answers_given(runtime, prompt) == [["canary first, then prod"]]
-    assert submitted.private and submitted.notice == "✓ Your answer was taken: canary first, then prod"
+    assert submitted.private and submitted.notice == "Your answer was recorded: canary first, then prod"
 
 
 async def test_a_long_option_list_is_a_select_menu(fake: FakeDiscord, runtime: Runtime) -> None:
@@ -173,7 +174,7 @@ async def test_multi_select_none_of_these_answers_with_no_labels(fake: FakeDisco
     pressed = await press(fake, message, "None of these")
 
     assert await answers_given(runtime, prompt) == [[]]
-    assert pressed.notice == "✓ Your answer was taken: (no selection)"
+    assert pressed.notice == "Your answer was recorded: (no selection)"
 
 
 async def test_free_text_prompt_opens_a_text_form(fake: FakeDiscord, runtime: Runtime) -> None:
@@ -204,7 +205,7 @@ async def test_several_questions_are_answered_at_once_by_one_form(
     )
 
     assert await answers_given(runtime, prompt) == [["CSV import"], ["KPI cards", "Table"], ["dark theme"]]
-    assert submitted.notice == "✓ Your answer was taken: CSV import · KPI cards, Table · dark theme"
+    assert submitted.notice == "Your answer was recorded: CSV import · KPI cards, Table · dark theme"
     received = await runtime.gateway.get_prompt(prompt.prompt_id)
     assert [a.question_id for a in received.answers or []] == ["q1", "q2", "q3"]
 
@@ -318,7 +319,7 @@ async def test_a_press_by_someone_not_allowed_is_refused_privately_and_the_promp
 
     refused = await press(fake, message, "staging", user=BOB)
 
-    assert refused.private and refused.notice == NOT_ALLOWED
+    assert refused.private and refused.notice == notices.NOT_ALLOWED
     assert await still_pending(runtime, prompt)
     assert fake.calls_to("POST", "/users/@me/channels") == []  # the press's own answer told them, no DM
     assert fake.edits == []
@@ -337,7 +338,7 @@ async def test_a_press_on_a_superseded_prompt_is_refused_privately_and_changes_n
     assert refused.private
     assert (
         refused.notice
-        == "This prompt was cancelled (a newer prompt in this thread replaced it); nothing was changed."
+        == "This prompt was cancelled (a newer prompt in this thread replaced it), so nothing was changed."
     )
     assert (await runtime.gateway.get_prompt(old.prompt_id)).prompt_state is PromptState.CANCELLED
     assert await still_pending(runtime, new)
@@ -356,7 +357,7 @@ async def test_opening_a_form_on_a_settled_prompt_is_refused_privately(
     assert refused.form is None
     assert (
         refused.private
-        and refused.notice == "This prompt was already answered (staging); nothing was changed."
+        and refused.notice == "This prompt was already answered (staging), so nothing was changed."
     )
 
 
@@ -369,22 +370,30 @@ def _retarget(custom_id: str, field: int, value: str) -> str:
 @pytest.mark.parametrize(
     ("label", "tamper", "notice"),
     [
-        pytest.param("production", lambda c: _retarget(c, 4, "7"), NOT_THIS_PROMPT, id="option-out-of-range"),
         pytest.param(
-            "production", lambda c: _retarget(c, 3, "3"), NOT_THIS_PROMPT, id="question-out-of-range"
-        ),
-        pytest.param("production", lambda c: _retarget(c, 4, "x"), NOT_THIS_PROMPT, id="not-an-index"),
-        pytest.param("production", lambda c: c + ":0", NOT_THIS_PROMPT, id="extra-field"),
-        pytest.param(
-            "staging", lambda c: f"tg:none:{c.split(':')[2]}:0", NOT_THIS_PROMPT, id="none-on-a-single-select"
+            "production", lambda c: _retarget(c, 4, "7"), notices.MISMATCH, id="option-out-of-range"
         ),
         pytest.param(
-            "staging", lambda c: f"tg:answers:{c.split(':')[2]}", NOT_THIS_PROMPT, id="form-id-on-a-button"
+            "production", lambda c: _retarget(c, 3, "3"), notices.MISMATCH, id="question-out-of-range"
+        ),
+        pytest.param("production", lambda c: _retarget(c, 4, "x"), notices.MISMATCH, id="not-an-index"),
+        pytest.param("production", lambda c: c + ":0", notices.MISMATCH, id="extra-field"),
+        pytest.param(
+            "staging",
+            lambda c: f"tg:none:{c.split(':')[2]}:0",
+            notices.MISMATCH,
+            id="none-on-a-single-select",
         ),
         pytest.param(
-            "staging", lambda c: _retarget(c, 2, "prm_" + "0" * 26), UNKNOWN_PROMPT, id="unknown-prompt-id"
+            "staging", lambda c: f"tg:answers:{c.split(':')[2]}", notices.MISMATCH, id="form-id-on-a-button"
         ),
-        pytest.param("staging", lambda c: "tg:pick:" + "A" * 90, NOT_THIS_PROMPT, id="garbage"),
+        pytest.param(
+            "staging",
+            lambda c: _retarget(c, 2, "prm_" + "0" * 26),
+            notices.UNKNOWN_PROMPT,
+            id="unknown-prompt-id",
+        ),
+        pytest.param("staging", lambda c: "tg:pick:" + "A" * 90, notices.MISMATCH, id="garbage"),
     ],
 )
 async def test_tampered_control_data_is_refused_privately_and_changes_nothing(
@@ -417,7 +426,7 @@ async def test_tampered_select_values_are_refused_and_change_nothing(
     forged = {"custom_id": menu["custom_id"], "component_type": 3, "values": ["0", "9"]}
     refused = await fake.answered(await fake.interact(3, forged, message, user_id=ALICE, guild_id=GUILD_ID))
 
-    assert refused.private and refused.notice == NOT_THIS_PROMPT
+    assert refused.private and refused.notice == notices.MISMATCH
     assert await still_pending(runtime_on_redis, prompt)
 
 
@@ -462,10 +471,10 @@ async def test_two_presses_racing_on_two_gateway_processes_give_exactly_one_answ
         given = await answers_given(second, prompt)
         assert given in ([["staging"]], [["production"]])
         winner, loser = (alice, bob) if given == [["staging"]] else (bob, alice)
-        assert winner.notice == f"✓ Your answer was taken: {given[0][0]}"
+        assert winner.notice == f"Your answer was recorded: {given[0][0]}"
         assert (
             loser.private
-            and loser.notice == f"This prompt was already answered ({given[0][0]}); nothing was changed."
+            and loser.notice == f"This prompt was already answered ({given[0][0]}), so nothing was changed."
         )
         await fake.wait_for(lambda: fake.edits)  # after the audit item
         audits = [m for m in fake.posted(CHANNEL_ID) if m["content"].startswith("✓")]
@@ -494,7 +503,7 @@ async def test_a_press_the_core_is_slow_to_settle_is_acknowledged_first_then_ans
         pressed = await press(fake, message, "staging")
 
         assert [r["type"] for r in pressed.responses] == [5]  # deferred, ephemeral "thinking"
-        assert pressed.private and pressed.notice == "✓ Your answer was taken: staging"
+        assert pressed.private and pressed.notice == "Your answer was recorded: staging"
         assert await answers_given(runtime, prompt) == [["staging"]]
 
 
@@ -530,5 +539,5 @@ async def test_a_press_in_a_dm_answers_the_prompt_of_that_dm(fake: FakeDiscord, 
 
     pressed = await fake.answered(await fake.press(message, "Approve", user_id=ALICE))  # a DM: no guild
 
-    assert pressed.notice == "✓ Your answer was taken: Approve"
+    assert pressed.notice == "Your answer was recorded: Approve"
     assert await answers_given(runtime, prompt) == [["Approve"]]

@@ -7,19 +7,11 @@ from typing import Any
 
 import pytest
 
-from channels.discord.choices import (
-    EMPTY_TEXT,
-    NOT_ON_A_FORM,
-    Refused,
-    form_answers,
-    form_fields,
-    press_answers,
-    structured,
-    text_answers,
-)
+from channels.discord.choices import NOT_ON_A_FORM, Refused, form_answers, form_fields
 from channels.discord.control_ids import MAX_CUSTOM_ID, Action, BadControl, ControlId, decode
 from channels.discord.controls import PromptControls, answers_form, prompt_view, text_form, tool_call_embed
 from channels.discord.render import MAX_MESSAGE_CHARS, fit_edit
+from gateway import notices
 from gateway.models import Prompt, PromptKind, PromptRequest, ToolCall, utcnow
 from gateway.render import pending_prompt_item
 from tests.fakes.discord import form_problem, message_problem
@@ -208,60 +200,6 @@ def control(action: Action, question: int = 0, option: int = 0) -> ControlId:
     return ControlId(action, PROMPT_ID, question, option)
 
 
-@pytest.mark.parametrize(
-    ("prompt", "pressed", "values", "answers"),
-    [
-        pytest.param(APPROVAL, control(Action.PICK, 0, 1), [], [["Deny"]], id="deny"),
-        pytest.param(SINGLE, control(Action.PICK, 0, 1), [], [["01xxxxxxxx"]], id="pick"),
-        pytest.param(SINGLE, control(Action.MENU), ["0"], [["00xxxxxxxx"]], id="menu-single"),
-        pytest.param(
-            MULTI, control(Action.MENU), ["2", "0"], [["00xxxxxxxx", "02xxxxxxxx"]], id="menu-multi"
-        ),
-        pytest.param(MULTI, control(Action.MENU), [], [[]], id="menu-multi-none"),
-        pytest.param(MULTI, control(Action.NONE), [], [[]], id="none"),
-    ],
-)
-def test_a_press_answers_its_question(
-    prompt: Prompt, pressed: ControlId, values: list[str], answers: list[list[str]]
-) -> None:
-    assert press_answers(prompt, pressed, values) == answers
-
-
-@pytest.mark.parametrize(
-    ("prompt", "pressed", "values"),
-    [
-        pytest.param(SINGLE, control(Action.PICK, 0, 2), [], id="option-out-of-range"),
-        pytest.param(SINGLE, control(Action.PICK, 1, 0), [], id="question-out-of-range"),
-        pytest.param(MULTI, control(Action.PICK, 0, 0), [], id="pick-on-multi-select"),
-        pytest.param(SINGLE, control(Action.NONE), [], id="none-on-single-select"),
-        pytest.param(SINGLE, control(Action.MENU), ["0", "1"], id="two-on-single-select"),
-        pytest.param(SINGLE, control(Action.MENU), [], id="nothing-on-single-select"),
-        pytest.param(MULTI, control(Action.MENU), ["0", "0"], id="repeated-value"),
-        pytest.param(MULTI, control(Action.MENU), ["3"], id="value-out-of-range"),
-        pytest.param(MULTI, control(Action.MENU), ["staging"], id="label-not-index"),
-        pytest.param(MULTI, control(Action.MENU), [1], id="not-a-string"),
-        pytest.param(APPROVAL, control(Action.MENU), ["0"], id="menu-on-approval"),
-        pytest.param(FREE, control(Action.PICK, 0, 0), [], id="pick-on-free-text"),
-        pytest.param(SEVERAL, control(Action.PICK, 0, 0), [], id="message-control-on-several-questions"),
-    ],
-)
-def test_a_press_that_does_not_fit_its_prompt_is_refused(
-    prompt: Prompt, pressed: ControlId, values: list[Any]
-) -> None:
-    with pytest.raises(Refused):
-        press_answers(prompt, pressed, values)
-
-
-def test_text_form_answers_verbatim_but_never_for_an_approval() -> None:
-    assert text_answers(SINGLE, control(Action.TEXT), {"text": "  canary \n"}) == [["  canary \n"]]
-    assert text_answers(TEXT, control(Action.TEXT), {"text": "Aurora"}) == [["Aurora"]]
-    with pytest.raises(Refused):
-        text_answers(APPROVAL, control(Action.TEXT), {"text": "yes please"})
-    with pytest.raises(Refused) as blank:
-        text_answers(TEXT, control(Action.TEXT), {"text": "   "})
-    assert blank.value.message == EMPTY_TEXT
-
-
 def test_the_form_gives_one_answer_per_question_and_other_text_wins() -> None:
     fields = {
         "pick:0": ["1"],
@@ -274,14 +212,13 @@ def test_the_form_gives_one_answer_per_question_and_other_text_wins() -> None:
     answers = form_answers(SEVERAL, fields)
 
     assert answers == [["a sheet"], ["00xxxxxxxx", "02xxxxxxxx", "a map"], ["dark"]]
-    assert [entry["question_id"] for entry in structured(SEVERAL, answers)] == ["q1", "q2", "q3"]
 
 
 @pytest.mark.parametrize(
     ("fields", "message"),
     [
         pytest.param({"pick:1": [], "text:2": "dark"}, NOT_ON_A_FORM, id="single-select-unanswered"),
-        pytest.param({"pick:0": ["0"], "text:2": " "}, EMPTY_TEXT, id="free-text-blank"),
+        pytest.param({"pick:0": ["0"], "text:2": " "}, notices.EMPTY_TEXT, id="free-text-blank"),
         pytest.param(
             {"pick:0": ["7"], "text:2": "dark"}, "That control does not match", id="value-out-of-range"
         ),

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from channels.discord.choices import DECLINED, NOT_ALLOWED
 from channels.discord.forms import CHANGE_ANSWERS, DECLINE, DONE, FILL_IN, OPEN_PAGE
+from gateway import notices
 from gateway.models import Prompt, PromptRequest, PromptState, ReasonCode
 from gateway.runtime import Runtime
 from tests.channels import discord_support
@@ -125,7 +125,7 @@ async def test_tool_asks_a_flat_form_and_the_person_submits_it_in_a_modal(
         "owner": "ada@example.com",
     }
     assert submitted.private
-    assert submitted.notice == "✓ Your answer was taken: Production · 3 · Yes · eu, ap · ada@example.com"
+    assert submitted.notice == "Your answer was recorded: Production · 3 · Yes · eu, ap · ada@example.com"
     await fake.wait_for(lambda: fake.edits)
     audit = fake.posted(CHANNEL_ID)[-1]
     assert audit["content"] == (
@@ -187,7 +187,7 @@ async def test_the_person_declines_the_form_with_its_decline_button(
 
     done = await settled(runtime, prompt)
     assert (done.prompt_state, done.reason_code) == (PromptState.CANCELLED, ReasonCode.DECLINED)
-    assert declined.private and declined.notice == DECLINED
+    assert declined.private and declined.notice == notices.DECLINED
 
 
 async def test_a_stranger_can_neither_submit_nor_decline_the_form(
@@ -198,7 +198,7 @@ async def test_a_stranger_can_neither_submit_nor_decline_the_form(
     page = await submit(fake, opened, {"Field 1": "mine"})
     declined = await press(fake, message, DECLINE, user=BOB)
 
-    assert page.notice == NOT_ALLOWED and declined.notice == NOT_ALLOWED
+    assert page.notice == notices.NOT_ALLOWED and declined.notice == notices.NOT_ALLOWED
     assert await pending(runtime, prompt)
     draft = f"discord-form:{prompt.prompt_id}:{BOB}"
     assert await runtime.gateway.get_draft(prompt.thread_id, draft) == {}
@@ -234,7 +234,7 @@ async def test_require_url_step_done_by_button(fake: FakeDiscord, runtime: Runti
 
     done = await settled(runtime, prompt)
     assert [answer.answer for answer in done.answers or []] == [["done"]]
-    assert pressed.private and pressed.notice == "✓ Your answer was taken: done"
+    assert pressed.private and pressed.notice == "Your answer was recorded: done"
 
 
 async def test_require_url_step_done_by_typed_reply(fake: FakeDiscord, runtime: Runtime) -> None:
@@ -258,6 +258,6 @@ async def test_a_stranger_cannot_finish_a_url_step(fake: FakeDiscord, runtime: R
     pressed = await press(fake, message, DONE, user=BOB)
     await fake.person_says(CHANNEL_ID, BOB, "done", guild_id=GUILD_ID)
 
-    assert pressed.notice == NOT_ALLOWED
+    assert pressed.notice == notices.NOT_ALLOWED
     await fake.wait_for(lambda: len(fake.calls_to("POST", "/messages")) >= 2)  # Bob's DM about his reply
     assert await pending(runtime, prompt)

@@ -17,7 +17,8 @@ from starlette.applications import Starlette
 
 from channels.slack import SlackChannel
 from channels.slack.answer_modal import NOT_BOTH, OTHER_LABEL, PICK_ONE
-from channels.slack.notices import BUSY_ERROR, DUPLICATE_NOTICE, MISMATCH_NOTICE, NOT_ALLOWED_NOTICE
+from channels.slack.notices import BUSY_ERROR
+from gateway import notices
 from gateway.channel import ChannelContext
 from gateway.errors import not_found
 from gateway.ids import new_id, parse_thread_id
@@ -310,7 +311,7 @@ async def test_press_by_someone_not_allowed_leaves_the_prompt_pending_and_tells_
 
     await press(gw, message, "Approve", user=EVE)
     assert await pending(gw, prompt)
-    assert gw.fake.private_notices() == [NOT_ALLOWED_NOTICE]
+    assert gw.fake.private_notices() == [notices.NOT_ALLOWED]
     assert controls(gw.fake.message(message))  # still answerable
 
     await press(gw, message, "Approve", user=BOB)
@@ -328,7 +329,7 @@ async def test_form_submitted_by_someone_not_allowed_is_not_an_answer(gw: SlackG
     [notice] = gw.fake.ephemerals()
     assert (notice["user"], notice["text"], notice["thread_ts"]) == (
         EVE,
-        NOT_ALLOWED_NOTICE,
+        notices.NOT_ALLOWED,
         message["thread_ts"],
     )
 
@@ -382,17 +383,24 @@ class Recording:
 
 
 @pytest.mark.parametrize(
-    ("label", "forge"),
+    ("label", "forge", "notice"),
     [
-        pytest.param("production", lambda pid: f"{pid}.0.7", id="option-out-of-range"),
-        pytest.param("production", lambda pid: f"{pid}.3.1", id="question-out-of-range"),
-        pytest.param("production", lambda pid: "prm_01JAAAAAAAAAAAAAAAAAAAAAAA.0.1", id="unknown-prompt"),
-        pytest.param("production", lambda pid: "production", id="label-instead-of-reference"),
-        pytest.param("Other…", lambda pid: f"{pid}.0.1", id="opener-with-an-option"),
+        pytest.param("production", lambda pid: f"{pid}.0.7", notices.MISMATCH, id="option-out-of-range"),
+        pytest.param("production", lambda pid: f"{pid}.3.1", notices.MISMATCH, id="question-out-of-range"),
+        pytest.param(
+            "production",
+            lambda pid: "prm_01JAAAAAAAAAAAAAAAAAAAAAAA.0.1",
+            notices.UNKNOWN_PROMPT,
+            id="unknown-prompt",
+        ),
+        pytest.param(
+            "production", lambda pid: "production", notices.MISMATCH, id="label-instead-of-reference"
+        ),
+        pytest.param("Other…", lambda pid: f"{pid}.0.1", notices.MISMATCH, id="opener-with-an-option"),
     ],
 )
 async def test_tampered_control_data_is_refused_and_never_reaches_the_core(
-    gw: SlackGateway, label: str, forge: Any
+    gw: SlackGateway, label: str, forge: Any, notice: str
 ) -> None:
     prompt, message = await ask(gw, TARGET)
     recording = Recording(gw.channel.presses.sink)
@@ -401,7 +409,7 @@ async def test_tampered_control_data_is_refused_and_never_reaches_the_core(
     await press(gw, message, label, user=ALICE, value=forge(prompt.prompt_id))
     assert recording.received == []
     assert await pending(gw, prompt)
-    assert gw.fake.private_notices() == [MISMATCH_NOTICE]
+    assert gw.fake.private_notices() == [notice]
     assert gw.fake.opened_views() == []
 
 
@@ -410,7 +418,7 @@ async def test_control_of_a_prompt_in_another_thread_is_refused(gw: SlackGateway
     prompt, message = await ask(gw, TARGET)
     await press(gw, message, "staging", user=ALICE, value=f"{elsewhere.prompt_id}.0.0")
     assert await pending(gw, elsewhere) and await pending(gw, prompt)
-    assert gw.fake.private_notices() == [MISMATCH_NOTICE]
+    assert gw.fake.private_notices() == [notices.MISMATCH]
 
 
 async def test_form_with_a_forged_prompt_reference_is_refused_in_the_form(gw: SlackGateway) -> None:
@@ -421,7 +429,7 @@ async def test_form_with_a_forged_prompt_reference_is_refused_in_the_form(gw: Sl
         gw.events_url, forged, user=ALICE, fill={"What should the release note say?": "x"}
     )
     assert answer["response_action"] == "update"
-    assert MISMATCH_NOTICE in json.dumps(answer["view"])
+    assert notices.UNKNOWN_PROMPT in json.dumps(answer["view"])
     assert await pending(gw, prompt)
 
 
@@ -515,7 +523,7 @@ async def test_press_over_socket_mode_and_its_redelivery_answer_once(
 
     assert await answers(socket_gw, prompt) == [["Deny"]]
     # Both deliveries are handled at once; whichever comes second is the duplicate.
-    assert sorted(fake_slack.private_notices()) == [DUPLICATE_NOTICE, "Your answer was recorded: Deny"]
+    assert sorted(fake_slack.private_notices()) == [notices.DUPLICATE, "Your answer was recorded: Deny"]
     assert controls(fake_slack.message(message)) == []
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from channels.slack.answer_modal import NOT_BOTH, PICK_ONE, TYPE_SOMETHING, form_view, read_form
 from channels.slack.control_ids import ControlRef, Verb, decode, verb_of
-from channels.slack.controls import OPTION_TEXT_LIMIT, control_blocks, opens_form, press_answer
+from channels.slack.controls import OPTION_TEXT_LIMIT, control_blocks, opens_form
 from channels.slack.render import render_item, render_settled
 from gateway.models import Answer, Option, Prompt, PromptKind, PromptRequest, PromptState, Question, utcnow
 from gateway.render import pending_prompt_item, settled_prompt_item
@@ -126,41 +126,7 @@ def test_action_ids_name_what_the_control_does(action_id: object, verb: Verb | N
     assert verb_of(action_id) is verb
 
 
-# What a press answers ---------------------------------------------------------------------------------------
-
-
-def test_pick_answers_with_the_label_at_its_index() -> None:
-    assert press_answer(TARGET, Verb.PICK, ControlRef(PID, 0, 1), []) == ["production"]
-    assert press_answer(APPROVAL, Verb.PICK, ControlRef(PID, 0, 0), []) == ["Approve"]
-
-
-def test_submit_answers_with_the_ticked_labels_in_option_order() -> None:
-    ticked = [ControlRef(PID, 0, 2), ControlRef(PID, 0, 0)]
-    assert press_answer(SECTIONS, Verb.SUBMIT, ControlRef(PID, 0), ticked) == ["KPI cards", "Table"]
-
-
-@pytest.mark.parametrize(
-    ("prompt", "verb", "ref", "ticked"),
-    [
-        pytest.param(TARGET, Verb.PICK, ControlRef(PID, 0, 2), [], id="option-out-of-range"),
-        pytest.param(TARGET, Verb.PICK, ControlRef(PID, 1, 0), [], id="question-out-of-range"),
-        pytest.param(TARGET, Verb.PICK, ControlRef(PID, 0), [], id="pick-without-option"),
-        pytest.param(TARGET, Verb.PICK, ControlRef("prm_OTHER", 0, 0), [], id="another-prompt"),
-        pytest.param(SECTIONS, Verb.PICK, ControlRef(PID, 0, 0), [], id="pick-on-a-multi-select"),
-        pytest.param(TARGET, Verb.SUBMIT, ControlRef(PID, 0), [], id="submit-on-a-single-select"),
-        pytest.param(
-            SECTIONS, Verb.SUBMIT, ControlRef(PID, 0), [ControlRef(PID, 0, 9)], id="ticked-out-of-range"
-        ),
-        pytest.param(
-            SECTIONS, Verb.SUBMIT, ControlRef(PID, 0), [ControlRef("prm_X", 0, 0)], id="ticked-of-another"
-        ),
-        pytest.param(SURVEY, Verb.PICK, ControlRef(PID, 0, 0), [], id="pick-on-several-questions"),
-    ],
-)
-def test_a_press_that_does_not_fit_its_prompt_answers_nothing(
-    prompt: Prompt, verb: Verb, ref: ControlRef, ticked: list[ControlRef]
-) -> None:
-    assert press_answer(prompt, verb, ref, ticked) is None
+# Which controls open a modal --------------------------------------------------------------------------------
 
 
 def test_form_openers_fit_only_prompts_that_have_them() -> None:

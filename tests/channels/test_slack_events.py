@@ -13,11 +13,12 @@ import pytest
 from starlette.applications import Starlette
 
 from channels.slack import SlackChannel
+from gateway import notices
 from gateway.channel import ChannelContext
 from gateway.errors import GatewayError
 from gateway.lease import Lease
 from gateway.models import InboundMessage, PromptKind, PromptRequest, PromptState, Question
-from gateway.service import NOT_ALLOWED_NOTICE, Outcome, Received
+from gateway.service import Outcome, Received
 from tests.channels.conftest import ServeApp
 from tests.channels.slack_support import (
     ALICE,
@@ -116,7 +117,7 @@ async def test_reply_from_someone_not_allowed_stays_pending_and_is_told_privatel
     assert (await gw.runtime.gateway.get_prompt(prompt.prompt_id)).pending
     [notice] = fake_slack.ephemerals()
     assert (notice["channel"], notice["user"], notice["thread_ts"]) == (CHANNEL, EVE, thread_ts)
-    assert notice["text"] == NOT_ALLOWED_NOTICE
+    assert notice["text"] == notices.NOT_ALLOWED
     assert "db__drop" not in str(notice)
 
     assert await gw.deliver(gw.reply(thread_ts, "approve", user=BOB)) == 200

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from channels.slack.notices import DECLINED_NOTICE, NOT_ALLOWED_NOTICE
+from gateway import notices
 from gateway.models import Prompt, PromptRequest, PromptState, ReasonCode
 from tests.channels.slack_support import ALICE, CHANNEL, EVE, SlackGateway, slack_gateway
 from tests.fakes.slack import FakeSlack
@@ -206,7 +206,7 @@ async def test_form_declined_by_its_button(gw: SlackGateway) -> None:
 
     declined = await settled(gw, prompt)
     assert (declined.prompt_state, declined.reason_code) == (PromptState.CANCELLED, ReasonCode.DECLINED)
-    assert gw.fake.private_notices() == [DECLINED_NOTICE]
+    assert gw.fake.private_notices() == [notices.DECLINED]
     assert buttons(gw.fake.message(message)) == []
 
 
@@ -216,10 +216,10 @@ async def test_form_submitted_by_someone_not_allowed_is_refused_in_the_modal(gw:
     answer = await gw.fake.submit(gw.events_url, view, user=EVE, fill=FILLED)
 
     assert answer["response_action"] == "update"
-    assert answer["view"]["blocks"][0]["text"]["text"] == NOT_ALLOWED_NOTICE
+    assert answer["view"]["blocks"][0]["text"]["text"] == notices.NOT_ALLOWED
     await press(gw, message, "Decline", user=EVE)
     assert (await settled(gw, prompt)).pending
-    assert gw.fake.private_notices() == [NOT_ALLOWED_NOTICE]
+    assert gw.fake.private_notices() == [notices.NOT_ALLOWED]
 
 
 async def test_form_submitted_after_it_settled_changes_nothing(gw: SlackGateway) -> None:
@@ -315,7 +315,7 @@ async def test_require_url_step_declined_by_button(gw: SlackGateway) -> None:
     prompt, message = await ask(gw, CONNECT)
     await press(gw, message, "Decline")
     assert (await settled(gw, prompt)).reason_code is ReasonCode.DECLINED
-    assert gw.fake.private_notices() == [DECLINED_NOTICE]
+    assert gw.fake.private_notices() == [notices.DECLINED]
 
 
 async def test_require_url_step_declined_by_typing(gw: SlackGateway) -> None:
@@ -330,5 +330,5 @@ async def test_require_url_step_done_by_someone_not_allowed_is_refused(gw: Slack
     await typed(gw, message, "done", user=EVE)
     assert (await settled(gw, prompt)).pending
     [typed_notice, press_notice] = gw.fake.private_notices()  # an ephemeral message; the press's response
-    assert press_notice == NOT_ALLOWED_NOTICE
-    assert typed_notice.startswith("Your reply was not taken as an answer")
+    assert press_notice == notices.NOT_ALLOWED
+    assert typed_notice.startswith("Your answer was not taken")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from channels.slack.control_ids import ControlRef, Verb
-from channels.slack.controls import fits_step, opens_form, press_answer
+from channels.slack.controls import opens_form
 from channels.slack.forms import block_errors, fields_view, form_controls, read_fields, url_controls
 from channels.slack.render import render_item, render_settled
 from gateway.forms import FieldError
@@ -252,15 +252,11 @@ def test_the_cores_refusals_show_under_their_inputs_and_one_naming_no_input_unde
     assert block_errors(trip, (), "Not taken.") == {"city": "Not taken."}
 
 
-def test_done_fits_only_a_url_step_and_decline_a_form_or_url_step() -> None:
+def test_a_form_opens_its_fields_modal_and_a_url_step_none() -> None:
     form, url = prompt_of(FORM, THREAD), prompt_of(URL, THREAD)
     ref = ControlRef(PID)
-    assert [fits_step(form, Verb.DONE, ref), fits_step(url, Verb.DONE, ref)] == [False, True]
-    assert [fits_step(form, Verb.DECLINE, ref), fits_step(url, Verb.DECLINE, ref)] == [True, True]
-    assert fits_step(url, Verb.DONE, ControlRef(PID, 0)) is False
     assert [opens_form(form, Verb.FORM, ref), opens_form(url, Verb.FORM, ref)] == [True, False]
     assert opens_form(form, Verb.OTHER, ControlRef(PID, 0)) is False
-    assert press_answer(form, Verb.PICK, ControlRef(PID, 0, 1), []) is None
 
 
 def answered_form() -> Any:

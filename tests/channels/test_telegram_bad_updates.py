@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from channels.telegram.presses import NOT_THIS_PROMPT
+from gateway import notices
 from gateway.models import PromptState
 from gateway.runtime import Runtime
 from tests.channels import telegram_support
@@ -135,6 +135,6 @@ async def test_a_press_with_callback_data_no_button_of_ours_carries_is_refused_o
 
     resolved = await settled(polling, prompt.prompt_id)
     assert [a.answer for a in resolved.answers or []] == [["production"]]
-    assert answer["text"] == NOT_THIS_PROMPT
+    assert answer["text"] == notices.MISMATCH
     [line] = [vars(r) for r in caplog.records if r.getMessage().startswith("telegram.press.")]
     assert line["fields"]["query_id"] == update["callback_query"]["id"]

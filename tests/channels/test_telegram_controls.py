@@ -11,13 +11,8 @@ from typing import Any
 import pytest
 
 from channels.telegram import TelegramChannel
-from channels.telegram.presses import (
-    ALREADY_RECEIVED,
-    NOT_ALLOWED,
-    NOT_THIS_PROMPT,
-    UNKNOWN_PROMPT,
-    WORKING,
-)
+from channels.telegram.presses import WORKING
+from gateway import notices
 from gateway.channel import InboundSink
 from gateway.models import AgentDefinition, HumanInput, InboundMessage, PromptState
 from gateway.runtime import Runtime
@@ -103,7 +98,7 @@ async def test_an_approval_shows_the_tool_call_and_its_buttons_answer_approve_or
 
     answered = await press(fake, ALICE, posted.message_id, button)
 
-    assert answered == {"text": f"✓ Your answer was taken: {expected}", "show_alert": False}
+    assert answered == {"text": f"Your answer was recorded: {expected}", "show_alert": False}
     assert await answers_of(runtime, prompt.prompt_id) == [[expected]]
 
 
@@ -243,7 +238,7 @@ async def test_a_press_by_someone_not_allowed_leaves_the_prompt_pending_and_is_a
 
     answered = await press(fake, BOB, posted.message_id, "1. staging")
 
-    assert answered == {"text": NOT_ALLOWED, "show_alert": True}
+    assert answered == {"text": notices.NOT_ALLOWED, "show_alert": True}
     await runtime.gateway.outbox.idle()
     assert (await runtime.gateway.get_prompt(prompt.prompt_id)).pending
     assert fake.sent == [question, posted] and fake.edits == []  # nothing was said in the group
@@ -257,7 +252,7 @@ async def test_ticks_by_someone_not_allowed_are_refused_and_the_buttons_stay_as_
 
     answered = await press(fake, BOB, posted.message_id, "Chart")
 
-    assert answered == {"text": NOT_ALLOWED, "show_alert": True}
+    assert answered == {"text": notices.NOT_ALLOWED, "show_alert": True}
     assert fake.edits == []
     assert not any(b.text.startswith("✓") for b in fake.buttons(posted.message_id))
 
@@ -291,7 +286,7 @@ async def test_a_reply_to_a_text_request_by_someone_not_allowed_is_refused_in_re
     await runtime.gateway.outbox.idle()
     assert (await runtime.gateway.get_prompt(prompt.prompt_id)).pending
     notice = fake.sent[-1]
-    assert (notice.text, notice.reply_to) == (NOT_ALLOWED, bobs["message"]["message_id"])
+    assert (notice.text, notice.reply_to) == (notices.NOT_ALLOWED, bobs["message"]["message_id"])
     assert await agent_messages(runtime) == []  # not queued as an ordinary message either
 
 
@@ -309,7 +304,9 @@ async def test_a_press_on_a_superseded_prompt_is_refused_privately_and_changes_n
     answered = await fake.answered(await fake.press(ALICE, old_message.message_id, pick))
 
     assert answered == {
-        "text": "This prompt was cancelled (a newer prompt in this thread replaced it); nothing was changed.",
+        "text": (
+            "This prompt was cancelled (a newer prompt in this thread replaced it), so nothing was changed."
+        ),
         "show_alert": True,
     }
     assert (await runtime.gateway.get_prompt(old.prompt_id)).prompt_state is PromptState.CANCELLED
@@ -337,12 +334,12 @@ def _question_out_of_range(data: str) -> str:
 @pytest.mark.parametrize(
     ("tamper", "notice"),
     [
-        pytest.param(_other_option, NOT_THIS_PROMPT, id="option-index-out-of-range"),
-        pytest.param(_question_out_of_range, NOT_THIS_PROMPT, id="question-index-out-of-range"),
-        pytest.param(_tick_instead, NOT_THIS_PROMPT, id="action-that-does-not-fit-the-question"),
-        pytest.param(_unknown_prompt, UNKNOWN_PROMPT, id="prompt-nobody-raised"),
-        pytest.param(lambda data: data + "|0", NOT_THIS_PROMPT, id="extra-field"),
-        pytest.param(lambda data: "approve", NOT_THIS_PROMPT, id="not-our-data"),
+        pytest.param(_other_option, notices.MISMATCH, id="option-index-out-of-range"),
+        pytest.param(_question_out_of_range, notices.MISMATCH, id="question-index-out-of-range"),
+        pytest.param(_tick_instead, notices.MISMATCH, id="action-that-does-not-fit-the-question"),
+        pytest.param(_unknown_prompt, notices.UNKNOWN_PROMPT, id="prompt-nobody-raised"),
+        pytest.param(lambda data: data + "|0", notices.MISMATCH, id="extra-field"),
+        pytest.param(lambda data: "approve", notices.MISMATCH, id="not-our-data"),
     ],
 )
 async def test_tampered_callback_data_is_refused_and_changes_nothing(
@@ -370,7 +367,7 @@ async def test_a_button_of_a_prompt_in_another_chat_is_refused(runtime: Runtime,
 
     answered = await fake.answered(await fake.press(ALICE, dm_message.message_id, data))
 
-    assert answered == {"text": NOT_THIS_PROMPT, "show_alert": True}
+    assert answered == {"text": notices.MISMATCH, "show_alert": True}
     assert (await runtime.gateway.get_prompt(elsewhere.prompt_id)).pending
 
 
@@ -389,7 +386,7 @@ async def test_a_press_delivered_twice_answers_once(fake: FakeTelegram, redis_ur
         again = await fake.answered(update)
         await second.gateway.outbox.idle()
 
-    assert again == {"text": ALREADY_RECEIVED, "show_alert": False}
+    assert again == {"text": notices.DUPLICATE, "show_alert": False}
     assert [sent.text for sent in fake.sent].count("✓ Answered: staging") == 1
 
 

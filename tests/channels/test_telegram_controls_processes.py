@@ -10,9 +10,9 @@ import pytest
 import redis.asyncio
 
 from channels.telegram import TelegramChannel
-from channels.telegram.presses import settled_notice
 from gateway.channel import Channels
 from gateway.models import AgentDefinition, HumanInput, PromptRequest, PromptState, RunRequest
+from gateway.notices import settled
 from gateway.service import Gateway
 from gateway.store import Store
 from tests.channels import telegram_support
@@ -80,7 +80,7 @@ async def test_presses_racing_on_two_processes_resolve_the_prompt_once(
         ]
         assert [answer.answer for answer in resolved.answers or []] == [[winner]]
         notices = sorted([(await fake.answered(alices))["text"], (await fake.answered(carols))["text"]])
-        assert notices == sorted([f"✓ Your answer was taken: {winner}", settled_notice(resolved)])
+        assert notices == sorted([f"Your answer was recorded: {winner}", settled(resolved)])
         await fake.wait_for(lambda: fake.buttons(posted.message_id) == [], 10)  # after the audit item
         assert [sent.text for sent in fake.sent[2:]] == [f"✓ Answered: {winner}"]
         assert len([edit for edit in fake.edits if edit.message_id == posted.message_id]) == 1

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from channels.telegram.presses import NOT_ALLOWED
+from gateway import notices
 from gateway.models import PromptRequest, PromptState, RunRequest
 from gateway.runtime import Runtime
 from gateway.service import DraftStatus, Gateway
@@ -122,7 +122,7 @@ async def test_a_step_pressed_by_someone_not_allowed_does_not_move_the_form_on(
 
     answered = await press(fake, first_url, BOB, posted.message_id, "2. API")
 
-    assert answered == {"text": NOT_ALLOWED, "show_alert": True}
+    assert answered == {"text": notices.NOT_ALLOWED, "show_alert": True}
     assert fake.edits == []
     assert await first.gateway.get_draft(GROUP_THREAD, prompt.prompt_id) == {}
 

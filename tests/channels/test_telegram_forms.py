@@ -9,8 +9,7 @@ from typing import Any
 
 import pytest
 
-from channels.telegram.forms import DECLINED, MOVED_ON, SAVED
-from channels.telegram.presses import NOT_ALLOWED, NOT_THIS_PROMPT
+from gateway import notices
 from gateway.models import AgentDefinition, HumanInput, PromptState, ReasonCode
 from gateway.runtime import Runtime
 from tests.channels import telegram_support
@@ -114,7 +113,7 @@ async def test_tool_asks_a_flat_form_and_the_person_fills_it_a_field_at_a_time_w
     assert posted.text.endswith("\n\n▶ Field 1 of 5: Environment — pick one, required")
     assert texts(fake, message) == ["1. Staging", "2. Production", "✗ Decline"]
 
-    assert (await press(fake, ALICE, message, "2. Production"))["text"] == SAVED.format(number=2, total=5)
+    assert (await press(fake, ALICE, message, "2. Production"))["text"] == notices.next_field(2, 5)
     assert texts(fake, message) == ["✎ Answer…", "✗ Decline"]
     await write(fake, ALICE, message, "3")
     assert texts(fake, message) == ["Yes", "No", "✗ Decline"]
@@ -132,7 +131,7 @@ async def test_tool_asks_a_flat_form_and_the_person_fills_it_a_field_at_a_time_w
     resolved = await settled(runtime, prompt.prompt_id)
     assert resolved.content == {"env": "prod", "replicas": 3, "notify": True, "regions": ["eu", "ap"]}
     assert [a.answer for a in resolved.answers or []] == [["Production"], ["3"], ["Yes"], ["eu", "ap"], []]
-    assert answered["text"] == "✓ Your answer was taken: Production · 3 · Yes · eu, ap · (no selection)"
+    assert answered["text"] == "Your answer was recorded: Production · 3 · Yes · eu, ap · (no selection)"
     audit = fake.sent[-1]
     assert (audit.text, audit.reply_to) == (
         "✓ Answered:\nEnvironment: Production\nReplicas: 3\nNotify the team: Yes\nRegions: eu, ap\n"
@@ -195,7 +194,7 @@ async def test_a_form_answered_in_name_value_lines_and_its_buttons_catch_up_at_t
     assert fake.sent[-1].text.startswith("Next, reply with 5. Note")
     stale = await press(fake, ALICE, posted.message_id, "2. Production")  # buttons still at Environment
 
-    assert stale == {"text": MOVED_ON.format(number=5, total=5), "show_alert": True}
+    assert stale == {"text": notices.moved_on(5, 5), "show_alert": True}
     assert texts(fake, posted.message_id) == ["✎ Answer…", "Skip", "✗ Decline"]
     await write(fake, ALICE, posted.message_id, "ship it")
     resolved = await settled(runtime, prompt.prompt_id)
@@ -216,7 +215,7 @@ async def test_the_decline_button_declines_the_form(runtime: Runtime, fake: Fake
     answered = await press(fake, ALICE, posted.message_id, "✗ Decline")
 
     resolved = await settled(runtime, prompt.prompt_id)
-    assert answered == {"text": DECLINED, "show_alert": False}
+    assert answered == {"text": notices.DECLINED, "show_alert": False}
     assert (resolved.prompt_state, resolved.reason_code) == (PromptState.CANCELLED, ReasonCode.DECLINED)
     assert fake.messages[posted.message_id]["text"].endswith("✗ Cancelled: the person declined to answer")
     assert fake.buttons(posted.message_id) == []
@@ -230,9 +229,9 @@ async def test_a_stranger_may_not_press_or_type_a_form_value(runtime: Runtime, f
     declined = await press(fake, BOB, buttons.message_id, "✗ Decline")
     typed = await say(fake, GROUP, BOB, "env: prod", reply_to=form.message_id)
 
-    assert pressed == declined == {"text": NOT_ALLOWED, "show_alert": True}
+    assert pressed == declined == {"text": notices.NOT_ALLOWED, "show_alert": True}
     assert fake.sent[-1].reply_to == typed["message"]["message_id"]
-    assert fake.sent[-1].text.startswith("Your reply was not taken as an answer")
+    assert fake.sent[-1].text == notices.NOT_ALLOWED
     assert await pending(runtime, prompt.prompt_id)
     assert fake.edits == []
     assert await runtime.gateway.get_draft(GROUP_THREAD, f"form:{prompt.prompt_id}") == {}
@@ -270,7 +269,7 @@ async def test_tampered_form_controls_are_refused_and_change_nothing(
 
     answered = await fake.answered(await fake.press(ALICE, posted.message_id, tamper(real)))
 
-    assert answered == {"text": NOT_THIS_PROMPT, "show_alert": True}
+    assert answered == {"text": notices.MISMATCH, "show_alert": True}
     assert await pending(runtime, prompt.prompt_id)
     assert fake.edits == []
 
@@ -291,7 +290,7 @@ async def test_require_url_step_shows_the_link_and_is_done_by_button(
     answered = await press(fake, ALICE, posted.message_id, "✓ Done")
 
     resolved = await settled(runtime, prompt.prompt_id)
-    assert answered["text"] == "✓ Your answer was taken: done"
+    assert answered["text"] == "Your answer was recorded: done"
     assert [a.answer for a in resolved.answers or []] == [["done"]]
     assert fake.messages[posted.message_id]["text"].endswith("✓ Answered: done")
 
@@ -312,7 +311,7 @@ async def test_require_url_step_declined(runtime: Runtime, fake: FakeTelegram, h
     [posted] = fake.sent
 
     if how == "button":
-        assert (await press(fake, ALICE, posted.message_id, "✗ Decline"))["text"] == DECLINED
+        assert (await press(fake, ALICE, posted.message_id, "✗ Decline"))["text"] == notices.DECLINED
     else:
         await say(fake, ALICE, ALICE, "decline")
 
@@ -324,11 +323,12 @@ async def test_require_url_step_refuses_a_stranger(runtime: Runtime, fake: FakeT
     prompt = await open_prompt(runtime, GROUP_THREAD, CONNECT, started_by=ALICE)
     [question, buttons] = fake.sent
 
-    assert await press(fake, BOB, buttons.message_id, "✓ Done") == {"text": NOT_ALLOWED, "show_alert": True}
+    refused = {"text": notices.NOT_ALLOWED, "show_alert": True}
+    assert await press(fake, BOB, buttons.message_id, "✓ Done") == refused
     await say(fake, GROUP, BOB, "done", reply_to=question.message_id)
 
     assert await pending(runtime, prompt.prompt_id)
-    assert fake.sent[-1].text.startswith("Your reply was not taken as an answer")
+    assert fake.sent[-1].text == notices.NOT_ALLOWED
 
 
 async def test_a_url_step_to_this_machine_has_no_link_button(runtime: Runtime, fake: FakeTelegram) -> None:

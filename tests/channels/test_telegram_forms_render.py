@@ -8,20 +8,16 @@ from typing import Any
 
 import pytest
 
-from channels.telegram.control_ids import MAX_BYTES, Action, Control, decode
+from channels.telegram.control_ids import MAX_BYTES, Action, decode
 from channels.telegram.forms import (
     FORM_HINT,
     URL_HINT,
     StepView,
-    fits_step,
     keyboard,
     linkable,
     messages,
-    next_step,
-    typed_value,
 )
 from channels.telegram.render import render_item, settled_text
-from gateway import forms
 from gateway.models import Answer, Prompt, PromptState
 from gateway.render import pending_prompt_item, resolved_item, settled_prompt_item
 from tests.support.new_kinds import FORM, FORM_TEXT, URL, URL_TEXT, prompt_of
@@ -132,67 +128,6 @@ def test_every_button_of_the_largest_form_fits_telegrams_64_bytes() -> None:
 
     assert len(sizes) == 10 * (25 + 1 + 2)  # choices, Submit, Skip and Decline
     assert max(sizes) <= MAX_BYTES
-
-
-@pytest.mark.parametrize(
-    ("action", "question", "option", "expected"),
-    [
-        (Action.PICK, 0, 1, True),
-        (Action.PICK, 0, 2, False),  # only two choices
-        (Action.WRITE, 0, 0, False),  # a choice field has no text request
-        (Action.WRITE, 1, 0, True),
-        (Action.SKIP, 0, 0, False),  # Environment is required
-        (Action.SKIP, 1, 0, True),
-        (Action.DECLINE, 1, 0, True),
-        (Action.DONE, 0, 0, False),  # a form has no Done
-        (Action.TOGGLE, 0, 0, False),
-        (Action.PICK, 2, 0, False),  # no third field
-    ],
-)
-def test_a_form_accepts_only_the_controls_it_shows(
-    action: Action, question: int, option: int, expected: bool
-) -> None:
-    assert fits_step(view_of(FORM), Control(action, PROMPT_ID, question, option)) is expected
-
-
-def test_a_url_step_accepts_done_and_decline_only() -> None:
-    url = view_of(URL)
-    assert fits_step(url, Control(Action.DONE, PROMPT_ID, 0, 0))
-    assert fits_step(url, Control(Action.DECLINE, PROMPT_ID, 0, 0))
-    assert not fits_step(url, Control(Action.PICK, PROMPT_ID, 0, 0))
-    assert not fits_step(url, Control(Action.DONE, PROMPT_ID, 1, 0))
-
-
-def test_a_press_says_what_a_person_would_type_for_the_field() -> None:
-    boolean = forms.FormField("b", "boolean", "B", True)
-    choice = forms.FormField(
-        "c", "string", "C", True, choices=(forms.Choice("x", "X"), forms.Choice("y", "Y"))
-    )
-    multi = forms.FormField("m", "array", "M", True, choices=(forms.Choice("x", "X"), forms.Choice("y", "Y")))
-
-    assert typed_value(boolean, Control(Action.PICK, PROMPT_ID, 0, 1)) == "no"
-    assert typed_value(choice, Control(Action.PICK, PROMPT_ID, 0, 1)) == "Y"
-    assert typed_value(multi, Control(Action.SUBMIT, PROMPT_ID, 0, 0), frozenset({1, 0})) == "X\nY"
-    assert typed_value(multi, Control(Action.SKIP, PROMPT_ID, 0, 0)) == "skip"
-    assert forms.parse_text(multi, "X\nY") == (["x", "y"], None)  # the core reads it back
-
-
-def test_a_press_picks_its_own_choice_when_values_look_like_positions() -> None:
-    swapped = (forms.Choice("2", "2"), forms.Choice("1", "1"), forms.Choice("nyc", "New York, NY"))
-    choice = forms.FormField("c", "string", "C", True, choices=swapped)
-    multi = forms.FormField("m", "array", "M", True, choices=swapped)
-    for option, value in enumerate(["2", "1", "nyc"]):
-        typed = typed_value(choice, Control(Action.PICK, PROMPT_ID, 0, option))
-        assert forms.parse_text(choice, typed) == (value, None)
-    ticked = typed_value(multi, Control(Action.SUBMIT, PROMPT_ID, 0, 0), frozenset({0, 2}))
-    assert forms.parse_text(multi, ticked) == (["2", "nyc"], None)
-
-
-def test_the_form_is_at_the_first_field_the_draft_lacks() -> None:
-    view = view_of(FORM)
-    assert next_step(view, {}) == 0
-    assert next_step(view, {"env": "prod"}) == 1
-    assert next_step(view, {"env": "prod", "replicas": None}) is None  # skipped counts as given
 
 
 def answered_form() -> Prompt:

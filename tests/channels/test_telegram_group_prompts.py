@@ -147,7 +147,7 @@ async def test_the_buttons_on_the_group_controls_message_resolve_the_prompt(
 
     answered = await fake.answered(await fake.press(ALICE, controls.message_id, pick))
 
-    assert answered == {"text": "✓ Your answer was taken: staging", "show_alert": False}
+    assert answered == {"text": "Your answer was recorded: staging", "show_alert": False}
     resolved = await settled(runtime, prompt_id)
     assert [a.answer for a in resolved.answers or []] == [["staging"]]
 

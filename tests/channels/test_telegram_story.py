@@ -8,12 +8,13 @@ import pytest
 import redis.asyncio
 
 from channels.telegram import TelegramChannel, build
+from gateway import notices
 from gateway.channel import ChannelContext, InboundSink
 from gateway.errors import GatewayError
 from gateway.lease import Lease, lease_name
 from gateway.models import AgentDefinition, HumanInput, InboundMessage, PromptState
 from gateway.runtime import Runtime
-from gateway.service import NOT_ALLOWED_NOTICE, Received
+from gateway.service import Received
 from gateway.store import keys
 from tests.channels import telegram_support
 from tests.channels.telegram_support import (
@@ -160,7 +161,7 @@ async def test_a_reply_from_someone_not_allowed_leaves_the_prompt_pending_and_ge
     notice = fake.sent[-1]
     assert (notice.chat_id, notice.text, notice.reply_to) == (
         GROUP,
-        NOT_ALLOWED_NOTICE,
+        notices.NOT_ALLOWED,
         bobs["message"]["message_id"],
     )
     assert {sent.chat_id for sent in fake.sent} == {GROUP}  # nothing went to Bob's private chat

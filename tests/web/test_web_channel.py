@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from gateway.service import NOT_ALLOWED_NOTICE
+from gateway import notices
 from tests.support.new_kinds import FORM, FORM_TEXT, URL, URL_TEXT
 from tests.web.conftest import AGENT_AUTH, WebGateway, raise_prompt, start_run, web_gateway
 
@@ -144,7 +144,7 @@ async def test_reply_from_someone_not_allowed_is_not_an_answer_and_only_they_are
         prompt = await raise_prompt(agent, run["run_id"])
         reply = await say(client, "guarded", name="mallory", text="approve")
         still = (await agent.get(f"/v1/prompts/{prompt['prompt_id']}")).json()
-    assert reply.json() == {"outcome": "not_allowed", "notice": NOT_ALLOWED_NOTICE}
+    assert reply.json() == {"outcome": "not_allowed", "notice": notices.NOT_ALLOWED}
     assert still["prompt_state"] == "pending"
 
 
@@ -401,7 +401,7 @@ async def test_a_web_form_submitted_by_someone_who_may_not_answer_is_refused_and
             client, "formstranger", name="mallory", decline=True, prompt_id=prompt["prompt_id"]
         )
         still = (await agent.get(f"/v1/prompts/{prompt['prompt_id']}")).json()
-    assert submitted.json() == declined.json() == {"outcome": "not_allowed", "notice": NOT_ALLOWED_NOTICE}
+    assert submitted.json() == declined.json() == {"outcome": "not_allowed", "notice": notices.NOT_ALLOWED}
     assert still["prompt_state"] == "pending"
 
 
