@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, field_validator
@@ -128,6 +130,11 @@ class Settings(BaseSettings):
     @classmethod
     def _blank_is_unset(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
+
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        """The core's fields only: a platform's extras are plain text (tokens too) until it reads them."""
+        extras = self.model_extra or {}
+        return ((name, value) for name, value in super().__repr_args__() if name not in extras)
 
     def api_tokens(self) -> list[ApiToken]:
         """``THREADGATE_API_TOKENS`` parsed: ``name:role:token[:agents]`` entries separated by commas."""

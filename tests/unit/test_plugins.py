@@ -178,3 +178,9 @@ def test_env_example_lists_every_core_and_platform_setting() -> None:
         if spec.name in SHIPPED:
             fields |= set(spec.settings.model_fields)
     assert fields - listed == set()
+
+
+def test_a_platform_token_given_to_the_core_settings_never_prints(acme: ChannelSpec) -> None:
+    settings = Settings(_env_file=None, acme_token=TOKEN)
+    assert TOKEN not in repr(settings) and TOKEN not in str(settings)
+    assert platform_settings(acme, settings).acme_token.get_secret_value() == TOKEN
