@@ -184,3 +184,15 @@ def test_a_platform_token_given_to_the_core_settings_never_prints(acme: ChannelS
     settings = Settings(_env_file=None, acme_token=TOKEN)
     assert TOKEN not in repr(settings) and TOKEN not in str(settings)
     assert platform_settings(acme, settings).acme_token.get_secret_value() == TOKEN
+
+
+def test_doctor_names_a_platform_setting_that_does_not_parse(
+    acme: ChannelSpec, monkeypatch: pytest.MonkeyPatch, tmp_path: object
+) -> None:
+    from gateway.doctor import load_settings
+
+    monkeypatch.chdir(str(tmp_path))
+    monkeypatch.setenv("ACME_ROOMS", "many")
+    settings, [check] = load_settings()
+    assert settings is None
+    assert (check.name, check.status) == ("settings", "fail") and "ACME_ROOMS" in check.detail
