@@ -1,4 +1,4 @@
-"""Exponential backoff with jitter, shared by whatever retries (webhooks, Slack's identity, clients)."""
+"""Exponential backoff with jitter, shared by whatever retries (webhooks, platform lookups, clients)."""
 
 from __future__ import annotations
 

@@ -72,8 +72,8 @@ class EditsMessages(Protocol):
 class StartsThreads(Protocol):
     """Capability: post a header message into a channel and return the id of the thread it starts.
 
-    ``channel`` is a parsed channel reference (``slack:C0456``, ``telegram:-100123[:topic]``,
-    ``discord:<channel_id>``, ``web:<room>``); the result is a thread id of the same platform.
+    ``channel`` is a parsed channel reference (its platform's ``channels`` grammar, ``gateway.plugins``);
+    the result is a thread id of the same platform.
     Raise ChannelError when the header cannot be posted.
     """
 

@@ -1,4 +1,4 @@
-"""``threadgate doctor``: checks the settings, Redis and each configured platform's credentials."""
+"""``threadgate doctor``: checks the settings, Redis and each configured platform (its own checks)."""
 
 from __future__ import annotations
 
@@ -10,14 +10,19 @@ from pydantic import ValidationError
 
 from gateway.checks import MARKS, Check
 from gateway.logs import redact
+from gateway.platforms import either as platforms_either
+from gateway.plugins import ChannelSpec, enabled_specs, platform_settings, specs
 from gateway.settings import Settings
 
 REDIS_TIMEOUT_S = 3.0
 
 
 def load_settings() -> tuple[Settings | None, list[Check]]:
+    """The core's settings, once they and every installed platform's parse."""
     try:
         settings = Settings()
+        for spec in specs():
+            platform_settings(spec, settings)
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(part) for part in error['loc']).upper() or 'settings'}: {error['msg']}"
@@ -93,34 +98,6 @@ async def check_redis(settings: Settings) -> list[Check]:
         await connection.client.aclose()
 
 
-def check_web(settings: Settings) -> list[Check]:
-    if not settings.web_enabled:
-        return []
-    if settings.threadgate_web_token is None:
-        if settings.threadgate_web_chat == "open":
-            return [
-                Check.warn(
-                    "web",
-                    "THREADGATE_WEB_CHAT=open: anyone who reaches /chat/<room> may post under any name; "
-                    "set THREADGATE_WEB_TOKEN outside a trusted network",
-                )
-            ]
-        return [
-            Check.fail(
-                "web",
-                "THREADGATE_WEB_CHAT is on without THREADGATE_WEB_TOKEN: set a token, or "
-                "THREADGATE_WEB_CHAT=open for a trusted network",
-            )
-        ]
-    try:
-        from channels.web.access import parse_tokens
-
-        parse_tokens(settings.threadgate_web_token.get_secret_value())
-    except ValueError as exc:
-        return [Check.fail("web", str(exc))]
-    return [Check.ok("web", "the web chat needs its access token")]
-
-
 def check_webhooks(settings: Settings) -> list[Check]:
     """The secret, and where each URL leads: the Redis address fails, a private range warns."""
     from gateway.webhook_targets import findings_of
@@ -141,26 +118,42 @@ def check_webhooks(settings: Settings) -> list[Check]:
     return checks or [Check.ok("webhooks", f"{len(urls)} receiver(s), deliveries signed")]
 
 
+async def check_platform(spec: ChannelSpec, settings: Settings) -> list[Check]:
+    """The platform's own checks; one that breaks is a finding, never the end of the report."""
+    if spec.doctor is None:
+        return []
+    try:
+        return await spec.doctor(platform_settings(spec, settings))
+    except Exception as exc:
+        reason = redact(str(exc)) or type(exc).__name__
+        return [Check.fail(spec.name, f"its check could not run ({reason})")]
+
+
+async def check_platforms(settings: Settings) -> list[Check]:
+    """Every installed platform's checks, run side by side (each says nothing when not configured)."""
+    results = await asyncio.gather(*(check_platform(spec, settings) for spec in specs()))
+    return [check for checks in results for check in checks]
+
+
+def check_channels(settings: Settings, platforms: list[Check]) -> list[Check]:
+    if platforms or enabled_specs(settings):
+        return []
+    titles = platforms_either(spec.title for spec in specs())
+    return [
+        Check.warn("channels", f"no chat platform is configured: set {titles}'s settings (see .env.example)")
+    ]
+
+
 async def diagnose() -> list[Check]:
     """Every check, in the order a person would fix them."""
     settings, checks = load_settings()
     if settings is None:
         return checks
-    from channels.doctor import check_platforms
-
     checks += check_tokens(settings)
     redis, platforms = await asyncio.gather(check_redis(settings), check_platforms(settings))
     checks += redis
-    checks += check_web(settings)
     checks += check_webhooks(settings)
-    if not platforms and not settings.web_enabled:
-        checks.append(
-            Check.warn(
-                "channels",
-                "no chat platform is configured: set SLACK_*, TELEGRAM_* or DISCORD_* (see .env.example), "
-                "or THREADGATE_WEB_CHAT=true",
-            )
-        )
+    checks += check_channels(settings, platforms)
     return checks + platforms
 
 

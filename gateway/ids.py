@@ -1,4 +1,8 @@
-"""Identifiers: ULID-based object ids, thread ids and person identities, parsed and checked."""
+"""Identifiers: ULID-based object ids, thread ids and person identities, parsed and checked.
+
+Each installed platform (``gateway.platforms``) brings its own grammar. Its patterns are matched whole
+(fullmatch: "$" alone would let a trailing newline through), so one conversation has exactly one spelling.
+"""
 
 from __future__ import annotations
 
@@ -7,19 +11,11 @@ from dataclasses import dataclass
 
 from ulid import ULID
 
+from gateway import platforms
 from gateway.errors import GatewayError
 
-PLATFORMS = ("slack", "telegram", "discord", "web")
-
-# Matched whole (fullmatch: "$" alone would let a trailing newline through) and ASCII-only, so
-# "\d" takes no other script's digits: one conversation has exactly one spelling.
-_THREAD_PATTERNS: dict[str, re.Pattern[str]] = {
-    "slack": re.compile(r"slack:(?P<channel>[A-Z0-9]{2,32}):(?P<ts>\d{1,12}\.\d{1,9})", re.ASCII),
-    "telegram": re.compile(r"telegram:(?P<chat>-?\d{1,20})(?::(?P<topic>\d{1,12}))?", re.ASCII),
-    "discord": re.compile(r"discord:(?P<channel>\d{5,25})", re.ASCII),
-    "web": re.compile(r"web:(?P<room>[A-Za-z0-9_-]{1,64})", re.ASCII),
-}
-_IDENTITY = re.compile(r"(?P<platform>[a-z][a-z0-9_-]{0,31}):(?P<id>[^\s]{1,128})")
+# A channel an agent claims: an installed platform's name, then its channel's (or thread's) coordinates.
+_CLAIM = re.compile(r"[A-Za-z0-9_.:-]{1,190}", re.ASCII)
 
 
 def new_id(prefix: str) -> str:
@@ -36,23 +32,43 @@ class ThreadRef:
     parts: tuple[str, ...]
 
 
+def thread_forms() -> str:
+    """The installed platforms' thread id forms, for a sentence that says what to use."""
+    return platforms.either(found.thread_example for found in platforms.installed())
+
+
 def parse_thread_id(thread_id: str) -> ThreadRef:
-    """Parse ``<platform>:<coordinates>`` as the contract spells it, or raise ``INVALID_THREAD_ID``."""
-    platform = thread_id.split(":", 1)[0] if isinstance(thread_id, str) else ""
-    pattern = _THREAD_PATTERNS.get(platform)
-    match = pattern.fullmatch(thread_id) if pattern else None
-    if match is None:
+    """Parse ``<platform>:<coordinates>`` as its platform spells it, or raise ``INVALID_THREAD_ID``."""
+    platform = platforms.platform(platforms.prefix(thread_id)) if isinstance(thread_id, str) else None
+    match = platform.threads.fullmatch(thread_id) if platform else None
+    if platform is None or match is None:
         raise GatewayError(
             "INVALID_THREAD_ID",
-            f"{thread_id!r} is not a thread id. Use slack:<channel>:<thread_ts>, telegram:<chat_id>"
-            "[:<topic_id>], discord:<channel_id> or web:<room>.",
+            f"{thread_id!r} is not a thread id. Use {thread_forms()}.",
             400,
             {"thread_id": thread_id},
         )
     parts = tuple(value for value in match.groups() if value is not None)
-    return ThreadRef(thread_id, platform, parts)
+    return ThreadRef(thread_id, platform.name, parts)
 
 
 def is_identity(value: str) -> bool:
-    """True for ``<platform>:<id>`` identities such as ``slack:U0123ABC``."""
-    return bool(_IDENTITY.fullmatch(value))
+    """True for ``<platform>:<id>`` identities that the installed platform's own grammar accepts."""
+    platform = platforms.platform(platforms.prefix(value)) if isinstance(value, str) else None
+    return platform is not None and platform.people.fullmatch(value) is not None
+
+
+def person_examples() -> str:
+    """An identity of each installed platform, for help texts and error messages."""
+    return platforms.either(found.person_example for found in platforms.installed())
+
+
+def channel_examples() -> str:
+    """The installed platforms' channel reference forms."""
+    return platforms.either(found.channel_example for found in platforms.installed())
+
+
+def is_channel_claim(value: str) -> bool:
+    """True for a channel an agent may claim: ``<platform>:<coordinates>`` of an installed platform."""
+    head = platforms.prefix(value) if isinstance(value, str) else ""
+    return platforms.platform(head) is not None and _CLAIM.fullmatch(value[len(head) + 1 :]) is not None

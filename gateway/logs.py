@@ -13,11 +13,10 @@ from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any
 
+from gateway import platforms
+
 LOGGER = logging.getLogger("threadgate")
-_SECRETISH = re.compile(
-    r"(xox[abpe]-[0-9A-Za-z-]+|xapp-[0-9A-Za-z-]+|\d{6,12}:[A-Za-z0-9_-]{30,}|Bearer\s+\S+"
-    r"|[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,})"  # Discord bot tokens
-)
+_BEARER = re.compile(r"Bearer\s+\S+")
 _URL_PASSWORD = re.compile(r"(\b[a-z][a-z0-9+.-]*://[^:/@\s]*:)[^@\s]+@")
 # Server loggers whose lines join ours as JSON (uvicorn's own errors and lifecycle notes).
 SERVER_LOGGERS = ("uvicorn", "uvicorn.error")
@@ -26,8 +25,11 @@ LIBRARY_MESSAGE_CHARS = 500
 
 
 def redact(text: str) -> str:
-    """Mask anything that looks like a platform token, a bearer credential or a password in a URL."""
-    return _URL_PASSWORD.sub(r"\1***@", _SECRETISH.sub("***", text))
+    """Mask anything shaped like an installed platform's token, a bearer credential or a URL's password."""
+    for platform in platforms.installed():
+        for secret in platform.secrets:
+            text = secret.sub("***", text)
+    return _URL_PASSWORD.sub(r"\1***@", _BEARER.sub("***", text))
 
 
 def event(name: str, level: int = logging.INFO, **fields: Any) -> None:

@@ -109,7 +109,7 @@ class CountedPrompt(Protocol):
 
 
 def channel_of(thread_id: str) -> str:
-    """The platform part of a thread id (``slack:C1:1.2`` → ``slack``): a bounded label."""
+    """The platform part of a thread id (``<platform>:<coordinates>`` → ``<platform>``): a bounded label."""
     return thread_id.split(":", 1)[0]
 
 

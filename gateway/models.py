@@ -10,6 +10,7 @@ from enum import StrEnum
 from typing import Annotated, Any, Literal, Self
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -20,7 +21,7 @@ from pydantic import (
 )
 
 from gateway import forms
-from gateway.ids import is_identity
+from gateway.ids import channel_examples, is_channel_claim, is_identity, person_examples
 from gateway.plaintext import form_or_url_text, prompt_text
 from gateway.weburl import UrlError, parse_web_url
 
@@ -99,20 +100,29 @@ class ReasonCode(StrEnum):
 
 
 Identity = Annotated[str, Field(min_length=3, max_length=160)]
+
+
+def check_channel_claim(value: str) -> str:
+    if not is_channel_claim(value):
+        raise ValueError(f"must be a channel of an installed platform, such as {channel_examples()}")
+    return value
+
+
 Channel = Annotated[
     str,
     Field(
         min_length=3,
         max_length=200,
-        pattern=r"^(slack|telegram|discord|web):[A-Za-z0-9_.:-]+$",
-        description="slack:<channel>, telegram:<chat>[:<topic>], discord:<channel> or web:<room>",
+        pattern=r"^[a-z][a-z0-9_-]{0,31}:[A-Za-z0-9_.:-]+$",
+        description="<platform>:<channel>, as the installed platform spells it",
     ),
+    AfterValidator(check_channel_claim),
 ]
 
 
 def check_identity(value: str) -> str:
     if not is_identity(value):
-        raise ValueError("must be an identity of the form <platform>:<id>, such as slack:U0123ABC")
+        raise ValueError(f"must be an identity of the form <platform>:<id>, such as {person_examples()}")
     return value
 
 
@@ -512,6 +522,6 @@ class ApprovalPolicy(Model):
 class AgentDefinition(Model):
     name: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$")
     human_input: HumanInput = Field(default_factory=HumanInput)
-    # Channels whose people's messages are this agent's (``slack:C0456``); None on a write keeps the claims.
+    # Channels whose people's messages are this agent's; None on a write keeps the claims.
     channels: list[Channel] | None = Field(default=None, max_length=100)
     approval: ApprovalPolicy = Field(default_factory=ApprovalPolicy)

@@ -1,16 +1,14 @@
 """Which agents own a thread, and what that lets a token scoped to some agents see and do there.
 
 A thread belongs to the agents with runs in it and to the agents whose definitions claim its channel
-(``slack:C0456`` claims every thread of that Slack channel). These are pure rules; the facts live in Redis.
+(a channel reference claims every thread in that channel; ``gateway.ids.is_channel_claim`` says which
+claims are well formed). These are pure rules; the facts live in Redis.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-
-CHANNEL = re.compile(r"(slack|telegram|discord|web):[A-Za-z0-9_.:-]{1,190}", re.ASCII)
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,7 +22,8 @@ class ThreadOwners:
 
 
 def covers(channel: str, thread_id: str) -> bool:
-    """Whether a claimed channel (``slack:C0456``, ``telegram:-100123``, ``web:lobby``) holds the thread."""
+    """Whether a claimed channel (``<platform>:<channel>``) holds the thread: the thread itself, or one
+    whose id continues the claim with ``:``."""
     return thread_id == channel or thread_id.startswith(f"{channel}:")
 
 

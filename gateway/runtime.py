@@ -11,6 +11,7 @@ from gateway.channel import ChannelContext, ChannelRuntime, Channels, CountedInb
 from gateway.feeds import StreamCaps
 from gateway.lease import Lease
 from gateway.logs import event, observe_loop
+from gateway.plugins import build_channels
 from gateway.ratelimit import RateLimiter
 from gateway.service import Gateway
 from gateway.settings import Settings
@@ -40,8 +41,6 @@ class Runtime:
     @classmethod
     def build(cls, settings: Settings, channels: list[ChannelRuntime] | None = None) -> Runtime:
         if channels is None:
-            from channels import build_channels
-
             channels = build_channels(settings)
         connection = connect(settings.redis_url, max_connections=settings.threadgate_redis_connections)
         store = Store(

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import re
 import time
 import uuid
 from dataclasses import dataclass
 
+from gateway import platforms
 from gateway.channel import ChannelError, Channels, StartsThreads
 from gateway.errors import GatewayError
 from gateway.ids import ThreadRef, parse_thread_id
@@ -18,29 +18,17 @@ from gateway.store.sessions import SessionBindings
 CLAIM_TTL_MS = 30_000
 POLL_S = 0.1
 
-# A channel reference names where a session's header message goes; the thread grows from it.
-_CHANNEL_PATTERNS: dict[str, re.Pattern[str]] = {
-    "slack": re.compile(r"slack:(?P<channel>[A-Z0-9]{2,32})", re.ASCII),
-    "telegram": re.compile(r"telegram:(?P<chat>-?\d{1,20})(?::(?P<topic>\d{1,12}))?", re.ASCII),
-    "discord": re.compile(r"discord:(?P<channel>\d{5,25})", re.ASCII),
-    "web": re.compile(r"web:(?P<room>[A-Za-z0-9_-]{1,64})", re.ASCII),
-}
-
-
 def parse_channel_ref(ref: str) -> ThreadRef:
-    """Parse ``slack:<channel>``, ``telegram:<chat>[:<topic>]``, ``discord:<channel>`` or ``web:<room>``."""
-    platform = ref.split(":", 1)[0]
-    pattern = _CHANNEL_PATTERNS.get(platform)
-    match = pattern.fullmatch(ref) if pattern else None
-    if match is None:
+    """Parse a channel reference (where a session's header message starts its thread) by its platform's
+    grammar, or raise ``INVALID_CHANNEL``."""
+    platform = platforms.platform(platforms.prefix(ref)) if isinstance(ref, str) else None
+    match = platform.channels.fullmatch(ref) if platform else None
+    if platform is None or match is None:
+        forms = platforms.either(found.channel_example for found in platforms.installed())
         raise GatewayError(
-            "INVALID_CHANNEL",
-            f"{ref!r} is not a channel. Use slack:<channel_id>, telegram:<chat_id>[:<topic_id>], "
-            "discord:<channel_id> or web:<room>.",
-            400,
-            {"channel": ref},
+            "INVALID_CHANNEL", f"{ref!r} is not a channel. Use {forms}.", 400, {"channel": ref}
         )
-    return ThreadRef(ref, platform, tuple(value for value in match.groups() if value is not None))
+    return ThreadRef(ref, platform.name, tuple(value for value in match.groups() if value is not None))
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any
 from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, field_validator
@@ -47,10 +48,14 @@ def _token_agents(index: int, name: str, role: str, field: str | None) -> frozen
 
 
 class Settings(BaseSettings):
-    """Every knob the gateway reads. Field names are the environment variable names, lower-cased."""
+    """Every knob the core reads. Field names are the environment variable names, lower-cased.
+
+    Each platform reads its own (``gateway.plugins.platform_settings``); keyword arguments named like them
+    are kept here as extras and handed on, so ``Settings(<platform setting>=…)`` configures a platform.
+    """
 
     model_config = SettingsConfigDict(
-        env_file=".env", env_file_encoding="utf-8", extra="ignore", env_ignore_empty=True
+        env_file=".env", env_file_encoding="utf-8", extra="allow", env_ignore_empty=True
     )
 
     redis_url: str | None = None
@@ -74,32 +79,10 @@ class Settings(BaseSettings):
     threadgate_stream_max_entries: int = Field(default=100_000, ge=1_000)
     threadgate_outbox_lock_ms: int = Field(default=10_000, ge=1_000, le=300_000)
 
-    threadgate_web_chat: Literal["off", "on", "open"] = "off"
-    threadgate_web_token: SecretStr | None = None
     threadgate_public_url: str | None = None  # where people open the gateway, when a proxy fronts it
     threadgate_allowed_hosts: str | None = None  # more names the gateway is reached at (Host header)
     threadgate_trusted_proxies: str | None = None  # whose X-Forwarded-For / -Proto are believed
     threadgate_webhooks_allow_private: bool = False
-    # Web chat posts per name and per client address in each window; new rooms per client address.
-    threadgate_web_posts_per_name: int = Field(default=20, ge=1)
-    threadgate_web_posts_per_client: int = Field(default=60, ge=1)
-    threadgate_web_post_window_s: int = Field(default=10, ge=1, le=86_400)
-    threadgate_web_new_rooms_per_client: int = Field(default=20, ge=1)
-    threadgate_web_new_room_window_s: int = Field(default=3_600, ge=1, le=86_400)
-
-    slack_bot_token: SecretStr | None = None
-    slack_signing_secret: SecretStr | None = None
-    slack_app_token: SecretStr | None = None
-    slack_api_url: str = "https://slack.com/api/"
-
-    telegram_bot_token: SecretStr | None = None
-    telegram_base_url: str = "https://api.telegram.org/bot"
-    telegram_webhook_url: str | None = None
-    telegram_webhook_secret: SecretStr | None = None
-
-    discord_bot_token: SecretStr | None = None
-    discord_api_base_url: str = "https://discord.com/api/v10"
-    discord_gateway_url: str | None = None
 
     @field_validator("threadgate_log_level")
     @classmethod
@@ -108,17 +91,6 @@ class Settings(BaseSettings):
         if level not in LOG_LEVELS:
             raise ValueError(f"THREADGATE_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}")
         return level
-
-    @field_validator("threadgate_web_chat", mode="before")
-    @classmethod
-    def _web_chat_mode(cls, value: object) -> object:
-        """``true``/``false`` read as ``on``/``off``; ``open`` lets anyone pick a name (no token)."""
-        text = str(value).strip().lower()
-        if text in ("1", "true", "yes", "on"):
-            return "on"
-        if text in ("0", "false", "no", "off", ""):
-            return "off"
-        return text
 
     @field_validator("threadgate_public_url")
     @classmethod
@@ -154,12 +126,15 @@ class Settings(BaseSettings):
                 )
         return value
 
-    @field_validator(
-        "redis_url", "telegram_webhook_url", "threadgate_webhooks", "threadgate_public_url", mode="before"
-    )
+    @field_validator("redis_url", "threadgate_webhooks", "threadgate_public_url", mode="before")
     @classmethod
     def _blank_is_unset(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
+
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        """The core's fields only: a platform's extras are plain text (tokens too) until it reads them."""
+        extras = self.model_extra or {}
+        return ((name, value) for name, value in super().__repr_args__() if name not in extras)
 
     def api_tokens(self) -> list[ApiToken]:
         """``THREADGATE_API_TOKENS`` parsed: ``name:role:token[:agents]`` entries separated by commas."""
@@ -195,24 +170,6 @@ class Settings(BaseSettings):
 
     def webhook_urls(self) -> list[str]:
         return [url.strip() for url in (self.threadgate_webhooks or "").split(",") if url.strip()]
-
-    @property
-    def slack_enabled(self) -> bool:
-        return self.slack_bot_token is not None and (
-            self.slack_signing_secret is not None or self.slack_app_token is not None
-        )
-
-    @property
-    def web_enabled(self) -> bool:
-        return self.threadgate_web_chat != "off"
-
-    @property
-    def telegram_enabled(self) -> bool:
-        return self.telegram_bot_token is not None
-
-    @property
-    def discord_enabled(self) -> bool:
-        return self.discord_bot_token is not None
 
 
 def _entries(value: str | None) -> list[str]:

@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-from channels.discord.channel import DiscordChannel
-from gateway.settings import Settings
+from importlib import import_module
+from typing import Any
+
+# Exported lazily: ``channels.discord.spec`` is read at every start, and must not load the platform's SDK.
+_LAZY = {"DiscordChannel": "channels.discord.channel"}
 
 
-def build(settings: Settings) -> DiscordChannel:
-    """The Discord channel from ``DISCORD_BOT_TOKEN``, ``DISCORD_API_BASE_URL``, ``DISCORD_GATEWAY_URL``."""
-    if settings.discord_bot_token is None:
-        raise ValueError("DISCORD_BOT_TOKEN is not set; the Discord channel needs the bot's token")
-    return DiscordChannel(
-        settings.discord_bot_token.get_secret_value(),
-        api_base_url=settings.discord_api_base_url,
-        gateway_url=settings.discord_gateway_url,
-    )
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["DiscordChannel", "build"]
+__all__ = ["DiscordChannel"]

@@ -2,22 +2,17 @@
 
 from __future__ import annotations
 
-from channels.slack.channel import SlackChannel
-from gateway.settings import Settings
+from importlib import import_module
+from typing import Any
+
+# Exported lazily: ``channels.slack.spec`` is read at every start, and must not load the platform's SDK.
+_LAZY = {"SlackChannel": "channels.slack.channel"}
 
 
-def build(settings: Settings) -> SlackChannel:
-    """The Slack channel from ``SLACK_*`` settings (contract §4)."""
-    if settings.slack_bot_token is None:
-        raise ValueError("SLACK_BOT_TOKEN is not set")
-    secret = settings.slack_signing_secret
-    app_token = settings.slack_app_token
-    return SlackChannel(
-        settings.slack_bot_token.get_secret_value(),
-        signing_secret=secret.get_secret_value() if secret else None,
-        app_token=app_token.get_secret_value() if app_token else None,
-        api_url=settings.slack_api_url,
-    )
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["SlackChannel", "build"]
+__all__ = ["SlackChannel"]

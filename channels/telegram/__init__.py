@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
-from channels.telegram.channel import TelegramChannel
-from gateway.settings import Settings
+from importlib import import_module
+from typing import Any
+
+# Exported lazily: ``channels.telegram.spec`` is read at every start, and must not load the platform's SDK.
+_LAZY = {"TelegramChannel": "channels.telegram.channel"}
 
 
-def build(settings: Settings) -> TelegramChannel:
-    """The channel from ``TELEGRAM_*`` settings; a webhook URL without a valid secret is refused."""
-    if settings.telegram_bot_token is None:
-        raise ValueError("TELEGRAM_BOT_TOKEN is not set")
-    secret = settings.telegram_webhook_secret
-    return TelegramChannel(
-        settings.telegram_bot_token.get_secret_value(),
-        base_url=settings.telegram_base_url,
-        webhook_url=settings.telegram_webhook_url,
-        webhook_secret=secret.get_secret_value() if secret is not None else None,
-    )
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["TelegramChannel", "build"]
+__all__ = ["TelegramChannel"]

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gateway.audience import Audiences
 from gateway.errors import GatewayError
 from gateway.ratelimit import RateLimiter
-from gateway.settings import Settings
+
+if TYPE_CHECKING:
+    from channels.web.settings import WebSettings
 
 MAX_MESSAGE_CHARS = 16_000
 
@@ -25,7 +27,7 @@ class WebLimits:
     new_room_window_s: int = 3_600
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> WebLimits:
+    def from_settings(cls, settings: WebSettings) -> WebLimits:
         return cls(
             settings.threadgate_web_posts_per_name,
             settings.threadgate_web_posts_per_client,

@@ -66,7 +66,7 @@ async def readiness(runtime: Runtime) -> dict[str, dict[str, Any]]:
 
 
 async def _lease_check(lease: Lease) -> dict[str, Any]:
-    """A channel's long-lived connection (Socket Mode, polling, Discord gateway) runs under a lease:
+    """A channel's long-lived connection (a socket or a polling loop to its platform) runs under a lease:
     held here means this process runs it; held elsewhere is fine too; held by nobody means nobody does."""
     if lease.held:
         return {"ok": True, "detail": "connected here"}

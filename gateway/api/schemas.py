@@ -190,7 +190,7 @@ class AgentBody(Model):
     channels: list[Channel] | None = Field(
         default=None,
         max_length=100,
-        description="Channels whose people's messages go to this agent's tokens (slack:C0456, ...); "
+        description="Channels whose people's messages go to this agent's tokens (<platform>:<channel>); "
         "omitted keeps the current claims, [] drops them.",
     )
     approval: ApprovalPolicy = Field(default_factory=ApprovalPolicy)

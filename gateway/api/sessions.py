@@ -32,7 +32,7 @@ CallId = Annotated[str, Path(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9
 class SessionThreadBody(Model):
     """Where a new session's header goes (a channel, not a thread) and what it says."""
 
-    channel: str = Field(min_length=1, max_length=200, description="slack:C0456, telegram:-100123, …")
+    channel: str = Field(min_length=1, max_length=200, description="a channel, <platform>:<channel>")
     header: str = Field(min_length=1, max_length=500, description="e.g. Claude Code in api, session 1b2c")
 
 

@@ -8,10 +8,14 @@ Example (an agent asking a person in a chat thread, then acting on the answer)::
     from gateway.client import Threadgate
 
 
+    # A thread and a person as their platform spells them (docs/channels/plugins.md).
+    THREAD_ID, PERSON = "<platform>:<coordinates>", "<platform>:<person>"
+
+
     async def main() -> None:
         # THREADGATE_URL (default http://127.0.0.1:8787) and THREADGATE_TOKEN come from the environment.
         async with Threadgate() as tg:
-            run = await tg.create_run("web:ops-room", agent="ops", started_by="web:alice")
+            run = await tg.create_run(THREAD_ID, agent="ops", started_by=PERSON)
             target = await tg.ask(run.run_id, "Deploy where?", ["staging", "production"])
             if await tg.approve(run.run_id, "deploy", {"target": target[0]}):
                 await tg.post_message(run.thread_id, f"Deploying to {target[0]}.")

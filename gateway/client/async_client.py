@@ -71,7 +71,7 @@ class Threadgate:
     # Agent side ------------------------------------------------------------------------------------
 
     async def create_run(self, thread_id: str, agent: str, started_by: str | None = None) -> Run:
-        """Start a run in a thread (``web:<room>``, ``slack:<channel>:<ts>``, …)."""
+        """Start a run in a thread (``<platform>:<coordinates>``, as the platform spells it)."""
         return await self._run(calls.create_run(thread_id, agent, started_by))
 
     async def end_run(self, run_id: str) -> Run:
@@ -83,7 +83,7 @@ class Threadgate:
 
     async def session_thread(self, session_key: str, channel: str, header: str) -> str:
         """The thread of an agent session (e.g. ``claude-code:<session_id>``); the first call starts it by
-        posting ``header`` into ``channel`` (``slack:C0456``, ``telegram:-100123``, ``web:ops``, …)."""
+        posting ``header`` into ``channel`` (``<platform>:<channel>``)."""
         return await self._run(calls.session_thread(session_key, channel, header))
 
     async def session_call(self, session_key: str, call_id: str) -> str | None:

@@ -178,7 +178,7 @@ class Human:
                 thread = yield from calls.session_thread(key, target.session_channel, header)
             else:
                 raise HumanUnavailable(
-                    "nowhere to ask: set THREADGATE_SESSION_CHANNEL (e.g. slack:C0456) or THREADGATE_THREAD"
+                    "nowhere to ask: set THREADGATE_SESSION_CHANNEL (a channel) or THREADGATE_THREAD"
                 )
             run = yield from calls.create_run(thread, target.agent, target.started_by)
         except (httpx.HTTPError, ThreadgateError) as exc:

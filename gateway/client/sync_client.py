@@ -74,7 +74,7 @@ class Client:
     # Agent side ------------------------------------------------------------------------------------
 
     def create_run(self, thread_id: str, agent: str, started_by: str | None = None) -> Run:
-        """Start a run in a thread (``web:<room>``, ``slack:<channel>:<ts>``, …)."""
+        """Start a run in a thread (``<platform>:<coordinates>``, as the platform spells it)."""
         return self._run(calls.create_run(thread_id, agent, started_by))
 
     def end_run(self, run_id: str) -> Run:
@@ -86,7 +86,7 @@ class Client:
 
     def session_thread(self, session_key: str, channel: str, header: str) -> str:
         """The thread of an agent session (e.g. ``claude-code:<session_id>``); the first call starts it by
-        posting ``header`` into ``channel`` (``slack:C0456``, ``telegram:-100123``, ``web:ops``, …)."""
+        posting ``header`` into ``channel`` (``<platform>:<channel>``)."""
         return self._run(calls.session_thread(session_key, channel, header))
 
     def session_call(self, session_key: str, call_id: str) -> str | None:

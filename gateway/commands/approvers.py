@@ -7,7 +7,7 @@ from typing import Any
 
 from gateway.client import Threadgate
 from gateway.commands import Exit, emit_json, fail, run_api
-from gateway.ids import is_identity
+from gateway.ids import is_identity, person_examples
 
 
 def _bad_identities(identities: list[str]) -> list[str]:
@@ -18,7 +18,8 @@ def change_command(args: argparse.Namespace) -> int:
     bad = _bad_identities(args.identities)
     if bad:
         return fail(
-            f"not an identity: {', '.join(bad)} (use <platform>:<id>, such as slack:U0123ABC)", Exit.USAGE
+            f"not an identity: {', '.join(bad)} (use <platform>:<id>, such as {person_examples()})",
+            Exit.USAGE,
         )
 
     async def work(client: Threadgate) -> int:
@@ -72,7 +73,7 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
         )
         change.add_argument("agent", metavar="AGENT")
         change.add_argument(
-            "identities", nargs="+", metavar="IDENTITY", help="such as slack:U0123ABC, web:alice"
+            "identities", nargs="+", metavar="IDENTITY", help=f"such as {person_examples()}"
         )
         change.set_defaults(handler=change_command)
     listing = actions.add_parser("list", parents=[common], help="the agent's approvers")

@@ -7,8 +7,10 @@ import textwrap
 from datetime import UTC, datetime
 from typing import Any
 
+from gateway import platforms
 from gateway.client import Threadgate
 from gateway.commands import Exit, emit_json, fail, run_api
+from gateway.ids import thread_forms
 from gateway.models import Prompt, PromptKind, PromptState
 
 APPROVE_WORDS = {"approve", "approved", "yes", "y", "ok", "allow"}
@@ -163,10 +165,12 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
         "THREADGATE_URL with THREADGATE_TOKEN (an operator token answers; an agent token cancels).",
     )
     actions = prompts.add_subparsers(dest="action", required=True, metavar="ACTION")
+    people = [spec.person_example for spec in platforms.installed()] or ["<platform>:<id>"]
+    first, last = people[0], people[-1]
 
     listing = actions.add_parser("list", parents=[common], help="pending prompts, newest first")
     listing.add_argument("--agent", help="only this agent's prompts")
-    listing.add_argument("--thread", help="only this thread's prompt (a thread id such as web:ops)")
+    listing.add_argument("--thread", help=f"only this thread's prompt (a thread id such as {thread_forms()})")
     listing.add_argument("--limit", type=int, default=1000, help="at most this many (default 1000)")
     listing.set_defaults(handler=list_command)
 
@@ -181,9 +185,9 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
             width=100,
         ),
         epilog="examples:\n"
-        "  threadgate prompts answer prm_01J… --as slack:U0123ABC approve\n"
-        "  threadgate prompts answer prm_01J… --as web:alice 2\n"
-        "  threadgate prompts answer prm_01J… --as web:alice --answer q1=staging "
+        f"  threadgate prompts answer prm_01J… --as {first} approve\n"
+        f"  threadgate prompts answer prm_01J… --as {last} 2\n"
+        f"  threadgate prompts answer prm_01J… --as {last} --answer q1=staging "
         "--answer q2='KPI cards' --answer q2=Table --answer q3=dark",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

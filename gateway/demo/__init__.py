@@ -1,4 +1,5 @@
-"""``threadgate demo``: the gateway on the embedded store, the web chat, and a demo agent, on one machine."""
+"""``threadgate demo``: the gateway on the embedded store, the local chat platform and a demo agent, on
+one machine. The local platform is the installed spec that needs no outside service (``local=True``)."""
 
 from __future__ import annotations
 
@@ -15,8 +16,9 @@ import uvicorn
 
 from gateway.client import Threadgate
 from gateway.demo.agent import AGENT, DemoAgent
+from gateway.plugins import ChannelSpec, specs
 
-OPERATOR_IDENTITY = "web:operator"
+OPERATOR_NAME = "operator"
 
 
 class _Server(uvicorn.Server):
@@ -35,6 +37,16 @@ class Demo:
     room: str
     agent_token: str
     operator_token: str
+    platform: str  # the local platform's name: the prefix of the room's thread id and of the operator
+
+    @property
+    def thread_id(self) -> str:
+        return f"{self.platform}:{self.room}"
+
+    @property
+    def operator(self) -> str:
+        """The identity the inbox answers as: an approver of the demo agent."""
+        return f"{self.platform}:{OPERATOR_NAME}"
 
     @property
     def chat_url(self) -> str:
@@ -43,7 +55,7 @@ class Demo:
     @property
     def inbox_url(self) -> str:
         """The inbox, signed in through the URL fragment (never sent to the server, so never logged)."""
-        return f"{self.base_url}/inbox#token={quote(self.operator_token)}&as={quote(OPERATOR_IDENTITY)}"
+        return f"{self.base_url}/inbox#token={quote(self.operator_token)}&as={quote(self.operator)}"
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -76,15 +88,16 @@ async def running_demo(
     ``heartbeat_s`` paces idle event streams, ``poll_s`` the agent's long-polls; open streams and
     long-polls get ``grace_s`` to finish when the block ends.
     """
-    from channels.web import WebChannel
     from gateway.api import create_app
     from gateway.api.client_address import proxy_options
     from gateway.api.deps import ApiOptions
     from gateway.ids import parse_thread_id
+    from gateway.plugins import platform_settings
     from gateway.runtime import Runtime
     from gateway.settings import Settings
 
-    parse_thread_id(f"web:{room}")
+    local = local_spec()
+    parse_thread_id(f"{local.name}:{room}")
     agent_token, operator_token = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
     settings = Settings(
         _env_file=None,
@@ -92,10 +105,13 @@ async def running_demo(
         # One machine's playground: its agent token (never shown) may raise under any agent name.
         threadgate_api_tokens=f"demo-agent:agent:{agent_token}:*,demo-inbox:operator:{operator_token}",
         threadgate_webhooks=None,
-        threadgate_web_chat="open",
         threadgate_host=host,  # an allowed Host, with the loopback names
+        # The local chat: anyone on this machine picks a name (no token, whatever the environment says).
+        threadgate_web_chat="open",
+        threadgate_web_token=None,
+        threadgate_web_heartbeat_s=heartbeat_s,
     )
-    runtime = Runtime.build(settings, channels=[WebChannel(heartbeat_s=heartbeat_s)])
+    runtime = Runtime.build(settings, channels=[local.build(platform_settings(local, settings))])
     app = create_app(runtime, ApiOptions(sse_heartbeat_s=heartbeat_s))
     sock = bind(host, port)
     # Logging stays as the command configured it (log_level None). uvicorn types the grace as int but
@@ -112,13 +128,15 @@ async def running_demo(
             await asyncio.sleep(0.01)
         bound = sock.getsockname()[1]
         shown = _reachable(host)
-        demo = Demo(f"http://{shown}:{bound}", room, agent_token, operator_token)
+        demo = Demo(f"http://{shown}:{bound}", room, agent_token, operator_token, local.name)
         async with (
             Threadgate(demo.base_url, agent_token) as agent_client,
             Threadgate(demo.base_url, operator_token) as operator_client,
         ):
-            await operator_client.put_agent(AGENT, approvers=[OPERATOR_IDENTITY])
-            agent = asyncio.create_task(DemoAgent(agent_client, poll_s=poll_s).run(), name="threadgate.demo")
+            await operator_client.put_agent(AGENT, approvers=[demo.operator])
+            agent = asyncio.create_task(
+                DemoAgent(agent_client, platform=local.name, poll_s=poll_s).run(), name="threadgate.demo"
+            )
             try:
                 yield demo
             finally:
@@ -129,6 +147,14 @@ async def running_demo(
         server.should_exit = True
         await serving
         sock.close()
+
+
+def local_spec() -> ChannelSpec:
+    """The installed platform that runs with no outside service, or an error that says what to install."""
+    local = next((spec for spec in specs() if spec.local), None)
+    if local is None:
+        raise ValueError("no installed chat platform runs on this machine alone; reinstall threadgate")
+    return local
 
 
 def _reachable(host: str) -> str:
@@ -145,7 +171,7 @@ def banner(demo: Demo) -> str:
             f"  Chat:   {demo.chat_url}",
             "          pick a name and say hello; the demo agent walks you through every kind of prompt.",
             f"  Inbox:  {demo.inbox_url}",
-            f"          every pending prompt, answered as {OPERATOR_IDENTITY} (a demo agent approver).",
+            f"          every pending prompt, answered as {demo.operator} (a demo agent approver).",
             "",
             "Press Ctrl+C to stop.",
         ]
@@ -164,4 +190,4 @@ async def serve_demo(host: str, port: int, room: str) -> None:
         print("Stopping the demo…", flush=True)
 
 
-__all__ = ["OPERATOR_IDENTITY", "Demo", "banner", "running_demo", "serve_demo"]
+__all__ = ["OPERATOR_NAME", "Demo", "banner", "local_spec", "running_demo", "serve_demo"]

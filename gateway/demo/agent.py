@@ -140,7 +140,7 @@ TOUR: tuple[Step, ...] = (
 WELCOME = (
     "Hi {name}! I'm the demo agent. I'll ask you {count} prompts, one of each kind Threadgate supports, "
     "and echo back the structured answers I receive. Answer with the controls, or type a reply as you "
-    "would in Slack: an option's number or label, approve or deny, any text, name: value lines for the "
+    "would in any chat: an option's number or label, approve or deny, any text, name: value lines for the "
     "form, done for the link."
 )
 GOODBYE = "That's the whole tour. Say anything to start it again."
@@ -165,10 +165,14 @@ def echo_text(step: Step, prompt: Prompt) -> str:
 
 
 class DemoAgent:
-    """Starts the tour in any web thread where someone speaks while no tour runs there."""
+    """Starts the tour in any thread of ``platform`` (the demo's local chat) where someone speaks while no
+    tour runs there."""
 
-    def __init__(self, client: Threadgate, *, agent: str = AGENT, poll_s: float = 25.0) -> None:
+    def __init__(
+        self, client: Threadgate, *, platform: str, agent: str = AGENT, poll_s: float = 25.0
+    ) -> None:
         self.client = client
+        self.platform = platform
         self.agent = agent
         self.poll_s = poll_s
         self._tours: dict[str, asyncio.Task[None]] = {}
@@ -197,7 +201,7 @@ class DemoAgent:
     def _on_message(self, message: dict[str, Any]) -> None:
         thread_id = str(message.get("thread_id", ""))
         sender = message.get("sender")
-        if message.get("tag") or not thread_id.startswith("web:") or not sender:
+        if message.get("tag") or not thread_id.startswith(f"{self.platform}:") or not sender:
             return  # parked answers belong to a tour already; other channels are not the demo's
         running = self._tours.get(thread_id)
         if running is not None and not running.done():

@@ -27,7 +27,7 @@ from gateway.models import MAX_QUESTIONS, Prompt, PromptState
 
 SERVER_NAME = "threadgate"
 INSTRUCTIONS = (
-    "Ask a person in the team's chat (Slack, Telegram, Discord or the web chat) and wait for the answer. "
+    "Ask a person in the team's chat and wait for the answer. "
     "Use ask_user for decisions that are theirs to make, request_approval before a risky action."
 )
 BY_POLICY = "Allowed by the agent's approval policy; nobody was asked."

@@ -16,6 +16,7 @@ async def thread_for(tg: Threadgate, target: Target, *, key: str, header: str) -
         return target.thread
     if target.session_channel is None:
         raise NotConfigured(
-            "Set THREADGATE_SESSION_CHANNEL (e.g. slack:C0456) or THREADGATE_THREAD to say where to ask."
+            "Set THREADGATE_SESSION_CHANNEL (a channel, <platform>:<channel>) or THREADGATE_THREAD to say "
+            "where to ask."
         )
     return await tg.session_thread(key, target.session_channel, header)

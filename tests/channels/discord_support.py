@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from channels.discord import DiscordChannel, build
+from channels.discord import DiscordChannel
 from gateway.models import PromptKind, PromptRequest, Question, RunRequest
 from gateway.runtime import Runtime
 from gateway.service import Gateway
@@ -18,6 +18,7 @@ from gateway.settings import Settings
 from gateway.store import keys
 from tests.fakes.discord import FakeDiscord
 from tests.support.feeds import feed_entries
+from tests.support.platforms import build_channel, own_settings
 
 CHANNEL_ID = 111_111_111_111_111_111
 GUILD_ID = 222_222_222_222_222_222
@@ -59,13 +60,13 @@ async def discord_gateway(
 ) -> AsyncIterator[Runtime]:
     """A started gateway process whose only channel is Discord, built from settings like ``serve`` does."""
     settings = discord_settings(fake, redis_url)
-    channel = build(settings)
+    channel = build_channel("discord", settings)
     if channel_options:
-        assert settings.discord_bot_token is not None
+        own = own_settings("discord", settings)
         channel = DiscordChannel(
-            settings.discord_bot_token.get_secret_value(),
-            api_base_url=settings.discord_api_base_url,
-            gateway_url=settings.discord_gateway_url,
+            own.discord_bot_token.get_secret_value(),
+            api_base_url=own.discord_api_base_url,
+            gateway_url=own.discord_gateway_url,
             **channel_options,
         )
     runtime = Runtime.build(settings, channels=[channel])

@@ -7,7 +7,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from channels.slack import SlackChannel, build
+from channels.slack import SlackChannel
 from gateway.api import create_app
 from gateway.backoff import Retry
 from gateway.models import (
@@ -26,6 +26,7 @@ from gateway.store import keys
 from tests.channels.conftest import serve_app
 from tests.fakes.slack import FakeSlack, message_event
 from tests.support.feeds import feed_entries
+from tests.support.platforms import build_channel
 
 CHANNEL = "C0TEAM"
 ALICE, BOB, EVE = "U0ALICE", "U0BOB", "U0EVE"
@@ -126,7 +127,7 @@ async def slack_gateway(
         slack_api_url=fake.api_url,
         threadgate_lease_ttl_ms=lease_ttl_ms,
     )
-    channel = build(settings)
+    channel = build_channel("slack", settings)
     if max_inline_wait is not None:
         channel.max_inline_wait = channel.identity.max_wait = max_inline_wait
     if identity_retry is not None:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import uvicorn
 
-from channels.telegram import TelegramChannel, build
+from channels.telegram import TelegramChannel
 from gateway.api import create_app
 from gateway.models import Prompt, PromptRequest, RunRequest
 from gateway.runtime import Runtime
@@ -18,6 +18,7 @@ from gateway.settings import Settings
 from gateway.store import keys
 from tests.fakes.telegram import FakeTelegram
 from tests.support.feeds import feed_entries
+from tests.support.platforms import build_channel
 from tests.support.redis_server import free_port
 
 TOKEN = "424242:fake-token-for-tests"
@@ -96,7 +97,7 @@ async def telegram_gateway(
 ) -> AsyncIterator[Runtime]:
     """A started runtime whose only channel is Telegram (built from settings), pointed at ``fake``."""
     settings = settings_for(fake, redis_url, **overrides)
-    runtime = Runtime.build(settings, channels=[build(settings)])
+    runtime = Runtime.build(settings, channels=[build_channel("telegram", settings)])
     await runtime.start()
     try:
         if wait_polling:
@@ -176,6 +177,6 @@ async def webhook_gateway(
     """The gateway served over HTTP in webhook mode (its lifespan starts the channel) and its base URL."""
     port, overrides = webhook_settings(secret)
     settings = settings_for(fake, redis_url, **overrides)
-    runtime = Runtime.build(settings, channels=[build(settings)])
+    runtime = Runtime.build(settings, channels=[build_channel("telegram", settings)])
     async with serving(runtime, port) as base_url:
         yield runtime, base_url

@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from channels.discord import build
 from channels.discord.choices import NOT_ON_A_FORM
 from gateway import notices
 from gateway.lease import Lease
@@ -30,6 +29,7 @@ from tests.channels.discord_support import (
     start_run,
 )
 from tests.fakes.discord import FakeDiscord, Interaction
+from tests.support.platforms import build_channel
 
 fake = discord_support.fake
 runtime = discord_support.runtime
@@ -438,7 +438,7 @@ async def overlapping_process(fake: FakeDiscord, redis_url: str) -> AsyncIterato
     """A second gateway process that holds its own gateway session too, as during a lease handover
     (the old holder not yet gone when the new one connects)."""
     settings = discord_settings(fake, redis_url)
-    runtime = Runtime.build(settings, channels=[build(settings)])
+    runtime = Runtime.build(settings, channels=[build_channel("discord", settings)])
     runtime.gateway.sweep_interval = 0.2
     runtime.lease = lambda name: Lease(  # type: ignore[method-assign]
         runtime.connection.client, f"{name}:overlap", ttl_ms=settings.threadgate_lease_ttl_ms

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from channels.slack import SlackChannel, build
+from channels.slack import SlackChannel
 from channels.slack.render import escape
 from gateway.channel import ChannelContext, ChannelError
 from gateway.ids import parse_thread_id
@@ -20,6 +20,7 @@ from gateway.service import Received
 from gateway.settings import Settings
 from tests.fakes.slack import FakeSlack
 from tests.support.new_kinds import FORM, FORM_TEXT, URL, URL_TEXT, prompt_of
+from tests.support.platforms import build_channel
 
 THREAD = parse_thread_id("slack:C0TEAM:1712345678.000100")
 LONG = ThreadItem(type="message", content=[TextContent(text="word " * 7_999 + "word")] * 3)
@@ -116,10 +117,12 @@ async def test_private_notice_needs_a_slack_identity(fake_slack: FakeSlack) -> N
 
 
 def test_events_endpoint_is_served_only_with_a_signing_secret() -> None:
-    both = build(
+    both = build_channel("slack",
         Settings(_env_file=None, slack_bot_token="xoxb-1", slack_signing_secret="s", slack_app_token="xapp-1")
     )
-    socket_only = build(Settings(_env_file=None, slack_bot_token="xoxb-1", slack_app_token="xapp-1"))
+    socket_only = build_channel(
+        "slack", Settings(_env_file=None, slack_bot_token="xoxb-1", slack_app_token="xapp-1")
+    )
     assert [getattr(route, "path", None) for route in both.routes()] == ["/slack/events"]
     assert socket_only.routes() == []
 

@@ -7,7 +7,7 @@ from typing import Any, cast
 import pytest
 import redis.asyncio
 
-from channels.telegram import TelegramChannel, build
+from channels.telegram import TelegramChannel
 from gateway import notices
 from gateway.channel import ChannelContext, InboundSink
 from gateway.errors import GatewayError
@@ -34,6 +34,7 @@ from tests.channels.telegram_support import (
 )
 from tests.fakes.telegram import FakeTelegram
 from tests.support.new_kinds import FORM, FORM_TEXT, URL, URL_TEXT
+from tests.support.platforms import build_channel
 
 pytestmark = [
     pytest.mark.redis,
@@ -337,7 +338,7 @@ async def test_two_gateways_on_one_redis_poll_one_at_a_time_and_the_second_takes
     fake: FakeTelegram, redis_url: str
 ) -> None:
     settings = settings_for(fake, redis_url)
-    first = Runtime.build(settings, channels=[build(settings)])
+    first = Runtime.build(settings, channels=[build_channel("telegram", settings)])
     await first.start()
     await fake.wait_for(lambda: bool(fake.calls_of("getUpdates")))
     async with telegram_gateway(fake, redis_url, wait_polling=False) as second:

@@ -8,7 +8,6 @@ from typing import Any
 import httpx
 import pytest
 
-from channels.telegram import build
 from gateway.models import PromptState
 from gateway.runtime import Runtime
 from tests.channels import telegram_support
@@ -24,6 +23,7 @@ from tests.channels.telegram_support import (
     webhook_gateway,
 )
 from tests.fakes.telegram import FakeTelegram
+from tests.support.platforms import build_channel
 
 pytestmark = pytest.mark.redis
 SECRET = "s3cret-Token_1"
@@ -129,7 +129,7 @@ def test_a_webhook_url_without_a_secret_is_refused_at_start_up() -> None:
     settings = settings_for(fake, None, telegram_webhook_url="https://gw.example.com/telegram/webhook")
 
     with pytest.raises(ValueError, match="TELEGRAM_WEBHOOK_SECRET"):
-        build(settings)
+        build_channel("telegram", settings)
 
 
 def test_a_webhook_secret_telegram_would_refuse_is_refused_at_start_up() -> None:
@@ -140,4 +140,4 @@ def test_a_webhook_secret_telegram_would_refuse_is_refused_at_start_up() -> None
     }
 
     with pytest.raises(ValueError, match="A-Z, a-z, 0-9"):
-        build(settings_for(fake, None, **overrides))
+        build_channel("telegram", settings_for(fake, None, **overrides))

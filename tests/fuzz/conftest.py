@@ -13,15 +13,13 @@ import httpx
 import pytest
 import uvicorn
 
-from channels.slack import build as build_slack
-from channels.telegram import build as build_telegram
-from channels.web import build as build_web
 from gateway.api import create_app
 from gateway.api.deps import ApiOptions
 from gateway.runtime import Runtime
 from gateway.settings import Settings
 from tests.fakes.slack import FakeSlack
 from tests.fakes.telegram import FakeTelegram
+from tests.support.platforms import build_channel
 from tests.support.redis_server import RedisServer, free_port
 
 AGENT_TOKEN = "fuzz-agent-token-5b2d"
@@ -79,7 +77,7 @@ class IngressGateway:
             threadgate_web_chat="on",
             threadgate_web_token=WEB_TOKENS,
         )
-        channels = [build_slack(settings), build_telegram(settings), build_web(settings)]
+        channels = [build_channel(name, settings) for name in ("slack", "telegram", "web")]
         runtime = Runtime.build(settings, channels=list(channels))
         config = uvicorn.Config(
             create_app(runtime, OPTIONS), host="127.0.0.1", port=port, log_level="warning"

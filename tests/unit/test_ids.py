@@ -69,7 +69,12 @@ def test_invalid_thread_id_message_shows_the_forms_that_work() -> None:
     with pytest.raises(GatewayError) as refused:
         parse_thread_id("teams:19abc")
     message = refused.value.message
-    for form in ("slack:<channel>:<thread_ts>", "telegram:<chat_id>", "discord:<channel_id>", "web:<room>"):
+    for form in (
+        "slack:<channel_id>:<thread_ts>",
+        "telegram:<chat_id>[:<topic_id>]",
+        "discord:<channel_id>",
+        "web:<room>",
+    ):
         assert form in message
     assert refused.value.envelope()["error"]["code"] == "INVALID_THREAD_ID"
 

@@ -208,13 +208,14 @@ def test_a_malformed_token_setting_is_refused_with_its_entry_number() -> None:
 
 
 def test_web_chat_on_refuses_to_start_without_a_token() -> None:
-    from channels.web import build
     from gateway.settings import Settings
+    from tests.support.platforms import build_channel
 
     with pytest.raises(ValueError, match="THREADGATE_WEB_TOKEN"):
-        build(Settings(_env_file=None, threadgate_web_chat="true"))
-    assert build(Settings(_env_file=None, threadgate_web_chat="open")).access.open
-    assert not build(
+        build_channel("web", Settings(_env_file=None, threadgate_web_chat="true"))
+    assert build_channel("web", Settings(_env_file=None, threadgate_web_chat="open")).access.open
+    assert not build_channel(
+        "web",
         Settings(_env_file=None, threadgate_web_chat="on", threadgate_web_token="alice:s3cret")
     ).access.open
 

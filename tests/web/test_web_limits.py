@@ -9,10 +9,11 @@ from typing import Any
 import httpx
 import pytest
 
-from channels.web import WebLimits, build
+from channels.web import WebLimits
 from channels.web.limits import MAX_MESSAGE_CHARS
 from gateway.settings import Settings
 from tests.support.new_kinds import FORM
+from tests.support.platforms import build_channel
 from tests.web.conftest import AGENT_AUTH, raise_prompt, start_run, web_gateway
 
 ROOMY = WebLimits(posts_per_name=100, posts_per_client=100, new_rooms_per_client=100)
@@ -166,5 +167,5 @@ def test_web_limits_come_from_their_settings() -> None:
         threadgate_web_new_rooms_per_client=3,
         threadgate_web_new_room_window_s=600,
     )
-    assert build(settings).limits == WebLimits(5, 7, 30, 3, 600)
-    assert build(Settings(_env_file=None, threadgate_web_chat="open")).limits == WebLimits()
+    assert build_channel("web", settings).limits == WebLimits(5, 7, 30, 3, 600)
+    assert build_channel("web", Settings(_env_file=None, threadgate_web_chat="open")).limits == WebLimits()

@@ -1,0 +1,32 @@
+"""``threadgate doctor`` for Discord: the bot token asked who it is."""
+
+from __future__ import annotations
+
+import asyncio
+
+from channels.discord.settings import DiscordSettings
+from channels.doctor import TIMEOUT_S, secret_text, unreachable
+from gateway.checks import Check
+
+
+async def check(settings: DiscordSettings) -> list[Check]:
+    """``GET /users/@me`` with the bot token, through discord.py's own HTTP client."""
+    import discord
+
+    from channels.discord.channel import point_discord_py_at
+
+    token = secret_text(settings.discord_bot_token)
+    if not token:
+        return []
+    point_discord_py_at(settings.discord_api_base_url, settings.discord_gateway_url)
+    http = discord.http.HTTPClient(asyncio.get_running_loop())
+    try:
+        async with asyncio.timeout(TIMEOUT_S):
+            me = await http.static_login(token)
+        return [Check.ok("discord", f"bot token works: {me.get('username')}")]
+    except discord.LoginFailure:
+        return [Check.fail("discord", "Discord refused DISCORD_BOT_TOKEN; reset it in the developer portal")]
+    except (discord.HTTPException, TimeoutError, OSError) as exc:
+        return [unreachable("discord", "DISCORD_API_BASE_URL", settings.discord_api_base_url, exc)]
+    finally:
+        await http.close()

@@ -1,0 +1,53 @@
+"""Discord as a Threadgate platform: its grammar, settings and checks. Imports no Discord SDK."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from channels.discord.settings import DiscordSettings
+from gateway.checks import Check
+from gateway.plugins import ChannelSpec
+
+if TYPE_CHECKING:
+    from channels.discord.channel import DiscordChannel
+
+
+def build(settings: DiscordSettings) -> DiscordChannel:
+    """The Discord channel from ``DISCORD_BOT_TOKEN``, ``DISCORD_API_BASE_URL``, ``DISCORD_GATEWAY_URL``."""
+    from channels.discord.channel import DiscordChannel
+
+    if settings.discord_bot_token is None:
+        raise ValueError("DISCORD_BOT_TOKEN is not set; the Discord channel needs the bot's token")
+    return DiscordChannel(
+        settings.discord_bot_token.get_secret_value(),
+        api_base_url=settings.discord_api_base_url,
+        gateway_url=settings.discord_gateway_url,
+    )
+
+
+async def doctor(settings: DiscordSettings) -> list[Check]:
+    from channels.discord.doctor import check
+
+    return await check(settings)
+
+
+def enabled(settings: DiscordSettings) -> bool:
+    return settings.discord_bot_token is not None
+
+
+SPEC = ChannelSpec(
+    name="discord",
+    title="Discord",
+    threads=re.compile(r"discord:(?P<channel>\d{5,25})", re.ASCII),
+    channels=re.compile(r"discord:(?P<channel>\d{5,25})", re.ASCII),
+    people=re.compile(r"discord:[^\s]{1,128}"),
+    thread_example="discord:<channel_id>",
+    channel_example="discord:<channel_id>",
+    person_example="discord:80351110224678912",
+    settings=DiscordSettings,
+    enabled=enabled,
+    build=build,
+    doctor=doctor,
+    secrets=(re.compile(r"[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,}"),),
+)

@@ -1,0 +1,71 @@
+"""The web chat as a Threadgate platform: served by the gateway itself, so ``threadgate demo`` runs it."""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import TYPE_CHECKING
+
+from channels.web.settings import WebSettings
+from gateway.checks import Check
+from gateway.logs import event
+from gateway.plugins import ChannelSpec
+
+if TYPE_CHECKING:
+    from channels.web.channel import WebChannel
+
+_ROOM = r"web:(?P<room>[A-Za-z0-9_-]{1,64})"
+
+
+def build(settings: WebSettings) -> WebChannel:
+    """The channel for ``threadgate serve``: sign-in by ``THREADGATE_WEB_TOKEN``.
+
+    ``THREADGATE_WEB_CHAT=on`` refuses to start without a token; ``open`` lets anyone who reaches the
+    page pick a name (a trusted network only), and says so in a warning.
+    """
+    from channels.web.channel import WebChannel
+    from channels.web.limits import WebLimits
+
+    tokens = settings.threadgate_web_token.get_secret_value() if settings.threadgate_web_token else None
+    if tokens is None and settings.threadgate_web_chat != "open":
+        raise ValueError(
+            "THREADGATE_WEB_CHAT is on but THREADGATE_WEB_TOKEN is unset: set a token (name:token entries, "
+            "or a bare token), or THREADGATE_WEB_CHAT=open to let anyone who reaches the page pick a name"
+        )
+    channel = WebChannel(
+        tokens, heartbeat_s=settings.threadgate_web_heartbeat_s, limits=WebLimits.from_settings(settings)
+    )
+    if channel.access.open:
+        event(
+            "web.open_sign_in",
+            logging.WARNING,
+            warning="THREADGATE_WEB_TOKEN is unset: anyone who reaches /chat/<room> may post under any name",
+        )
+    return channel
+
+
+async def doctor(settings: WebSettings) -> list[Check]:
+    from channels.web.doctor import check
+
+    return await check(settings)
+
+
+def enabled(settings: WebSettings) -> bool:
+    return settings.threadgate_web_chat != "off"
+
+
+SPEC = ChannelSpec(
+    name="web",
+    title="the web chat",
+    threads=re.compile(_ROOM, re.ASCII),
+    channels=re.compile(_ROOM, re.ASCII),
+    people=re.compile(r"web:[^\s]{1,128}"),
+    thread_example="web:<room>",
+    channel_example="web:<room>",
+    person_example="web:alice",
+    settings=WebSettings,
+    enabled=enabled,
+    build=build,
+    doctor=doctor,
+    local=True,
+)

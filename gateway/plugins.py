@@ -1,0 +1,93 @@
+"""A chat platform is a plugin: a ``ChannelSpec`` found through the ``threadgate.channels`` entry points.
+
+A package exports one spec from a light module (no platform SDK imported at module level) and names it in
+its ``pyproject.toml``::
+
+    [project.entry-points."threadgate.channels"]
+    acme = "acme_threadgate.spec:SPEC"
+
+The core reads thread ids, channel references, identities, settings, doctor checks and log redaction from
+the specs; it names no platform itself (docs/channels/plugins.md).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from gateway import platforms
+from gateway.checks import Check
+
+if TYPE_CHECKING:
+    from gateway.channel import ChannelRuntime
+    from gateway.settings import Settings
+
+
+class PlatformSettings(BaseSettings):
+    """A base for a platform's settings: read like the core's (environment, then ``.env``; blank is unset)."""
+
+    model_config = SettingsConfigDict(
+        env_file=".env", env_file_encoding="utf-8", extra="ignore", env_ignore_empty=True
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelSpec:
+    """One platform: its grammar, its settings and how to build, check and redact it."""
+
+    name: str  # the prefix of its thread ids, channel references and identities
+    title: str  # for people: "Acme Chat"
+    threads: re.Pattern[str]  # fullmatch of a thread id; its groups are the coordinates (ThreadRef.parts)
+    channels: re.Pattern[str]  # fullmatch of a channel reference where a session's header starts a thread
+    people: re.Pattern[str]  # fullmatch of a person's identity
+    thread_example: str  # "acme:<room_id>:<thread_id>", in error messages
+    channel_example: str
+    person_example: str
+    settings: type[BaseSettings]  # its own environment variables
+    enabled: Callable[[Any], bool]  # from an instance of ``settings``: whether to run it
+    build: Callable[[Any], ChannelRuntime]  # imports the platform's SDK here, lazily
+    doctor: Callable[[Any], Awaitable[list[Check]]] | None = None
+    secrets: tuple[re.Pattern[str], ...] = ()  # token shapes the logs redact
+    local: bool = False  # needs no outside service: what ``threadgate demo`` serves
+
+
+def specs() -> tuple[ChannelSpec, ...]:
+    """Every installed platform's spec, sorted by name (entry points are loaded once)."""
+    return tuple(found for found in platforms.installed() if isinstance(found, ChannelSpec))
+
+
+def spec_for(name: str) -> ChannelSpec | None:
+    found = platforms.platform(name)
+    return found if isinstance(found, ChannelSpec) else None
+
+
+def register(spec: ChannelSpec) -> None:
+    """Install a spec that no entry point names (a test's fake platform, an embedding application's own)."""
+    platforms.add(spec)
+
+
+def unregister(name: str) -> None:
+    platforms.remove(name)
+
+
+def platform_settings(spec: ChannelSpec, settings: Settings) -> BaseSettings:
+    """The spec's settings from the environment and ``.env``, overridden by same-named keyword arguments
+    given to the core ``Settings(...)`` (``Settings(slack_bot_token=…)``)."""
+    extras = settings.model_extra or {}
+    given = {name: value for name, value in extras.items() if name in spec.settings.model_fields}
+    return spec.settings(**given)
+
+
+def enabled_specs(settings: Settings) -> list[tuple[ChannelSpec, BaseSettings]]:
+    """The specs whose settings say to run them, each with its settings."""
+    chosen = ((spec, platform_settings(spec, settings)) for spec in specs())
+    return [(spec, own) for spec, own in chosen if spec.enabled(own)]
+
+
+def build_channels(settings: Settings) -> list[ChannelRuntime]:
+    """The channels whose settings are present. A platform's SDK is imported only when it is configured."""
+    return [spec.build(own) for spec, own in enabled_specs(settings)]
