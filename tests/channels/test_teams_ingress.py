@@ -98,7 +98,9 @@ async def test_a_valid_token_lets_the_message_through(gw: TeamsGateway) -> None:
     assert (entry["text"], entry["sender"]) == ("deploy it", identity("alice"))
 
 
-async def test_keys_are_cached_and_an_unknown_key_refetches_them_at_most_once_in_a_while(gw: TeamsGateway) -> None:
+async def test_keys_are_cached_and_an_unknown_key_refetches_them_at_most_once_in_a_while(
+    gw: TeamsGateway,
+) -> None:
     now = [1000.0]
     gw.channel.auth.clock = lambda: now[0]
     for _ in range(3):
