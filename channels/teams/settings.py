@@ -13,7 +13,9 @@ GLOBAL_SERVICE_URL = "https://smba.trafficmanager.net/teams/"
 class TeamsSettings(BaseSettings):
     """The Azure bot's credentials and the Bot Framework endpoints it talks to."""
 
-    model_config = SettingsConfigDict(env_file=".env", extra="ignore")
+    model_config = SettingsConfigDict(
+        env_file=".env", env_file_encoding="utf-8", extra="ignore", env_ignore_empty=True
+    )
 
     teams_app_id: str | None = None
     teams_app_password: SecretStr | None = None

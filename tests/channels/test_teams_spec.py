@@ -115,3 +115,12 @@ async def test_doctor_fetches_a_token_and_says_what_failed() -> None:
     [unreachable] = await doctor(settings)
     assert unreachable.status == "fail" and "could not be reached" in unreachable.detail
     assert await doctor(TeamsSettings(_env_file=None)) == []
+
+
+def test_empty_variables_keep_the_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``.env.example`` lists every knob empty: an empty one means the default, not an empty URL."""
+    monkeypatch.setenv("TEAMS_OPENID_METADATA_URL", "")
+    monkeypatch.setenv("TEAMS_SERVICE_URL", "")
+    settings = TeamsSettings(_env_file=None)
+    assert settings.teams_openid_metadata_url.startswith("https://login.botframework.com/")
+    assert settings.teams_service_url == "https://smba.trafficmanager.net/teams/"
