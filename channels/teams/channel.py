@@ -1,0 +1,185 @@
+"""The Teams channel: activities in at ``POST /teams/messages``, items out through the Bot Connector."""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from typing import Any
+
+from microsoft_teams.api.activities import ActivityTypeAdapter
+from microsoft_teams.api.activities.invoke.adaptive_card import AdaptiveCardInvokeActivity
+from microsoft_teams.api.activities.message import MessageActivity
+from pydantic import ValidationError
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from channels.teams.auth import ConnectorAuth, KeysUnavailable, Unauthorized
+from channels.teams.cards import card_activity, render_item, settled_card
+from channels.teams.connector import Connector
+from channels.teams.inbound import Origin, origin, to_inbound
+from channels.teams.notices import ANSWERED_BY, MISMATCH_NOTICE
+from channels.teams.presses import message_response, safely
+from channels.teams.threads import PREFIX, conversation_of
+from gateway.channel import ChannelContext, MessageRef
+from gateway.errors import GatewayError
+from gateway.ids import ThreadRef
+from gateway.jsonbody import is_json_media_type, parse_json, unsupported_media_type
+from gateway.logs import event, failure
+from gateway.models import PromptState, ThreadItem
+
+MESSAGES_PATH = "/teams/messages"
+MAX_ACTIVITY_BYTES = 256 * 1024  # Teams caps a message at about 28 KB; a card press is smaller still
+NAME_MEMORY = 10_000
+UNAUTHORIZED = GatewayError(
+    "UNAUTHORIZED",
+    "Missing or invalid Bot Connector token: activities must come from the Bot Framework.",
+    401,
+)
+KEYS_UNAVAILABLE = GatewayError(
+    "UNAVAILABLE", "The Bot Framework's signing keys cannot be fetched just now; deliver it again.", 503
+)
+_HANDLED = ("message", "invoke")
+
+
+def _refused(error: GatewayError) -> Response:
+    headers = {"Retry-After": "10"} if error.status == 503 else None
+    return JSONResponse(error.envelope(), status_code=error.status, headers=headers)
+
+
+class TeamsChannel:
+    """Microsoft Teams over the Bot Connector.
+
+    Thread ids are ``teams:<conversation id>`` (see ``threads``); a pending prompt is an Adaptive Card
+    whose ``Action.Execute`` presses arrive as invokes (``presses``); once it settles its card is updated
+    to show the outcome and who, with no controls left.
+    """
+
+    platform = "teams"
+
+    def __init__(self, auth: ConnectorAuth, connector: Connector) -> None:
+        self.auth = auth
+        self.connector = connector
+        self._context: ChannelContext | None = None
+        # Display names of people heard from, to show who settled a card (else their identity).
+        self._names: OrderedDict[str, str] = OrderedDict()
+
+    async def start(self, context: ChannelContext) -> None:
+        self._context = context
+
+    async def stop(self) -> None:
+        self._context = None
+        await self.auth.close()
+        await self.connector.close()
+
+    def routes(self) -> list[BaseRoute]:
+        return [Route(MESSAGES_PATH, self._receive, methods=["POST"])]
+
+    # Outbound --------------------------------------------------------------------------------------
+
+    async def post(self, thread: ThreadRef, item: ThreadItem) -> MessageRef:
+        """Post ``item`` into the conversation; a channel thread's replies go under its root message."""
+        activity_id = await self.connector.send(conversation_of(thread.thread_id), render_item(item))
+        return MessageRef(thread.thread_id, activity_id)
+
+    async def edit(self, ref: MessageRef, item: ThreadItem) -> None:
+        """Replace a settled prompt's card: its text, the outcome and who answered, no controls."""
+        card = settled_card(item, await self._answered_by(item))
+        await self.connector.update(
+            conversation_of(ref.thread_id), ref.message_id, card_activity(card, item.text)
+        )
+
+    async def _answered_by(self, item: ThreadItem) -> str | None:
+        prompt = item.metadata.get("prompt") or {}
+        if prompt.get("prompt_state") != PromptState.ANSWERED or self._context is None:
+            return None
+        try:
+            stored = await self._context.sink.get_prompt(str(prompt.get("prompt_id")))
+        except Exception:  # the card still shows how it settled
+            return None
+        who = stored.answered_by
+        return ANSWERED_BY.format(who=self._names.get(who, who)) if who else None
+
+    # Inbound ---------------------------------------------------------------------------------------
+
+    async def _receive(self, request: Request) -> Response:
+        """Check the Bot Connector's token on the raw request, then read the activity and handle it."""
+        body = await request.body()
+        if len(body) > MAX_ACTIVITY_BYTES:
+            return _refused(
+                GatewayError("PAYLOAD_TOO_LARGE", f"An activity is at most {MAX_ACTIVITY_BYTES} bytes.", 413)
+            )
+        try:
+            verified = await self.auth.verify(request.headers.get("authorization"))
+        except Unauthorized as exc:
+            event("teams.unauthorized", logging.INFO, reason=str(exc))
+            return _refused(UNAUTHORIZED)
+        except KeysUnavailable as exc:
+            event("teams.keys_unavailable", logging.WARNING, error=str(exc))
+            return _refused(KEYS_UNAVAILABLE)
+        content_type = request.headers.get("content-type")
+        if not is_json_media_type(content_type):
+            return _refused(unsupported_media_type(content_type))
+        try:
+            payload = parse_json(body)
+        except GatewayError as exc:
+            return _refused(exc)
+        if not isinstance(payload, dict):
+            return _refused(GatewayError("VALIDATION_FAILED", "An activity is a JSON object.", 400))
+        try:
+            verified.check_activity(payload.get("channelId"), payload.get("serviceUrl"))
+        except Unauthorized as exc:
+            event("teams.unauthorized", logging.INFO, reason=str(exc))
+            return _refused(UNAUTHORIZED)
+        if payload.get("type") not in _HANDLED:
+            return Response(status_code=200)  # conversation updates, reactions, typing: nothing to do
+        try:
+            activity = ActivityTypeAdapter.validate_python(payload)
+        except ValidationError as exc:
+            # Signed by the Bot Framework but not a shape we read: delivered again, it would fail again.
+            event("teams.activity.unreadable", logging.WARNING, kind=str(payload.get("type")), **failure(exc))
+            if payload.get("type") == "invoke":
+                return JSONResponse(message_response(MISMATCH_NOTICE))
+            return Response(status_code=200)
+        return await self._handle(activity)
+
+    async def _handle(self, activity: Any) -> Response:
+        context = self._context
+        if context is None:  # not started yet: the Bot Connector delivers it again
+            return _refused(GatewayError("UNAVAILABLE", "The Teams channel is not running yet.", 503))
+        where = origin(activity.conversation, activity.id, activity.from_.aad_object_id, activity.from_.name)
+        if where is not None:  # the serviceUrl was checked against the token: replies may go there
+            self.connector.learn(conversation_of(where.thread_id), activity.service_url)
+            if where.name:
+                self._remember_name(where)
+        if isinstance(activity, AdaptiveCardInvokeActivity):
+            if where is None:
+                return JSONResponse(message_response(MISMATCH_NOTICE))
+            return JSONResponse(await safely(context.sink, activity, where))
+        if not isinstance(activity, MessageActivity) or where is None:
+            return Response(status_code=200)
+        message = to_inbound(activity, where)
+        if message is None:
+            return Response(status_code=200)
+        try:
+            received = await context.sink.receive(message)
+        except GatewayError as exc:
+            if exc.status < 500:  # the core refused it: delivered again, it would be refused again
+                event("teams.inbound.refused", logging.WARNING, error=exc.code)
+                return Response(status_code=200)
+            return _refused(exc)
+        except Exception as exc:  # the store is away: the Bot Connector delivers it again
+            event("teams.inbound.failed", logging.WARNING, **failure(exc))
+            return _refused(GatewayError("UNAVAILABLE", "The activity could not be taken just now.", 503))
+        event("teams.inbound", thread_id=message.thread_id, outcome=received.outcome.value)
+        return Response(status_code=200)
+
+    def _remember_name(self, where: Origin) -> None:
+        assert where.name is not None
+        self._names[where.sender] = where.name
+        self._names.move_to_end(where.sender)
+        while len(self._names) > NAME_MEMORY:
+            self._names.popitem(last=False)
+
+
+__all__ = ["PREFIX", "TeamsChannel"]

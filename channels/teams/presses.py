@@ -1,0 +1,107 @@
+"""Presses on a prompt's card: decoded, handed to the core, answered with the invoke response.
+
+Stateless: everything a press means is in its ``Action.Execute`` data and the stored prompt, so a card
+posted by another process, or before a restart, answers the same. The core decides who may answer,
+dedupes by the invoke's activity id, and lets the first answer win; the invoke response (seen by the
+presser alone) is the settled card once the press settled the prompt, else a private notice.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from microsoft_teams.api.activities.invoke.adaptive_card import AdaptiveCardInvokeActivity
+from microsoft_teams.api.models.adaptive_card import (
+    AdaptiveCardActionCardResponse,
+    AdaptiveCardActionMessageResponse,
+)
+
+from channels.teams.cards import settled_card
+from channels.teams.control_ids import REF_KEY, decode, verb_of
+from channels.teams.inbound import Origin
+from channels.teams.notices import (
+    ANSWERED_BY,
+    DECLINED_BY,
+    FAILED_NOTICE,
+    MISMATCH_NOTICE,
+    outcome_notice,
+    stale_notice,
+)
+from channels.teams.reading import read_press, structured
+from gateway.channel import InboundSink
+from gateway.errors import GatewayError
+from gateway.logs import event
+from gateway.models import MAX_TEXT_CHARS, InboundMessage, Prompt
+from gateway.outcomes import Outcome
+from gateway.render import answers_summary, settled_prompt_item
+
+DECLINE_TEXT = "decline"  # what a Decline press is logged with; the press itself says decline
+
+
+def message_response(text: str) -> dict[str, Any]:
+    """An invoke response showing ``text`` to the presser alone."""
+    return AdaptiveCardActionMessageResponse(value=text).model_dump(by_alias=True, exclude_none=True)
+
+
+def settled_by(prompt: Prompt, who: str | None) -> str | None:
+    """The line under a settled card: who answered or declined it."""
+    if who is None:
+        return None
+    return (ANSWERED_BY if prompt.answers else DECLINED_BY).format(who=who)
+
+
+def card_response(prompt: Prompt, who: str | None) -> dict[str, Any]:
+    """An invoke response replacing the card with how its prompt settled, and by whom."""
+    card = settled_card(settled_prompt_item(prompt), settled_by(prompt, who))
+    return AdaptiveCardActionCardResponse(value=card).model_dump(by_alias=True, exclude_none=True)
+
+
+async def answer_press(
+    sink: InboundSink, activity: AdaptiveCardInvokeActivity, where: Origin
+) -> dict[str, Any]:
+    """Decode the press, hand it to the core, and render what came of it as the invoke response."""
+    action = activity.value.action
+    verb, ref = verb_of(action.verb), decode(action.data.get(REF_KEY))
+    if verb is None or ref is None:
+        return message_response(MISMATCH_NOTICE)
+    try:
+        prompt = await sink.get_prompt(ref.prompt_id)
+    except GatewayError as exc:
+        if exc.status == 404:
+            return message_response(MISMATCH_NOTICE)
+        raise
+    if prompt.thread_id != where.thread_id:
+        return message_response(MISMATCH_NOTICE)
+    reading = read_press(prompt, verb, ref, action.data)
+    if reading.notice is not None:
+        return message_response(reading.notice if prompt.pending else stale_notice(prompt))
+    answers = structured(prompt, reading.answers) if reading.answers is not None else []
+    summary = DECLINE_TEXT if reading.decline else answers_summary(answers)
+    received = await sink.receive(
+        InboundMessage(
+            thread_id=prompt.thread_id,
+            sender=where.sender,
+            text=summary[:MAX_TEXT_CHARS],
+            answers=None if reading.decline else [answer.model_dump(mode="json") for answer in answers],
+            prompt_id=prompt.prompt_id,
+            event_id=f"teams:{activity.id}"[:200],
+            notify=False,
+            decline=reading.decline,
+        )
+    )
+    event(
+        "teams.press", thread_id=prompt.thread_id, prompt_id=prompt.prompt_id, outcome=received.outcome.value
+    )
+    if received.outcome in (Outcome.ANSWERED, Outcome.DECLINED) and received.prompt is not None:
+        return card_response(received.prompt, where.name or where.sender)
+    return message_response(outcome_notice(received, prompt, summary))
+
+
+async def safely(sink: InboundSink, activity: AdaptiveCardInvokeActivity, where: Origin) -> dict[str, Any]:
+    """``answer_press``, with a failure that may pass (the store) told to the presser, who presses again."""
+    try:
+        return await answer_press(sink, activity, where)
+    except Exception as exc:
+        event("teams.press_failed", logging.WARNING, error=str(exc) or type(exc).__name__)
+        return message_response(FAILED_NOTICE)
