@@ -156,7 +156,6 @@ const PLAIN_WORDS = [
   [/must be a URI such as (\S+) \(format uri\)/g, "must be a web address like $1"],
   [/must be a date such as (\S+) \(format date\)/g, "must be a date like $1"],
   [/must be a date and time such as \S+ \(format date-time\)/g, "must be a date and a time"],
-  [/must pick at (least|most) (\d+) \((?:minItems|maxItems) \d+\)/g, "pick at $1 $2"],
   [/ \((?:minimum|maximum|minLength|maxLength|format|minItems|maxItems) [^)]*\)/g, ""],
   [/must be a whole number \(integer\)/g, "must be a whole number"],
 ];

@@ -10,6 +10,7 @@ from playwright.async_api import Page, expect
 
 from gateway.demo import Demo
 from gateway.demo.agent import GOODBYE
+from tests.web.cards import EVERY_FIELD, fill_form
 from tests.web.conftest import (
     AGENT_AUTH,
     OPERATOR_TOKEN,
@@ -175,55 +176,11 @@ async def test_inbox_refuses_an_answer_from_someone_who_may_not_answer(demo: Dem
 
 # Seed 002's flat forms and URL steps in the web chat and the inbox --------------------------------
 
-EVERY_FIELD: dict[str, Any] = {
-    "kind": "form",
-    "message": "Set up the new project.",
-    "requested_schema": {
-        "type": "object",
-        "properties": {
-            "project": {"type": "string", "title": "Project name", "minLength": 3, "maxLength": 40},
-            "contact": {"type": "string", "title": "Contact email", "format": "email"},
-            "site": {"type": "string", "title": "Home page", "format": "uri"},
-            "launch": {"type": "string", "title": "Launch date", "format": "date"},
-            "window": {"type": "string", "title": "Maintenance window", "format": "date-time"},
-            "region": {
-                "type": "string",
-                "title": "Region",
-                "oneOf": [
-                    {"const": "eu-west", "title": "Europe (Ireland)"},
-                    {"const": "us-east", "title": "US East"},
-                ],
-            },
-            "replicas": {"type": "integer", "title": "Replicas", "minimum": 1, "maximum": 5, "default": 2},
-            "budget": {"type": "number", "title": "Budget", "minimum": 0},
-            "public": {"type": "boolean", "title": "Public status page"},
-            "alerts": {
-                "type": "array",
-                "title": "Alert channels",
-                "items": {"type": "string", "enum": ["email", "pager"], "enumNames": ["Email", "Pager"]},
-                "minItems": 1,
-                "maxItems": 2,
-            },
-        },
-        "required": ["project", "contact", "region", "replicas"],
-    },
-    "questions": None,
-}
-
 
 async def raise_form(gateway: WebGateway, room: str) -> dict[str, Any]:
     async with gateway.client(AGENT_AUTH) as agent:
         run = await start_run(agent, room)
         return await raise_prompt(agent, run["run_id"], **EVERY_FIELD)
-
-
-async def fill_form(form: Any, contact: str) -> None:
-    await form.get_by_label("Project name").fill("Orion")
-    await form.get_by_label("Contact email").fill(contact)
-    await form.get_by_label("Region").select_option(label="US East")
-    await form.get_by_label("Replicas").fill("3")
-    await form.get_by_label("Public status page").check()
-    await form.get_by_role("checkbox", name="Pager").check()
 
 
 async def test_a_flat_form_in_the_web_chat_shows_its_constraints_and_takes_only_what_the_validator_accepts(
