@@ -175,7 +175,7 @@ function announce(text) {
 
 // The first control a person would use in `container` (an enabled input, select, textarea or button).
 function firstControl(container) {
-  return [...container.querySelectorAll("input, select, textarea, button, a[href]")].find(
+  return [...container.querySelectorAll("input, select, textarea, button")].find(
     (control) => !control.disabled && control.offsetParent !== null,
   );
 }

@@ -141,7 +141,8 @@ function onEvent(entry) {
 }
 
 function settle(card, prompt) {
-  const focusWasHere = card.contains(document.activeElement);
+  // Its buttons are disabled while an answer is sent, which drops the focus: the flag remembers it.
+  const focusWasHere = card.contains(document.activeElement) || card.dataset.answering === "focus";
   card.classList.add("settled");
   card.dataset.state = prompt.prompt_state;
   card.querySelector("form").remove();
@@ -277,14 +278,16 @@ async function answer(prompt, form, decision) {
     error.hidden = false;
     return;
   }
+  const card = cards.get(prompt.prompt_id);
+  card.dataset.answering = form.contains(document.activeElement) ? "focus" : "";
   for (const button of form.querySelectorAll("button")) button.disabled = true;
   try {
     const settled = await api("POST", `/v1/agents/${encodeURIComponent(prompt.agent)}/inputs/${prompt.prompt_id}`, body);
     settledIds.add(prompt.prompt_id);
-    const card = cards.get(prompt.prompt_id);
-    if (card && !card.classList.contains("settled")) settle(card, settled);
+    if (!card.classList.contains("settled")) settle(card, settled);
     updateCount();
   } catch (problem) {
+    card.dataset.answering = "";
     for (const button of form.querySelectorAll("button")) button.disabled = false;
     error.textContent = inPlainWords(problem.message);
     error.hidden = false;
