@@ -10,6 +10,8 @@ const prompts = new Map(); // prompt_id -> the prompt's list element
 const answeredHere = new Map(); // prompt_id -> this page's identity, for the prompts its replies answered
 let me = null; // {name, token, identity}
 let waitingForCard = false; // answered with a card's controls: the next card takes the focus
+let posting = 0; // this page's messages on their way
+const afterPosts = [];
 let cursor = null;
 let following = false;
 
@@ -168,9 +170,8 @@ function settleCard(item) {
   if (meta.prompt_state) card.classList.add(meta.prompt_state);
   for (const control of card.querySelectorAll("input, textarea, select, button")) control.disabled = true;
   for (const hidden of card.querySelectorAll(".error, .problem, .typing")) hidden.hidden = true;
-  const text = settledText(withAnswerer(meta));
-  showOutcome(card, meta.prompt_state, text);
-  announce(text);
+  showOutcome(card, meta.prompt_state, settledText(withAnswerer(meta)));
+  afterOwnPosts(() => announce(settledText(withAnswerer(meta))));
   if (focusWasHere) moveOn();
   return null;
 }
@@ -309,8 +310,7 @@ async function submitAnswers(meta, questions, form, submitter) {
     notify(error.message);
     return;
   }
-  const body = await send({ text: answerSummary(answers), answers, prompt_id: meta.prompt_id });
-  if (body && body.outcome === "answered") answeredFromHere(meta.prompt_id);
+  await send({ text: answerSummary(answers), answers, prompt_id: meta.prompt_id });
 }
 
 // The buttons a form or a URL step ends with, and the line the gateway's notice about it shows in.
@@ -385,7 +385,6 @@ async function answerStep(form, message) {
     alert.textContent = inPlainWords(text);
     alert.hidden = false;
   });
-  if (body && body.outcome === "answered") answeredFromHere(message.prompt_id);
   if (body && body.errors && form.querySelector(".field")) {
     const first = markProblems(form, body.errors);
     if (first) first.focus();
@@ -395,9 +394,11 @@ async function answerStep(form, message) {
 // Sending ------------------------------------------------------------------------------------------
 
 // Post a message; the gateway's notice about it goes to `onNotice` (the page's notice line by default).
-async function send(message, onNotice = notify) {
+// `answering` is the prompt the message answers if the gateway takes it as an answer.
+async function send(message, onNotice = notify, answering = message.prompt_id) {
   notify("");
   const clientId = (crypto.randomUUID && crypto.randomUUID()) || `${Date.now()}-${Math.random()}`;
+  posting += 1;
   try {
     const response = await fetch(`${base}/messages`, {
       method: "POST",
@@ -408,10 +409,20 @@ async function send(message, onNotice = notify) {
     if (response.status === 401) return showSignIn(body.error.message);
     if (!response.ok) return onNotice(inPlainWords(body.error ? body.error.message : `HTTP ${response.status}`));
     if (body.notice) onNotice(inPlainWords(body.notice));
+    if (body.outcome === "answered") answeredFromHere(answering);
     return body;
   } catch (error) {
     notify("The message was not sent: the gateway cannot be reached. Try again in a moment.");
+  } finally {
+    posting -= 1;
+    if (!posting) for (const said of afterPosts.splice(0)) said();
   }
+}
+
+// Run `said` once this page's posts are answered: a card settled by one of them then knows its answerer.
+function afterOwnPosts(said) {
+  if (posting) afterPosts.push(said);
+  else said();
 }
 
 $("composer").addEventListener("submit", async (event) => {
@@ -419,9 +430,8 @@ $("composer").addEventListener("submit", async (event) => {
   const text = $("text").value;
   if (!text.trim()) return;
   const open = openCards().at(-1); // the prompt a typed reply answers, as the gateway sees it
-  const sent = await send({ text });
+  const sent = await send({ text }, notify, open && open.dataset.promptId);
   if (sent) $("text").value = "";
-  if (sent && sent.outcome === "answered" && open) answeredFromHere(open.dataset.promptId);
 });
 
 $("text").addEventListener("input", () => {
