@@ -36,7 +36,7 @@ async def test_the_chat_fits_a_phone_with_every_kind_of_card(browser: Any, tmp_p
             card = chat.locator(".prompt:not(.settled)")
             await expect(card).to_have_attribute("data-kind", KIND_OF[name])
             if SCREENSHOTS:
-                await card.screenshot(path=screenshot_path(f"chat-{name}.png", tmp_path))
+                await card.screenshot(path=screenshot_path(f"phone-chat-{name}.png", tmp_path))
 
         await chat_cards(gateway, raised=shoot)
         await expect(cards).to_have_count(7)
@@ -48,12 +48,11 @@ async def test_the_chat_fits_a_phone_with_every_kind_of_card(browser: Any, tmp_p
         await expect(form.locator(".field[data-property=contact] .problem")).to_be_visible()
         if SCREENSHOTS:
             await chat.locator(".prompt").first.screenshot(
-                path=screenshot_path("chat-answered.png", tmp_path)
+                path=screenshot_path("phone-chat-answered.png", tmp_path)
             )
             await chat.locator(".prompt.cancelled").first.screenshot(
-                path=screenshot_path("chat-cancelled.png", tmp_path)
+                path=screenshot_path("phone-chat-cancelled.png", tmp_path)
             )
-            await form.screenshot(path=screenshot_path("chat-form-problem.png", tmp_path))
         for width in PHONES:
             await chat.set_viewport_size({"width": width, "height": 800})
             assert await wider_than_the_screen(chat) == [], width
@@ -87,7 +86,7 @@ async def test_the_inbox_fits_a_phone_with_every_kind_of_card(browser: Any, tmp_
         await form.get_by_role("button", name="Submit").click()
         await expect(form.locator(".field[data-property=contact] .problem")).to_be_visible()
         if SCREENSHOTS:
-            await inbox.screenshot(path=screenshot_path("inbox.png", tmp_path))
+            await inbox.screenshot(path=screenshot_path("phone-inbox.png", tmp_path))
         for width in PHONES:
             await inbox.set_viewport_size({"width": width, "height": 800})
             assert await wider_than_the_screen(inbox) == [], width
