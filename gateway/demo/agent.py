@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -13,11 +12,9 @@ import httpx
 
 from gateway.client import Threadgate, ThreadgateError
 from gateway.logs import event
-from gateway.models import Prompt, PromptState
+from gateway.models import APPROVE, Prompt, PromptState
 
 AGENT = "demo"
-ANSWERS_PREFIX = "answers: "
-CONTENT_PREFIX = "content: "
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,29 +136,50 @@ TOUR: tuple[Step, ...] = (
 
 WELCOME = (
     "Hi {name}! I'm the demo agent. I'll ask you {count} prompts, one of each kind Threadgate supports, "
-    "and echo back the structured answers I receive. Answer with the controls, or type a reply as you "
-    "would in any chat: an option's number or label, approve or deny, any text, name: value lines for the "
-    "form, done for the link."
+    "and say back what I receive. Answer with the controls, or type a reply as you would in any chat: "
+    "an option's number or label, approve or deny, any text, name: value lines for the form, done for "
+    "the link."
 )
 GOODBYE = "That's the whole tour. Say anything to start it again."
 
 
+def _listed(items: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def _shown(value: Any) -> str:
+    """A form's typed value as a person reads it: yes/no, a list joined, text as it is."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list):
+        return ", ".join(str(entry) for entry in value) or "none"
+    return str(value)
+
+
 def echo_text(step: Step, prompt: Prompt) -> str:
-    """What the agent says back: the outcome in words, then the structured answers as JSON."""
+    """What the agent says back: who answered and what, as one short sentence a person reads at a glance."""
     if prompt.prompt_state is not PromptState.ANSWERED:
         return f"The prompt for {step.title} was cancelled ({prompt.reason}). Moving on."
-    answers = [answer.model_dump(mode="json") for answer in prompt.answers or []]
-    summary = " · ".join(", ".join(answer["answer"]) or "(no selection)" for answer in answers)
     who = prompt.answered_by or "someone"
-    content = (
-        ""
-        if prompt.content is None
-        else f"{CONTENT_PREFIX}{json.dumps(prompt.content, ensure_ascii=False)}\n"
-    )
-    return (
-        f"Received {step.title} from {who}: {summary}\n"
-        f"{content}{ANSWERS_PREFIX}{json.dumps(answers, ensure_ascii=False)}"
-    )
+    answers = prompt.answers or []
+    if step.kind == "approval":
+        decided = "Approved" if answers and answers[0].answer == [APPROVE] else "Denied"
+        return f"{decided} by {who}."
+    if step.kind == "url":
+        return f"{who} marked the step done."
+    if step.kind == "form":
+        content = prompt.content if isinstance(prompt.content, dict) else {}
+        values = ", ".join(f"{name} = {_shown(value)}" for name, value in content.items())
+        return f"Form from {who}: {values}."
+    if step.kind == "text":
+        return f'{who} answered: "{answers[0].answer[0]}".' if answers else f"{who} answered."
+    if len(answers) == 1:
+        return f"{who} chose {_listed(answers[0].answer)}." if answers[0].answer else f"{who} chose nothing."
+    parts = []
+    for question, answer in zip(step.questions, answers, strict=False):
+        parts.append(f"{question.get('header') or answer.question} = {', '.join(answer.answer) or 'nothing'}")
+    return f"{who} answered: " + "; ".join(parts) + "."
 
 
 class DemoAgent:

@@ -120,8 +120,26 @@ function answerSummary(answers) {
   return answers.map((entry) => entry.answer.join(", ") || "(no selection)").join(" · ");
 }
 
+// How a settled prompt reads on its card, the same on both pages: who answered and what, in words.
+// `prompt` holds kind, prompt_state, answered_by, answers ([{question, answer}]) and reason.
+function settledText(prompt) {
+  if (prompt.prompt_state !== "answered") return `✗ Cancelled: ${prompt.reason || "cancelled"}`;
+  const who = prompt.answered_by || "someone allowed to answer";
+  const answers = prompt.answers || [];
+  if (prompt.kind === "approval") {
+    const approved = answers.length && answers[0].answer[0] === "Approve";
+    return approved ? `✓ Approved by ${who}` : `✗ Denied by ${who}`;
+  }
+  if (prompt.kind === "url") return `✓ Marked done by ${who}`;
+  if (prompt.kind === "form") {
+    const given = answers.filter((entry) => entry.answer.length).map((entry) => `${entry.question}: ${entry.answer.join(", ")}`);
+    return `✓ Answered by ${who}: ${given.join(" · ") || "(nothing filled in)"}`;
+  }
+  return `✓ Answered by ${who}: ${answerSummary(answers)}`;
+}
+
 function outcomeLine() {
-  return el("p", { class: "outcome", role: "status", hidden: true });
+  return el("p", { class: "outcome", hidden: true });
 }
 
 function showOutcome(card, state, text) {
@@ -129,4 +147,43 @@ function showOutcome(card, state, text) {
   outcome.textContent = text;
   outcome.className = `outcome ${state || ""}`;
   outcome.hidden = false;
+}
+
+// The gateway's problems in people's words: its sentences name the schema's constraint in brackets
+// ("must pick at most 2 (maxItems 2)"), which says nothing to someone filling in a form.
+const PLAIN_WORDS = [
+  [/must be an email address \(format email\)/g, "must be an email address like name@example.com"],
+  [/must be a URI such as (\S+) \(format uri\)/g, "must be a web address like $1"],
+  [/must be a date such as (\S+) \(format date\)/g, "must be a date like $1"],
+  [/must be a date and time such as \S+ \(format date-time\)/g, "must be a date and a time"],
+  [/ \((?:minimum|maximum|minLength|maxLength|format|minItems|maxItems) [^)]*\)/g, ""],
+  [/must be a whole number \(integer\)/g, "must be a whole number"],
+];
+
+function inPlainWords(text) {
+  return PLAIN_WORDS.reduce((said, [pattern, words]) => said.replace(pattern, words), text || "");
+}
+
+// Say something to screen readers without moving focus: a short sentence in the page's polite
+// status region, in place of reading a whole card aloud.
+function announce(text) {
+  const region = $("announcer");
+  region.textContent = "";
+  // A fresh text node after clearing is announced even when the sentence repeats.
+  setTimeout(() => (region.textContent = text), 50);
+}
+
+// The first control a person would use in `container` (an enabled input, select, textarea or button).
+function firstControl(container) {
+  return [...container.querySelectorAll("input, select, textarea, button")].find(
+    (control) => !control.disabled && control.offsetParent !== null,
+  );
+}
+
+// A name field's own message for a value its pattern refuses, in place of the browser's generic
+// "Please match the requested format".
+function explainPattern(input, message) {
+  const check = () => input.setCustomValidity(input.validity.patternMismatch ? message : "");
+  input.addEventListener("input", check);
+  check();
 }

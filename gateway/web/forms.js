@@ -60,7 +60,7 @@ function fieldInput(field, id) {
   return el("input", attrs);
 }
 
-function fieldHint(field) {
+function fieldHint(field, id) {
   const parts = [];
   if (field.prop.description) parts.push(field.prop.description);
   const { minItems, maxItems } = field.prop;
@@ -68,21 +68,28 @@ function fieldHint(field) {
   else if (minItems != null) parts.push(`pick at least ${minItems}`);
   else if (maxItems != null) parts.push(`pick at most ${maxItems}`);
   if (!field.required && field.prop.type !== "boolean") parts.push("optional");
-  return parts.length ? el("small", { class: "hint" }, parts.join(" · ")) : null;
+  return parts.length ? el("small", { class: "hint", id }, parts.join(" · ")) : null;
 }
 
 // One property as a block: a labelled input (select for choices), a checkbox for a boolean, a group of
-// checkboxes for a multi-select; then its description and a slot for the gateway's problem with it.
+// checkboxes for a multi-select; then its description and a slot for the gateway's problem with it,
+// both tied to the inputs (aria-describedby) so a screen reader reads them with the field.
 function formField(promptId, field) {
   const id = `${promptId}-${field.name}`;
-  const block = (control) =>
-    el(
+  const hint = fieldHint(field, `${id}-hint`);
+  const describedBy = [hint ? hint.id : null, `${id}-problem`].filter(Boolean).join(" ");
+  const block = (control) => {
+    for (const input of control.flatMap((node) => [node, ...node.querySelectorAll("input, select")])) {
+      if (input.matches("input, select")) input.setAttribute("aria-describedby", describedBy);
+    }
+    return el(
       "div",
       { class: "field", dataset: { property: field.name } },
       ...control,
-      fieldHint(field),
-      el("small", { class: "problem", role: "alert", hidden: true }),
+      hint,
+      el("small", { class: "problem", id: `${id}-problem`, hidden: true }),
     );
+  };
   if (field.prop.type === "boolean") {
     const box = el("input", { type: "checkbox", id, name: field.name, checked: field.prop.default === true });
     return block([el("label", { class: "choice" }, box, el("span", {}, field.title))]);
@@ -155,19 +162,23 @@ function formAnswers(form, schema) {
   });
 }
 
-// Show the gateway's problem with each property by its field ([{property, problem}]); none clears them.
+// Show the gateway's problem with each property by its field ([{property, problem}]), in people's
+// words; none clears them. Returns the first field's input that has a problem, for the caller to focus.
 function markProblems(form, errors) {
   const byName = new Map((errors || []).map((error) => [error.property, error.problem]));
+  let first = null;
   for (const block of form.querySelectorAll(".field")) {
     const problem = byName.get(block.dataset.property);
     const slot = block.querySelector(".problem");
-    slot.textContent = problem ? `${block.querySelector("label, legend").textContent} ${problem}` : "";
+    slot.textContent = problem ? `${block.querySelector("label, legend").textContent} ${inPlainWords(problem)}` : "";
     slot.hidden = !problem;
     for (const input of block.querySelectorAll("input, select")) {
       if (problem) input.setAttribute("aria-invalid", "true");
       else input.removeAttribute("aria-invalid");
+      if (problem && !first) first = input;
     }
   }
+  return first;
 }
 
 // A URL step's link: opens in a new tab that cannot reach back into this page.

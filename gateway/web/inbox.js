@@ -24,9 +24,12 @@ async function api(method, path, body) {
   return data;
 }
 
+function pendingCards() {
+  return [...cards.values()].filter((card) => !card.classList.contains("settled"));
+}
+
 function updateCount() {
-  const pending = [...cards.values()].filter((card) => !card.classList.contains("settled")).length;
-  $("count").textContent = `${pending} pending`;
+  $("count").textContent = `${pendingCards().length} pending`;
   $("empty").hidden = cards.size > 0;
 }
 
@@ -61,6 +64,8 @@ async function openInbox(token, as) {
     else setStatus(`could not load the inbox: ${error.message}`);
   }
 }
+
+explainPattern($("as"), "Write who you answer as: a platform, a colon and an id, like web:alice or slack:U0123ABC.");
 
 $("sign-in").addEventListener("submit", (event) => {
   event.preventDefault();
@@ -116,30 +121,42 @@ async function follow(mine) {
   }
 }
 
+// New and settled prompts are said politely (a screen reader hears them without losing its place).
 function onEvent(entry) {
   const prompt = entry.data || {};
   if (entry.type === "input.requested" && !cards.has(prompt.prompt_id) && !settledIds.has(prompt.prompt_id)) {
     place(prompt, "start");
+    updateCount();
+    announce(`New ${(KIND_TITLES[prompt.kind] || "prompt").toLowerCase()} from ${prompt.agent} in ${prompt.thread_id}. ${$("count").textContent}.`);
   } else if (entry.type === "input.resolved") {
     settledIds.add(prompt.prompt_id);
     const card = cards.get(prompt.prompt_id);
-    if (card) settle(card, prompt);
+    if (card && !card.classList.contains("settled")) {
+      settle(card, prompt);
+      updateCount();
+      announce(`${settledText(prompt)}. ${$("count").textContent}.`);
+    }
   }
   updateCount();
 }
 
-function outcomeText(prompt) {
-  if (prompt.prompt_state === "answered") {
-    return `✓ Answered by ${prompt.answered_by || "someone"}: ${answerSummary(prompt.answers || [])}`;
-  }
-  return `✗ Cancelled: ${prompt.reason || "cancelled"}`;
-}
-
 function settle(card, prompt) {
+  // Its buttons are disabled while an answer is sent, which drops the focus: the flag remembers it.
+  const focusWasHere = card.contains(document.activeElement) || card.dataset.answering === "focus";
   card.classList.add("settled");
   card.dataset.state = prompt.prompt_state;
   card.querySelector("form").remove();
-  showOutcome(card, prompt.prompt_state, outcomeText(prompt));
+  showOutcome(card, prompt.prompt_state, settledText(prompt));
+  if (focusWasHere) moveOn(card);
+}
+
+// Focus goes on to the next pending card's first control, or (none left) to how this card settled.
+function moveOn(card) {
+  const control = pendingCards().map(firstControl).find(Boolean);
+  if (control) return control.focus();
+  const outcome = card.querySelector(".outcome");
+  outcome.tabIndex = -1;
+  outcome.focus();
 }
 
 // Cards --------------------------------------------------------------------------------------------
@@ -151,18 +168,44 @@ function threadLink(threadId) {
   return el("span", {}, threadId);
 }
 
-function when(iso) {
-  const date = new Date(iso);
-  return el("time", { dateTime: iso, title: iso }, date.toLocaleString());
+// "3 min ago", "in 7 days": in the browser's language, the full date and time on hover.
+const RELATIVE = new Intl.RelativeTimeFormat(undefined, { numeric: "auto", style: "short" });
+const UNITS = [
+  ["day", 86_400_000],
+  ["hour", 3_600_000],
+  ["minute", 60_000],
+];
+
+function relativeTime(iso, now = Date.now()) {
+  const offset = new Date(iso).getTime() - now;
+  if (Number.isNaN(offset)) return iso;
+  for (const [unit, size] of UNITS) {
+    if (Math.abs(offset) >= size) return RELATIVE.format(Math.round(offset / size), unit);
+  }
+  return RELATIVE.format(0, "minute");
 }
 
+function when(iso) {
+  return el("time", { dateTime: iso, title: new Date(iso).toLocaleString() }, relativeTime(iso));
+}
+
+// Ages and expiries move on while the page is open.
+setInterval(() => {
+  for (const time of document.querySelectorAll("time[datetime]")) time.textContent = relativeTime(time.dateTime);
+}, 30_000);
+
 function place(prompt, where) {
-  const card = el("li", { class: "card", dataset: { promptId: prompt.prompt_id, state: "pending" } });
+  const titleId = `${prompt.prompt_id}-title`;
+  const card = el("li", {
+    class: "card",
+    "aria-labelledby": titleId,
+    dataset: { promptId: prompt.prompt_id, state: "pending" },
+  });
   card.append(
     el(
       "p",
       { class: "meta" },
-      el("span", { class: "kind" }, KIND_TITLES[prompt.kind] || prompt.kind),
+      el("span", { class: "kind", id: titleId }, KIND_TITLES[prompt.kind] || prompt.kind),
       el("span", {}, "agent ", el("b", {}, prompt.agent)),
       el("span", {}, "thread ", threadLink(prompt.thread_id)),
       el("span", {}, "asked ", when(prompt.created_at)),
@@ -235,18 +278,21 @@ async function answer(prompt, form, decision) {
     error.hidden = false;
     return;
   }
+  const card = cards.get(prompt.prompt_id);
+  card.dataset.answering = form.contains(document.activeElement) ? "focus" : "";
   for (const button of form.querySelectorAll("button")) button.disabled = true;
   try {
     const settled = await api("POST", `/v1/agents/${encodeURIComponent(prompt.agent)}/inputs/${prompt.prompt_id}`, body);
     settledIds.add(prompt.prompt_id);
-    const card = cards.get(prompt.prompt_id);
-    if (card && !card.classList.contains("settled")) settle(card, settled);
+    if (!card.classList.contains("settled")) settle(card, settled);
     updateCount();
   } catch (problem) {
+    card.dataset.answering = "";
     for (const button of form.querySelectorAll("button")) button.disabled = false;
-    error.textContent = problem.message;
+    error.textContent = inPlainWords(problem.message);
     error.hidden = false;
-    if (prompt.kind === "form" && problem.details) markProblems(form, problem.details.errors);
+    const first = prompt.kind === "form" && problem.details ? markProblems(form, problem.details.errors) : null;
+    (first || firstControl(form)).focus();
   }
 }
 

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from playwright.async_api import Page, expect
 
 from gateway.demo import Demo
-from gateway.demo.agent import ANSWERS_PREFIX, GOODBYE
+from gateway.demo.agent import GOODBYE
+from tests.web.cards import EVERY_FIELD, fill_form
 from tests.web.conftest import (
     AGENT_AUTH,
     OPERATOR_TOKEN,
@@ -19,45 +20,14 @@ from tests.web.conftest import (
     start_run,
     web_gateway,
 )
-
-expect.set_options(timeout=10_000)
-VIEWPORT = {"width": 1100, "height": 1000}
+from tests.web.pages import new_page, open_chat, say
 
 
-async def new_page(browser: Any) -> Page:
-    context = await browser.new_context(viewport=VIEWPORT)
-    page: Page = await context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.errors = errors  # type: ignore[attr-defined]
-    return page
-
-
-async def open_chat(browser: Any, demo: Demo, name: str) -> Page:
-    page = await new_page(browser)
-    await page.goto(demo.chat_url)
-    await page.get_by_label("Your name").fill(name)
-    await page.get_by_role("button", name="Join").click()
-    await expect(page.locator("#status")).to_have_text("live")
-    return page
-
-
-async def say(page: Page, text: str) -> None:
-    box = page.get_by_role("textbox", name="Message")
-    await box.fill(text)
-    await box.press("Enter")
-
-
-async def echoed(page: Page, count: int) -> tuple[str, list[dict[str, Any]]]:
-    """The agent's ``count``-th echo: its text, and the structured answers it reports."""
-    echoes = page.locator(".item.agent .bubble", has_text=ANSWERS_PREFIX)
-    await expect(echoes).to_have_count(count)
-    text = await echoes.nth(count - 1).inner_text()
-    return text, json.loads(text.split(ANSWERS_PREFIX, 1)[1])
-
-
-def answer_lists(answers: list[dict[str, Any]]) -> list[list[str]]:
-    return [entry["answer"] for entry in answers]
+async def echoed(page: Page, count: int) -> str:
+    """The agent's ``count``-th echo of an answer (its welcome comes first)."""
+    said = page.locator(".item.agent .bubble")
+    await expect(said).to_have_count(count + 1)
+    return await said.nth(count).inner_text()
 
 
 async def test_demo_tour_takes_typed_replies_and_control_answers_and_echoes_them(
@@ -70,28 +40,22 @@ async def test_demo_tour_takes_typed_replies_and_control_answers_and_echoes_them
     await expect(prompts).to_have_count(1)
     await expect(prompts.nth(0).get_by_label("Tool call")).to_contain_text('"database": "staging"')
     await say(page, "approve")  # typed, as in Slack
-    _, answers = await echoed(page, 1)
-    assert answers == [
-        {
-            "question": "Allow db__drop to run? It deletes the staging database.",
-            "question_id": "q1",
-            "answer": ["Approve"],
-        }
-    ]
+    assert await echoed(page, 1) == "Approved by web:alice."
+    await expect(prompts.nth(0).locator(".outcome")).to_have_text("✓ Approved by web:alice")
 
     await expect(prompts).to_have_count(2)
     single = prompts.nth(1)
     await single.get_by_role("radio", name="2. production").check()
     await single.get_by_role("button", name="Send answer").click()
-    assert answer_lists((await echoed(page, 2))[1]) == [["production"]]
+    assert await echoed(page, 2) == "web:alice chose production."
 
     await expect(prompts).to_have_count(3)
     await say(page, "1 3")  # numbers pick several options of a multi-select
-    assert answer_lists((await echoed(page, 3))[1]) == [["KPI cards", "Chart"]]
+    assert await echoed(page, 3) == "web:alice chose KPI cards and Chart."
 
     await expect(prompts).to_have_count(4)
     await say(page, "Blue Falcon")
-    assert answer_lists((await echoed(page, 4))[1]) == [["Blue Falcon"]]
+    assert await echoed(page, 4) == 'web:alice answered: "Blue Falcon".'
 
     await expect(prompts).to_have_count(5)
     form = prompts.nth(4)
@@ -102,15 +66,11 @@ async def test_demo_tour_takes_typed_replies_and_control_answers_and_echoes_them
     await form.scroll_into_view_if_needed()
     await page.screenshot(path=screenshot_path("chat.png", tmp_path))
     await form.get_by_role("button", name="Send answer").click()
-    _, answers = await echoed(page, 5)
-    assert [(entry["question_id"], entry["answer"]) for entry in answers] == [
-        ("q1", ["Postgres"]),
-        ("q2", ["KPI cards", "Table"]),
-        ("q3", ["dark theme"]),
-    ]
-
-    await expect(page.locator(".audit.answered").last).to_have_text(
-        "✓ Answered: Postgres · KPI cards, Table · dark theme"
+    assert await echoed(page, 5) == (
+        "web:alice answered: Source = Postgres; Sections = KPI cards, Table; Style = dark theme."
+    )
+    await expect(form.locator(".outcome")).to_have_text(
+        "✓ Answered by web:alice: Postgres · KPI cards, Table · dark theme"
     )
 
     await expect(prompts).to_have_count(6)
@@ -122,20 +82,19 @@ async def test_demo_tour_takes_typed_replies_and_control_answers_and_echoes_them
     await setup.scroll_into_view_if_needed()
     await page.screenshot(path=screenshot_path("chat-form.png", tmp_path))
     await setup.get_by_role("button", name="Submit").click()
-    text, _ = await echoed(page, 6)
-    assert (
-        'content: {"project": "Orion", "contact": "ops@example.com", "region": "eu-west", "replicas": 2, '
-        in text
+    assert await echoed(page, 6) == (
+        "Form from web:alice: project = Orion, contact = ops@example.com, region = eu-west, replicas = 2, "
+        "public = no, alerts = chat."
     )
 
     await expect(prompts).to_have_count(7)
     step = prompts.nth(6)
     await expect(step.get_by_role("link")).to_have_attribute("target", "_blank")
     await step.get_by_role("button", name="Done").click()
-    assert answer_lists((await echoed(page, 7))[1]) == [["done"]]
+    assert await echoed(page, 7) == "web:alice marked the step done."
 
-    await expect(page.locator(".audit.answered")).to_have_count(7)
-    await expect(page.locator(".prompt.settled")).to_have_count(7)
+    await expect(page.locator(".prompt.settled.answered")).to_have_count(7)
+    await expect(page.locator(".audit")).to_have_count(0)  # each outcome once: on its card
     await expect(page.locator(".item.agent .bubble").last).to_have_text(GOODBYE)
     assert page.errors == []  # type: ignore[attr-defined]
 
@@ -156,13 +115,28 @@ async def test_answer_from_inbox_goes_through_the_approver_rule_and_shows_in_the
     await inbox.locator("body").screenshot(path=screenshot_path("inbox.png", tmp_path))
 
     await card.get_by_role("button", name="Approve").click()
-    await expect(card).to_contain_text("Answered by web:operator: Approve")
+    await expect(card.locator(".outcome")).to_have_text("✓ Approved by web:operator")
 
-    await expect(chat.locator(".audit.answered")).to_have_text("✓ Answered: Approve")
-    text, answers = await echoed(chat, 1)
-    assert "from web:operator" in text
-    assert answer_lists(answers) == [["Approve"]]
+    assert await echoed(chat, 1) == "Approved by web:operator."
+    await expect(chat.locator(".prompt.settled.answered .outcome")).to_contain_text("✓ Approved by ")
     assert inbox.errors == [] and chat.errors == []  # type: ignore[attr-defined]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the chat reads who answered from the audit item's metadata, which does not carry answered_by "
+    "yet (gateway/render.py resolved_item)",
+)
+async def test_the_chat_card_names_who_answered_from_the_inbox(demo: Demo, browser: Any) -> None:
+    chat = await open_chat(browser, demo, "alice")
+    await say(chat, "hello")
+    await expect(chat.locator(".prompt")).to_have_count(1)
+    inbox = await new_page(browser)
+    await inbox.goto(demo.inbox_url)
+    await inbox.locator(".card").get_by_role("button", name="Approve").click()
+    await expect(chat.locator(".prompt.settled .outcome")).to_have_text(
+        "✓ Approved by web:operator", timeout=3_000
+    )
 
 
 async def test_inbox_shows_new_prompts_and_answers_given_elsewhere_live(demo: Demo, browser: Any) -> None:
@@ -180,7 +154,7 @@ async def test_inbox_shows_new_prompts_and_answers_given_elsewhere_live(demo: De
 
     await say(chat, "no")  # anything but an affirmative denies
     await expect(card).to_have_class("card settled")
-    await expect(card).to_contain_text("Answered by web:alice: Deny")
+    await expect(card.locator(".outcome")).to_have_text("✗ Denied by web:alice")
     await expect(inbox.locator("#count")).to_contain_text("pending")
 
 
@@ -202,55 +176,11 @@ async def test_inbox_refuses_an_answer_from_someone_who_may_not_answer(demo: Dem
 
 # Seed 002's flat forms and URL steps in the web chat and the inbox --------------------------------
 
-EVERY_FIELD: dict[str, Any] = {
-    "kind": "form",
-    "message": "Set up the new project.",
-    "requested_schema": {
-        "type": "object",
-        "properties": {
-            "project": {"type": "string", "title": "Project name", "minLength": 3, "maxLength": 40},
-            "contact": {"type": "string", "title": "Contact email", "format": "email"},
-            "site": {"type": "string", "title": "Home page", "format": "uri"},
-            "launch": {"type": "string", "title": "Launch date", "format": "date"},
-            "window": {"type": "string", "title": "Maintenance window", "format": "date-time"},
-            "region": {
-                "type": "string",
-                "title": "Region",
-                "oneOf": [
-                    {"const": "eu-west", "title": "Europe (Ireland)"},
-                    {"const": "us-east", "title": "US East"},
-                ],
-            },
-            "replicas": {"type": "integer", "title": "Replicas", "minimum": 1, "maximum": 5, "default": 2},
-            "budget": {"type": "number", "title": "Budget", "minimum": 0},
-            "public": {"type": "boolean", "title": "Public status page"},
-            "alerts": {
-                "type": "array",
-                "title": "Alert channels",
-                "items": {"type": "string", "enum": ["email", "pager"], "enumNames": ["Email", "Pager"]},
-                "minItems": 1,
-                "maxItems": 2,
-            },
-        },
-        "required": ["project", "contact", "region", "replicas"],
-    },
-    "questions": None,
-}
-
 
 async def raise_form(gateway: WebGateway, room: str) -> dict[str, Any]:
     async with gateway.client(AGENT_AUTH) as agent:
         run = await start_run(agent, room)
         return await raise_prompt(agent, run["run_id"], **EVERY_FIELD)
-
-
-async def fill_form(form: Any, contact: str) -> None:
-    await form.get_by_label("Project name").fill("Orion")
-    await form.get_by_label("Contact email").fill(contact)
-    await form.get_by_label("Region").select_option(label="US East")
-    await form.get_by_label("Replicas").fill("3")
-    await form.get_by_label("Public status page").check()
-    await form.get_by_role("checkbox", name="Pager").check()
 
 
 async def test_a_flat_form_in_the_web_chat_shows_its_constraints_and_takes_only_what_the_validator_accepts(
@@ -286,16 +216,16 @@ async def test_a_flat_form_in_the_web_chat_shows_its_constraints_and_takes_only_
         await fill_form(form, "ops@localhost")  # the browser takes it; the gateway's validator does not
         await form.get_by_role("button", name="Submit").click()
         await expect(form.get_by_role("alert").last).to_have_text(
-            "Not taken: Contact email must be an email address (format email). The form is still open."
+            "Not taken: Contact email must be an email address like name@example.com. The form is still open."
         )
         await expect(form.locator(".field[data-property=contact] .problem")).to_be_visible()
         await expect(page.locator(".prompt.settled")).to_have_count(0)
 
         await form.get_by_label("Contact email").fill("ops@example.com")
         await form.get_by_role("button", name="Submit").click()
-        await expect(page.locator(".audit.answered")).to_have_text(
-            "✓ Answered: Orion · ops@example.com · (no selection) · (no selection) · (no selection) "
-            "· US East · 3 · (no selection) · Yes · Pager"
+        await expect(page.locator(".prompt .outcome")).to_have_text(
+            "✓ Answered by web:alice: Project name: Orion · Contact email: ops@example.com · Region: US East "
+            "· Replicas: 3 · Public status page: Yes · Alert channels: Pager"
         )
         await expect(page.locator(".prompt.settled")).to_have_count(1)
         async with gateway.client(AGENT_AUTH) as agent:
@@ -321,11 +251,13 @@ async def test_a_flat_form_in_the_inbox_answers_through_the_inputs_endpoint(brow
         await fill_form(card, "ops@localhost")
         await card.get_by_role("button", name="Submit").click()
         await expect(card.locator(".field[data-property=contact] .problem")).to_have_text(
-            "Contact email must be an email address (format email)"
+            "Contact email must be an email address like name@example.com"
         )
         await card.get_by_label("Contact email").fill("ops@example.com")
         await card.get_by_role("button", name="Submit").click()
-        await expect(card).to_contain_text("Answered by web:alice: Orion · ops@example.com")
+        await expect(card.locator(".outcome")).to_contain_text(
+            "✓ Answered by web:alice: Project name: Orion · Contact email: ops@example.com"
+        )
         async with gateway.client(AGENT_AUTH) as agent:
             settled = (await agent.get(f"/v1/prompts/{prompt['prompt_id']}")).json()
         assert settled["content"]["region"] == "us-east"

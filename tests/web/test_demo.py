@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import re
 import signal
@@ -17,7 +16,7 @@ import pytest
 
 from gateway.cli import main
 from gateway.demo import Demo
-from gateway.demo.agent import ANSWERS_PREFIX, TOUR
+from gateway.demo.agent import GOODBYE, TOUR
 
 
 async def pending_prompt(client: httpx.AsyncClient, thread_id: str, seen: set[str]) -> dict[str, Any]:
@@ -32,16 +31,16 @@ async def pending_prompt(client: httpx.AsyncClient, thread_id: str, seen: set[st
             await asyncio.sleep(0.05)
 
 
-async def echoes(client: httpx.AsyncClient, thread_id: str, count: int) -> list[list[dict[str, Any]]]:
+async def echoes(client: httpx.AsyncClient, thread_id: str) -> list[str]:
+    """What the agent said back between its welcome and its goodbye, once the tour is over."""
     async with asyncio.timeout(10):
         while True:
             items = (await client.get(f"/v1/threads/{thread_id}/items", params={"limit": 500})).json()[
                 "items"
             ]
             texts = [item["content"][0]["text"] for item in items if item["role"] == "agent"]
-            found = [json.loads(text.split(ANSWERS_PREFIX, 1)[1]) for text in texts if ANSWERS_PREFIX in text]
-            if len(found) >= count:
-                return found
+            if GOODBYE in texts:
+                return texts[1 : texts.index(GOODBYE)]
             await asyncio.sleep(0.05)
 
 
@@ -61,7 +60,8 @@ async def test_demo_agent_asks_each_prompt_kind_in_turn_and_echoes_the_answers(d
             prompt = await pending_prompt(client, thread, seen)
             asked.append(prompt)
             await client.post(f"/chat/{demo.room}/messages", json={"name": "alice", "text": reply})
-        echoed = await echoes(client, thread, len(TOUR))
+        echoed = await echoes(client, thread)
+        settled = [(await client.get(f"/v1/prompts/{prompt['prompt_id']}")).json() for prompt in asked]
 
     assert [prompt["kind"] for prompt in asked] == [step.kind for step in TOUR]
     assert asked[0]["tool_call"] == {
@@ -70,7 +70,7 @@ async def test_demo_agent_asks_each_prompt_kind_in_turn_and_echoes_the_answers(d
     }
     assert [len(prompt["questions"]) for prompt in asked] == [1, 1, 1, 1, 3, 7, 1]
     assert asked[2]["questions"][0]["multiSelect"] is True
-    assert [[answer["answer"] for answer in answers] for answers in echoed] == [
+    assert [[answer["answer"] for answer in prompt["answers"]] for prompt in settled] == [
         [["Approve"]],
         [["staging"]],
         [["Table", "Map"]],
@@ -86,6 +86,16 @@ async def test_demo_agent_asks_each_prompt_kind_in_turn_and_echoes_the_answers(d
             ["Email", "Pager"],
         ],
         [["done"]],
+    ]
+    assert echoed == [
+        "Approved by web:alice.",
+        "web:alice chose staging.",
+        "web:alice chose Table and Map.",
+        'web:alice answered: "Orion".',
+        "web:alice answered: Source = Postgres; Sections = Table; Style = 2.",
+        "Form from web:alice: project = Orion, contact = ops@example.com, region = us-east, replicas = 3, "
+        "launch = 2025-01-31, public = no, alerts = email, pager.",
+        "web:alice marked the step done.",
     ]
     assert asked[5]["requested_schema"]["properties"]["replicas"]["maximum"] == 5
     assert asked[6]["url"].startswith("https://")

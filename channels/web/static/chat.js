@@ -7,7 +7,11 @@ const needsToken = document.body.dataset.signIn === "token";
 const base = `/chat/${encodeURIComponent(room)}`;
 const saved = `threadgate.chat.${room}`;
 const prompts = new Map(); // prompt_id -> the prompt's list element
-let me = null; // {name, token}
+const answeredHere = new Map(); // prompt_id -> this page's identity, for the prompts its replies answered
+let me = null; // {name, token, identity}
+let waitingForCard = false; // answered with a card's controls: the next card takes the focus
+let posting = 0; // this page's messages on their way
+const afterPosts = [];
 let cursor = null;
 let following = false;
 
@@ -33,8 +37,8 @@ async function signIn(name, token) {
   });
   const body = await response.json();
   if (!response.ok) throw new Error(body.error ? body.error.message : `HTTP ${response.status}`);
-  me = { name: body.name, token: token || null };
-  localStorage.setItem(saved, JSON.stringify(me));
+  me = { name: body.name, token: token || null, identity: body.identity };
+  localStorage.setItem(saved, JSON.stringify({ name: me.name, token: me.token }));
   $("sign-in").hidden = true;
   $("composer").hidden = false;
   $("who").hidden = false;
@@ -43,6 +47,8 @@ async function signIn(name, token) {
   $("text").focus();
   if (!following) follow();
 }
+
+explainPattern($("name"), "Use letters, digits, dots, dashes or underscores only (no spaces), like alice or bob.smith.");
 
 function showSignIn(message) {
   me = null;
@@ -115,19 +121,29 @@ function textOf(item) {
 function render(item) {
   const log = $("log");
   const atBottom = window.innerHeight + window.scrollY >= document.body.scrollHeight - 40;
-  let node;
+  let node = null;
   if (item.type === "pending_prompt") node = promptCard(item);
-  else if (item.type === "pending_prompt_resolved") node = auditLine(item);
-  else node = messageBubble(item);
+  else if (item.type === "pending_prompt_resolved") node = settleCard(item);
+  else if (!isControlPress(item)) node = messageBubble(item);
+  if (!node) return;
   node.dataset.itemId = item.id;
   log.append(node);
   if (atBottom) node.scrollIntoView({ block: "end" });
+  if (node.classList.contains("prompt")) takeFocusIfWaiting(node);
+}
+
+// A press of a card's control (or a form's Submit) is logged as a message with structured answers; the
+// card itself shows how it settled, so it is not shown a second time as a bubble, and a press the
+// gateway did not take never reads as an answer.
+function isControlPress(item) {
+  return item.role === "person" && Boolean(item.metadata && item.metadata.answers);
 }
 
 function messageBubble(item) {
   const person = item.role === "person";
   const sender = person ? (item.sender || "").replace(/^web:/, "") : "agent";
   const mine = person && me && sender === me.name;
+  if (!mine) announce(`${sender}: ${shortened(textOf(item))}`);
   return el(
     "li",
     { class: `item ${person ? "person" : "agent"}${mine ? " mine" : ""}` },
@@ -136,19 +152,64 @@ function messageBubble(item) {
   );
 }
 
-function auditLine(item) {
-  const meta = (item.metadata && item.metadata.prompt) || {};
-  const card = prompts.get(meta.prompt_id);
-  if (card) settle(card, meta, textOf(item));
-  return el("li", { class: `item audit ${meta.prompt_state || ""}`, dataset: { promptId: meta.prompt_id || "" } }, textOf(item));
+function shortened(text, limit = 140) {
+  return text.length > limit ? `${text.slice(0, limit)}…` : text;
 }
 
-function settle(card, meta, text) {
+// An audit item settles its card, which then says who answered and what; a line stands in for a card
+// that is not on the page (asked before the log's oldest item).
+function settleCard(item) {
+  const meta = (item.metadata && item.metadata.prompt) || {};
+  const card = prompts.get(meta.prompt_id);
+  if (!card) {
+    return el("li", { class: `item audit ${meta.prompt_state || ""}` }, settledText(withAnswerer(meta)));
+  }
+  card.dataset.settled = JSON.stringify(meta);
+  const focusWasHere = card.contains(document.activeElement);
   card.classList.add("settled");
   if (meta.prompt_state) card.classList.add(meta.prompt_state);
   for (const control of card.querySelectorAll("input, textarea, select, button")) control.disabled = true;
-  for (const alert of card.querySelectorAll(".error, .problem")) alert.hidden = true;
-  showOutcome(card, meta.prompt_state, text);
+  for (const hidden of card.querySelectorAll(".error, .problem, .typing")) hidden.hidden = true;
+  showOutcome(card, meta.prompt_state, settledText(withAnswerer(meta)));
+  afterOwnPosts(() => announce(settledText(withAnswerer(meta))));
+  if (focusWasHere) moveOn();
+  return null;
+}
+
+// Who answered: the audit item says so when the gateway records it; else this page knows the prompts
+// its own replies answered.
+function withAnswerer(meta) {
+  return { ...meta, answered_by: meta.answered_by || answeredHere.get(meta.prompt_id) || null };
+}
+
+// This page's reply answered `promptId`: say so on its card if that already settled.
+function answeredFromHere(promptId) {
+  if (!promptId || !me) return;
+  answeredHere.set(promptId, me.identity);
+  const card = prompts.get(promptId);
+  if (card && card.dataset.settled) {
+    showOutcome(card, "answered", settledText(withAnswerer(JSON.parse(card.dataset.settled))));
+  }
+}
+
+function openCards() {
+  return [...prompts.values()].filter((card) => !card.classList.contains("settled"));
+}
+
+// After answering with a card's controls, focus goes to the next open card, or to the message box
+// until the agent's next card arrives (which then takes it, unless the person started typing).
+function moveOn() {
+  const control = openCards().map(firstControl).find(Boolean);
+  if (control) return control.focus();
+  waitingForCard = true;
+  $("text").focus();
+}
+
+function takeFocusIfWaiting(card) {
+  const idle = document.activeElement === document.body || (document.activeElement === $("text") && !$("text").value);
+  const control = firstControl(card);
+  if (waitingForCard && idle && control) control.focus();
+  waitingForCard = false;
 }
 
 // Prompts with native controls ---------------------------------------------------------------------
@@ -163,23 +224,56 @@ const KIND_TITLES = {
 
 function promptCard(item) {
   const meta = (item.metadata && item.metadata.prompt) || {};
-  const card = el("li", { class: "item prompt", dataset: { promptId: meta.prompt_id || "", kind: meta.kind || "" } });
-  card.append(el("p", { class: "kind" }, KIND_TITLES[meta.kind] || "Question"));
+  const questions = meta.questions || [];
+  const titleId = `${meta.prompt_id}-title`;
+  const card = el("li", {
+    class: "item prompt",
+    "aria-labelledby": titleId,
+    dataset: { promptId: meta.prompt_id || "", kind: meta.kind || "" },
+  });
+  card.append(el("h2", { class: "kind", id: titleId }, KIND_TITLES[meta.kind] || "Question"));
   if (meta.tool_call) card.append(toolCallBlock(meta.tool_call));
-  let form;
   if (meta.kind === "form" && meta.requested_schema) {
-    card.append(el("p", { class: "text" }, meta.message || ""));
-    form = formPrompt(meta);
+    card.append(el("p", { class: "text" }, meta.message || ""), formPrompt(meta));
   } else if (meta.kind === "url" && meta.url) {
-    card.append(el("p", { class: "text" }, meta.message || ""), stepLink(meta.url));
-    form = urlPrompt(meta);
+    card.append(el("p", { class: "text" }, meta.message || ""), stepLink(meta.url), urlPrompt(meta));
+  } else if (questions.length) {
+    if (meta.kind === "approval") card.append(el("p", { class: "text" }, questions[0].question));
+    card.append(questionsPrompt(meta));
   } else {
-    card.append(el("p", { class: "text" }, textOf(item)));
-    form = questionsPrompt(meta);
+    card.append(el("p", { class: "text" }, textOf(item))); // no controls to draw: the text says it all
   }
-  card.append(form, outcomeLine());
+  const hint = typingHint(meta);
+  if (hint) card.append(el("p", { class: "hint typing" }, hint));
+  card.append(outcomeLine());
   prompts.set(meta.prompt_id, card);
+  announce(`${KIND_TITLES[meta.kind] || "Question"}: ${shortened(promptSummary(meta, textOf(item)))}`);
   return card;
+}
+
+function promptSummary(meta, text) {
+  if (meta.message) return meta.message;
+  const questions = meta.questions || [];
+  if (questions.length > 1) return `${questions.length} questions, starting with ${questions[0].question}`;
+  return questions.length ? questions[0].question : text;
+}
+
+// How a typed reply answers this card, as the gateway's reply mapper reads it.
+function typingHint(meta) {
+  const questions = meta.questions || [];
+  if (meta.kind === "approval") return "Or type approve (or yes, ok) to approve; anything else denies.";
+  if (meta.kind === "url") return "Or type done once the page is finished, or decline.";
+  if (meta.kind === "form" && meta.requested_schema) {
+    const names = Object.keys(meta.requested_schema.properties || {});
+    return `Or type one name: value line per field (${names.join(", ")}).`;
+  }
+  if (questions.length > 1) {
+    return `Or type one reply: it answers all ${questions.length} questions with the same words.`;
+  }
+  const question = questions[0];
+  if (!question || !(question.options || []).length) return "Or just type your answer.";
+  if (question.multiSelect) return "Or type the numbers of your choices, like 1 3.";
+  return "Or type an option's number or label, or your own answer.";
 }
 
 function questionsPrompt(meta) {
@@ -282,24 +376,29 @@ function urlPrompt(meta) {
 }
 
 // Send a form's or a URL step's answer; a value the gateway did not take is shown on the card, by its
-// field where it names one, and the prompt stays open.
+// field where it names one (focus goes to the first such field), and the prompt stays open.
 async function answerStep(form, message) {
   const alert = form.querySelector(".error");
   alert.hidden = true;
   if (form.querySelector(".field")) markProblems(form, []);
   const body = await send(message, (text) => {
-    alert.textContent = text;
+    alert.textContent = inPlainWords(text);
     alert.hidden = false;
   });
-  if (body && body.errors && form.querySelector(".field")) markProblems(form, body.errors);
+  if (body && body.errors && form.querySelector(".field")) {
+    const first = markProblems(form, body.errors);
+    if (first) first.focus();
+  }
 }
 
 // Sending ------------------------------------------------------------------------------------------
 
 // Post a message; the gateway's notice about it goes to `onNotice` (the page's notice line by default).
-async function send(message, onNotice = notify) {
+// `answering` is the prompt the message answers if the gateway takes it as an answer.
+async function send(message, onNotice = notify, answering = message.prompt_id) {
   notify("");
   const clientId = (crypto.randomUUID && crypto.randomUUID()) || `${Date.now()}-${Math.random()}`;
+  posting += 1;
   try {
     const response = await fetch(`${base}/messages`, {
       method: "POST",
@@ -308,20 +407,35 @@ async function send(message, onNotice = notify) {
     });
     const body = await response.json();
     if (response.status === 401) return showSignIn(body.error.message);
-    if (!response.ok) return onNotice(body.error ? body.error.message : `HTTP ${response.status}`);
-    if (body.notice) onNotice(body.notice);
+    if (!response.ok) return onNotice(inPlainWords(body.error ? body.error.message : `HTTP ${response.status}`));
+    if (body.notice) onNotice(inPlainWords(body.notice));
+    if (body.outcome === "answered") answeredFromHere(answering);
     return body;
   } catch (error) {
     notify("The message was not sent: the gateway cannot be reached. Try again in a moment.");
+  } finally {
+    posting -= 1;
+    if (!posting) for (const said of afterPosts.splice(0)) said();
   }
+}
+
+// Run `said` once this page's posts are answered: a card settled by one of them then knows its answerer.
+function afterOwnPosts(said) {
+  if (posting) afterPosts.push(said);
+  else said();
 }
 
 $("composer").addEventListener("submit", async (event) => {
   event.preventDefault();
   const text = $("text").value;
   if (!text.trim()) return;
-  const sent = await send({ text });
+  const open = openCards().at(-1); // the prompt a typed reply answers, as the gateway sees it
+  const sent = await send({ text }, notify, open && open.dataset.promptId);
   if (sent) $("text").value = "";
+});
+
+$("text").addEventListener("input", () => {
+  waitingForCard = false;
 });
 
 $("text").addEventListener("keydown", (event) => {
