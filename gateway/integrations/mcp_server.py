@@ -146,7 +146,10 @@ def stdio_asker(
 
 def build_server(asker_for: AskerFor, *, progress_s: float = PROGRESS_EVERY_S) -> MCPServer:
     """The MCP server; ``asker_for`` says, for each tool call, whose session asks and through which client."""
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
     server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
+    root.handlers[:], root.level = handlers, level  # the SDK sets up the root logger; its host owns it
     server.middleware.append(KnownNames(server))
 
     async def settle(ctx: Context, question: Callable[[Asker], Ask]) -> Prompt | None:
