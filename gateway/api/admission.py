@@ -1,9 +1,9 @@
 """The API's door: the bearer token is checked on the raw request, and only then is the body parsed.
 
-For every request under ``/v1`` this ASGI layer resolves the caller with ``TokenTable.find`` before a byte of
-the body is read (401 otherwise), hands the Principal to the routes in the scope, then reads the body and
-parses it once within limits: JSON media type (415), UTF-8, nesting depth, valid Unicode text (400). The
-routes see the same bytes afterwards and validate the parsed shape as usual.
+For every request under ``/v1`` and to ``/mcp`` this ASGI layer resolves the caller with ``TokenTable.find``
+before a byte of the body is read (401 otherwise), hands the Principal to the routes in the scope, then reads
+the body and parses it once within limits: JSON media type (415), UTF-8, nesting depth, valid Unicode text
+(400). The routes see the same bytes afterwards and validate the parsed shape as usual.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from gateway.errors import GatewayError
 from gateway.jsonbody import MAX_DEPTH, is_json_media_type, parse_json, unsupported_media_type
 
 API_ROOT = "/v1"
+GUARDED_ROOTS = (API_ROOT, "/mcp")  # the API and the MCP endpoint: both take bearer tokens
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
@@ -39,22 +40,22 @@ async def send_error(send: Send, error: GatewayError) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-class _Disconnected(Exception):
+class Disconnected(Exception):
     """The client went away before its body arrived: nothing to answer."""
 
 
-async def _read_body(receive: Receive) -> bytes:
+async def read_body(receive: Receive) -> bytes:
     chunks: list[bytes] = []
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
-            raise _Disconnected
+            raise Disconnected
         chunks.append(message.get("body", b""))
         if not message.get("more_body", False):
             return b"".join(chunks)
 
 
-def _replay(body: bytes, receive: Receive) -> Receive:
+def replay(body: bytes, receive: Receive) -> Receive:
     """A ``receive`` that hands over the body already read, then the client's later messages."""
     sent = False
 
@@ -78,7 +79,8 @@ class Admission:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = str(scope.get("path", ""))
-        if scope["type"] != "http" or not (path == API_ROOT or path.startswith(API_ROOT + "/")):
+        guarded = any(path == root or path.startswith(root + "/") for root in GUARDED_ROOTS)
+        if scope["type"] != "http" or not guarded:
             await self.app(scope, receive, send)
             return
         try:
@@ -88,14 +90,14 @@ class Admission:
         except GatewayError as error:
             await send_error(send, error)
             return
-        except _Disconnected:
+        except Disconnected:
             return
         await self.app(scope, receive, send)
 
     async def _admit_body(self, scope: Scope, receive: Receive) -> Receive:
         """Read and check the body; a receive that replays it to the route."""
         try:
-            body = await _read_body(receive)
+            body = await read_body(receive)
         except HTTPException as exc:  # the body limit, streamed past its size
             raise GatewayError("PAYLOAD_TOO_LARGE", str(exc.detail), exc.status_code) from None
         if body:
@@ -103,4 +105,4 @@ class Admission:
             if not is_json_media_type(content_type):
                 raise unsupported_media_type(content_type)
             parse_json(body, max_depth=self.max_depth)
-        return _replay(body, receive)
+        return replay(body, receive)

@@ -15,6 +15,7 @@ from gateway.api.auth import TokenTable
 from gateway.api.deps import ApiOptions
 from gateway.api.errors import install_error_handlers
 from gateway.api.limits import BodyLimit
+from gateway.api.mcp_http import McpEndpoint
 from gateway.api.ops import router as ops_router
 from gateway.api.outage import StoreOutageGuard
 from gateway.api.pages import router as pages_router
@@ -31,12 +32,14 @@ DESCRIPTION = (
 def create_app(runtime: Runtime, options: ApiOptions | None = None) -> FastAPI:
     """The app for one runtime. Tokens are read from the runtime's settings (bad ones refuse to start)."""
     options = options or ApiOptions()
+    mcp = McpEndpoint(progress_s=options.mcp_progress_s, max_body_bytes=options.max_body_bytes)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         await runtime.start()
         try:
-            yield
+            async with mcp.running():
+                yield
         finally:
             await runtime.stop()
 
@@ -59,6 +62,7 @@ def create_app(runtime: Runtime, options: ApiOptions | None = None) -> FastAPI:
     app.include_router(pages_router)
     for api in (runs, threads, events, inputs, respond, sessions):
         app.include_router(api.router)
+    app.router.routes.append(mcp.route())
 
     for channel in runtime.channels:
         app.router.routes.extend(channel.routes())

@@ -26,6 +26,7 @@ class ApiOptions:
     respond_limit: int = 30  # respond calls per token and person per window
     respond_token_limit: int = 300  # respond calls per token per window, whoever it names
     respond_window_s: int = 60
+    mcp_progress_s: float = 10.0  # how often /mcp tool calls waiting on a person report progress
 
 
 def runtime_of(request: Request) -> Runtime:

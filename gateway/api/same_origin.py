@@ -16,7 +16,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from gateway.errors import GatewayError
 
 WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
-GUARDED = ("/v1/", "/chat/")  # the API (the inbox answers through it) and the web chat
+GUARDED = ("/v1/", "/chat/", "/mcp")  # the API (the inbox answers through it), the web chat, MCP
 DEFAULT_PORTS = {"http": "80", "https": "443"}
 
 

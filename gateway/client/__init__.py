@@ -34,6 +34,7 @@ from gateway.client.async_client import Threadgate
 from gateway.client.calls import DEFAULT_URL, LONG_POLL_S, Approval, Page
 from gateway.client.errors import ApprovalMismatch, PromptCancelled, PromptUnavailable, ThreadgateError
 from gateway.client.human import ApprovalDenied, Human, HumanUnavailable
+from gateway.client.model_forms import FormNotFlat
 from gateway.client.sse import Event
 from gateway.client.sync_client import Client
 
@@ -45,6 +46,7 @@ __all__ = [
     "ApprovalMismatch",
     "Client",
     "Event",
+    "FormNotFlat",
     "Human",
     "HumanUnavailable",
     "Page",

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
 
 import httpx
-from pydantic import BaseModel
 
 from gateway.backoff import Retry
 from gateway.client.errors import ApprovalMismatch, PromptCancelled, ThreadgateError, error_from
+from gateway.client.model_forms import form_schema as form_schema
 from gateway.models import APPROVE, AgentDefinition, Prompt, PromptState, ReasonCode, Run
 
 DEFAULT_URL = "http://127.0.0.1:8787"
@@ -458,24 +458,3 @@ def ask_form(
             return None
         raise PromptCancelled(prompt)
     return dict(prompt.content or {})
-
-
-def form_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """A pydantic model's JSON Schema as a flat form: ``$ref`` enums inlined, ``Optional`` unwrapped.
-
-    The gateway refuses (400, naming the property) whatever a flat form cannot hold, such as nested models.
-    """
-    full = model.model_json_schema()
-    defs = full.get("$defs", {})
-    properties: dict[str, Any] = {}
-    for name, prop in full.get("properties", {}).items():
-        choices = [option for option in prop.get("anyOf", []) if option.get("type") != "null"]
-        if "anyOf" in prop and len(choices) == 1:
-            prop = {**{k: v for k, v in prop.items() if k != "anyOf"}, **choices[0]}
-        if "$ref" in prop:
-            target = defs.get(prop["$ref"].rsplit("/", 1)[-1], {})
-            prop = {**{k: v for k, v in prop.items() if k != "$ref"}, **target}
-        if prop.get("default", 0) is None:
-            prop = {k: v for k, v in prop.items() if k != "default"}
-        properties[name] = prop
-    return {"type": "object", "properties": properties, "required": list(full.get("required", []))}

@@ -32,7 +32,18 @@ def hook_command(tool: Tool, wait_s: float | None = None, unanswered: Unanswered
 
 def mcp_command() -> int:
     """Serve the MCP tools over stdio until the client closes the connection."""
-    from gateway.integrations.mcp_server import build_server
+    import anyio
 
-    build_server().run("stdio")
+    from gateway.integrations.mcp_server import (
+        build_server,
+        progress_from_env,
+        quiet_stderr,
+        serve_stdio,
+        stdio_asker,
+    )
+
+    asker = stdio_asker()
+    server = build_server(lambda _ctx: asker, progress_s=progress_from_env())
+    quiet_stderr()
+    anyio.run(serve_stdio, server)
     return 0

@@ -1,26 +1,38 @@
-"""``threadgate mcp``: an MCP server (stdio) whose tools ask a person in chat through the gateway.
+"""The MCP tools that ask a person in chat through the gateway: served on stdio (``threadgate mcp``) and
+at ``/mcp`` on the gateway itself (``gateway.api.mcp_http``).
 
 ``ask_user`` asks 1 to 4 questions (options, multiSelect, free text), ``request_approval`` asks to approve a
 call, and ``permission_prompt`` answers Claude Code's ``--permission-prompt-tool`` with the JSON that flag
 expects. Approvals go through the agent's approval policy: a call it allows is approved without asking.
+While nobody has answered, a call that carries a ``progressToken`` gets a progress notification every
+``progress_s`` seconds, so clients that reset their timeout on progress keep waiting.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
+import logging
 import os
+import sys
 import uuid
-from collections.abc import Callable
-from typing import Any, Literal
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from io import TextIOWrapper
+from typing import Any, Literal, TypeVar, cast
 
-from mcp.server.mcpserver import MCPServer
+import anyio
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.stdio import stdio_server
 from pydantic import BaseModel, Field
 
 from gateway import __version__
 from gateway.client import Threadgate
 from gateway.client.target import Target, session_header, session_key
 from gateway.integrations.asking import Ask, Unavailable, ask
+from gateway.integrations.mcp_protocol import KnownNames, WithoutTracebacks, checked_lines
 from gateway.integrations.permissions import ask_permission
 from gateway.integrations.prompts import approval_body, approved, declined, declined_message, denial_message
 from gateway.models import MAX_QUESTIONS, Prompt, PromptState
@@ -31,6 +43,44 @@ INSTRUCTIONS = (
     "Use ask_user for decisions that are theirs to make, request_approval before a risky action."
 )
 BY_POLICY = "Allowed by the agent's approval policy; nobody was asked."
+PROGRESS_EVERY_S = 10.0
+WAITING = "Waiting for a person to answer in chat."
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Asker:
+    """Who a tool call asks for: where (the target), the session's key and thread header, and the client."""
+
+    target: Target
+    key: str
+    header: str
+    client: Callable[[], Threadgate]
+
+
+AskerFor = Callable[[Context], Asker]
+
+
+async def patiently(ctx: Context, work: Awaitable[T], every_s: float) -> T:
+    """Await ``work``, sending ``notifications/progress`` every ``every_s`` seconds while it runs (the SDK
+    sends nothing when the request carried no ``progressToken``)."""
+
+    async def tick() -> None:
+        ticks = 0
+        while True:
+            await asyncio.sleep(every_s)
+            ticks += 1
+            await ctx.report_progress(ticks, message=WAITING)
+
+    ticker = asyncio.create_task(tick())
+    try:
+        return await work
+    finally:
+        ticker.cancel()
+        # Progress is a courtesy to the client: a notification that failed never fails the answer.
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await ticker
 
 
 class OptionIn(BaseModel):
@@ -78,28 +128,37 @@ def _permission_json(behavior: Literal["allow", "deny"], **fields: Any) -> str:
     return json.dumps({"behavior": behavior, **fields}, ensure_ascii=False)
 
 
-def build_server(
+def stdio_asker(
     target: Target | None = None,
     *,
     session_id: str | None = None,
     product: str | None = None,
     cwd: str | None = None,
     client: Callable[[], Threadgate] = Threadgate,
-) -> MCPServer:
-    """The MCP server. One server process is one agent session: its prompts share one thread."""
+) -> Asker:
+    """The one session a stdio server process is: its target and ids from the environment."""
     target = target or Target.from_env("mcp")
     session_id = session_id or os.environ.get("THREADGATE_SESSION_ID") or uuid.uuid4().hex[:12]
     product = product or os.environ.get("THREADGATE_SESSION_NAME") or "Agent"
     key = session_key(target.agent, session_id)
-    header = session_header(product, cwd or os.getcwd(), session_id)
-    server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
+    return Asker(target, key, session_header(product, cwd or os.getcwd(), session_id), client)
 
-    async def settle(request: Ask) -> Prompt | None:
-        async with client() as tg:
-            return await ask(tg, target, request)
+
+def build_server(asker_for: AskerFor, *, progress_s: float = PROGRESS_EVERY_S) -> MCPServer:
+    """The MCP server; ``asker_for`` says, for each tool call, whose session asks and through which client."""
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
+    root.handlers[:], root.level = handlers, level  # the SDK sets up the root logger; its host owns it
+    server.middleware.append(KnownNames(server))
+
+    async def settle(ctx: Context, question: Callable[[Asker], Ask]) -> Prompt | None:
+        asker = asker_for(ctx)
+        async with asker.client() as tg:
+            return await patiently(ctx, ask(tg, asker.target, question(asker)), progress_s)
 
     @server.tool()
-    async def ask_user(questions: list[QuestionIn]) -> AskUserResult:
+    async def ask_user(questions: list[QuestionIn], ctx: Context) -> AskUserResult:
         """Ask a person in chat 1 to 4 questions and wait for the answers.
 
         Each question is single-select (options), multi-select (options and multiSelect) or free text (no
@@ -109,7 +168,7 @@ def build_server(
             raise ToolError(f"Ask 1 to {MAX_QUESTIONS} questions at a time.")
         asked = [q.model_dump(exclude_none=True) for q in questions]
         try:
-            prompt = await settle(Ask("ask_user_question", asked, key, header))
+            prompt = await settle(ctx, lambda who: Ask("ask_user_question", asked, who.key, who.header))
         except Unavailable as exc:
             raise _not_asked(exc, "Question") from exc
         if prompt is None:  # only approvals go through the approval policy
@@ -125,6 +184,8 @@ def build_server(
         arguments: dict[str, Any] | None = None,
         question: str | None = None,
         destructive: bool | None = None,
+        *,
+        ctx: Context,
     ) -> ApprovalResult:
         """Ask a person in chat to approve a call (the tool's name, its exact arguments) before making it.
 
@@ -135,9 +196,13 @@ def build_server(
         questions, tool_call = approval_body(tool_name, arguments or {})
         if question:
             questions = [{"question": question}]
-        request = Ask("approval", questions, key, header, tool_call, destructive=destructive)
         try:
-            prompt = await settle(request)
+            prompt = await settle(
+                ctx,
+                lambda who: Ask(
+                    "approval", questions, who.key, who.header, tool_call, destructive=destructive
+                ),
+            )
         except Unavailable as exc:
             raise _not_asked(exc, "Approval") from exc
         if prompt is None:
@@ -149,14 +214,18 @@ def build_server(
         return ApprovalResult(approved=False, answered_by=prompt.answered_by, message=denial_message(prompt))
 
     @server.tool(structured_output=False)
-    async def permission_prompt(tool_name: str, input: dict[str, Any], tool_use_id: str | None = None) -> str:
+    async def permission_prompt(
+        tool_name: str, input: dict[str, Any], ctx: Context, tool_use_id: str | None = None
+    ) -> str:
         """Claude Code's --permission-prompt-tool: ask in chat whether the tool may run.
 
         Returns ``{"behavior": "allow", "updatedInput": …}`` or ``{"behavior": "deny", "message": …}``; a call
         the agent's approval policy allows is allowed as it stands, without asking.
         """
-        async with client() as tg:
-            verdict = await ask_permission(tg, target, tool_name, input, key=key, header=header)
+        who = asker_for(ctx)
+        async with who.client() as tg:
+            asking = ask_permission(tg, who.target, tool_name, input, key=who.key, header=who.header)
+            verdict = await patiently(ctx, asking, progress_s)
         if verdict.by_policy:
             return _permission_json("allow", updatedInput=input)
         if verdict.behavior == "allow":
@@ -167,3 +236,35 @@ def build_server(
         return _permission_json("deny", message=verdict.unavailable_message(tool_name))
 
     return server
+
+
+def progress_from_env() -> float:
+    """``THREADGATE_PROGRESS_SECONDS``: how often a waiting call reports progress (default 10 s)."""
+    raw = os.environ.get("THREADGATE_PROGRESS_SECONDS", "").strip()
+    try:
+        value = float(raw) if raw else PROGRESS_EVERY_S
+    except ValueError:
+        raise ValueError(f"THREADGATE_PROGRESS_SECONDS must be a number of seconds, not {raw!r}") from None
+    if not 0 < value < float("inf"):
+        raise ValueError("THREADGATE_PROGRESS_SECONDS must be a positive number of seconds")
+    return value
+
+
+def quiet_stderr() -> None:
+    """Warnings and errors only on stderr, one line each, never a traceback."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("threadgate mcp: %(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(WithoutTracebacks())
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(logging.WARNING)
+
+
+async def serve_stdio(server: MCPServer) -> None:
+    """Serve ``server`` on stdin/stdout until the client closes the connection, answering a request whose
+    params are not an object with -32602 (see ``mcp_protocol``)."""
+    lines = anyio.wrap_file(TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
+    lowlevel = server._lowlevel_server  # the SDK's stdio entry point takes no input of its own
+    checked = cast("anyio.AsyncFile[str]", checked_lines(lines))  # the transport only iterates its lines
+    async with stdio_server(stdin=checked) as (read_stream, write_stream):
+        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())

@@ -74,6 +74,23 @@ ROUTES = [
     ),
     Route("PUT", "/v1/sessions/{session_key}/thread", "api", {"channel": "web:fuzz", "header": "Session 1"}),
     Route("GET", "/v1/sessions/{session_key}/thread", "api"),
+    Route(
+        "POST",
+        "/mcp",
+        "api",
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "f", "version": "1"},
+            },
+        },
+    ),
+    Route("GET", "/mcp", "api", stream=True),
+    Route("DELETE", "/mcp", "api"),
     Route("POST", "/slack/events", "slack", {}),  # the body is a fresh Slack callback, see slack_body
     Route("POST", "/telegram/webhook", "telegram", {}),  # a fresh Telegram update, see telegram_body
     Route("GET", "/chat/{room}", "page"),
@@ -332,4 +349,12 @@ def calls(draw: st.DrawFn, seeded: dict[str, str]) -> Call:
             call.query[name] = draw(query_values[name])
     if route.stream and draw(st.booleans()):
         call.headers["Last-Event-ID"] = draw(cursors.filter(_fits_a_header))
+    if route.path == "/mcp":  # past the transport's Accept check often, with a session id or garbage
+        call.headers["Accept"] = draw(st.sampled_from(["application/json, text/event-stream", "*/*", "x/y"]))
+        if draw(st.booleans()):
+            call.headers["Mcp-Session-Id"] = draw(cursors.filter(_fits_a_header))
+        if draw(st.booleans()):
+            call.headers["Mcp-Protocol-Version"] = draw(st.sampled_from(["2025-11-25", "2099-01-01", "x"]))
+        if draw(st.booleans()):
+            call.query["agent"] = draw(st.sampled_from(["ops", "other", "", "../x", "é" * 300]))
     return call

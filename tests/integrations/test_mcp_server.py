@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from asyncio.subprocess import PIPE
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -166,3 +167,83 @@ async def test_approvals_follow_the_agents_policy(gateway: Gateway) -> None:
     assert json.loads(text_of(permission)) == {"behavior": "allow", "updatedInput": {"file_path": "/a"}}
     assert asked.structured_content is not None and asked.structured_content["approved"] is True
     assert asked.structured_content["answered_by"] == f"web:{PERSON}"
+
+
+async def raw_exchange(env: dict[str, str], requests: list[dict[str, Any]]) -> tuple[dict[Any, Any], str]:
+    """Send JSON-RPC lines to ``threadgate mcp`` after the handshake; the replies by id, and its stderr."""
+    process = await asyncio.create_subprocess_exec(
+        THREADGATE, "mcp", env=env, stdin=PIPE, stdout=PIPE, stderr=PIPE
+    )
+    assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+    handshake = [INITIALIZE, {"jsonrpc": "2.0", "method": "notifications/initialized"}]
+    for message in handshake + requests:
+        process.stdin.write(json.dumps(message).encode() + b"\n")
+    await process.stdin.drain()
+    replies: dict[Any, Any] = {}
+    while len(replies) < 1 + len(requests):
+        line = await asyncio.wait_for(process.stdout.readline(), 20)
+        assert line, "the server closed stdout before answering every request"
+        reply = json.loads(line)
+        replies[reply.get("id")] = reply
+    process.stdin.close()
+    stderr = (await asyncio.wait_for(process.stderr.read(), 20)).decode()
+    await process.wait()
+    return replies, stderr
+
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
+
+
+async def test_protocol_errors_are_invalid_params_answered_with_their_id_and_no_traceback(
+    gateway: Gateway,
+) -> None:
+    requests: list[dict[str, Any]] = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "no_such_tool", "arguments": {}},
+        },
+        {"jsonrpc": "2.0", "id": 2, "method": "prompts/get", "params": {"name": "no_such_prompt"}},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": [1, 2]},
+        {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": "ask_user"},
+        {"jsonrpc": "2.0", "id": 5, "method": "ping", "params": None},
+    ]
+    replies, stderr = await raw_exchange(gateway.env(unique("mcp")), requests)
+    assert {key: replies[key]["error"] for key in (1, 2, 3, 4, 5)} == {
+        1: {"code": -32602, "message": "Unknown tool: no_such_tool"},
+        2: {"code": -32602, "message": "Unknown prompt: no_such_prompt"},
+        3: {"code": -32602, "message": "The params of tools/call must be an object."},
+        4: {"code": -32602, "message": "The params of tools/call must be an object."},
+        5: {"code": -32602, "message": "The params of ping must be an object."},
+    }
+    assert "Traceback" not in stderr
+
+
+async def test_a_waiting_call_reports_progress_until_the_person_answers(gateway: Gateway) -> None:
+    agent = unique("mcp")
+    progressed = asyncio.Event()
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        progressed.set()
+
+    async with mcp_client(gateway.env(agent, THREADGATE_PROGRESS_SECONDS="0.05")) as client:
+        call = client.call_tool(
+            "ask_user", {"questions": [{"question": "Go?"}]}, progress_callback=on_progress
+        )
+        task = asyncio.create_task(call)
+        prompt = await gateway.pending_prompt(agent)
+        await asyncio.wait_for(progressed.wait(), 20)  # nobody has answered yet
+        await gateway.say(prompt["thread_id"], "go ahead")
+        result = await asyncio.wait_for(task, 20)
+    assert result.structured_content is not None
+    assert result.structured_content["answers"] == [{"question": "Go?", "answer": ["go ahead"]}]

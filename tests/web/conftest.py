@@ -94,19 +94,24 @@ async def web_gateway(
     redis_url: str | None = None,
     tokens: str | None = None,
     limits: WebLimits | None = None,
+    options: ApiOptions | None = None,
+    api_tokens: str = "",
     **extra: Any,
 ) -> AsyncIterator[WebGateway]:
     """The gateway with only the web channel (sign-in ``tokens``, or open), served on a free port, with
-    the server options ``threadgate serve`` gives it; ``extra`` settings on top."""
+    the server options ``threadgate serve`` gives it; ``extra`` settings on top, ``api_tokens`` besides the
+    agent token of every agent and the operator token."""
     settings = Settings(  # type: ignore[call-arg]
         _env_file=None,
         redis_url=redis_url,
-        threadgate_api_tokens=f"robot:agent:{AGENT_TOKEN}:*,desk:operator:{OPERATOR_TOKEN}",
+        threadgate_api_tokens=",".join(
+            filter(None, [f"robot:agent:{AGENT_TOKEN}:*,desk:operator:{OPERATOR_TOKEN}", api_tokens])
+        ),
         threadgate_web_chat="open",
         **extra,
     )
     runtime = Runtime.build(settings, channels=[WebChannel(tokens, heartbeat_s=0.2, limits=limits)])
-    app = create_app(runtime, ApiOptions(max_wait_s=5, sse_heartbeat_s=0.2))
+    app = create_app(runtime, options or ApiOptions(max_wait_s=5, sse_heartbeat_s=0.2))
     sock = bind("127.0.0.1", 0)
     server = uvicorn.Server(
         uvicorn.Config(

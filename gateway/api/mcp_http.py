@@ -1,0 +1,138 @@
+"""``/mcp``: the MCP tools over Streamable HTTP on the gateway itself, for agents on other machines.
+
+The caller sends an agent token (``Authorization: Bearer``), checked by the admission layer like every
+``/v1`` call. The session's agent is ``X-Threadgate-Agent`` (or ``?agent=``), which the token must act for;
+left out, it is the token's own agent (the one it acts for, else the one named like the token). A session
+answers only the token and agent that opened it. The tools then call the API in-process with the caller's
+token, so every question passes the same scope checks, approval policy and who-may-answer rule as any
+other client's. Where to ask: ``X-Threadgate-Session-Channel``/``?session_channel=`` (each MCP session gets
+its own thread there) or ``X-Threadgate-Thread``/``?thread=``; ``X-Threadgate-Started-By``/``?started_by=``
+may answer besides the agent's approvers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import httpx
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
+from mcp.server.mcpserver import Context
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.requests import Request
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from gateway.api.admission import Disconnected, read_body, replay, send_error
+from gateway.api.auth import AGENT, PRINCIPAL_SCOPE_KEY, Principal
+from gateway.api.scope import require_agent
+from gateway.client import Threadgate
+from gateway.client.target import Target, session_key
+from gateway.errors import GatewayError
+from gateway.integrations.mcp_protocol import rewritten_line
+from gateway.integrations.mcp_server import Asker, build_server
+
+PATH = "/mcp"
+AGENT_SCOPE_KEY = "threadgate.mcp_agent"
+IN_PROCESS_URL = "http://localhost"  # a loopback name: the host allow-list always admits it
+MAX_PARAM_CHARS = 200
+
+
+def _param(request: Request, name: str) -> str | None:
+    """``X-Threadgate-<Name>`` or, for clients that only take a URL, ``?name=``; None when empty."""
+    header = "x-threadgate-" + name.replace("_", "-")
+    value = (request.headers.get(header) or request.query_params.get(name) or "").strip()
+    return value[:MAX_PARAM_CHARS] or None
+
+
+def session_agent(caller: Principal, named: str | None) -> str:
+    """The agent a session acts for: the one named (403 unless the token acts for it), else the token's."""
+    if named is None:
+        if caller.agents is not None and len(caller.agents) == 1:
+            (named,) = caller.agents
+        elif caller.agents is None or caller.name in caller.agents:
+            named = caller.name
+        else:
+            raise GatewayError(
+                "VALIDATION_ERROR",
+                "This token acts for several agents: name one with X-Threadgate-Agent or ?agent=.",
+                400,
+                {"agents": sorted(caller.agents)},
+            )
+    require_agent(caller, named)
+    return named
+
+
+def _caller(scope: Scope) -> Principal:
+    found = scope.get(PRINCIPAL_SCOPE_KEY)
+    if not isinstance(found, Principal):  # the admission layer authenticates every request here first
+        raise GatewayError("UNAUTHORIZED", "Send Authorization: Bearer <token>.", 401)
+    if found.role != AGENT:
+        raise GatewayError("FORBIDDEN", "/mcp needs an agent token.", 403, {"role": found.role})
+    return found
+
+
+def http_asker(ctx: Context) -> Asker:
+    """The session behind one HTTP tool call: its agent, the place to ask, and an in-process client that
+    calls the API with the caller's own token."""
+    request = ctx.request_context.request
+    if not isinstance(request, Request):
+        raise RuntimeError("an HTTP tool call carries its request")
+    agent = str(request.scope[AGENT_SCOPE_KEY])
+    session_id = request.headers.get("mcp-session-id") or "stateless"
+    target = Target(
+        agent=agent,
+        thread=_param(request, "thread"),
+        session_channel=_param(request, "session_channel"),
+        started_by=_param(request, "started_by"),
+    )
+    product = _param(request, "session_name") or "Agent"
+    header = f"{product} over MCP, session {session_id[:8]}"
+    token = request.headers.get("authorization", "").partition(" ")[2].strip()
+    app = request.scope["app"]
+
+    def client() -> Threadgate:
+        return Threadgate(IN_PROCESS_URL, token, transport=httpx.ASGITransport(app=app))
+
+    return Asker(target, session_key(agent, session_id), header, client)
+
+
+class McpEndpoint:
+    """The ASGI endpoint at ``/mcp``: the caller's agent settled, then the SDK's session manager."""
+
+    def __init__(self, *, progress_s: float, max_body_bytes: int) -> None:
+        server = build_server(http_asker, progress_s=progress_s)
+        # The gateway's own layers check Host and Origin before any request gets here.
+        server.streamable_http_app(
+            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+            max_request_body_size=max_body_bytes,
+        )
+        self.sessions = server.session_manager
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        async with self.sessions.run():
+            yield
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            caller = _caller(scope)
+            agent = session_agent(caller, _param(Request(scope), "agent"))
+        except GatewayError as error:
+            await send_error(send, error)
+            return
+        if scope["method"] == "POST":
+            try:
+                body = await read_body(receive)
+            except Disconnected:
+                return
+            receive = replay(rewritten_line(body.decode("utf-8", "replace")).encode(), receive)
+        scope[AGENT_SCOPE_KEY] = agent
+        # A session belongs to the token and agent that opened it: the SDK answers 404 to anyone else.
+        owner = AccessToken(token="", client_id=caller.name, scopes=[], subject=agent)
+        scope["user"] = AuthenticatedUser(owner)
+        await self.sessions.handle_request(scope, receive, send)
+
+    def route(self) -> Route:
+        return Route(PATH, endpoint=self, methods=["GET", "POST", "DELETE"])
