@@ -115,6 +115,8 @@ def resolved_item(prompt: Prompt) -> ThreadItem:
         ]
         if prompt.content is not None:
             meta["content"] = prompt.content
+        if prompt.answered_by is not None:
+            meta["answered_by"] = prompt.answered_by
     else:
         meta["reason"] = prompt.reason or "cancelled"
     return ThreadItem(

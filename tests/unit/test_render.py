@@ -213,7 +213,7 @@ def test_answered_audit_reads_answered_and_the_label() -> None:
     assert item.text == "✓ Answered: staging"
 
 
-def test_answered_audit_metadata_carries_answers_and_never_reason() -> None:
+def test_answered_audit_metadata_carries_answers_and_who_and_never_reason() -> None:
     prompt = answered(deploy_prompt(), ["staging"], reason="stale", reason_code=ReasonCode.CANCELLED)
     assert resolved_item(prompt).metadata == {
         "type": "pending_prompt_resolved",
@@ -222,6 +222,7 @@ def test_answered_audit_metadata_carries_answers_and_never_reason() -> None:
             "kind": "ask_user_question",
             "prompt_state": "answered",
             "answers": [{"question": DEPLOY, "answer": ["staging"]}],
+            "answered_by": "slack:U0123ABC",
         },
     }
 

@@ -122,11 +122,6 @@ async def test_answer_from_inbox_goes_through_the_approver_rule_and_shows_in_the
     assert inbox.errors == [] and chat.errors == []  # type: ignore[attr-defined]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the chat reads who answered from the audit item's metadata, which does not carry answered_by "
-    "yet (gateway/render.py resolved_item)",
-)
 async def test_the_chat_card_names_who_answered_from_the_inbox(demo: Demo, browser: Any) -> None:
     chat = await open_chat(browser, demo, "alice")
     await say(chat, "hello")
