@@ -102,7 +102,18 @@ class ReasonCode(StrEnum):
 Identity = Annotated[str, Field(min_length=3, max_length=160)]
 
 
-def check_channel_claim(value: str) -> str:
+# Validation context for what the store itself wrote: an approver or a claim of a platform that is no
+# longer installed was valid when written and is kept as it is (it matches nobody), never a 5xx on read.
+STORED = {"stored": True}
+
+
+def _stored(info: ValidationInfo | None) -> bool:
+    return info is not None and isinstance(info.context, dict) and bool(info.context.get("stored"))
+
+
+def check_channel_claim(value: str, info: ValidationInfo) -> str:
+    if _stored(info):
+        return value
     if not is_channel_claim(value):
         raise ValueError(f"must be a channel of an installed platform, such as {channel_examples()}")
     return value
@@ -500,7 +511,9 @@ class HumanInput(Model):
 
     @field_validator("approvers")
     @classmethod
-    def _identities(cls, values: list[str]) -> list[str]:
+    def _identities(cls, values: list[str], info: ValidationInfo) -> list[str]:
+        if _stored(info):
+            return list(dict.fromkeys(values))
         return list(dict.fromkeys(check_identity(value) for value in values))
 
 

@@ -12,6 +12,7 @@ from redis.asyncio.cluster import RedisCluster
 from gateway.audience import Audience
 from gateway.cursors import exclusive_start
 from gateway.models import (
+    STORED,
     AgentDefinition,
     Answer,
     ApprovalPolicy,
@@ -466,7 +467,7 @@ class Store:
         if cached is not None and cached[0] > now:
             return cached[1]
         raw = await self.redis.get(keys.agent(agent))
-        settings = HumanInput.model_validate_json(raw) if raw else HumanInput()
+        settings = HumanInput.model_validate_json(raw, context=STORED) if raw else HumanInput()
         self._settings[agent] = (now + AGENT_CACHE_S, settings)
         return settings
 
@@ -496,10 +497,12 @@ class Store:
         if raw is None and not approvers and approval is None and not claimed:
             return None
         settings = json.loads(raw) if raw else {}
-        human = HumanInput.model_validate({**settings, "approvers": sorted(approvers)})
+        human = HumanInput.model_validate({**settings, "approvers": sorted(approvers)}, context=STORED)
         policy = ApprovalPolicy.model_validate_json(approval) if approval else ApprovalPolicy()
         channels = json.loads(claimed) if claimed else []
-        return AgentDefinition(name=name, human_input=human, approval=policy, channels=channels)
+        return AgentDefinition.model_validate(
+            {"name": name, "human_input": human, "approval": policy, "channels": channels}, context=STORED
+        )
 
     async def is_approver(self, agent: str, identity: str) -> bool:
         return bool(await self.redis.sismember(keys.approvers(agent), identity))

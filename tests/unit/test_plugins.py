@@ -20,6 +20,7 @@ from gateway.ownership import claimants
 from gateway.plugins import ChannelSpec, build_channels, platform_settings, spec_for, specs
 from gateway.session_threads import parse_channel_ref
 from gateway.settings import Settings
+from gateway.store import Store
 from tests.support.acme import TOKEN, AcmeChannel, AcmeSettings, acme_installed
 
 SHIPPED = ("discord", "slack", "telegram", "web")
@@ -196,3 +197,24 @@ def test_doctor_names_a_platform_setting_that_does_not_parse(
     settings, [check] = load_settings()
     assert settings is None
     assert (check.name, check.status) == ("settings", "fail") and "ACME_ROOMS" in check.detail
+
+
+async def test_a_definition_naming_a_platform_no_longer_installed_still_reads(store: Store) -> None:
+    """Approvers and claims were checked when written; once their platform's package is gone they match
+    nobody, and reading the definition back is no error."""
+    with acme_installed():
+        await store.put_agent(
+            AgentDefinition(
+                name="ops",
+                human_input=HumanInput(approvers=["acme:@ada", "web:bob"]),
+                channels=["acme:ops"],
+            )
+        )
+    store._settings.clear()  # what another process, started without the package, would read
+    definition = await store.get_agent("ops")
+    assert definition is not None
+    assert definition.human_input.approvers == ["acme:@ada", "web:bob"]
+    assert definition.channels == ["acme:ops"]
+    assert (await store.human_input("ops")).approvers == []
+    with pytest.raises(ValidationError):
+        HumanInput(approvers=["acme:@ada"])  # what a client sends is still checked
