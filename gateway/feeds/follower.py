@@ -61,6 +61,9 @@ class Follower:
     def remove(self, key: str) -> None:
         self._tails.pop(key, None)
 
+    def _heads(self) -> dict[str, str]:
+        return {key: tail.head for key, tail in self._tails.items()}
+
     async def _run(self) -> None:
         failing = logged = False
         delay = 0.1
@@ -90,8 +93,7 @@ class Follower:
                 raise asyncio.CancelledError
 
     async def _read_once(self) -> None:
-        heads = {key: tail.head for key, tail in self._tails.items()}
-        for key, rows in await self._reader.read(heads, BATCH, self.block_ms):
+        for key, rows in await self._reader.read(self._heads, BATCH, self.block_ms):
             tail = self._tails.get(key)
             if tail is not None:
                 tail.extend(decode(rows))

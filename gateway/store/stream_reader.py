@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from typing import Any
 
 from redis.asyncio.cluster import RedisCluster
@@ -28,14 +29,21 @@ class StreamReader:
     def unblocks(self) -> bool:
         return self._control is not None
 
-    async def read(self, heads: dict[str, str], count: int, block_ms: int) -> list[tuple[str, list[Row]]]:
-        """Entries after each stream's head (``{key: last id}``), waiting up to ``block_ms`` for one."""
+    async def read(
+        self, heads: Callable[[], dict[str, str]], count: int, block_ms: int
+    ) -> list[tuple[str, list[Row]]]:
+        """Entries after each stream's head, waiting up to ``block_ms`` for one.
+
+        ``heads`` (``{key: last id}``) is asked for just as the read blocks, with no wait in between: a
+        stream added before that is in the read, one added after can end it (``unblock``).
+        """
         try:
             if self._control is not None and self._client_id is None:
                 self._client_id = int(await self._redis.client_id())
+            streams = heads()
             self._blocked = True
             try:
-                reply = await self._redis.xread(heads, count=count, block=block_ms)
+                reply = await self._redis.xread(streams, count=count, block=block_ms)
             finally:
                 self._blocked = False
         except Exception:

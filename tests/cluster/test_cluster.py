@@ -336,7 +336,7 @@ async def test_the_feeds_follow_a_thread_log_on_each_master(cluster_client: Any)
     reader = source.reader()
     recorded_reader = Recorder(reader)
     assert not reader.unblocks  # one stream per reader: nothing ever joins a blocked read
-    assert await reader.read({log_key: "0-0"}, 10, 100) == [(log_key, [(first, {"j": '{"n": 0}'})])]
+    assert await reader.read(lambda: {log_key: "0-0"}, 10, 100) == [(log_key, [(first, {"j": '{"n": 0}'})])]
     await reader.unblock()
     await reader.close()
     assert public_coroutines(StreamSource) - recorded_source.called == set()
