@@ -63,7 +63,7 @@ def check_tokens(settings: Settings) -> list[Check]:
 
 async def check_redis(settings: Settings) -> list[Check]:
     """PING the configured Redis; warn when it keeps no append-only file (pending prompts need one)."""
-    from gateway.store import connect
+    from gateway.store.connection import appendonly, connect, ping
 
     if not settings.redis_url:
         return [
@@ -75,12 +75,12 @@ async def check_redis(settings: Settings) -> list[Check]:
     connection = connect(settings.redis_url, max_connections=2)
     try:
         async with asyncio.timeout(REDIS_TIMEOUT_S):
-            await connection.client.ping()
+            await ping(connection.client)
         checks = [Check.ok("redis", f"{connection.description} answers")]
         try:
             async with asyncio.timeout(REDIS_TIMEOUT_S):
-                config = await connection.client.config_get("appendonly")
-            if config.get("appendonly") == "no":
+                persisted = await appendonly(connection.client)
+            if persisted == "no":
                 checks.append(
                     Check.warn(
                         "redis",

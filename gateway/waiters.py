@@ -11,8 +11,8 @@ from typing import Any
 
 from gateway.logs import event
 from gateway.models import Prompt
-from gateway.store import keys
 from gateway.store.outage import StoreHealth
+from gateway.store.settled import settled_subscription
 from gateway.tasks import cancel_and_wait
 
 
@@ -110,22 +110,21 @@ class Waiters:
         delay = 0.1
         lost = False
         while True:
-            pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
             try:
-                await pubsub.subscribe(keys.SETTLED_CHANNEL)
-                self._ready.set()
-                delay = 0.1
-                if lost:  # what settled while the subscription was down was not heard
-                    lost = False
-                    self.notify_all()
-                    event("waiters.resubscribed")
-                while True:
-                    message = await pubsub.get_message(timeout=5.0)
-                    if message and message.get("type") == "message":
-                        self._heard(str(message["data"]))
-                    # redis-py can swallow a cancellation that lands mid-read; honour it here.
-                    if (task := asyncio.current_task()) is not None and task.cancelling():
-                        raise asyncio.CancelledError
+                async with settled_subscription(self._redis) as subscription:
+                    self._ready.set()
+                    delay = 0.1
+                    if lost:  # what settled while the subscription was down was not heard
+                        lost = False
+                        self.notify_all()
+                        event("waiters.resubscribed")
+                    while True:
+                        data = await subscription.next(timeout_s=5.0)
+                        if data is not None:
+                            self._heard(data)
+                        # redis-py can swallow a cancellation that lands mid-read; honour it here.
+                        if (task := asyncio.current_task()) is not None and task.cancelling():
+                            raise asyncio.CancelledError
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # connection lost: waiters fall back to their timeouts meanwhile
@@ -134,6 +133,3 @@ class Waiters:
                 lost = True
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, self.max_retry_s)
-            finally:
-                with contextlib.suppress(Exception):
-                    await pubsub.aclose()

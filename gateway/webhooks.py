@@ -23,7 +23,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
-from redis.exceptions import ResponseError
 
 from gateway import __version__, metrics
 from gateway.backoff import Retry
@@ -32,40 +31,11 @@ from gateway.settings import Settings
 from gateway.signed import same_text, unix_seconds
 from gateway.store import keys
 from gateway.store.outage import StoreHealth
+from gateway.store.webhook_queue import GroupMissing, Row, WebhookQueue
 from gateway.tasks import cancel_and_wait
 from gateway.webhook_signatures import standard_headers, standard_key
 
 SIGNATURE_HEADER = "X-Threadgate-Signature"
-GROUP = "threadgate-webhooks"
-PREFIX = keys.WEBHOOK_PREFIX
-DUE = keys.WEBHOOK_DUE
-
-# Queue one delivery per URL for an event, unless that (event id, URL) pair was queued before.
-# KEYS[1]: prefix. ARGV: now ms, dedupe ttl s, body, then delivery id and URL pairs.
-_ENQUEUE = """
-local P, now, ttl, body = KEYS[1], ARGV[1], tonumber(ARGV[2]), ARGV[3]
-local queued = 0
-for i = 4, #ARGV, 2 do
-  local id, url = ARGV[i], ARGV[i + 1]
-  if redis.call('SET', P .. 's:' .. id, '1', 'NX', 'EX', ttl) then
-    redis.call('HSET', P .. 'd:' .. id, 'url', url, 'body', body, 'attempts', 0, 'first', now)
-    redis.call('ZADD', P .. 'due', now, id)
-    queued = queued + 1
-  end
-end
-return queued
-"""
-# Claim due deliveries by pushing their due time one lease ahead: a process that dies mid-delivery
-# leaves them to be claimed again when the lease runs out. KEYS[1]: prefix. ARGV: now ms, lease ms, count
-_CLAIM = """
-local P = KEYS[1]
-local ids = redis.call('ZRANGEBYSCORE', P .. 'due', '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
-local until_ms = tonumber(ARGV[1]) + tonumber(ARGV[2])
-for _, id in ipairs(ids) do
-  redis.call('ZADD', P .. 'due', until_ms, id)
-end
-return ids
-"""
 
 
 def sign(secret: str, body: bytes, timestamp: int) -> str:
@@ -126,7 +96,7 @@ class WebhookDispatcher:
         clock: Callable[[], float] = time.time,
         health: StoreHealth | None = None,
     ) -> None:
-        self.redis = redis
+        self.queue = WebhookQueue(redis)
         self.health = health or StoreHealth(redis)
         self.urls = list(urls)
         self._secret = secret
@@ -167,7 +137,7 @@ class WebhookDispatcher:
     # Lifecycle -------------------------------------------------------------------------------------
 
     async def start(self) -> None:
-        await self._create_group(start="$")
+        await self.queue.ensure_group(start="$")
         self._http = httpx.AsyncClient(
             timeout=self.timeout_s, follow_redirects=False, transport=self._transport
         )
@@ -184,19 +154,7 @@ class WebhookDispatcher:
             await self._http.aclose()
             self._http = None
         with contextlib.suppress(Exception):
-            pending = await self.redis.xpending_range(
-                keys.EVENTS, GROUP, min="-", max="+", count=1, consumername=self.consumer
-            )
-            if not pending:
-                await self.redis.xgroup_delconsumer(keys.EVENTS, GROUP, self.consumer)
-
-    async def _create_group(self, start: str) -> None:
-        """The consumer group on the event stream, reading after ``start``; kept if it exists."""
-        try:
-            await self.redis.xgroup_create(keys.EVENTS, GROUP, id=start, mkstream=True)
-        except ResponseError as exc:
-            if "BUSYGROUP" not in str(exc):
-                raise
+            await self.queue.leave(self.consumer)
 
     async def _forever(self, loop: Callable[[], Any]) -> None:
         delay = 0.1
@@ -223,45 +181,34 @@ class WebhookDispatcher:
                     last_reclaim = time.monotonic()
                     await self.reclaim()
                 await self.fan_out(block_ms=int(self.poll_s * 1000))
-            except ResponseError as exc:
-                if not str(exc).startswith("NOGROUP"):
-                    raise
+            except GroupMissing:
                 await self._recreate_group()
 
     async def _recreate_group(self) -> None:
         """Redis came back without the group (restarted empty, or the stream was deleted): make it again,
         reading the stream from its start, so events written since then are delivered too (receivers dedupe
         by ``id`` should any be sent twice)."""
-        await self._create_group(start="0")
-        event("webhooks.group_recreated", logging.WARNING, stream=keys.EVENTS, group=GROUP)
+        await self.queue.ensure_group(start="0")
+        event("webhooks.group_recreated", logging.WARNING, stream=keys.EVENTS, group=keys.WEBHOOK_GROUP)
 
     async def fan_out(self, block_ms: int | None = None) -> int:
         """Queue deliveries for new events taken from the stream; returns how many were queued."""
-        reply = await self.redis.xreadgroup(
-            GROUP, self.consumer, {keys.EVENTS: ">"}, count=100, block=block_ms
-        )
-        rows = reply[0][1] if reply else []
-        return await self._enqueue(rows)
+        return await self._enqueue(await self.queue.read_new(self.consumer, 100, block_ms))
 
     async def reclaim(self) -> int:
         """Take over events a crashed process read but never queued."""
-        reply = await self.redis.xautoclaim(
-            keys.EVENTS, GROUP, self.consumer, min_idle_time=self.reclaim_idle_ms, start_id="0-0", count=100
-        )
-        return await self._enqueue(reply[1])
+        return await self._enqueue(await self.queue.claim_stale(self.consumer, self.reclaim_idle_ms, 100))
 
-    async def _enqueue(self, rows: list[Any]) -> int:
+    async def _enqueue(self, rows: list[Row]) -> int:
         queued = 0
         for entry_id, fields in rows:
             raw = fields.get("j") if fields else None
             if raw:
                 event_id = _event_id(raw) or entry_id
-                pairs: list[str] = []
-                for url in self.urls:
-                    pairs += [delivery_id(event_id, url), url]
+                deliveries = [(delivery_id(event_id, url), url) for url in self.urls]
                 ttl_s = int(self.retry.give_up_s) + 24 * 3600
-                queued += int(await self.redis.eval(_ENQUEUE, 1, PREFIX, self.now_ms(), ttl_s, raw, *pairs))
-            await self.redis.xack(keys.EVENTS, GROUP, entry_id)
+                queued += await self.queue.enqueue(raw, deliveries, self.now_ms(), ttl_s)
+            await self.queue.ack(entry_id)
         if queued:
             self._wake.set()
         return queued
@@ -278,40 +225,36 @@ class WebhookDispatcher:
 
     async def deliver_due(self) -> int:
         """Deliver what is due now (up to ``concurrency`` at once); returns how many were attempted."""
-        ids = await self.redis.eval(_CLAIM, 1, PREFIX, self.now_ms(), self.lease_ms, self.concurrency)
+        ids = await self.queue.claim_due(self.now_ms(), self.lease_ms, self.concurrency)
         if not ids:
             return 0
-        await asyncio.gather(*(self._attempt(str(ident)) for ident in ids))
+        await asyncio.gather(*(self._attempt(ident) for ident in ids))
         return len(ids)
 
     async def _attempt(self, ident: str) -> None:
-        key = f"{PREFIX}d:{ident}"
-        record = await self.redis.hgetall(key)
+        record = await self.queue.record(ident)
         if not record:
-            await self.redis.zrem(DUE, ident)
+            await self.queue.forget(ident)
             return
         url = record["url"]
         if url not in self.urls:
-            await self._forget(ident, key)
+            await self.queue.forget(ident)
             event("webhook.dropped", logging.WARNING, target=target(url), reason="no longer configured")
             return
         attempts = int(record.get("attempts", 0)) + 1
         failure = await self._post(url, record["body"].encode(), ident)
         if failure is None:
-            await self._forget(ident, key)
+            await self.queue.forget(ident)
             event("webhook.delivered", logging.DEBUG, target=target(url), attempts=attempts)
             metrics.webhook_delivery("delivered")
             return
         if self.now_ms() - int(record.get("first", 0)) > self.retry.give_up_s * 1000:
-            await self._forget(ident, key)
+            await self.queue.forget(ident)
             event("webhook.given_up", logging.ERROR, target=target(url), attempts=attempts, error=failure)
             metrics.webhook_delivery("given_up")
             return
         delay = self.retry.delay(attempts)
-        pipe = self.redis.pipeline(transaction=True)
-        pipe.hset(key, "attempts", attempts)
-        pipe.zadd(DUE, {ident: self.now_ms() + int(delay * 1000)})
-        await pipe.execute()
+        await self.queue.retry_at(ident, attempts, self.now_ms() + int(delay * 1000))
         event(
             "webhook.failed",
             logging.WARNING,
@@ -339,15 +282,9 @@ class WebhookDispatcher:
             return type(exc).__name__
         return None if response.is_success else f"HTTP {response.status_code}"
 
-    async def _forget(self, ident: str, key: str) -> None:
-        pipe = self.redis.pipeline(transaction=True)
-        pipe.delete(key)
-        pipe.zrem(DUE, ident)
-        await pipe.execute()
-
     async def queued(self) -> int:
         """Deliveries waiting (for tests and operations)."""
-        return int(await self.redis.zcard(DUE))
+        return await self.queue.depth()
 
 
 def _event_id(raw: str) -> str | None:

@@ -11,20 +11,11 @@ from typing import Any
 from gateway.feeds.follower import Follower
 from gateway.feeds.tail import Entry, Tail, decode
 from gateway.store import keys
+from gateway.store.stream_reader import StreamSource
 
 SHARED_BLOCK_MS = 2_000  # a stream added in the instant before a read blocks joins within this
-EMBEDDED_BLOCK_MS = 200  # the embedded store cannot end a blocked read early
+EMBEDDED_BLOCK_MS = 200  # a shared reader that cannot be unblocked (the embedded store's) blocks briefly
 LINGER_S = 30.0  # a thread's log stays followed this long after its last reader left
-
-
-def _is_cluster(redis: Any) -> bool:
-    from redis.asyncio.cluster import RedisCluster
-
-    return isinstance(redis, RedisCluster)
-
-
-def _is_embedded(redis: Any) -> bool:
-    return type(redis).__module__.startswith("fakeredis")
 
 
 class Feeds:
@@ -44,13 +35,12 @@ class Feeds:
         linger_s: float = LINGER_S,
         report: Callable[[BaseException, str], bool] | None = None,
     ) -> None:
-        self._redis = redis
+        self._streams = StreamSource(redis)
         self._report = report
         self._keep = keep
         self._linger_s = linger_s
         self._tails: dict[str, Tail] = {}
         self._followers: dict[str, Follower] = {}  # by stream key on a cluster, else one under ""
-        self._dedicated: Any = None
         self._stopping: set[asyncio.Task[None]] = set()
         self._started = False
         self.draining = False  # set at shutdown: waits end now, and event streams close
@@ -63,17 +53,13 @@ class Feeds:
             return
         self._started = True
         for tail in (self.events, self.messages):
-            tail.start_at(await self._latest(tail.key))
+            tail.start_at(await self._streams.latest(tail.key))
             await self._follow(tail)
 
     async def stop(self) -> None:
         for follower in list(self._followers.values()):
             await follower.stop()
         self._followers.clear()
-        if self._dedicated is not None:
-            with contextlib.suppress(Exception):
-                await self._dedicated.aclose()
-            self._dedicated = None
         self._started = False
 
     def drain(self) -> None:
@@ -138,12 +124,7 @@ class Feeds:
     # Internals -------------------------------------------------------------------------------------
 
     async def _replay(self, key: str, after: str | None, limit: int) -> list[Entry]:
-        start = f"({after}" if after else "-"
-        return decode(await self._redis.xrange(key, min=start, max="+", count=limit))
-
-    async def _latest(self, key: str) -> str:
-        rows = await self._redis.xrevrange(key, count=1)
-        return str(rows[0][0]) if rows else "0-0"
+        return decode(await self._streams.after(key, after, limit))
 
     async def _thread_tail(self, key: str) -> Tail:
         while True:
@@ -152,7 +133,7 @@ class Feeds:
                 tail = Tail(key, self._keep)
                 self._tails[key] = tail
                 try:
-                    tail.start_at(await self._latest(key))
+                    tail.start_at(await self._streams.latest(key))
                     await self._follow(tail)
                 except BaseException:
                     tail.failed = True
@@ -182,27 +163,13 @@ class Feeds:
             stopping.add_done_callback(self._stopping.discard)
 
     async def _follow(self, tail: Tail) -> None:
-        if _is_cluster(self._redis):
-            follower = self._followers.get(tail.key)
-            if follower is None:
-                follower = Follower(self._redis, tail.key, block_ms=SHARED_BLOCK_MS, report=self._report)
-                self._followers[tail.key] = follower
-                follower.start()
-            await follower.add(tail)
-            return
-        follower = self._followers.get("")
+        own = self._streams.per_stream  # a follower per stream on a cluster, else one for them all
+        follower = self._followers.get(tail.key if own else "")
         if follower is None:
-            if _is_embedded(self._redis):
-                follower = Follower(self._redis, "streams", block_ms=EMBEDDED_BLOCK_MS, report=self._report)
-            else:
-                self._dedicated = self._redis.client()  # one connection of the pool, held for the reads
-                follower = Follower(
-                    self._dedicated,
-                    "streams",
-                    block_ms=SHARED_BLOCK_MS,
-                    unblock_via=self._redis,
-                    report=self._report,
-                )
-            self._followers[""] = follower
+            reader = self._streams.reader()
+            block_ms = SHARED_BLOCK_MS if own or reader.unblocks else EMBEDDED_BLOCK_MS
+            name = tail.key if own else "streams"
+            follower = Follower(reader, name, block_ms=block_ms, report=self._report)
+            self._followers[tail.key if own else ""] = follower
             follower.start()
         await follower.add(tail)

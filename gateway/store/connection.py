@@ -105,3 +105,14 @@ async def trim_idle(client: Any, keep: int) -> int:
         with contextlib.suppress(Exception):
             await connection.disconnect()
     return len(surplus)
+
+
+async def ping(client: Any) -> None:
+    """One round trip (raises when Redis cannot answer)."""
+    await client.ping()
+
+
+async def appendonly(client: Any) -> str | None:
+    """The server's ``appendonly`` setting (``yes``/``no``); raises where CONFIG is refused."""
+    config: dict[str, str] = await client.config_get("appendonly")
+    return config.get("appendonly")

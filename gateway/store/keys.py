@@ -12,6 +12,7 @@ CLAIMS = "tg:claims"  # hash: agent -> JSON list of the channels its definition 
 # One hash tag: the webhook queue's keys share a Cluster slot, so one script can touch them all.
 WEBHOOK_PREFIX = "tg:{wh}:"
 WEBHOOK_DUE = f"{WEBHOOK_PREFIX}due"  # zset: webhook deliveries by when they are due
+WEBHOOK_GROUP = "threadgate-webhooks"  # the consumer group that takes events off EVENTS for webhooks
 
 
 def thread_prefix(thread_id: str) -> str:
@@ -145,6 +146,11 @@ def draft(thread_id: str, name: str) -> str:
 def prompt_drafts(thread_id: str, prompt_id: str) -> str:
     """A set: the names of the drafts kept for a prompt, deleted with them when the prompt settles."""
     return f"{thread_prefix(thread_id)}pd:{prompt_id}"
+
+
+def webhook_delivery(delivery_id: str) -> str:
+    """A queued webhook delivery (URL, body, attempts, first try): a hash in the webhook queue's slot."""
+    return f"{WEBHOOK_PREFIX}d:{delivery_id}"
 
 
 def feed_seen(stream: str, event_id: str) -> str:

@@ -27,6 +27,7 @@ THREAD_SCRIPTS = (
 )
 PLAIN_SCRIPTS = ("drop_dirty", "publish_feed", "release_held", "count_hit")
 LEASE_SCRIPTS = ("take_lease", "renew_lease")
+WEBHOOK_SCRIPTS = ("enqueue_webhooks", "claim_webhooks")
 
 
 def _read(name: str) -> str:
@@ -42,7 +43,8 @@ class Scripts:
     """Script sources by name, their SHAs, and EVALSHA that reloads once after a Redis restart."""
 
     def __init__(self) -> None:
-        self.sources = {name: _source(name) for name in (*THREAD_SCRIPTS, *PLAIN_SCRIPTS, *LEASE_SCRIPTS)}
+        names = (*THREAD_SCRIPTS, *PLAIN_SCRIPTS, *LEASE_SCRIPTS, *WEBHOOK_SCRIPTS)
+        self.sources = {name: _source(name) for name in names}
         self.shas = {name: hashlib.sha1(src.encode()).hexdigest() for name, src in self.sources.items()}
 
     async def load(self, client: Any) -> None:

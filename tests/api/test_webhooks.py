@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx
 import pytest
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -136,3 +137,32 @@ async def test_queued_deliveries_survive_a_gateway_restart(real_redis: str) -> N
             await _until(lambda: len(receiver.accepted) == 1)
             await asyncio.sleep(0.2)
     assert receiver.ids() == [f"{prompt['prompt_id']}.requested"]
+
+
+async def test_the_queue_keeps_the_key_and_group_names_older_processes_read(redis_client: Any) -> None:
+    """A rolling upgrade runs old and new processes on one Redis: both must queue, claim and dedupe on
+    the same keys, with the same fields, through the same consumer group, on every store backend."""
+    sent: list[bytes] = []
+
+    def accept(request: httpx.Request) -> httpx.Response:
+        sent.append(request.content)
+        return httpx.Response(500)  # kept queued, so its keys can be read
+
+    url = "http://127.0.0.1:9/hook"
+    dispatcher = WebhookDispatcher(redis_client, [url], SECRET, transport=httpx.MockTransport(accept))
+    await dispatcher.start()
+    try:
+        body = '{"id": "evt_1", "type": "input.requested"}'
+        await redis_client.xadd("tg:events", {"j": body})
+        assert await dispatcher.fan_out() == 1
+        assert await dispatcher.deliver_due() == 1
+        [ident] = await redis_client.zrange("tg:{wh}:due", 0, -1)
+        assert ident.startswith("evt_1@")
+        record = await redis_client.hgetall(f"tg:{{wh}}:d:{ident}")
+        assert (record["url"], record["body"], record["attempts"]) == (url, body, "1")
+        assert await redis_client.exists(f"tg:{{wh}}:s:{ident}") == 1
+        groups = await redis_client.xinfo_groups("tg:events")
+        assert [group["name"] for group in groups] == ["threadgate-webhooks"]
+    finally:
+        await dispatcher.stop()
+    assert sent == [body.encode()]

@@ -21,12 +21,15 @@ from redis.exceptions import RedisClusterException, ResponseError
 
 from gateway import metrics
 from gateway.channel import Channels
+from gateway.feeds import Feeds
 from gateway.lease import Lease
 from gateway.models import AgentDefinition, HumanInput, InboundMessage, PromptRequest, ReasonCode, RunRequest
 from gateway.ratelimit import RateLimiter
 from gateway.service import AnswerStatus, Gateway, Outcome
 from gateway.store import Store, connect, keys
-from gateway.store.scripts import LEASE_SCRIPTS, PLAIN_SCRIPTS, THREAD_SCRIPTS, Scripts
+from gateway.store.scripts import LEASE_SCRIPTS, PLAIN_SCRIPTS, THREAD_SCRIPTS, WEBHOOK_SCRIPTS, Scripts
+from gateway.store.stream_reader import StreamReader, StreamSource
+from gateway.store.webhook_queue import WebhookQueue
 from gateway.waiters import Waiters
 from gateway.webhooks import WebhookDispatcher
 from tests.cluster.slotwatch import SlotWatch
@@ -286,3 +289,67 @@ async def test_leases_waiters_rate_limits_webhooks_and_metrics_work_on_the_clust
     assert delivered == [b'{"id": "evt_1", "type": "input.requested"}']
     assert len(watch.runs) >= 6
     assert watch.crossing() == []
+
+
+async def test_every_webhook_queue_method_and_script_runs_in_one_slot_on_the_cluster(
+    cluster_client: Any, redis_cluster: RedisCluster
+) -> None:
+    """The webhook queue's keys share one hash tag: its scripts and transactions never cross slots."""
+    queue = WebhookQueue(cluster_client)
+    recorded, ran = Recorder(queue), record_scripts(queue.scripts)
+    async with SlotWatch(redis_cluster.ports).watching() as watch:
+        await queue.ensure_group(start="$")
+        await queue.ensure_group(start="$")  # kept when it exists
+        entry = str(await cluster_client.xadd(keys.EVENTS, {"j": '{"id": "evt_1"}'}))
+        [(read_id, fields)] = await queue.read_new("crashed", 10, None)
+        assert (read_id, fields) == (entry, {"j": '{"id": "evt_1"}'})
+        [(claimed_id, _)] = await queue.claim_stale("me", 0, 10)  # what a crashed consumer left
+        assert claimed_id == entry
+        deliveries = [("evt_1@a", "http://a.example/hook"), ("evt_1@b", "http://b.example/hook")]
+        assert await queue.enqueue(fields["j"], deliveries, 1000, 60) == 2
+        assert await queue.enqueue(fields["j"], deliveries, 1000, 60) == 0  # once per (event, URL)
+        await queue.ack(entry)
+        await queue.leave("crashed")
+        assert sorted(await queue.claim_due(1000, 30_000, 10)) == ["evt_1@a", "evt_1@b"]
+        assert await queue.claim_due(2000, 30_000, 10) == []  # leased meanwhile
+        assert (await queue.record("evt_1@a"))["url"] == "http://a.example/hook"
+        await queue.retry_at("evt_1@a", 1, 5000)
+        await queue.forget("evt_1@b")
+        assert await queue.depth() == 1
+        assert await queue.claim_due(5000, 30_000, 10) == ["evt_1@a"]
+    assert ran == set(WEBHOOK_SCRIPTS)
+    assert public_coroutines(WebhookQueue) - recorded.called == set()
+    names = {sha: name for name, sha in Scripts().shas.items()}
+    assert {names.get(run.sha) for run in watch.runs} == set(WEBHOOK_SCRIPTS)
+    assert watch.crossing() == []
+
+
+async def test_the_feeds_follow_a_thread_log_on_each_master(cluster_client: Any) -> None:
+    """On a cluster each followed stream gets its own reader, so no XREAD spans two slots."""
+    source = StreamSource(cluster_client)
+    assert source.per_stream
+    recorded_source = Recorder(source)
+    log_key = keys.items(THREADS[0])
+    first = str(await cluster_client.xadd(log_key, {"j": '{"n": 0}'}))
+    assert await source.latest(log_key) == first
+    assert [row_id for row_id, _ in await source.after(log_key, None, 10)] == [first]
+    reader = source.reader()
+    recorded_reader = Recorder(reader)
+    assert not reader.unblocks  # one stream per reader: nothing ever joins a blocked read
+    assert await reader.read(lambda: {log_key: "0-0"}, 10, 100) == [(log_key, [(first, {"j": '{"n": 0}'})])]
+    await reader.unblock()
+    await reader.close()
+    assert public_coroutines(StreamSource) - recorded_source.called == set()
+    assert public_coroutines(StreamReader) - recorded_reader.called == set()
+
+    feeds = Feeds(cluster_client)
+    await feeds.start()
+    try:
+        for thread in THREADS:
+            async with feeds.thread_log(thread) as log:
+                waiting = asyncio.create_task(feeds.read(log, log.head, 10, wait_s=10))
+                added = str(await cluster_client.xadd(keys.items(thread), {"j": '{"n": 1}'}))
+                assert [entry.id for entry in await waiting] == [added]
+        assert feeds.followed == 5  # the two feeds and three threads, each on its own follower
+    finally:
+        await feeds.stop()
