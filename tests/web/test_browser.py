@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
 from playwright.async_api import Page, expect
 
 from gateway.demo import Demo
