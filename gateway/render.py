@@ -24,6 +24,7 @@ from gateway.plaintext import prompt_text as prompt_text
 from gateway.plaintext import question_text as question_text
 
 NO_SELECTION = "(no selection)"
+ANSWERED = "✓ Answered:"
 # Kinds the channels draw native controls for; the others are posted as their text rendering.
 NATIVE_KINDS = frozenset(
     {PromptKind.APPROVAL.value, PromptKind.ASK_USER_QUESTION.value, PromptKind.TEXT.value}
@@ -98,7 +99,7 @@ def answers_summary(answers: list[Answer]) -> str:
 
 def resolved_text(prompt: Prompt) -> str:
     if prompt.prompt_state is PromptState.ANSWERED:
-        return f"✓ Answered: {answers_summary(prompt.answers or [])}"
+        return f"{ANSWERED} {answers_summary(prompt.answers or [])}"
     return f"✗ Cancelled: {prompt.reason or 'cancelled'}"
 
 
@@ -138,6 +139,29 @@ def settled_prompt_item(prompt: Prompt) -> ThreadItem:
         content=[TextContent(text=text)],
         metadata={"type": "pending_prompt_resolved", "prompt": meta, "replaces_prompt": True},
     )
+
+
+def form_outcome(item: ThreadItem, *, header: str = ANSWERED, empty: str = NO_SELECTION) -> str | None:
+    """An answered form's item with its one-line outcome (``✓ Answered: prod · 3``) written as ``header``
+    and a ``Title: value`` line per field (``empty`` for a field left empty); the text above it stays.
+    None for any other item, or one whose text does not end with the core's outcome line."""
+    prompt = item.metadata.get("prompt")
+    if item.type != "pending_prompt_resolved" or not isinstance(prompt, dict):
+        return None
+    if (prompt.get("kind"), prompt.get("prompt_state")) != (PromptKind.FORM, PromptState.ANSWERED):
+        return None
+    answers = prompt.get("answers")
+    if not isinstance(answers, list) or not all(isinstance(answer, dict) for answer in answers):
+        return None
+    shown = [", ".join(str(value) for value in answer.get("answer") or []) for answer in answers]
+    line = f"{ANSWERED} {' · '.join(value or NO_SELECTION for value in shown)}"
+    if not item.text.endswith(line):
+        return None
+    fields = [
+        f"{answer.get('question')}: {value or empty}" for answer, value in zip(answers, shown, strict=True)
+    ]
+    head = item.text.removesuffix(line).rstrip()
+    return "\n\n".join(part for part in (head, "\n".join([header, *fields])) if part)
 
 
 def message_item(text: str, metadata: dict[str, Any] | None = None) -> ThreadItem:

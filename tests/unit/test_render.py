@@ -7,9 +7,19 @@ from typing import Any
 
 import pytest
 
-from gateway.models import Answer, Prompt, PromptRequest, PromptState, ReasonCode, ToolCall
+from gateway.models import (
+    Answer,
+    Prompt,
+    PromptRequest,
+    PromptState,
+    ReasonCode,
+    TextContent,
+    ThreadItem,
+    ToolCall,
+)
 from gateway.render import (
     answers_summary,
+    form_outcome,
     pending_prompt_item,
     prompt_text,
     resolved_item,
@@ -330,3 +340,53 @@ def test_tool_call_arguments_of_exactly_the_limit_are_shown_whole() -> None:
     whole = tool_call_arguments(call, 10_000)
     assert tool_call_arguments(call, len(whole)) == whole
     assert tool_call_arguments(call, len(whole) - 1).endswith("… truncated: 1 more characters not shown")
+
+
+# An answered form's outcome, a field a line ------------------------------------------------------------
+
+
+def form_item(text: str, answers: object, *, kind: str = "form", state: str = "answered") -> ThreadItem:
+    prompt = {"prompt_id": "prm_1", "kind": kind, "prompt_state": state, "answers": answers}
+    metadata = {"type": "pending_prompt_resolved", "prompt": prompt}
+    return ThreadItem(type="pending_prompt_resolved", content=[TextContent(text=text)], metadata=metadata)
+
+
+FORM_ANSWERS = [{"question": "Environment", "answer": ["prod"]}, {"question": "Regions", "answer": []}]
+
+
+@pytest.mark.parametrize(
+    ("text", "header", "empty", "shown"),
+    [
+        (
+            "✓ Answered: prod · (no selection)",
+            "✓ Answered:",
+            "(no selection)",
+            "✓ Answered:\nEnvironment: prod\nRegions: (no selection)",
+        ),
+        ("✓ Answered: prod · (no selection)", "✓ Answered", "—", "✓ Answered\nEnvironment: prod\nRegions: —"),
+        (
+            "Deploy\n\n1. Environment\n\n✓ Answered: prod · (no selection)",
+            "✓ Answered:",
+            "—",
+            "Deploy\n\n1. Environment\n\n✓ Answered:\nEnvironment: prod\nRegions: —",
+        ),
+    ],
+)
+def test_an_answered_forms_outcome_becomes_a_line_per_field_below_its_text(
+    text: str, header: str, empty: str, shown: str
+) -> None:
+    assert form_outcome(form_item(text, FORM_ANSWERS), header=header, empty=empty) == shown
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        form_item("✓ Answered: prod · (no selection)", FORM_ANSWERS, kind="text"),
+        form_item("✗ Cancelled: declined", FORM_ANSWERS, state="cancelled"),
+        form_item("✓ Answered: something else", FORM_ANSWERS),
+        form_item("✓ Answered: prod", "not a list"),
+        form_item("✓ Answered: prod", ["not an object"]),
+    ],
+)
+def test_other_items_and_unknown_wording_have_no_form_outcome(item: ThreadItem) -> None:
+    assert form_outcome(item) is None
