@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import logging
+import subprocess
+import sys
 from collections.abc import Iterator
 from importlib.metadata import EntryPoint
 
@@ -17,7 +19,7 @@ from gateway.ids import is_channel_claim, is_identity, parse_thread_id
 from gateway.logs import configure, event, redact
 from gateway.models import AgentDefinition, HumanInput
 from gateway.ownership import claimants
-from gateway.plugins import ChannelSpec, build_channels, platform_settings, spec_for, specs
+from gateway.plugins import ChannelSpec, build_channels, lazy_exports, platform_settings, spec_for, specs
 from gateway.session_threads import parse_channel_ref
 from gateway.settings import Settings
 from tests.support.acme import TOKEN, AcmeChannel, AcmeSettings, acme_installed
@@ -196,3 +198,32 @@ def test_doctor_names_a_platform_setting_that_does_not_parse(
     settings, [check] = load_settings()
     assert settings is None
     assert (check.name, check.status) == ("settings", "fail") and "ACME_ROOMS" in check.detail
+
+
+@pytest.mark.parametrize(
+    ("exports", "name", "found"),
+    [
+        ({"dumps": "json"}, "dumps", "dumps"),
+        ({"dumps": "json"}, "loads", None),
+        ({}, "dumps", None),
+    ],
+)
+def test_a_platform_package_imports_an_exported_name_only_when_it_is_used(
+    exports: dict[str, str], name: str, found: str | None
+) -> None:
+    getattr_ = lazy_exports("channels.acme", exports)
+    if found is None:
+        with pytest.raises(AttributeError, match=f"module 'channels.acme' has no attribute '{name}'"):
+            getattr_(name)
+    else:
+        assert getattr_(name).__name__ == found
+
+
+def test_the_shipped_platform_packages_load_no_sdk_until_their_channel_is_used() -> None:
+    code = (
+        "import sys, channels.slack, channels.telegram, channels.discord, channels.web\n"
+        "assert not {'slack_bolt', 'telegram', 'discord'} & set(sys.modules), sorted(sys.modules)\n"
+        "from channels.discord import DiscordChannel\n"
+        "assert 'discord' in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
