@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self
 
+from gateway import forms
 from gateway.models import (
     Answer,
     Prompt,
@@ -16,6 +17,7 @@ from gateway.models import (
     TextContent,
     ThreadItem,
     ToolCall,
+    check_step_url,
 )
 
 # Re-exported: the channels render from here; the plain text itself lives beneath the models.
@@ -207,3 +209,37 @@ class PromptView:
     @classmethod
     def of_prompt(cls, prompt: Prompt) -> PromptView:
         return cls(prompt.prompt_id, prompt.kind, prompt.questions, prompt.tool_call)
+
+
+@dataclass(frozen=True, slots=True)
+class FormView:
+    """What a form's or URL step's native controls are drawn from: a pending step, read back from its
+    item's metadata (the inverse of ``pending_prompt_item``) or taken from the core's record."""
+
+    prompt_id: str
+    kind: PromptKind
+    message: str
+    fields: tuple[forms.FormField, ...] = ()
+    url: str | None = None
+
+    @classmethod
+    def of_metadata(cls, metadata: dict[str, Any]) -> Self | None:
+        """From a pending_prompt item's metadata; ``None`` unless it holds a readable form or URL step."""
+        prompt = metadata.get("prompt")
+        if metadata.get("type") != "pending_prompt" or not isinstance(prompt, dict):
+            return None
+        try:
+            kind = PromptKind(str(prompt.get("kind")))
+            message, prompt_id = str(prompt["message"]), str(prompt["prompt_id"])
+            if kind is PromptKind.FORM:
+                return cls(prompt_id, kind, message, tuple(forms.check_schema(prompt["requested_schema"])))
+            if kind is PromptKind.URL:
+                return cls(prompt_id, kind, message, url=check_step_url(str(prompt["url"])))
+        except (KeyError, TypeError, ValueError):
+            return None
+        return None
+
+    @classmethod
+    def of_prompt(cls, prompt: Prompt) -> Self:
+        fields = tuple(prompt.form_fields())
+        return cls(prompt.prompt_id, prompt.kind, prompt.message or "", fields, prompt.url)

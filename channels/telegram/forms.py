@@ -11,7 +11,7 @@ link button, Done and Decline.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self
 from urllib.parse import urlsplit
 
 from channels.telegram.control_ids import Action, Control
@@ -25,7 +25,7 @@ from channels.telegram.render import (
 )
 from gateway import forms
 from gateway.models import Prompt, PromptKind
-from gateway.render import prompt_body, shorten
+from gateway.render import FormView, prompt_body, shorten
 
 FORM_KINDS = frozenset({PromptKind.FORM, PromptKind.URL})
 YES_TEXT, NO_TEXT = "Yes", "No"
@@ -40,35 +40,24 @@ URL_HINT = "Open the link and finish there, then press Done or reply done."
 
 
 @dataclass(frozen=True, slots=True)
-class StepView:
-    """A pending form or URL step, as its controls are drawn: read back from the posted item's metadata
-    or taken from the core's record."""
+class StepView(FormView):
+    """A pending form or URL step, with the text it is posted as."""
 
-    prompt_id: str
-    kind: PromptKind
-    body: str
-    fields: list[forms.FormField]
-    url: str | None = None
+    body: str = ""
 
     @classmethod
-    def of_metadata(cls, metadata: dict[str, Any], body: str) -> StepView | None:
-        """From a pending_prompt item's metadata; None unless it is a readable form or URL step."""
-        prompt = metadata.get("prompt")
-        if metadata.get("type") != "pending_prompt" or not isinstance(prompt, dict):
-            return None
-        try:
-            kind = PromptKind(str(prompt.get("kind")))
-            if kind not in FORM_KINDS:
-                return None
-            fields = forms.check_schema(prompt["requested_schema"]) if kind is PromptKind.FORM else []
-            url = prompt.get("url") if kind is PromptKind.URL else None
-            return cls(str(prompt["prompt_id"]), kind, body, fields, url if isinstance(url, str) else None)
-        except (KeyError, TypeError, ValueError):
-            return None
+    def of_metadata(cls, metadata: dict[str, Any], body: str = "") -> Self | None:
+        """From a pending_prompt item's metadata and text; None unless it is a readable form or URL step."""
+        view = FormView.of_metadata(metadata)
+        return None if view is None else cls.of_view(view, body)
 
     @classmethod
-    def of_prompt(cls, prompt: Prompt) -> StepView:
-        return cls(prompt.prompt_id, prompt.kind, prompt_body(prompt), prompt.form_fields(), prompt.url)
+    def of_prompt(cls, prompt: Prompt) -> Self:
+        return cls.of_view(FormView.of_prompt(prompt), prompt_body(prompt))
+
+    @classmethod
+    def of_view(cls, view: FormView, body: str) -> Self:
+        return cls(view.prompt_id, view.kind, view.message, view.fields, view.url, body)
 
 
 def linkable(url: str | None) -> bool:

@@ -18,6 +18,7 @@ from gateway.models import (
     ToolCall,
 )
 from gateway.render import (
+    FormView,
     answers_summary,
     form_outcome,
     pending_prompt_item,
@@ -390,3 +391,38 @@ def test_an_answered_forms_outcome_becomes_a_line_per_field_below_its_text(
 )
 def test_other_items_and_unknown_wording_have_no_form_outcome(item: ThreadItem) -> None:
     assert form_outcome(item) is None
+
+
+# A form's or URL step's controls are drawn from its item's metadata -------------------------------------
+
+SCHEMA = {"type": "object", "properties": {"env": {"type": "string", "enum": ["dev", "prod"]}}}
+
+
+def step_metadata(**prompt: Any) -> dict[str, Any]:
+    return {"type": "pending_prompt", "prompt": {"prompt_id": "prm_1", "message": "Deploy", **prompt}}
+
+
+@pytest.mark.parametrize(
+    ("metadata", "read"),
+    [
+        (step_metadata(kind="form", requested_schema=SCHEMA), ("form", "Deploy", ["env"], None)),
+        (
+            step_metadata(kind="url", url="https://example.com/setup"),
+            ("url", "Deploy", [], "https://example.com/setup"),
+        ),
+        (step_metadata(kind="url", url="http://evil.example/"), None),  # only https, or http to this machine
+        (step_metadata(kind="form", requested_schema={"type": "array"}), None),
+        (step_metadata(kind="text", questions=[]), None),
+        ({"type": "pending_prompt", "prompt": {"prompt_id": "prm_1", "kind": "form"}}, None),
+        ({"type": "message", "prompt": step_metadata(kind="url", url="https://a.example")["prompt"]}, None),
+    ],
+)
+def test_a_form_or_url_steps_metadata_reads_back_as_its_view(
+    metadata: dict[str, Any], read: tuple[Any, ...] | None
+) -> None:
+    view = FormView.of_metadata(metadata)
+    if read is None:
+        assert view is None
+    else:
+        assert view is not None
+        assert (view.kind.value, view.message, [field.name for field in view.fields], view.url) == read
