@@ -68,6 +68,17 @@ def lazy_exports(package: str, exports: dict[str, str]) -> Callable[[str], Any]:
     return __getattr__
 
 
+def lazy_doctor(module: str) -> Callable[[Any], Awaitable[list[Check]]]:
+    """A platform's doctor check, the ``check`` of ``module``: imported only when the doctor runs, since
+    the module may load the platform's SDK."""
+
+    async def doctor(settings: Any) -> list[Check]:
+        check: Callable[[Any], Awaitable[list[Check]]] = import_module(module).check
+        return await check(settings)
+
+    return doctor
+
+
 def specs() -> tuple[ChannelSpec, ...]:
     """Every installed platform's spec, sorted by name (entry points are loaded once)."""
     return tuple(found for found in platforms.installed() if isinstance(found, ChannelSpec))
