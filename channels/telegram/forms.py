@@ -15,13 +15,11 @@ from typing import Any, Self
 from urllib.parse import urlsplit
 
 from channels.telegram.control_ids import Action, Control
-from channels.telegram.controls import SUBMIT, TICK, WRITE, button_text, with_buttons
+from channels.telegram.controls import SUBMIT, TICK, WRITE, button_text, with_buttons, with_step_line
 from channels.telegram.render import (
-    MAX_MESSAGE_UNITS,
     Button,
     Keyboard,
     Outgoing,
-    split_text,
 )
 from gateway import forms
 from gateway.models import Prompt, PromptKind
@@ -34,7 +32,6 @@ DONE_TEXT = "✓ Done"
 DECLINE_TEXT = "✗ Decline"
 OPEN_TEXT = "Open link"
 MAX_FIELD_LINE_CHARS = 200
-STEP_RESERVE = 320  # room kept in the last part for the field line
 FORM_HINT = "Answer with the buttons, a field at a time, or reply with the value."
 URL_HINT = "Open the link and finish there, then press Done or reply done."
 
@@ -115,11 +112,7 @@ def skippable(view: StepView, step: int) -> bool:
 
 def parts(view: StepView, step: int = 0) -> list[str]:
     """The prompt's text in messages; with several fields the last names the field the buttons are for."""
-    if len(view.fields) < 2:
-        return split_text(view.body)
-    texts = split_text(view.body, limit=MAX_MESSAGE_UNITS - STEP_RESERVE)
-    texts[-1] = f"{texts[-1]}\n\n{field_line(view, step)}"
-    return texts
+    return with_step_line(view.body, field_line(view, step) if len(view.fields) > 1 else None)
 
 
 def controls_text(view: StepView, step: int = 0) -> str:
