@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from gateway.models import APPROVE, DENY, Answer, PromptKind, Question
@@ -136,6 +138,54 @@ def check_structured(questions: Sequence[Question], entries: Any) -> list[list[s
             return None
         found[index] = list(answer)
     return [found[index] for index in range(len(questions))]
+
+
+class Unanswered(StrEnum):
+    """Why a question of a form of every question has no answer."""
+
+    EMPTY = "empty"  # a free-text question left blank
+    NONE = "none"  # an option list of one choice: no option picked and nothing typed
+    BOTH = "both"  # an option list of one choice: an option picked and an answer typed
+
+
+@dataclass(frozen=True, slots=True)
+class FormAnswers:
+    """A form of every question, read: one answer list per question, or why some have none. ``answers``
+    is None also when the form does not fit the questions (an option out of range or picked twice, or
+    several for one choice): that is refused, not shown as a problem."""
+
+    answers: list[list[str]] | None
+    unanswered: dict[int, Unanswered] = field(default_factory=dict)
+
+
+def map_form(
+    questions: Sequence[Question], picked: Sequence[Sequence[int]], typed: Sequence[str]
+) -> FormAnswers:
+    """Each question's options ``picked`` (by index) and the answer ``typed`` for it (on an option list,
+    an answer of the person's own), as answer lists. A multi-select answers its options and the typed
+    answer; one choice answers its option or the typed answer, not both; free text must not be blank."""
+    answers: list[list[str]] = []
+    unanswered: dict[int, Unanswered] = {}
+    for index, (question, chosen, text) in enumerate(zip(questions, picked, typed, strict=True)):
+        if len(set(chosen)) != len(chosen) or not all(
+            0 <= number < len(question.options) for number in chosen
+        ):
+            return FormAnswers(None)
+        if len(chosen) > 1 and not question.multi_select:
+            return FormAnswers(None)
+        labels = [label for number, label in enumerate(question.labels) if number in chosen]
+        given = [text] if text.strip() else []
+        if not question.options and not given:
+            unanswered[index] = Unanswered.EMPTY
+        elif question.multi_select:
+            answers.append(labels + given)
+        elif labels and given:
+            unanswered[index] = Unanswered.BOTH
+        elif not (labels or given):
+            unanswered[index] = Unanswered.NONE
+        else:
+            answers.append(labels or given)
+    return FormAnswers(None if unanswered else answers, unanswered)
 
 
 def map_reply(

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -53,6 +54,29 @@ class ChannelSpec:
     doctor: Callable[[Any], Awaitable[list[Check]]] | None = None
     secrets: tuple[re.Pattern[str], ...] = ()  # token shapes the logs redact
     local: bool = False  # needs no outside service: what ``threadgate demo`` serves
+
+
+def lazy_exports(package: str, exports: dict[str, str]) -> Callable[[str], Any]:
+    """A platform package's ``__getattr__``: each exported name's module is imported on first use, so
+    reading the platform's spec at every start never loads its SDK."""
+
+    def __getattr__(name: str) -> Any:
+        if name in exports:
+            return getattr(import_module(exports[name]), name)
+        raise AttributeError(f"module {package!r} has no attribute {name!r}")
+
+    return __getattr__
+
+
+def lazy_doctor(module: str) -> Callable[[Any], Awaitable[list[Check]]]:
+    """A platform's doctor check, the ``check`` of ``module``: imported only when the doctor runs, since
+    the module may load the platform's SDK."""
+
+    async def doctor(settings: Any) -> list[Check]:
+        check: Callable[[Any], Awaitable[list[Check]]] = import_module(module).check
+        return await check(settings)
+
+    return doctor
 
 
 def specs() -> tuple[ChannelSpec, ...]:

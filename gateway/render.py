@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self
 
+from gateway import forms
 from gateway.models import (
     Answer,
     Prompt,
@@ -16,6 +17,7 @@ from gateway.models import (
     TextContent,
     ThreadItem,
     ToolCall,
+    check_step_url,
 )
 
 # Re-exported: the channels render from here; the plain text itself lives beneath the models.
@@ -24,6 +26,7 @@ from gateway.plaintext import prompt_text as prompt_text
 from gateway.plaintext import question_text as question_text
 
 NO_SELECTION = "(no selection)"
+ANSWERED = "✓ Answered:"
 # Kinds the channels draw native controls for; the others are posted as their text rendering.
 NATIVE_KINDS = frozenset(
     {PromptKind.APPROVAL.value, PromptKind.ASK_USER_QUESTION.value, PromptKind.TEXT.value}
@@ -98,7 +101,7 @@ def answers_summary(answers: list[Answer]) -> str:
 
 def resolved_text(prompt: Prompt) -> str:
     if prompt.prompt_state is PromptState.ANSWERED:
-        return f"✓ Answered: {answers_summary(prompt.answers or [])}"
+        return f"{ANSWERED} {answers_summary(prompt.answers or [])}"
     return f"✗ Cancelled: {prompt.reason or 'cancelled'}"
 
 
@@ -140,6 +143,29 @@ def settled_prompt_item(prompt: Prompt) -> ThreadItem:
         content=[TextContent(text=text)],
         metadata={"type": "pending_prompt_resolved", "prompt": meta, "replaces_prompt": True},
     )
+
+
+def form_outcome(item: ThreadItem, *, header: str = ANSWERED, empty: str = NO_SELECTION) -> str | None:
+    """An answered form's item with its one-line outcome (``✓ Answered: prod · 3``) written as ``header``
+    and a ``Title: value`` line per field (``empty`` for a field left empty); the text above it stays.
+    None for any other item, or one whose text does not end with the core's outcome line."""
+    prompt = item.metadata.get("prompt")
+    if item.type != "pending_prompt_resolved" or not isinstance(prompt, dict):
+        return None
+    if (prompt.get("kind"), prompt.get("prompt_state")) != (PromptKind.FORM, PromptState.ANSWERED):
+        return None
+    answers = prompt.get("answers")
+    if not isinstance(answers, list) or not all(isinstance(answer, dict) for answer in answers):
+        return None
+    shown = [", ".join(str(value) for value in answer.get("answer") or []) for answer in answers]
+    line = f"{ANSWERED} {' · '.join(value or NO_SELECTION for value in shown)}"
+    if not item.text.endswith(line):
+        return None
+    fields = [
+        f"{answer.get('question')}: {value or empty}" for answer, value in zip(answers, shown, strict=True)
+    ]
+    head = item.text.removesuffix(line).rstrip()
+    return "\n\n".join(part for part in (head, "\n".join([header, *fields])) if part)
 
 
 def message_item(text: str, metadata: dict[str, Any] | None = None) -> ThreadItem:
@@ -185,3 +211,37 @@ class PromptView:
     @classmethod
     def of_prompt(cls, prompt: Prompt) -> PromptView:
         return cls(prompt.prompt_id, prompt.kind, prompt.questions, prompt.tool_call)
+
+
+@dataclass(frozen=True, slots=True)
+class FormView:
+    """What a form's or URL step's native controls are drawn from: a pending step, read back from its
+    item's metadata (the inverse of ``pending_prompt_item``) or taken from the core's record."""
+
+    prompt_id: str
+    kind: PromptKind
+    message: str
+    fields: tuple[forms.FormField, ...] = ()
+    url: str | None = None
+
+    @classmethod
+    def of_metadata(cls, metadata: dict[str, Any]) -> Self | None:
+        """From a pending_prompt item's metadata; ``None`` unless it holds a readable form or URL step."""
+        prompt = metadata.get("prompt")
+        if metadata.get("type") != "pending_prompt" or not isinstance(prompt, dict):
+            return None
+        try:
+            kind = PromptKind(str(prompt.get("kind")))
+            message, prompt_id = str(prompt["message"]), str(prompt["prompt_id"])
+            if kind is PromptKind.FORM:
+                return cls(prompt_id, kind, message, tuple(forms.check_schema(prompt["requested_schema"])))
+            if kind is PromptKind.URL:
+                return cls(prompt_id, kind, message, url=check_step_url(str(prompt["url"])))
+        except (KeyError, TypeError, ValueError):
+            return None
+        return None
+
+    @classmethod
+    def of_prompt(cls, prompt: Prompt) -> Self:
+        fields = tuple(prompt.form_fields())
+        return cls(prompt.prompt_id, prompt.kind, prompt.message or "", fields, prompt.url)

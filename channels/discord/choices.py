@@ -3,14 +3,15 @@ functions."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import discord
 
 from channels.discord.control_ids import Action, ControlId, field_id
 from gateway import notices
-from gateway.models import Prompt, PromptKind, Question
+from gateway.mapper import Unanswered, map_form
+from gateway.models import Prompt, PromptKind
 
 FieldValue = str | list[str]
 
@@ -47,10 +48,6 @@ def form_fields(components: object) -> dict[str, FieldValue]:
     return fields
 
 
-def single_select(question: Question) -> bool:
-    return bool(question.options) and not question.multi_select
-
-
 def check_opens_form(prompt: Prompt, control: ControlId) -> None:
     """A button that opens a form must be one this prompt's message could carry."""
     if control.action is Action.WRITE:  # drawn on one-question prompts only
@@ -66,55 +63,33 @@ def check_opens_form(prompt: Prompt, control: ControlId) -> None:
 
 
 def form_answers(prompt: Prompt, fields: Mapping[str, FieldValue]) -> list[list[str]]:
-    """The form of every question: one answer list per question, in the prompt's order."""
+    """The form of every question: one answer list per question, in the prompt's order. An answer typed
+    under Other… wins over an option picked: the person typed what they meant."""
     if prompt.kind is not PromptKind.ASK_USER_QUESTION:
         raise Refused()
-    answers: list[list[str]] = []
+    picked: list[list[int]] = []
+    typed: list[str] = []
     for index, question in enumerate(prompt.questions):
-        if not question.options:
-            answers.append([typed(fields.get(field_id("text", index)), required=True)])
-            continue
-        other = typed(fields.get(field_id("other", index)), required=False)
-        picked = fields.get(field_id("pick", index), [])
-        chosen = chosen_labels(question, picked if isinstance(picked, list) else [picked], allow_none=True)
-        if question.multi_select:
-            answers.append(chosen + ([other] if other else []))
-        elif other:  # Other… overrides a pick: the person typed what they meant
-            answers.append([other])
-        elif chosen:
-            answers.append(chosen)
-        else:
-            raise Refused(NOT_ON_A_FORM)
-    return answers
-
-
-def chosen_labels(question: Question, values: Sequence[object], *, allow_none: bool = False) -> list[str]:
-    """Option indexes from a select as labels, in option order; one for a single-select question."""
-    labels = question.labels
-    indexes: set[int] = set()
-    for value in values:
-        if not (isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 2):
+        text = fields.get(field_id("other" if question.options else "text", index), "")
+        chosen = fields.get(field_id("pick", index), []) if question.options else []
+        if not isinstance(text, str):
             raise Refused()
-        index = int(value)
-        if index >= len(labels) or index in indexes:
-            raise Refused()
-        indexes.add(index)
-    if single_select(question) and len(indexes) > 1:
+        indexes = [option_index(value) for value in (chosen if isinstance(chosen, list) else [chosen])]
+        picked.append([] if text.strip() and not question.multi_select else indexes)
+        typed.append(text)
+    read = map_form(prompt.questions, picked, typed)
+    if read.unanswered:
+        why = next(iter(read.unanswered.values()))
+        raise Refused(notices.EMPTY_TEXT if why is Unanswered.EMPTY else NOT_ON_A_FORM)
+    if read.answers is None:
         raise Refused()
-    if single_select(question) and not indexes and not allow_none:
-        raise Refused()
-    return [label for index, label in enumerate(labels) if index in indexes]
+    return read.answers
 
 
-def typed(value: FieldValue | None, *, required: bool) -> str:
-    """A text field's value, verbatim; blank counts as not given."""
-    if value is None or (isinstance(value, str) and not value.strip()):
-        if required:
-            raise Refused(notices.EMPTY_TEXT)
-        return ""
-    if not isinstance(value, str):
-        raise Refused()
-    return value
+def option_index(value: object) -> int:
+    """A select's value as an option index (-1 for one no select of ours sends)."""
+    ok = isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 2
+    return int(value) if ok and isinstance(value, str) else -1
 
 
 @dataclass(frozen=True, slots=True)

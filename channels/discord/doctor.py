@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 
 from channels.discord.settings import DiscordSettings
-from channels.doctor import TIMEOUT_S, secret_text, unreachable
 from gateway.checks import Check
+from gateway.probes import probe, secret_text
 
 
 async def check(settings: DiscordSettings) -> list[Check]:
@@ -21,12 +21,15 @@ async def check(settings: DiscordSettings) -> list[Check]:
     point_discord_py_at(settings.discord_api_base_url, settings.discord_gateway_url)
     http = discord.http.HTTPClient(asyncio.get_running_loop())
     try:
-        async with asyncio.timeout(TIMEOUT_S):
-            me = await http.static_login(token)
-        return [Check.ok("discord", f"bot token works: {me.get('username')}")]
-    except discord.LoginFailure:
-        return [Check.fail("discord", "Discord refused DISCORD_BOT_TOKEN; reset it in the developer portal")]
-    except (discord.HTTPException, TimeoutError, OSError) as exc:
-        return [unreachable("discord", "DISCORD_API_BASE_URL", settings.discord_api_base_url, exc)]
+        return [
+            await probe(
+                "discord",
+                lambda: http.static_login(token),
+                lambda me: f"bot token works: {me.get('username')}",
+                (discord.LoginFailure,),
+                lambda _: "Discord refused DISCORD_BOT_TOKEN; reset it in the developer portal",
+                ("DISCORD_API_BASE_URL", settings.discord_api_base_url),
+            )
+        ]
     finally:
         await http.close()

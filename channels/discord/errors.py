@@ -7,6 +7,7 @@ import asyncio
 import aiohttp
 import discord
 
+from gateway.backoff import retry_after
 from gateway.channel import ChannelError
 
 
@@ -34,7 +35,8 @@ def channel_error(exc: BaseException, doing: str) -> ChannelError:
         )
     if isinstance(exc, discord.HTTPException) and exc.status == 429:
         return ChannelError(
-            f"Discord kept rate-limiting {doing} ({exc.text})", retry_after=_retry_after(exc.response)
+            f"Discord kept rate-limiting {doing} ({exc.text})",
+            retry_after=retry_after(getattr(exc.response, "headers", None)),
         )
     if isinstance(exc, discord.HTTPException):
         permanent = 400 <= exc.status < 500
@@ -44,12 +46,3 @@ def channel_error(exc: BaseException, doing: str) -> ChannelError:
     if isinstance(exc, aiohttp.ClientError | OSError | asyncio.TimeoutError):
         return ChannelError(f"could not reach Discord while {doing} ({type(exc).__name__}: {exc})")
     return ChannelError(f"{doing} failed ({type(exc).__name__}: {exc})")
-
-
-def _retry_after(response: object) -> float | None:
-    headers = getattr(response, "headers", None)
-    raw = headers.get("Retry-After") if headers is not None else None
-    try:
-        return float(raw) if raw is not None else None
-    except ValueError:
-        return None

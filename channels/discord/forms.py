@@ -12,8 +12,8 @@ from channels.discord.choices import FieldValue, Refused
 from channels.discord.control_ids import Action, ControlId, field_id
 from gateway import forms
 from gateway.forms import FormField
-from gateway.models import Prompt, PromptKind, check_step_url
-from gateway.render import shorten
+from gateway.models import Prompt, PromptKind
+from gateway.render import FormView, shorten
 
 PAGE_SIZE = 5  # a modal holds at most five components
 FIELD = "field"
@@ -33,37 +33,8 @@ _SHOWN_BY_MODAL = ("required", "optional", "pick one", "default ")
 
 
 @dataclass(frozen=True, slots=True)
-class FormPrompt:
+class FormPrompt(FormView):
     """A pending flat form or URL step, with the custom ids of its controls."""
-
-    prompt_id: str
-    kind: PromptKind
-    message: str
-    fields: tuple[FormField, ...] = ()
-    url: str | None = None
-
-    @classmethod
-    def of_metadata(cls, metadata: dict[str, Any]) -> FormPrompt | None:
-        """From a pending_prompt item's metadata; ``None`` unless it holds a readable form or URL step."""
-        prompt = metadata.get("prompt")
-        if metadata.get("type") != "pending_prompt" or not isinstance(prompt, dict):
-            return None
-        try:
-            kind = PromptKind(str(prompt.get("kind")))
-            message, prompt_id = str(prompt["message"]), str(prompt["prompt_id"])
-            if kind is PromptKind.FORM:
-                return cls(prompt_id, kind, message, tuple(forms.check_schema(prompt["requested_schema"])))
-            if kind is PromptKind.URL:
-                return cls(prompt_id, kind, message, url=check_step_url(str(prompt["url"])))
-        except (KeyError, TypeError, ValueError):
-            return None
-        return None
-
-    @classmethod
-    def of_prompt(cls, prompt: Prompt) -> FormPrompt:
-        return cls(
-            prompt.prompt_id, prompt.kind, prompt.message or "", tuple(prompt.form_fields()), prompt.url
-        )
 
     @property
     def pages(self) -> int:

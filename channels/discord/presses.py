@@ -12,7 +12,7 @@ from typing import Any
 import discord
 
 from channels.discord import choices, forms
-from channels.discord.choices import Refused, Reply, form_fields
+from channels.discord.choices import Refused, Reply, form_fields, option_index
 from channels.discord.control_ids import TEXT_FIELD, Action, BadControl, ControlId, decode
 from channels.discord.controls import PromptControls, answers_form, text_form
 from channels.discord.forms import FormPrompt
@@ -125,7 +125,7 @@ class PressHandler:
         assert self.sink is not None
         action = control.action
         values = data.get("values") if isinstance(data.get("values"), list) else []
-        indexes = [_index(value) for value in values or []]
+        indexes = [option_index(value) for value in values or []]
         if action is Action.ANSWERS:
             prompt = await self._opened(interaction, control)
             request = self._request(
@@ -231,9 +231,3 @@ async def _guarded(control: ControlId, work: Callable[[], Awaitable[Reply]]) -> 
     except Exception as exc:  # the store is unreachable: say so, and let the person press again
         event("discord.press.failed", logging.WARNING, prompt_id=control.prompt_id, error=str(exc))
         return Reply(notices.TRY_AGAIN)
-
-
-def _index(value: object) -> int:
-    """A select's value as an option index (-1 for one no select of ours sends)."""
-    ok = isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 2
-    return int(value) if ok and isinstance(value, str) else -1

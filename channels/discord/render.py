@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Any
 
-from gateway.models import Answer, ThreadItem
-from gateway.render import answers_summary
+from gateway.models import ThreadItem
+from gateway.render import form_outcome
+from gateway.text_fit import Marks, keep_end, split_marked
 
 MAX_MESSAGE_CHARS = 2000
 MAX_PARTS = 5
 EMPTY_TEXT = "(empty message)"
-ANSWERED = "✓ Answered:"
 NOT_GIVEN = "—"
-_MARKER_ROOM = len("\n(99/99)")
+MARKS = Marks(
+    part="\n({number}/{total})",
+    cut="\n… ({count} more characters not shown)",
+    earlier="… ({count} earlier characters not shown)\n",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,29 +42,7 @@ def render_item(item: ThreadItem) -> list[DiscordMessage]:
 
 def item_text(item: ThreadItem) -> str:
     """The item's text; an answered form's outcome reads one ``Title: value`` line per field."""
-    prompt = item.metadata.get("prompt")
-    if (
-        item.type != "pending_prompt_resolved"
-        or not isinstance(prompt, dict)
-        or prompt.get("kind") != "form"
-        or prompt.get("prompt_state") != "answered"
-    ):
-        return item.text
-    answers = _answers(prompt.get("answers"))
-    summary = f"{ANSWERED} {answers_summary(answers)}"
-    if not answers or not item.text.endswith(summary):  # not the core's wording: leave it be
-        return item.text
-    lines = [f"{answer.question}: {', '.join(answer.answer) or NOT_GIVEN}" for answer in answers]
-    return item.text[: -len(summary)] + "\n".join([ANSWERED, *lines])
-
-
-def _answers(entries: Any) -> list[Answer]:
-    if not isinstance(entries, list):
-        return []
-    try:
-        return [Answer(question=e["question"], question_id="", answer=e["answer"]) for e in entries]
-    except (KeyError, TypeError, ValueError):
-        return []
+    return form_outcome(item, empty=NOT_GIVEN) or item.text
 
 
 def prompt_id_of(item: ThreadItem) -> str | None:
@@ -78,54 +59,12 @@ def stable_nonce(key: str) -> str:
 
 
 def split_text(text: str, *, limit: int = MAX_MESSAGE_CHARS, max_parts: int = MAX_PARTS) -> list[str]:
-    """Text as messages of at most ``limit`` characters.
-
-    Text that fits is sent exactly as it is. Longer text is split at line breaks (else spaces), each part
-    marked ``(n/N)``; past ``max_parts`` the rest is cut with a note saying how much was left out.
-    """
-    if not text.strip():
-        return [EMPTY_TEXT]
-    if len(text) <= limit:
-        return [text]
-    room = limit - _MARKER_ROOM
-    chunks: list[str] = []
-    rest = text
-    while rest:
-        if len(chunks) == max_parts - 1 and len(rest) > room:
-            chunks.append(_cut(rest, room))
-            break
-        chunk = rest if len(rest) <= room else rest[: _break_at(rest, room)]
-        chunks.append(chunk)
-        rest = rest[len(chunk) :]
-    total = len(chunks)
-    return [f"{chunk}\n({index}/{total})" for index, chunk in enumerate(chunks, start=1)]
+    """Text as messages of at most ``limit`` characters: text that fits exactly as it is; longer text
+    split at line breaks (else spaces), each part marked ``(n/N)``, past ``max_parts`` cut with a note."""
+    return [EMPTY_TEXT] if not text.strip() else split_marked(text, limit, max_parts, MARKS)
 
 
 def fit_edit(text: str, *, limit: int = MAX_MESSAGE_CHARS) -> str:
     """A settled prompt's text for its (last) message: whole when it fits, else its end, which holds the
     outcome, with a note of how much of the start was left out."""
-    if len(text) <= limit:
-        return text
-    note_room = len(f"… ({len(text)} earlier characters not shown)\n")
-    tail = text[len(text) - (limit - note_room) :]
-    start = tail.find("\n")
-    if 0 <= start < len(tail) // 2:  # begin at a line, unless that would drop too much
-        tail = tail[start + 1 :]
-    return f"… ({len(text) - len(tail)} earlier characters not shown)\n{tail}"
-
-
-def _break_at(text: str, room: int) -> int:
-    """Where to end a part of at most ``room`` characters: after a line break, a space, or hard."""
-    window = text[:room]
-    for separator in ("\n", " "):
-        position = window.rfind(separator)
-        if position >= room // 2:
-            return position + 1
-    return room
-
-
-def _cut(text: str, room: int) -> str:
-    """The start of ``text`` and a note of how many characters were left out, within ``room``."""
-    note_room = len(f"\n… ({len(text)} more characters not shown)")
-    kept = text[: _break_at(text, room - note_room)]
-    return f"{kept}\n… ({len(text) - len(kept)} more characters not shown)"
+    return keep_end(text, limit, MARKS)

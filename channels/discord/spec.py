@@ -6,8 +6,7 @@ import re
 from typing import TYPE_CHECKING
 
 from channels.discord.settings import DiscordSettings
-from gateway.checks import Check
-from gateway.plugins import ChannelSpec
+from gateway.plugins import ChannelSpec, lazy_doctor
 
 if TYPE_CHECKING:
     from channels.discord.channel import DiscordChannel
@@ -26,12 +25,6 @@ def build(settings: DiscordSettings) -> DiscordChannel:
     )
 
 
-async def doctor(settings: DiscordSettings) -> list[Check]:
-    from channels.discord.doctor import check
-
-    return await check(settings)
-
-
 def enabled(settings: DiscordSettings) -> bool:
     return settings.discord_bot_token is not None
 
@@ -48,6 +41,6 @@ SPEC = ChannelSpec(
     settings=DiscordSettings,
     enabled=enabled,
     build=build,
-    doctor=doctor,
+    doctor=lazy_doctor("channels.discord.doctor"),
     secrets=(re.compile(r"[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,}"),),
 )

@@ -13,6 +13,7 @@ from typing import Any
 
 from channels.slack.control_ids import ANSWER_CALLBACK, CHOICE, TEXT
 from channels.slack.controls import MAX_CHECKBOXES, option, option_indexes, plain, shorten
+from gateway.mapper import Unanswered, map_form
 from gateway.models import Prompt, Question
 
 TEXT_INPUT_LIMIT = 3_000  # Slack's longest plain_text_input
@@ -21,6 +22,12 @@ OTHER_LABEL = "Other answer"
 PICK_ONE = "Choose an option, or type your own answer below."
 NOT_BOTH = "Choose an option or type your own answer, not both."
 TYPE_SOMETHING = "Type an answer."
+# Where a question without an answer says why: under its options (q), its other box (o) or text box (t).
+_SHOWN = {
+    Unanswered.NONE: ("q", PICK_ONE),
+    Unanswered.BOTH: ("o", NOT_BOTH),
+    Unanswered.EMPTY: ("t", TYPE_SOMETHING),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,30 +129,18 @@ def _text(values: dict[str, Any], block_id: str) -> str | None:
 
 def read_form(prompt: Prompt, values: dict[str, Any]) -> FormReading:
     """The answers a submitted form's ``state.values`` give, checked against the prompt's questions."""
-    answers: list[list[str]] = []
-    errors: dict[str, str] = {}
+    picked: list[list[int]] = []
+    typed: list[str] = []
     for index, question in enumerate(prompt.questions):
-        if not question.options:
-            text = _text(values, f"t{index}")
-            if text is None:
-                return FormReading(None)
-            if not text.strip():
-                errors[f"t{index}"] = TYPE_SOMETHING
-            answers.append([text])
-            continue
-        state = values.get(f"q{index}", {}).get(CHOICE)
-        other = _text(values, f"o{index}")
-        indexes = option_indexes(state, len(question.options)) if isinstance(state, dict) else None
-        if indexes is None or other is None:
+        indexes: list[int] | None = []
+        if question.options:
+            state = values.get(f"q{index}", {}).get(CHOICE)
+            indexes = option_indexes(state, len(question.options)) if isinstance(state, dict) else None
+        text = _text(values, f"o{index}" if question.options else f"t{index}")
+        if indexes is None or text is None:
             return FormReading(None)
-        other = other.strip()
-        labels = [label for number, label in enumerate(question.labels) if number in set(indexes)]
-        if question.multi_select:
-            answers.append(labels + ([other] if other else []))
-        elif labels and other:
-            errors[f"o{index}"] = NOT_BOTH
-        elif not labels and not other:
-            errors[f"q{index}"] = PICK_ONE
-        else:
-            answers.append(labels or [other])
-    return FormReading(None if errors else answers, errors)
+        picked.append(indexes)
+        typed.append(text.strip() if question.options else text)
+    read = map_form(prompt.questions, picked, typed)
+    errors = {f"{_SHOWN[why][0]}{index}": _SHOWN[why][1] for index, why in read.unanswered.items()}
+    return FormReading(read.answers, errors)

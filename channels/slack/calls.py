@@ -9,6 +9,7 @@ from typing import Any
 import aiohttp
 from slack_sdk.errors import SlackApiError
 
+from gateway.backoff import retry_after
 from gateway.channel import ChannelError
 
 MAX_INLINE_WAIT_S = 5.0
@@ -38,11 +39,8 @@ def _retry_after(exc: SlackApiError) -> float | None:
     data = response.data if isinstance(response.data, dict) else {}
     if response.status_code != 429 and data.get("error") != "ratelimited":
         return None
-    raw = response.headers.get("Retry-After") if response.headers else None
-    try:
-        return max(float(raw), 0.0) if raw is not None else DEFAULT_RETRY_AFTER_S
-    except ValueError:
-        return DEFAULT_RETRY_AFTER_S
+    wait = retry_after(response.headers)
+    return DEFAULT_RETRY_AFTER_S if wait is None else wait
 
 
 def _failure(method: str, exc: SlackApiError) -> ChannelError:

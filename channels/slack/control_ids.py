@@ -10,18 +10,20 @@ always come from the stored prompt. A modal's ``callback_id`` says which modal i
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
 from enum import StrEnum
 
-PREFIX = "tg."
+from gateway.control_refs import VERB_PREFIX
+from gateway.control_refs import ControlRef as ControlRef
+from gateway.control_refs import decode as decode
+from gateway.control_refs import verb_of as named_verb
+
+PREFIX = VERB_PREFIX
 ACTIONS_BLOCK = "tg.buttons"  # a message's row of buttons
 TOGGLES_BLOCK = "tg.toggles"  # a message's checkboxes (a multi-select's boxes, ticked before Submit)
 ANSWER_CALLBACK = "tg.form"  # the modal that answers a prompt's questions
 FIELDS_CALLBACK = "tg.fields"  # the modal that fills in a form prompt's fields
 CHOICE, TEXT = "choice", "text"  # the action ids of the inputs in the answer modal
 FIELD = "value"  # the action id of each input in the fields modal; its block id is the property name
-_VALUE = re.compile(r"(?P<pid>prm_[0-9A-Za-z]{1,40})(?:\.(?P<q>\d{1,2})(?:\.(?P<o>\d{1,3}))?)?", re.ASCII)
 
 
 class Verb(StrEnum):
@@ -38,36 +40,6 @@ class Verb(StrEnum):
     LINK = "link"  # a link button: the browser opens the page, there is nothing to answer
 
 
-@dataclass(frozen=True, slots=True)
-class ControlRef:
-    """What a control's value points at: a prompt, and maybe one of its questions and options."""
-
-    prompt_id: str
-    question: int | None = None
-    option: int | None = None
-
-    def encode(self) -> str:
-        parts = [self.prompt_id]
-        if self.question is not None:
-            parts.append(str(self.question))
-            if self.option is not None:
-                parts.append(str(self.option))
-        return ".".join(parts)
-
-
-def decode(value: object) -> ControlRef | None:
-    """The ControlRef a control's value spells, or None when it is malformed."""
-    match = _VALUE.fullmatch(value) if isinstance(value, str) else None
-    if match is None:
-        return None
-    question, option = match["q"], match["o"]
-    return ControlRef(
-        match["pid"],
-        int(question) if question is not None else None,
-        int(option) if option is not None else None,
-    )
-
-
 def action_id(verb: Verb, index: int | None = None) -> str:
     """The ``action_id`` of a control doing ``verb`` (``tg.pick.2`` for the third option's button)."""
     return f"{PREFIX}{verb}" if index is None else f"{PREFIX}{verb}.{index}"
@@ -75,7 +47,4 @@ def action_id(verb: Verb, index: int | None = None) -> str:
 
 def verb_of(action: object) -> Verb | None:
     """The verb an ``action_id`` names (``tg.pick.2`` → PICK), or None when it is not one of ours."""
-    if not isinstance(action, str) or not action.startswith(PREFIX):
-        return None
-    name = action.removeprefix(PREFIX).split(".", 1)[0]
-    return Verb(name) if name in Verb._value2member_map_ else None
+    return named_verb(action, Verb)

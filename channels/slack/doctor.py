@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from channels.doctor import TIMEOUT_S, secret_text, unreachable
 from channels.slack.settings import SlackSettings
 from gateway.checks import Check
+from gateway.probes import PROBE_TIMEOUT_S, probe, secret_text
 
 
 async def check(settings: SlackSettings) -> list[Check]:
@@ -32,31 +32,36 @@ async def check(settings: SlackSettings) -> list[Check]:
                 "(Events API over HTTP) or SLACK_APP_TOKEN (Socket Mode)",
             )
         )
-    client = AsyncWebClient(token=bot, base_url=settings.slack_api_url, timeout=int(TIMEOUT_S))
-    try:
-        who = await client.auth_test()
-        checks.append(Check.ok("slack", f"bot token works: {who.get('user')} in team {who.get('team')}"))
-    except SlackApiError as exc:
-        error = exc.response.get("error", "refused")
-        checks.append(
-            Check.fail("slack", f"auth.test refused SLACK_BOT_TOKEN ({error}); check the bot token")
+
+    def client(token: str) -> AsyncWebClient:
+        return AsyncWebClient(token=token, base_url=settings.slack_api_url, timeout=int(PROBE_TIMEOUT_S))
+
+    def error(exc: BaseException) -> object:
+        return exc.response.get("error", "refused") if isinstance(exc, SlackApiError) else "refused"
+
+    where = ("SLACK_API_URL", settings.slack_api_url)
+    checks.append(
+        await probe(
+            "slack",
+            client(bot).auth_test,
+            lambda who: f"bot token works: {who.get('user')} in team {who.get('team')}",
+            (SlackApiError,),
+            lambda exc: f"auth.test refused SLACK_BOT_TOKEN ({error(exc)}); check the bot token",
+            where,
         )
-    except Exception as exc:
-        checks.append(unreachable("slack", "SLACK_API_URL", settings.slack_api_url, exc))
+    )
     if app:
-        app_client = AsyncWebClient(token=app, base_url=settings.slack_api_url, timeout=int(TIMEOUT_S))
-        try:
-            await app_client.apps_connections_open(app_token=app)
-            checks.append(Check.ok("slack", "app token works: Socket Mode can connect"))
-        except SlackApiError as exc:
-            error = exc.response.get("error", "refused")
-            checks.append(
-                Check.fail(
-                    "slack",
-                    f"apps.connections.open refused SLACK_APP_TOKEN ({error}); it needs an app-level "
-                    "token (xapp-…) with the connections:write scope",
-                )
+        checks.append(
+            await probe(
+                "slack",
+                lambda: client(app).apps_connections_open(app_token=app),
+                lambda _: "app token works: Socket Mode can connect",
+                (SlackApiError,),
+                lambda exc: (
+                    f"apps.connections.open refused SLACK_APP_TOKEN ({error(exc)}); it needs an "
+                    "app-level token (xapp-…) with the connections:write scope"
+                ),
+                where,
             )
-        except Exception as exc:
-            checks.append(unreachable("slack", "SLACK_API_URL", settings.slack_api_url, exc))
+        )
     return checks

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from channels.slack.controls import control_blocks
 from channels.slack.forms import form_controls, url_controls
-from gateway.models import PromptKind, PromptState, Question, ThreadItem
-from gateway.render import PromptView, prompt_text
+from gateway.models import PromptKind, Question, ThreadItem
+from gateway.render import PromptView, form_outcome, prompt_text
+from gateway.text_fit import one, split_text
 
 SECTION_LIMIT = 3_000  # characters in one section block's text
 MESSAGE_TEXT_LIMIT = 40_000  # characters in a message's top-level text
@@ -38,37 +38,6 @@ def escape(text: str) -> str:
 
 def _escaped_length(char: str) -> int:
     return len(_ESCAPES.get(char, char))
-
-
-def _plain_length(_char: str) -> int:
-    return 1
-
-
-def split_text(text: str, limit: int, cost: Callable[[str], int] = _plain_length) -> list[str]:
-    """Cut ``text`` into pieces whose cost is at most ``limit``, at a line break, else a space, else anywhere.
-
-    The line break or space a piece ends at is dropped: the piece boundary shows it.
-    """
-    pieces: list[str] = []
-    start = 0
-    while start < len(text):
-        end, spent = start, 0
-        while end < len(text) and spent + cost(text[end]) <= limit:
-            spent += cost(text[end])
-            end += 1
-        if end == len(text):
-            pieces.append(text[start:])
-            break
-        cut = text.rfind("\n", start, end + 1)
-        if cut <= start:
-            cut = text.rfind(" ", start, end + 1)
-        if cut <= start:
-            pieces.append(text[start:end])
-            start = end
-        else:
-            pieces.append(text[start:cut])
-            start = cut + 1
-    return pieces or [""]
 
 
 def _section(text: str, plain: bool) -> dict[str, Any]:
@@ -110,7 +79,7 @@ def render_item(item: ThreadItem) -> list[SlackMessage]:
     if not item.text.strip():
         return [SlackMessage(text=EMPTY_TEXT, blocks=[_section(EMPTY_TEXT, plain=True)])]
     controls = _controls(item)
-    text = form_outcome(item) or item.text
+    text = settled_text(item)
     messages = _render_text(text, plain, reserve=CONTROL_RESERVE if controls else 0)
     last = messages[-1]
     messages[-1] = SlackMessage(text=last.text, blocks=last.blocks + controls)
@@ -130,30 +99,13 @@ def _controls(item: ThreadItem) -> list[dict[str, Any]]:
     return control_blocks(prompt) if PromptView.of_metadata(item.metadata) is not None else []
 
 
-def form_outcome(item: ThreadItem) -> str | None:
-    """An answered form's audit item as one ``title: value`` line per field, rather than one line of
-    values; None for any other item. A settled form's message keeps its text above the outcome."""
-    prompt = item.metadata.get("prompt")
-    if item.type != "pending_prompt_resolved" or not isinstance(prompt, dict):
-        return None
-    answers = prompt.get("answers")
-    if prompt.get("kind") != PromptKind.FORM or prompt.get("prompt_state") != PromptState.ANSWERED:
-        return None
-    if not isinstance(answers, list) or not all(isinstance(answer, dict) for answer in answers):
-        return None
-    lines = [ANSWERED_MARK]
-    for answer in answers:
-        shown = ", ".join(str(value) for value in answer.get("answer") or []) or NO_VALUE
-        lines.append(f"{answer.get('question')}: {shown}")
-    outcome = "\n".join(lines)
-    if not item.metadata.get("replaces_prompt"):
-        return outcome
-    body, mark, _ = item.text.rpartition(f"\n\n{ANSWERED_MARK}: ")
-    return f"{body}\n\n{outcome}" if mark else None
+def settled_text(item: ThreadItem) -> str:
+    """The item's text; an answered form's outcome reads one ``title: value`` line per field."""
+    return form_outcome(item, header=ANSWERED_MARK, empty=NO_VALUE) or item.text
 
 
 def _render_text(text: str, plain: bool, reserve: int = 0) -> list[SlackMessage]:
-    pieces = split_text(text, SECTION_LIMIT, _plain_length if plain else _escaped_length)
+    pieces = split_text(text, SECTION_LIMIT, one if plain else _escaped_length)
     groups = _group(pieces, reserve)
     cut_chars = 0
     if len(groups) > MAX_PARTS:
@@ -180,7 +132,7 @@ def render_settled(item: ThreadItem) -> SlackMessage:
     questions = (item.metadata.get("prompt") or {}).get("questions") or []
     body = prompt_text([Question.model_validate(question) for question in questions]) if questions else ""
     if not body or not item.text.startswith(body):
-        return _render_text(form_outcome(item) or item.text, plain=True)[0]
+        return _render_text(settled_text(item), plain=True)[0]
     outcome = item.text[len(body) :].strip("\n")
     last = _render_text(body, plain=True, reserve=CONTROL_RESERVE)[-1]
     outcome_sections = [_section(piece, plain=True) for piece in split_text(outcome, SECTION_LIMIT)]

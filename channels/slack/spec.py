@@ -6,8 +6,7 @@ import re
 from typing import TYPE_CHECKING
 
 from channels.slack.settings import SlackSettings
-from gateway.checks import Check
-from gateway.plugins import ChannelSpec
+from gateway.plugins import ChannelSpec, lazy_doctor
 
 if TYPE_CHECKING:
     from channels.slack.channel import SlackChannel
@@ -29,12 +28,6 @@ def build(settings: SlackSettings) -> SlackChannel:
     )
 
 
-async def doctor(settings: SlackSettings) -> list[Check]:
-    from channels.slack.doctor import check
-
-    return await check(settings)
-
-
 def enabled(settings: SlackSettings) -> bool:
     """A bot token, and a way for Slack to reach the gateway (a signing secret or an app token)."""
     return settings.slack_bot_token is not None and (
@@ -54,6 +47,6 @@ SPEC = ChannelSpec(
     settings=SlackSettings,
     enabled=enabled,
     build=build,
-    doctor=doctor,
+    doctor=lazy_doctor("channels.slack.doctor"),
     secrets=(re.compile(r"xox[abpe]-[0-9A-Za-z-]+"), re.compile(r"xapp-[0-9A-Za-z-]+")),
 )

@@ -15,7 +15,6 @@ import contextlib
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
-from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import quote
 
@@ -24,6 +23,7 @@ from microsoft_teams.api.activities.message import MessageActivityInput
 from microsoft_teams.api.clients.conversation import ConversationActivityClient
 from microsoft_teams.common.http import Client, ClientOptions
 
+from gateway.backoff import retry_after as header_wait
 from gateway.channel import ChannelError
 
 SCOPE = "https://api.botframework.com/.default"
@@ -36,17 +36,8 @@ SERVICE_URL_MEMORY = 10_000  # conversations whose service URL is remembered
 
 def retry_after(response: httpx.Response) -> float:
     """Seconds a 429 asks us to wait (``Retry-After`` in seconds or as an HTTP date)."""
-    raw = response.headers.get("Retry-After")
-    if raw is None:
-        return DEFAULT_RETRY_AFTER_S
-    try:
-        return max(float(raw), 0.0)
-    except ValueError:
-        pass
-    try:
-        return max(parsedate_to_datetime(raw).timestamp() - time.time(), 0.0)
-    except (TypeError, ValueError):
-        return DEFAULT_RETRY_AFTER_S
+    wait = header_wait(response.headers)
+    return DEFAULT_RETRY_AFTER_S if wait is None else wait
 
 
 class Tokens:

@@ -8,13 +8,15 @@ input id. Indexes, not labels: the labels an answer carries always come from the
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
 from enum import StrEnum
 
-PREFIX = "tg."
+from gateway.control_refs import VERB_PREFIX
+from gateway.control_refs import ControlRef as ControlRef
+from gateway.control_refs import decode as decode
+from gateway.control_refs import verb_of as named_verb
+
+PREFIX = VERB_PREFIX
 REF_KEY = "tg"
-_REF = re.compile(r"(?P<pid>prm_[0-9A-Za-z]{1,40})(?:\.(?P<q>\d{1,2})(?:\.(?P<o>\d{1,3}))?)?", re.ASCII)
 
 
 class Verb(StrEnum):
@@ -24,44 +26,12 @@ class Verb(StrEnum):
     DECLINE = "decline"  # declines a form or a URL step
 
 
-@dataclass(frozen=True, slots=True)
-class ControlRef:
-    """What a control points at: a prompt, and maybe one of its questions and options."""
-
-    prompt_id: str
-    question: int | None = None
-    option: int | None = None
-
-    def encode(self) -> str:
-        parts = [self.prompt_id]
-        if self.question is not None:
-            parts.append(str(self.question))
-            if self.option is not None:
-                parts.append(str(self.option))
-        return ".".join(parts)
-
-
 def verb(value: Verb) -> str:
     return f"{PREFIX}{value}"
 
 
 def verb_of(value: object) -> Verb | None:
-    if not isinstance(value, str) or not value.startswith(PREFIX):
-        return None
-    name = value.removeprefix(PREFIX)
-    return Verb(name) if name in Verb._value2member_map_ else None
-
-
-def decode(value: object) -> ControlRef | None:
-    match = _REF.fullmatch(value) if isinstance(value, str) else None
-    if match is None:
-        return None
-    question, option = match["q"], match["o"]
-    return ControlRef(
-        match["pid"],
-        int(question) if question is not None else None,
-        int(option) if option is not None else None,
-    )
+    return named_verb(value, Verb)
 
 
 def choice_id(index: int) -> str:

@@ -12,10 +12,12 @@ from typing import Any
 from channels.teams.control_ids import ControlRef, Verb, choice_id, field_id, other_id
 from channels.teams.notices import MISMATCH_NOTICE, NOT_BOTH, PICK_ONE, TYPE_SOMETHING
 from gateway.forms import MAX_VALUE_CHARS, NO, YES, FormField
+from gateway.mapper import Unanswered, map_form
 from gateway.models import MAX_TEXT_CHARS, Answer, Prompt, PromptKind
 from gateway.replies import DONE
 
 _STEP_KINDS = (PromptKind.FORM, PromptKind.URL)
+_SAYS = {Unanswered.EMPTY: TYPE_SOMETHING, Unanswered.NONE: PICK_ONE, Unanswered.BOTH: NOT_BOTH}
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,33 +83,20 @@ def _pick(prompt: Prompt, ref: ControlRef) -> Reading:
 
 def _questions(prompt: Prompt, data: dict[str, Any]) -> Reading:
     """Every question's inputs: options picked and an "Other" text (not both, for a single choice)."""
-    answers: list[list[str]] = []
+    picked: list[list[int]] = []
+    typed: list[str] = []
     for index, question in enumerate(prompt.questions):
         other = _value(data, other_id(index))
-        if other is None:
+        chosen = _value(data, choice_id(index)) if question.options else ""
+        indexes = _indexes(chosen, len(question.options)) if chosen is not None else None
+        if other is None or indexes is None:
             return MISMATCH
-        other = other.strip()[:MAX_TEXT_CHARS]
-        if not question.options:
-            if not other:
-                return Reading(notice=TYPE_SOMETHING)
-            answers.append([other])
-            continue
-        picked = _value(data, choice_id(index))
-        indexes = _indexes(picked, len(question.options)) if picked is not None else None
-        if indexes is None:
-            return MISMATCH
-        labels = [question.labels[number] for number in indexes]
-        if question.multi_select:
-            answers.append(labels + ([other] if other else []))
-        elif len(labels) > 1:
-            return MISMATCH
-        elif labels and other:
-            return Reading(notice=NOT_BOTH)
-        elif not labels and not other:
-            return Reading(notice=PICK_ONE)
-        else:
-            answers.append(labels or [other])
-    return Reading(answers)
+        picked.append(indexes)
+        typed.append(other.strip()[:MAX_TEXT_CHARS])
+    read = map_form(prompt.questions, picked, typed)
+    if read.unanswered:
+        return Reading(notice=_SAYS[next(iter(read.unanswered.values()))])
+    return MISMATCH if read.answers is None else Reading(read.answers)
 
 
 def _fields(fields: list[FormField], data: dict[str, Any]) -> Reading:

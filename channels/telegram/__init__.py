@@ -2,17 +2,7 @@
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
+from gateway.plugins import lazy_exports
 
-# Exported lazily: ``channels.telegram.spec`` is read at every start, and must not load the platform's SDK.
-_LAZY = {"TelegramChannel": "channels.telegram.channel"}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(import_module(_LAZY[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
+__getattr__ = lazy_exports(__name__, {"TelegramChannel": "channels.telegram.channel"})
 __all__ = ["TelegramChannel"]

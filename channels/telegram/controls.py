@@ -29,7 +29,7 @@ SUBMIT = "Submit"
 APPROVE_TEXT, DENY_TEXT = "✅ Approve", "❌ Deny"
 MAX_BUTTON_CHARS = 60
 MAX_STEP_QUESTION_CHARS = 200
-STEP_RESERVE = 320  # room kept in the last part for the step line
+STEP_RESERVE = 320  # room kept in the last part for the step (or field) line
 MAX_ARGUMENTS_CHARS = 1500
 PICK_HINT = "Answer with the buttons, or reply with a number or text."
 APPROVE_HINT = "Answer with the buttons, or reply yes or no."
@@ -57,14 +57,19 @@ def prompt_body(view: PromptView) -> str:
     return body
 
 
-def prompt_parts(view: PromptView, step: int = 0) -> list[str]:
-    """The prompt's messages; the buttons go on the last, which also names the question they are for."""
-    body = prompt_body(view)
-    if len(view.questions) == 1:
+def with_step_line(body: str, line: str | None) -> list[str]:
+    """A text's messages; with a ``line`` (which question or field the buttons are for), the last ends
+    with it."""
+    if line is None:
         return split_text(body)
     parts = split_text(body, limit=MAX_MESSAGE_UNITS - STEP_RESERVE)
-    parts[-1] = f"{parts[-1]}\n\n{step_line(view, step)}"
+    parts[-1] = f"{parts[-1]}\n\n{line}"
     return parts
+
+
+def prompt_parts(view: PromptView, step: int = 0) -> list[str]:
+    """The prompt's messages; the buttons go on the last, which also names the question they are for."""
+    return with_step_line(prompt_body(view), step_line(view, step) if len(view.questions) > 1 else None)
 
 
 def controls_text(view: PromptView, step: int = 0) -> str:

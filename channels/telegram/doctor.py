@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
-
-from channels.doctor import TIMEOUT_S, secret_text, unreachable
 from channels.telegram.settings import TelegramSettings
 from gateway.checks import Check
+from gateway.probes import probe, secret_text
 
 
 async def check(settings: TelegramSettings) -> list[Check]:
     """``getMe`` with the bot token, through python-telegram-bot."""
     from telegram import Bot
-    from telegram.error import InvalidToken, TelegramError
+    from telegram.error import InvalidToken
 
     token = secret_text(settings.telegram_bot_token)
     if not token:
@@ -28,15 +26,16 @@ async def check(settings: TelegramSettings) -> list[Check]:
         )
     bot = Bot(token, base_url=settings.telegram_base_url)
     try:
-        async with asyncio.timeout(TIMEOUT_S):
-            me = await bot.get_me()
-        checks.append(Check.ok("telegram", f"bot token works: @{me.username}"))
-    except InvalidToken:
         checks.append(
-            Check.fail("telegram", "getMe refused TELEGRAM_BOT_TOKEN; copy it again from @BotFather")
+            await probe(
+                "telegram",
+                bot.get_me,
+                lambda me: f"bot token works: @{me.username}",
+                (InvalidToken,),
+                lambda _: "getMe refused TELEGRAM_BOT_TOKEN; copy it again from @BotFather",
+                ("TELEGRAM_BASE_URL", settings.telegram_base_url),
+            )
         )
-    except (TelegramError, TimeoutError, OSError) as exc:
-        checks.append(unreachable("telegram", "TELEGRAM_BASE_URL", settings.telegram_base_url, exc))
     finally:
         await bot.shutdown()
     return checks

@@ -11,21 +11,19 @@ link button, Done and Decline.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self
 from urllib.parse import urlsplit
 
 from channels.telegram.control_ids import Action, Control
-from channels.telegram.controls import SUBMIT, TICK, WRITE, button_text, with_buttons
+from channels.telegram.controls import SUBMIT, TICK, WRITE, button_text, with_buttons, with_step_line
 from channels.telegram.render import (
-    MAX_MESSAGE_UNITS,
     Button,
     Keyboard,
     Outgoing,
-    split_text,
 )
 from gateway import forms
 from gateway.models import Prompt, PromptKind
-from gateway.render import prompt_body, shorten
+from gateway.render import FormView, prompt_body, shorten
 
 FORM_KINDS = frozenset({PromptKind.FORM, PromptKind.URL})
 YES_TEXT, NO_TEXT = "Yes", "No"
@@ -34,41 +32,29 @@ DONE_TEXT = "✓ Done"
 DECLINE_TEXT = "✗ Decline"
 OPEN_TEXT = "Open link"
 MAX_FIELD_LINE_CHARS = 200
-STEP_RESERVE = 320  # room kept in the last part for the field line
 FORM_HINT = "Answer with the buttons, a field at a time, or reply with the value."
 URL_HINT = "Open the link and finish there, then press Done or reply done."
 
 
 @dataclass(frozen=True, slots=True)
-class StepView:
-    """A pending form or URL step, as its controls are drawn: read back from the posted item's metadata
-    or taken from the core's record."""
+class StepView(FormView):
+    """A pending form or URL step, with the text it is posted as."""
 
-    prompt_id: str
-    kind: PromptKind
-    body: str
-    fields: list[forms.FormField]
-    url: str | None = None
+    body: str = ""
 
     @classmethod
-    def of_metadata(cls, metadata: dict[str, Any], body: str) -> StepView | None:
-        """From a pending_prompt item's metadata; None unless it is a readable form or URL step."""
-        prompt = metadata.get("prompt")
-        if metadata.get("type") != "pending_prompt" or not isinstance(prompt, dict):
-            return None
-        try:
-            kind = PromptKind(str(prompt.get("kind")))
-            if kind not in FORM_KINDS:
-                return None
-            fields = forms.check_schema(prompt["requested_schema"]) if kind is PromptKind.FORM else []
-            url = prompt.get("url") if kind is PromptKind.URL else None
-            return cls(str(prompt["prompt_id"]), kind, body, fields, url if isinstance(url, str) else None)
-        except (KeyError, TypeError, ValueError):
-            return None
+    def of_metadata(cls, metadata: dict[str, Any], body: str = "") -> Self | None:
+        """From a pending_prompt item's metadata and text; None unless it is a readable form or URL step."""
+        view = FormView.of_metadata(metadata)
+        return None if view is None else cls.of_view(view, body)
 
     @classmethod
-    def of_prompt(cls, prompt: Prompt) -> StepView:
-        return cls(prompt.prompt_id, prompt.kind, prompt_body(prompt), prompt.form_fields(), prompt.url)
+    def of_prompt(cls, prompt: Prompt) -> Self:
+        return cls.of_view(FormView.of_prompt(prompt), prompt_body(prompt))
+
+    @classmethod
+    def of_view(cls, view: FormView, body: str) -> Self:
+        return cls(view.prompt_id, view.kind, view.message, view.fields, view.url, body)
 
 
 def linkable(url: str | None) -> bool:
@@ -126,11 +112,7 @@ def skippable(view: StepView, step: int) -> bool:
 
 def parts(view: StepView, step: int = 0) -> list[str]:
     """The prompt's text in messages; with several fields the last names the field the buttons are for."""
-    if len(view.fields) < 2:
-        return split_text(view.body)
-    texts = split_text(view.body, limit=MAX_MESSAGE_UNITS - STEP_RESERVE)
-    texts[-1] = f"{texts[-1]}\n\n{field_line(view, step)}"
-    return texts
+    return with_step_line(view.body, field_line(view, step) if len(view.fields) > 1 else None)
 
 
 def controls_text(view: StepView, step: int = 0) -> str:

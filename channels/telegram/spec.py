@@ -6,8 +6,7 @@ import re
 from typing import TYPE_CHECKING
 
 from channels.telegram.settings import TelegramSettings
-from gateway.checks import Check
-from gateway.plugins import ChannelSpec
+from gateway.plugins import ChannelSpec, lazy_doctor
 
 if TYPE_CHECKING:
     from channels.telegram.channel import TelegramChannel
@@ -31,12 +30,6 @@ def build(settings: TelegramSettings) -> TelegramChannel:
     )
 
 
-async def doctor(settings: TelegramSettings) -> list[Check]:
-    from channels.telegram.doctor import check
-
-    return await check(settings)
-
-
 def enabled(settings: TelegramSettings) -> bool:
     return settings.telegram_bot_token is not None
 
@@ -53,6 +46,6 @@ SPEC = ChannelSpec(
     settings=TelegramSettings,
     enabled=enabled,
     build=build,
-    doctor=doctor,
+    doctor=lazy_doctor("channels.telegram.doctor"),
     secrets=(re.compile(r"\d{6,12}:[A-Za-z0-9_-]{30,}"),),
 )

@@ -7,9 +7,8 @@ import re
 from typing import TYPE_CHECKING
 
 from channels.web.settings import WebSettings
-from gateway.checks import Check
 from gateway.logs import event
-from gateway.plugins import ChannelSpec
+from gateway.plugins import ChannelSpec, lazy_doctor
 
 if TYPE_CHECKING:
     from channels.web.channel import WebChannel
@@ -44,12 +43,6 @@ def build(settings: WebSettings) -> WebChannel:
     return channel
 
 
-async def doctor(settings: WebSettings) -> list[Check]:
-    from channels.web.doctor import check
-
-    return await check(settings)
-
-
 def enabled(settings: WebSettings) -> bool:
     return settings.threadgate_web_chat != "off"
 
@@ -66,6 +59,6 @@ SPEC = ChannelSpec(
     settings=WebSettings,
     enabled=enabled,
     build=build,
-    doctor=doctor,
+    doctor=lazy_doctor("channels.web.doctor"),
     local=True,
 )

@@ -8,7 +8,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gateway.mapper import check_structured, fits_question, map_approval, map_question, map_reply, map_text
+from gateway.mapper import (
+    Unanswered,
+    check_structured,
+    fits_question,
+    map_approval,
+    map_form,
+    map_question,
+    map_reply,
+    map_text,
+)
 from gateway.models import Answer, PromptKind, PromptRequest, Question, has_visible_character
 
 DEPLOY = "What's the deployment target?"
@@ -565,3 +574,38 @@ def test_a_valid_full_structured_set_is_returned_unchanged(data: st.DataObject) 
     text = data.draw(st.text())
     answers = map_reply(request.kind, request.questions, text, shuffled)
     assert [answer.answer for answer in answers] == lists
+
+
+# A form of every question (a modal, a card): options picked and answers typed ---------------------------
+
+SURVEY = questions(
+    "ask_user_question",
+    {"question": "Source?", "options": [{"label": "CSV"}, {"label": "API"}]},
+    {"question": "Sections?", "options": [{"label": "KPI"}, {"label": "Table"}], "multi_select": True},
+    {"question": "Style?"},
+)
+
+
+@pytest.mark.parametrize(
+    ("picked", "typed", "answers", "unanswered"),
+    [
+        ([[1], [0, 1], []], ["", "", "dark"], [["API"], ["KPI", "Table"], ["dark"]], {}),
+        ([[], [1], []], ["Sheets", "a map", "x"], [["Sheets"], ["Table", "a map"], ["x"]], {}),
+        ([[], [], []], ["", "", "x"], None, {0: Unanswered.NONE}),
+        ([[0], [], []], ["Sheets", "", "x"], None, {0: Unanswered.BOTH}),
+        ([[0], [], []], ["", "", "  "], None, {2: Unanswered.EMPTY}),
+        ([[], [], []], ["", "", ""], None, {0: Unanswered.NONE, 2: Unanswered.EMPTY}),
+        ([[2], [], []], ["", "", "x"], None, {}),  # an option out of range
+        ([[-1], [], []], ["", "", "x"], None, {}),
+        ([[0], [1, 1], []], ["", "", "x"], None, {}),  # an option picked twice
+        ([[0, 1], [], []], ["", "", "x"], None, {}),  # two options for one choice
+    ],
+)
+def test_a_form_of_every_question_maps_to_one_answer_list_per_question_or_says_what_is_missing(
+    picked: list[list[int]],
+    typed: list[str],
+    answers: list[list[str]] | None,
+    unanswered: dict[int, Unanswered],
+) -> None:
+    read = map_form(SURVEY, picked, typed)
+    assert (read.answers, read.unanswered) == (answers, unanswered)

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import subprocess
+import sys
+import types
 from collections.abc import Iterator
 from importlib.metadata import EntryPoint
 
@@ -11,13 +15,22 @@ import pytest
 from pydantic import ValidationError
 
 from gateway import platforms
+from gateway.checks import Check
 from gateway.doctor import check_platforms
 from gateway.errors import GatewayError
 from gateway.ids import is_channel_claim, is_identity, parse_thread_id
 from gateway.logs import configure, event, redact
 from gateway.models import AgentDefinition, HumanInput
 from gateway.ownership import claimants
-from gateway.plugins import ChannelSpec, build_channels, platform_settings, spec_for, specs
+from gateway.plugins import (
+    ChannelSpec,
+    build_channels,
+    lazy_doctor,
+    lazy_exports,
+    platform_settings,
+    spec_for,
+    specs,
+)
 from gateway.session_threads import parse_channel_ref
 from gateway.settings import Settings
 from gateway.store import Store
@@ -218,3 +231,57 @@ async def test_a_definition_naming_a_platform_no_longer_installed_still_reads(st
     assert (await store.human_input("ops")).approvers == []
     with pytest.raises(ValidationError):
         HumanInput(approvers=["acme:@ada"])  # what a client sends is still checked
+
+
+@pytest.mark.parametrize(
+    ("exports", "name", "found"),
+    [
+        ({"dumps": "json"}, "dumps", "dumps"),
+        ({"dumps": "json"}, "loads", None),
+        ({}, "dumps", None),
+    ],
+)
+def test_a_platform_package_imports_an_exported_name_only_when_it_is_used(
+    exports: dict[str, str], name: str, found: str | None
+) -> None:
+    getattr_ = lazy_exports("channels.acme", exports)
+    if found is None:
+        with pytest.raises(AttributeError, match=f"module 'channels.acme' has no attribute '{name}'"):
+            getattr_(name)
+    else:
+        assert getattr_(name).__name__ == found
+
+
+def test_the_shipped_platform_packages_load_no_sdk_until_their_channel_is_used() -> None:
+    code = (
+        "import sys, channels.slack, channels.telegram, channels.discord, channels.web\n"
+        "assert not {'slack_bolt', 'telegram', 'discord'} & set(sys.modules), sorted(sys.modules)\n"
+        "from channels.discord import DiscordChannel\n"
+        "assert 'discord' in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+
+
+def test_a_platforms_doctor_check_is_imported_only_when_the_doctor_runs() -> None:
+    code = (
+        "import asyncio, sys\n"
+        "from channels.slack.spec import SPEC\n"
+        "from channels.slack.settings import SlackSettings\n"
+        "assert 'channels.slack.doctor' not in sys.modules\n"
+        "assert asyncio.run(SPEC.doctor(SlackSettings(_env_file=None))) == []\n"
+        "assert 'channels.slack.doctor' in sys.modules\n"
+    )
+    env = {key: value for key, value in os.environ.items() if not key.startswith("SLACK_")}
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, env=env)
+
+
+async def test_a_lazy_doctor_runs_its_modules_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    module = types.ModuleType("acme_doctor")
+
+    async def check(settings: object) -> list[Check]:
+        return [Check.ok("acme", f"checked {settings}")]
+
+    module.check = check  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "acme_doctor", module)
+
+    assert await lazy_doctor("acme_doctor")("these settings") == [Check.ok("acme", "checked these settings")]

@@ -7,9 +7,20 @@ from typing import Any
 
 import pytest
 
-from gateway.models import Answer, Prompt, PromptRequest, PromptState, ReasonCode, ToolCall
+from gateway.models import (
+    Answer,
+    Prompt,
+    PromptRequest,
+    PromptState,
+    ReasonCode,
+    TextContent,
+    ThreadItem,
+    ToolCall,
+)
 from gateway.render import (
+    FormView,
     answers_summary,
+    form_outcome,
     pending_prompt_item,
     prompt_text,
     resolved_item,
@@ -331,3 +342,88 @@ def test_tool_call_arguments_of_exactly_the_limit_are_shown_whole() -> None:
     whole = tool_call_arguments(call, 10_000)
     assert tool_call_arguments(call, len(whole)) == whole
     assert tool_call_arguments(call, len(whole) - 1).endswith("… truncated: 1 more characters not shown")
+
+
+# An answered form's outcome, a field a line ------------------------------------------------------------
+
+
+def form_item(text: str, answers: object, *, kind: str = "form", state: str = "answered") -> ThreadItem:
+    prompt = {"prompt_id": "prm_1", "kind": kind, "prompt_state": state, "answers": answers}
+    metadata = {"type": "pending_prompt_resolved", "prompt": prompt}
+    return ThreadItem(type="pending_prompt_resolved", content=[TextContent(text=text)], metadata=metadata)
+
+
+FORM_ANSWERS = [{"question": "Environment", "answer": ["prod"]}, {"question": "Regions", "answer": []}]
+
+
+@pytest.mark.parametrize(
+    ("text", "header", "empty", "shown"),
+    [
+        (
+            "✓ Answered: prod · (no selection)",
+            "✓ Answered:",
+            "(no selection)",
+            "✓ Answered:\nEnvironment: prod\nRegions: (no selection)",
+        ),
+        ("✓ Answered: prod · (no selection)", "✓ Answered", "—", "✓ Answered\nEnvironment: prod\nRegions: —"),
+        (
+            "Deploy\n\n1. Environment\n\n✓ Answered: prod · (no selection)",
+            "✓ Answered:",
+            "—",
+            "Deploy\n\n1. Environment\n\n✓ Answered:\nEnvironment: prod\nRegions: —",
+        ),
+    ],
+)
+def test_an_answered_forms_outcome_becomes_a_line_per_field_below_its_text(
+    text: str, header: str, empty: str, shown: str
+) -> None:
+    assert form_outcome(form_item(text, FORM_ANSWERS), header=header, empty=empty) == shown
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        form_item("✓ Answered: prod · (no selection)", FORM_ANSWERS, kind="text"),
+        form_item("✗ Cancelled: declined", FORM_ANSWERS, state="cancelled"),
+        form_item("✓ Answered: something else", FORM_ANSWERS),
+        form_item("✓ Answered: prod", "not a list"),
+        form_item("✓ Answered: prod", ["not an object"]),
+    ],
+)
+def test_other_items_and_unknown_wording_have_no_form_outcome(item: ThreadItem) -> None:
+    assert form_outcome(item) is None
+
+
+# A form's or URL step's controls are drawn from its item's metadata -------------------------------------
+
+SCHEMA = {"type": "object", "properties": {"env": {"type": "string", "enum": ["dev", "prod"]}}}
+
+
+def step_metadata(**prompt: Any) -> dict[str, Any]:
+    return {"type": "pending_prompt", "prompt": {"prompt_id": "prm_1", "message": "Deploy", **prompt}}
+
+
+@pytest.mark.parametrize(
+    ("metadata", "read"),
+    [
+        (step_metadata(kind="form", requested_schema=SCHEMA), ("form", "Deploy", ["env"], None)),
+        (
+            step_metadata(kind="url", url="https://example.com/setup"),
+            ("url", "Deploy", [], "https://example.com/setup"),
+        ),
+        (step_metadata(kind="url", url="http://evil.example/"), None),  # only https, or http to this machine
+        (step_metadata(kind="form", requested_schema={"type": "array"}), None),
+        (step_metadata(kind="text", questions=[]), None),
+        ({"type": "pending_prompt", "prompt": {"prompt_id": "prm_1", "kind": "form"}}, None),
+        ({"type": "message", "prompt": step_metadata(kind="url", url="https://a.example")["prompt"]}, None),
+    ],
+)
+def test_a_form_or_url_steps_metadata_reads_back_as_its_view(
+    metadata: dict[str, Any], read: tuple[Any, ...] | None
+) -> None:
+    view = FormView.of_metadata(metadata)
+    if read is None:
+        assert view is None
+    else:
+        assert view is not None
+        assert (view.kind.value, view.message, [field.name for field in view.fields], view.url) == read
