@@ -18,9 +18,10 @@ from channels.teams.auth import ConnectorAuth, KeysUnavailable, Unauthorized
 from channels.teams.cards import card_activity, render_item, settled_card
 from channels.teams.connector import Connector
 from channels.teams.inbound import Origin, origin, to_inbound
-from channels.teams.notices import ANSWERED_BY, MISMATCH_NOTICE
+from channels.teams.notices import ANSWERED_BY
 from channels.teams.presses import message_response, safely
 from channels.teams.threads import PREFIX, conversation_of
+from gateway import notices
 from gateway.channel import ChannelContext, MessageRef
 from gateway.errors import GatewayError
 from gateway.ids import ThreadRef
@@ -139,7 +140,7 @@ class TeamsChannel:
             # Signed by the Bot Framework but not a shape we read: delivered again, it would fail again.
             event("teams.activity.unreadable", logging.WARNING, kind=str(payload.get("type")), **failure(exc))
             if payload.get("type") == "invoke":
-                return JSONResponse(message_response(MISMATCH_NOTICE))
+                return JSONResponse(message_response(notices.MISMATCH))
             return Response(status_code=200)
         return await self._handle(activity)
 
@@ -154,7 +155,7 @@ class TeamsChannel:
                 self._remember_name(where)
         if isinstance(activity, AdaptiveCardInvokeActivity):
             if where is None:
-                return JSONResponse(message_response(MISMATCH_NOTICE))
+                return JSONResponse(message_response(notices.MISMATCH))
             return JSONResponse(await safely(context.sink, activity, where))
         if not isinstance(activity, MessageActivity) or where is None:
             return Response(status_code=200)

@@ -20,15 +20,9 @@ from microsoft_teams.api.models.adaptive_card import (
 from channels.teams.cards import settled_card
 from channels.teams.control_ids import REF_KEY, decode, verb_of
 from channels.teams.inbound import Origin
-from channels.teams.notices import (
-    ANSWERED_BY,
-    DECLINED_BY,
-    FAILED_NOTICE,
-    MISMATCH_NOTICE,
-    outcome_notice,
-    stale_notice,
-)
+from channels.teams.notices import ANSWERED_BY, DECLINED_BY
 from channels.teams.reading import read_press, structured
+from gateway import notices
 from gateway.channel import InboundSink
 from gateway.errors import GatewayError
 from gateway.logs import event
@@ -64,18 +58,18 @@ async def answer_press(
     action = activity.value.action
     verb, ref = verb_of(action.verb), decode(action.data.get(REF_KEY))
     if verb is None or ref is None:
-        return message_response(MISMATCH_NOTICE)
+        return message_response(notices.MISMATCH)
     try:
         prompt = await sink.get_prompt(ref.prompt_id)
     except GatewayError as exc:
         if exc.status == 404:
-            return message_response(MISMATCH_NOTICE)
+            return message_response(notices.MISMATCH)
         raise
     if prompt.thread_id != where.thread_id:
-        return message_response(MISMATCH_NOTICE)
+        return message_response(notices.MISMATCH)
     reading = read_press(prompt, verb, ref, action.data)
     if reading.notice is not None:
-        return message_response(reading.notice if prompt.pending else stale_notice(prompt))
+        return message_response(reading.notice if prompt.pending else notices.settled(prompt))
     answers = structured(prompt, reading.answers) if reading.answers is not None else []
     summary = DECLINE_TEXT if reading.decline else answers_summary(answers)
     received = await sink.receive(
@@ -95,7 +89,7 @@ async def answer_press(
     )
     if received.outcome in (Outcome.ANSWERED, Outcome.DECLINED) and received.prompt is not None:
         return card_response(received.prompt, where.name or where.sender)
-    return message_response(outcome_notice(received, prompt, summary))
+    return message_response(notices.outcome(received, prompt, summary))
 
 
 async def safely(sink: InboundSink, activity: AdaptiveCardInvokeActivity, where: Origin) -> dict[str, Any]:
@@ -104,4 +98,4 @@ async def safely(sink: InboundSink, activity: AdaptiveCardInvokeActivity, where:
         return await answer_press(sink, activity, where)
     except Exception as exc:
         event("teams.press_failed", logging.WARNING, error=str(exc) or type(exc).__name__)
-        return message_response(FAILED_NOTICE)
+        return message_response(notices.TRY_AGAIN)

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from channels.teams.control_ids import ControlRef, Verb, choice_id, field_id, other_id
-from channels.teams.notices import MISMATCH_NOTICE, NOT_BOTH, PICK_ONE, TYPE_SOMETHING
+from channels.teams.notices import NOT_BOTH, PICK_ONE, TYPE_SOMETHING
+from gateway import notices
 from gateway.forms import MAX_VALUE_CHARS, NO, YES, FormField
 from gateway.mapper import Unanswered, map_form
 from gateway.models import MAX_TEXT_CHARS, Answer, Prompt, PromptKind
@@ -29,7 +30,7 @@ class Reading:
     notice: str | None = None
 
 
-MISMATCH = Reading(notice=MISMATCH_NOTICE)
+MISMATCH = Reading(notice=notices.MISMATCH)
 
 
 def _value(data: dict[str, Any], key: str) -> str | None:

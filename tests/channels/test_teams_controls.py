@@ -15,7 +15,8 @@ from urllib.parse import quote
 
 import pytest
 
-from channels.teams.notices import DUPLICATE_NOTICE, NOT_ALLOWED_NOTICE, NOT_BOTH
+from channels.teams.notices import NOT_BOTH
+from gateway import notices
 from gateway.channel import ChannelError
 from gateway.errors import GatewayError
 from gateway.ids import parse_thread_id
@@ -242,7 +243,7 @@ async def test_a_strangers_press_is_refused_privately_and_the_prompt_stays_pendi
     assert reply == {
         "statusCode": 200,
         "type": "application/vnd.microsoft.activity.message",
-        "value": NOT_ALLOWED_NOTICE,
+        "value": notices.NOT_ALLOWED,
     }
     assert (await gw.prompt(prompt.prompt_id)).pending
     await gw.settled()
@@ -263,7 +264,7 @@ async def test_a_press_delivered_twice_resolves_once(gw: TeamsGateway) -> None:
     first = await gw.deliver(invoke)
     again = await gw.deliver(invoke)
     assert first.json()["type"] == "application/vnd.microsoft.card.adaptive"
-    assert again.json()["value"] == DUPLICATE_NOTICE
+    assert again.json()["value"] == notices.DUPLICATE
     await gw.settled()
     audits = [posted for posted in gw.fake.posts if posted.card is None]
     assert len(audits) == 1

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from channels.teams.notices import NOT_ALLOWED_NOTICE
+from gateway import notices
 from gateway.models import Prompt, PromptRequest, PromptState, ReasonCode
 from tests.channels.teams_support import (
     ALICE,
@@ -138,7 +138,7 @@ async def test_declining_a_form_cancels_it_as_declined(gw: TeamsGateway) -> None
 async def test_a_strangers_form_is_refused_and_stays_open(gw: TeamsGateway) -> None:
     prompt = await _ask(gw, DEPLOY)
     reply = await gw.press(gw.card_of(prompt), "Send", EVE, {"f.env": "0", "f.replicas": "2"})
-    assert reply["value"] == NOT_ALLOWED_NOTICE
+    assert reply["value"] == notices.NOT_ALLOWED
     assert (await gw.prompt(prompt.prompt_id)).pending
 
 
