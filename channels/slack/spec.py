@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from channels.slack.settings import SlackSettings
+from channels.slack.settings import SlackSettings, check_settings
 from gateway.checks import Check
 from gateway.plugins import ChannelSpec
 
@@ -55,5 +55,6 @@ SPEC = ChannelSpec(
     enabled=enabled,
     build=build,
     doctor=doctor,
+    check_settings=check_settings,
     secrets=(re.compile(r"xox[abpe]-[0-9A-Za-z-]+"), re.compile(r"xapp-[0-9A-Za-z-]+")),
 )
