@@ -16,13 +16,15 @@ import asyncio
 import os
 import sys
 
-from pydantic_ai import Agent
+from pydantic_ai import Agent, DeferredToolRequests
 from pydantic_ai.exceptions import CallDeferred
 
 from gateway.integrations.frameworks.pydantic_ai import ask_in_chat
 
 agent = Agent(
     os.environ.get("MODEL", "openai:gpt-5"),
+    # A call nobody could answer (the gateway down) stays pending and ends the run as DeferredToolRequests.
+    output_type=[str, DeferredToolRequests],
     instructions="Ask who reviews the release, then deploy it.",
     capabilities=[ask_in_chat()],  # deferred calls are asked in chat and the run continues
 )
@@ -42,6 +44,10 @@ def ask_reviewer(question: str, options: list[str]) -> str:
 
 async def main(task: str) -> None:
     result = await agent.run(task)
+    if isinstance(result.output, DeferredToolRequests):
+        pending = [call.tool_name for call in [*result.output.approvals, *result.output.calls]]
+        print(f"Nobody could answer in chat; still pending: {', '.join(pending)}")
+        return
     print(result.output)
 
 

@@ -80,6 +80,13 @@ class StartsThreads(Protocol):
     async def start_thread(self, channel: ThreadRef, text: str) -> str: ...
 
 
+@runtime_checkable
+class Permalinks(Protocol):
+    """Capability: the URL where a person opens a thread (None when the platform cannot say)."""
+
+    def permalink(self, thread_id: str) -> str | None: ...
+
+
 class Channels:
     """The configured channels, by platform."""
 
@@ -96,6 +103,11 @@ class Channels:
 
     def platforms(self) -> list[str]:
         return sorted(self._by_platform)
+
+    def permalink(self, thread_id: str) -> str | None:
+        """Where a person opens ``thread_id``, when its channel can say."""
+        channel = self._by_platform.get(thread_id.split(":", 1)[0])
+        return channel.permalink(thread_id) if isinstance(channel, Permalinks) else None
 
     def for_thread(self, thread: ThreadRef) -> Channel:
         channel = self._by_platform.get(thread.platform)
@@ -169,7 +181,8 @@ class ChannelContext:
     streams are counted apart), whether the store answers (a stream is not opened while it does not), and
     whether the process is draining (told to stop: a stream it serves ends now, with a reconnect hint). A
     channel serving its own chat also gets who may read a thread (``audiences``) and the rate limiter
-    counted in Redis (``limiter``)."""
+    counted in Redis (``limiter``), and where people open the gateway (``public_url``, for links to its
+    own pages; None when unknown)."""
 
     sink: InboundSink
     lease: Callable[[str], Lease]
@@ -178,6 +191,7 @@ class ChannelContext:
     audiences: Audiences | None = None
     limiter: RateLimiter | None = None
     draining: Callable[[], bool] = lambda: False
+    public_url: str | None = None
 
 
 @runtime_checkable

@@ -25,12 +25,16 @@ def listen_address(args: argparse.Namespace, settings: Settings) -> tuple[str, i
 
 
 def _serve(args: argparse.Namespace) -> int:
+    import asyncio
+
     import uvicorn
 
+    from gateway import serving
     from gateway.api import create_app
     from gateway.api.client_address import proxy_options
+    from gateway.commands import Exit, fail
+    from gateway.preflight import CannotListen, bind, reachable_url, store_problem
     from gateway.runtime import Runtime
-    from gateway.serving import DrainingServer
     from gateway.settings import Settings
     from gateway.webhook_targets import refuse_or_warn
 
@@ -39,28 +43,59 @@ def _serve(args: argparse.Namespace) -> int:
     settings = settings.model_copy(update={"threadgate_host": host})  # the bound address is an allowed Host
     configure(settings.threadgate_log_level)
     refuse_or_warn(settings)
-    runtime = Runtime.build(settings)
-    app = create_app(runtime)
-    platforms = ", ".join(channel.platform for channel in runtime.channels) or "none configured"
-    print(f"Threadgate {__version__} listening on http://{host}:{port}", flush=True)
-    print(f"Store: {runtime.connection.description}", flush=True)
-    if not runtime.connection.durable:
-        print("Warning: REDIS_URL is unset, so state will not survive a restart.", flush=True)
-    print(f"Channels: {platforms}", flush=True)
-    # On SIGTERM the server stops accepting, ends every long-poll and event stream at once (answered as
-    # a timeout would be), gives in-flight requests the grace period, then the runtime stops gracefully.
-    config = uvicorn.Config(
-        app,
-        host=host,
-        port=port,
-        log_level="warning",
-        log_config=None,  # its warnings go out as our JSON lines (configured above)
-        lifespan="on",
-        timeout_graceful_shutdown=settings.threadgate_shutdown_grace_s,
-        **proxy_options(settings),
-    )
-    DrainingServer(config, runtime).run()
+    try:
+        sock = bind(host, port)
+    except CannotListen as exc:
+        return fail(str(exc), Exit.CANNOT_LISTEN)
+    with sock:
+        if settings.redis_url and (problem := asyncio.run(store_problem(settings.redis_url))):
+            return fail(problem, Exit.STORE_UNREACHABLE)
+        bound = sock.getsockname()[1]
+        runtime = Runtime.build(
+            settings, public_url=settings.threadgate_public_url or reachable_url(host, bound)
+        )
+        app = create_app(runtime)
+        warnings = start_warnings(settings)
+
+        def announce() -> None:
+            platforms = ", ".join(channel.platform for channel in runtime.channels) or "none configured"
+            print(f"Threadgate {__version__} listening on http://{host}:{bound}", flush=True)
+            print(f"Store: {runtime.connection.description}", flush=True)
+            for warning in warnings:
+                print(f"Warning: {warning}", flush=True)
+            print(f"Channels: {platforms}", flush=True)
+
+        # On SIGTERM the server stops accepting, ends every long-poll and event stream at once (answered
+        # as a timeout would be), gives in-flight requests the grace period, then the runtime stops.
+        config = uvicorn.Config(
+            app,
+            host=host,
+            port=bound,
+            log_level="warning",
+            log_config=None,  # its warnings go out as our JSON lines (configured above)
+            lifespan="on",
+            timeout_graceful_shutdown=settings.threadgate_shutdown_grace_s,
+            **proxy_options(settings),
+        )
+        serving.DrainingServer(config, runtime, announce).run(sockets=[sock])
     return 0
+
+
+def start_warnings(settings: Settings) -> list[str]:
+    """Settings ``serve`` starts with although something will not work: one sentence each."""
+    from gateway.plugins import settings_checks, specs
+    from gateway.settings import API_TOKENS_EXAMPLE
+
+    warnings = []
+    if not settings.redis_url:
+        warnings.append("REDIS_URL is unset, so state will not survive a restart.")
+    if not settings.api_tokens():
+        warnings.append(
+            "THREADGATE_API_TOKENS is unset, so every API call will be refused (401); set name:role:token "
+            f"entries, such as {API_TOKENS_EXAMPLE}"
+        )
+    warnings += [check.detail for spec in specs() for check in settings_checks(spec, settings)]
+    return warnings
 
 
 def _add_integration_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -105,16 +140,17 @@ def _integrations() -> ModuleType:
 def _demo(args: argparse.Namespace) -> int:
     import asyncio
 
+    from gateway.commands import Exit, fail
     from gateway.demo import serve_demo
+    from gateway.preflight import CannotListen
     from gateway.settings import Settings
 
     host, port = listen_address(args, Settings())
     configure("INFO" if args.verbose else "CRITICAL")  # the demo speaks in its own words
     try:
         asyncio.run(serve_demo(host, port, args.room))
-    except OSError as exc:
-        print(f"threadgate: {exc}", file=sys.stderr)
-        return 2
+    except CannotListen as exc:
+        return fail(str(exc), Exit.CANNOT_LISTEN)
     return 0
 
 
@@ -161,7 +197,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="threadgate",
         description="A gateway between AI agent runs and the people who answer them in chat.",
         epilog="New here? Run `threadgate demo`. Exit codes: 0 ok, 1 doctor found a problem, 2 bad "
-        "arguments or settings, 3 gateway unreachable, 4 refused, 5 not found, 6 already settled otherwise.",
+        "arguments or settings, 3 gateway unreachable, 4 refused, 5 not found, 6 already settled otherwise, "
+        "7 cannot listen on the address, 8 the store (REDIS_URL) did not answer.",
     )
     parser.add_argument("--version", action="version", version=f"threadgate {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -191,11 +228,13 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from gateway.settings import settings_problems
+
     args = parse(argv)
     try:
         code: int = args.handler(args)
     except ValidationError as exc:
-        print(f"threadgate: bad settings: {redact(str(exc))}", file=sys.stderr)
+        print(f"threadgate: bad settings: {redact(settings_problems(exc))}", file=sys.stderr)
         return 2
     except ValueError as exc:
         print(f"threadgate: {redact(str(exc))}", file=sys.stderr)

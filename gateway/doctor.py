@@ -11,10 +11,9 @@ from pydantic import ValidationError
 from gateway.checks import MARKS, Check
 from gateway.logs import redact
 from gateway.platforms import either as platforms_either
-from gateway.plugins import ChannelSpec, enabled_specs, platform_settings, specs
-from gateway.settings import Settings
-
-REDIS_TIMEOUT_S = 3.0
+from gateway.plugins import ChannelSpec, enabled_specs, platform_settings, settings_checks, specs
+from gateway.preflight import REDIS_TIMEOUT_S
+from gateway.settings import API_TOKENS_EXAMPLE, Settings, settings_problems
 
 
 def load_settings() -> tuple[Settings | None, list[Check]]:
@@ -24,10 +23,7 @@ def load_settings() -> tuple[Settings | None, list[Check]]:
         for spec in specs():
             platform_settings(spec, settings)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(part) for part in error['loc']).upper() or 'settings'}: {error['msg']}"
-            for error in exc.errors()
-        )
+        problems = settings_problems(exc)
         return None, [Check.fail("settings", redact(problems))]
     return settings, [Check.ok("settings", "the environment and .env parse")]
 
@@ -42,7 +38,13 @@ def check_tokens(settings: Settings) -> list[Check]:
     except ValueError as exc:
         return [Check.fail("api tokens", str(exc))]
     if not tokens:
-        return [Check.fail("api tokens", "THREADGATE_API_TOKENS is empty: every API call would be refused")]
+        return [
+            Check.fail(
+                "api tokens",
+                "THREADGATE_API_TOKENS is empty: every API call would be refused; set name:role:token "
+                f"entries, such as {API_TOKENS_EXAMPLE}",
+            )
+        ]
     roles = {token.role for token in tokens}
     names = ", ".join(f"{token.name} ({token.role}{_scope(token.agents)})" for token in tokens)
     missing = [role for role in ("agent", "operator") if role not in roles]
@@ -55,7 +57,10 @@ def check_tokens(settings: Settings) -> list[Check]:
             "agents (name:agent:token:ops|deploy)"
         )
     if missing:
-        problems.append(f"no {' or '.join(missing)} token, so nobody can act as one")
+        problems.append(
+            f"no {' or '.join(missing)} token, so nobody can act as one; add an entry such as "
+            + " or ".join(f"{role}-name:{role}:<secret>" for role in missing)
+        )
     if problems:
         return [Check.warn("api tokens", f"{names}; {'; '.join(problems)}")]
     return [Check.ok("api tokens", names)]
@@ -63,39 +68,37 @@ def check_tokens(settings: Settings) -> list[Check]:
 
 async def check_redis(settings: Settings) -> list[Check]:
     """PING the configured Redis; warn when it keeps no append-only file (pending prompts need one)."""
-    from gateway.store.connection import appendonly, connect, ping
+    from gateway.preflight import store_problem
+    from gateway.store.connection import appendonly, connect
 
     if not settings.redis_url:
         return [
             Check.warn(
                 "redis",
-                "REDIS_URL is unset: the embedded store loses every prompt on restart; set REDIS_URL",
+                "REDIS_URL is unset: the embedded store loses every prompt on restart; set REDIS_URL "
+                "(such as redis://127.0.0.1:6379/0)",
             )
         ]
+    problem = await store_problem(settings.redis_url)
+    if problem is not None:
+        return [Check.fail("redis", problem)]
     connection = connect(settings.redis_url, max_connections=2)
+    checks = [Check.ok("redis", f"{connection.description} answers")]
     try:
         async with asyncio.timeout(REDIS_TIMEOUT_S):
-            await ping(connection.client)
-        checks = [Check.ok("redis", f"{connection.description} answers")]
-        try:
-            async with asyncio.timeout(REDIS_TIMEOUT_S):
-                persisted = await appendonly(connection.client)
-            if persisted == "no":
-                checks.append(
-                    Check.warn(
-                        "redis",
-                        "appendonly is off: a Redis restart loses pending prompts; enable AOF "
-                        "(appendonly yes)",
-                    )
+            persisted = await appendonly(connection.client)
+        if persisted == "no":
+            checks.append(
+                Check.warn(
+                    "redis",
+                    "appendonly is off: a Redis restart loses pending prompts; enable AOF (appendonly yes)",
                 )
-        except Exception:  # managed services may refuse CONFIG: nothing to conclude
-            pass
-        return checks
-    except Exception as exc:
-        reason = redact(str(exc)) or type(exc).__name__
-        return [Check.fail("redis", f"{connection.description} did not answer ({reason}); check REDIS_URL")]
+            )
+    except Exception:  # managed services may refuse CONFIG: nothing to conclude
+        pass
     finally:
         await connection.client.aclose()
+    return checks
 
 
 def check_webhooks(settings: Settings) -> list[Check]:
@@ -119,11 +122,11 @@ def check_webhooks(settings: Settings) -> list[Check]:
 
 
 async def check_platform(spec: ChannelSpec, settings: Settings) -> list[Check]:
-    """The platform's own checks; one that breaks is a finding, never the end of the report."""
-    if spec.doctor is None:
-        return []
+    """The platform's own checks, offline ones first; one that breaks is a finding, never the end of the
+    report."""
     try:
-        return await spec.doctor(platform_settings(spec, settings))
+        offline = settings_checks(spec, settings)
+        return offline + (await spec.doctor(platform_settings(spec, settings)) if spec.doctor else [])
     except Exception as exc:
         reason = redact(str(exc)) or type(exc).__name__
         return [Check.fail(spec.name, f"its check could not run ({reason})")]

@@ -395,6 +395,9 @@ class Prompt(Model):
     reason: str | None = None
     reason_code: ReasonCode | None = None
     settled_at: datetime | None = None
+    # Where a person opens the thread (the web chat's room URL, a platform permalink), when its channel
+    # can say: served with the prompt, never stored.
+    thread_url: str | None = None
 
     @property
     def pending(self) -> bool:
@@ -409,7 +412,7 @@ class Prompt(Model):
     def public(self) -> dict[str, Any]:
         """The contract's JSON: answered carries answers and never reason; cancelled the reverse."""
         data = self.model_dump(mode="json", exclude={"started_by", "on_unmatched_reply"})
-        for key in ("message", "requested_schema", "url", "content"):
+        for key in ("message", "requested_schema", "url", "content", "thread_url"):
             if data.get(key) is None:
                 data.pop(key, None)
         if self.prompt_state is PromptState.ANSWERED:
@@ -430,7 +433,9 @@ class Prompt(Model):
         """``public()`` as JSON text, serialised in one step (the feeds carry it as text)."""
         left_out = {"started_by", "on_unmatched_reply"}
         left_out |= {
-            key for key in ("message", "requested_schema", "url", "content") if getattr(self, key) is None
+            key
+            for key in ("message", "requested_schema", "url", "content", "thread_url")
+            if getattr(self, key) is None
         }
         if self.prompt_state is PromptState.ANSWERED:
             left_out |= {"reason", "reason_code"}

@@ -52,6 +52,9 @@ class ChannelSpec:
     enabled: Callable[[Any], bool]  # from an instance of ``settings``: whether to run it
     build: Callable[[Any], ChannelRuntime]  # imports the platform's SDK here, lazily
     doctor: Callable[[Any], Awaitable[list[Check]]] | None = None
+    # Settings that cannot work, without calling the platform (a token of the wrong shape, one of a pair
+    # set alone): ``serve`` prints each as a warning, ``doctor`` reports it. Empty when nothing is set.
+    check_settings: Callable[[Any], list[Check]] | None = None
     secrets: tuple[re.Pattern[str], ...] = ()  # token shapes the logs redact
     local: bool = False  # needs no outside service: what ``threadgate demo`` serves
 
@@ -104,6 +107,11 @@ def platform_settings(spec: ChannelSpec, settings: Settings) -> BaseSettings:
     extras = settings.model_extra or {}
     given = {name: value for name, value in extras.items() if name in spec.settings.model_fields}
     return spec.settings(**given)
+
+
+def settings_checks(spec: ChannelSpec, settings: Settings) -> list[Check]:
+    """The spec's offline checks of its own settings (none when it has no such check)."""
+    return spec.check_settings(platform_settings(spec, settings)) if spec.check_settings else []
 
 
 def enabled_specs(settings: Settings) -> list[tuple[ChannelSpec, BaseSettings]]:

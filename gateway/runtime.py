@@ -37,9 +37,17 @@ class Runtime:
     streams: StreamCaps = field(default_factory=StreamCaps)  # API streams and long-polls, per token
     # The web chat's streams, per browser client: counted apart so visitors never take an agent's room.
     browser_streams: StreamCaps = field(default_factory=StreamCaps)
+    # Where people open this gateway (THREADGATE_PUBLIC_URL, else the bound address): links into its pages.
+    public_url: str | None = None
 
     @classmethod
-    def build(cls, settings: Settings, channels: list[ChannelRuntime] | None = None) -> Runtime:
+    def build(
+        cls,
+        settings: Settings,
+        channels: list[ChannelRuntime] | None = None,
+        *,
+        public_url: str | None = None,
+    ) -> Runtime:
         if channels is None:
             channels = build_channels(settings)
         connection = connect(settings.redis_url, max_connections=settings.threadgate_redis_connections)
@@ -69,6 +77,7 @@ class Runtime:
             webhooks,
             streams=streams,
             browser_streams=browser_streams,
+            public_url=public_url or settings.threadgate_public_url,
         )
 
     def lease(self, name: str) -> Lease:
@@ -100,6 +109,7 @@ class Runtime:
             audiences=Audiences(self.store),
             limiter=RateLimiter(self.store, limit=1, window_s=1),  # each rule gives its own
             draining=lambda: self.gateway.feeds.draining,
+            public_url=self.public_url,
         )
         for channel in self.channels:
             await channel.start(context)

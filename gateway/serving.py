@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+from collections.abc import Callable
 from types import FrameType
 
 import uvicorn
@@ -14,16 +15,24 @@ from gateway.runtime import Runtime
 class DrainingServer(uvicorn.Server):
     """On SIGTERM uvicorn stops accepting, waits for open requests up to the grace period, then cancels
     them (a plain-text 500 to each). Draining first ends every long-poll and event stream at once with a
-    normal answer, so the grace period is spent only on requests that are doing work."""
+    normal answer, so the grace period is spent only on requests that are doing work.
 
-    def __init__(self, config: uvicorn.Config, runtime: Runtime) -> None:
+    ``announce`` runs once the server accepts connections (the runtime started, the sockets listening).
+    """
+
+    def __init__(
+        self, config: uvicorn.Config, runtime: Runtime, announce: Callable[[], None] = lambda: None
+    ) -> None:
         super().__init__(config)
         self.runtime = runtime
+        self.announce = announce
         self._loop: asyncio.AbstractEventLoop | None = None
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         self._loop = asyncio.get_running_loop()
         await super().startup(sockets)
+        if self.started:
+            self.announce()
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         super().handle_exit(sig, frame)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from gateway.hosts import host_name
@@ -19,6 +19,9 @@ EVERY_AGENT = "*"
 AGENT_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}", re.ASCII)
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 DAY_S = 24 * 3600
+# What gateway.store.connect opens: a server or a socket (redis-py's own schemes), or a cluster.
+REDIS_SCHEMES = ("redis://", "rediss://", "unix://", "redis+cluster://", "rediss+cluster://")
+API_TOKENS_EXAMPLE = "my-agent:agent:<secret>,ops-desk:operator:<secret>"
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +105,16 @@ class Settings(BaseSettings):
             )
         return value.strip() if value else None
 
+    @field_validator("redis_url")
+    @classmethod
+    def _redis_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip().lower().startswith(REDIS_SCHEMES):
+            raise ValueError(
+                f"REDIS_URL must start with one of {', '.join(REDIS_SCHEMES)} (such as "
+                "redis://127.0.0.1:6379/0); unset it for the embedded store"
+            )
+        return value.strip() if value is not None else None
+
     @field_validator("threadgate_trusted_proxies")
     @classmethod
     def _trusted_proxies(cls, value: str | None) -> str | None:
@@ -170,6 +183,16 @@ class Settings(BaseSettings):
 
     def webhook_urls(self) -> list[str]:
         return [url.strip() for url in (self.threadgate_webhooks or "").split(",") if url.strip()]
+
+
+def settings_problems(exc: ValidationError) -> str:
+    """A settings error on one line, each problem led by the variable it is about."""
+    problems = []
+    for error in exc.errors():
+        name = ".".join(str(part) for part in error["loc"]).upper() or "settings"
+        message = str(error["msg"]).removeprefix("Value error, ")
+        problems.append(message if message.startswith(name) else f"{name}: {message}")
+    return "; ".join(problems)
 
 
 def _entries(value: str | None) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from channels.discord.settings import DiscordSettings
+from channels.discord.settings import DiscordSettings, check_settings
 from gateway.plugins import ChannelSpec, lazy_doctor
 
 if TYPE_CHECKING:
@@ -42,5 +42,6 @@ SPEC = ChannelSpec(
     enabled=enabled,
     build=build,
     doctor=lazy_doctor("channels.discord.doctor"),
+    check_settings=check_settings,
     secrets=(re.compile(r"[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,}"),),
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from channels.slack.settings import SlackSettings
+from channels.slack.settings import SlackSettings, check_settings
 from gateway.plugins import ChannelSpec, lazy_doctor
 
 if TYPE_CHECKING:
@@ -48,5 +48,6 @@ SPEC = ChannelSpec(
     enabled=enabled,
     build=build,
     doctor=lazy_doctor("channels.slack.doctor"),
+    check_settings=check_settings,
     secrets=(re.compile(r"xox[abpe]-[0-9A-Za-z-]+"), re.compile(r"xapp-[0-9A-Za-z-]+")),
 )

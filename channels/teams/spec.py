@@ -49,7 +49,9 @@ async def doctor(settings: TeamsSettings) -> list[Check]:
     if not settings.teams_app_id or settings.teams_app_password is None:
         return [
             Check.fail(
-                "teams", "set both TEAMS_APP_ID and TEAMS_APP_PASSWORD (the Azure bot's app id and secret)"
+                "teams",
+                "set both TEAMS_APP_ID and TEAMS_APP_PASSWORD (the Azure bot's app id, such as "
+                "00000000-0000-0000-0000-000000000000, and its client secret)",
             )
         ]
     import httpx

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import re
+
 from pydantic import SecretStr, field_validator
 
+from gateway.checks import Check
 from gateway.plugins import PlatformSettings
+
+BOT_TOKEN = re.compile(r"\d{1,20}:[A-Za-z0-9_-]{1,200}", re.ASCII)
+BOT_TOKEN_EXAMPLE = "123456789:<secret> (the bot's id, a colon and its secret, as @BotFather gives it)"
 
 
 class TelegramSettings(PlatformSettings):
@@ -17,3 +23,13 @@ class TelegramSettings(PlatformSettings):
     @classmethod
     def _blank_is_unset(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
+
+
+def check_settings(settings: TelegramSettings) -> list[Check]:
+    """A bot token of another shape cannot work: Telegram's is ``<digits>:<secret>``."""
+    token = settings.telegram_bot_token
+    if token is not None and not BOT_TOKEN.fullmatch(token.get_secret_value().strip()):
+        return [
+            Check.warn("telegram", f"TELEGRAM_BOT_TOKEN is not a bot token; expected {BOT_TOKEN_EXAMPLE}")
+        ]
+    return []

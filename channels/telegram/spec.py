@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from channels.telegram.settings import TelegramSettings
+from channels.telegram.settings import TelegramSettings, check_settings
 from gateway.plugins import ChannelSpec, lazy_doctor
 
 if TYPE_CHECKING:
@@ -47,5 +47,6 @@ SPEC = ChannelSpec(
     enabled=enabled,
     build=build,
     doctor=lazy_doctor("channels.telegram.doctor"),
+    check_settings=check_settings,
     secrets=(re.compile(r"\d{6,12}:[A-Za-z0-9_-]{30,}"),),
 )

@@ -118,6 +118,13 @@ class WebChannel:
     async def start(self, context: ChannelContext) -> None:
         self._context = context
 
+    def permalink(self, thread_id: str) -> str | None:
+        """The room's chat page, under the gateway's public URL or bound address (None before start)."""
+        base = self._context.public_url if self._context is not None else None
+        if base is None or not thread_id.startswith("web:"):
+            return None
+        return f"{base.rstrip('/')}/chat/{thread_id.removeprefix('web:')}"
+
     async def stop(self) -> None:
         self._context = None
 

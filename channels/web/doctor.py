@@ -22,8 +22,9 @@ async def check(settings: WebSettings) -> list[Check]:
         return [
             Check.fail(
                 "web",
-                "THREADGATE_WEB_CHAT is on without THREADGATE_WEB_TOKEN: set a token, or "
-                "THREADGATE_WEB_CHAT=open for a trusted network",
+                "THREADGATE_WEB_CHAT is on without THREADGATE_WEB_TOKEN: set a token (name:token "
+                "entries such as alice:<secret>, or a bare token), or THREADGATE_WEB_CHAT=open for a "
+                "trusted network",
             )
         ]
     try:

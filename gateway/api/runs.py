@@ -17,11 +17,17 @@ from gateway.api.schemas import ApprovalRequest, CancelBody, PolicyDecision, Pro
 from gateway.api.scope import own_prompt, own_run, require_agent, require_thread, visible
 from gateway.cursors import PAGE_CURSOR
 from gateway.models import Prompt, PromptRequest, PromptState, ReasonCode, Run, RunRequest
+from gateway.service import Gateway
 
 router = APIRouter(prefix="/v1", tags=["agent side"])
 
 RunId = Annotated[str, Path(min_length=1, max_length=100)]
 PromptId = Annotated[str, Path(min_length=1, max_length=100)]
+
+
+def linked(core: Gateway, prompt: Prompt) -> dict[str, object]:
+    """The prompt's JSON with ``thread_url``, where a person opens its thread, when the channel can say."""
+    return prompt.model_copy(update={"thread_url": core.channels.permalink(prompt.thread_id)}).public()
 
 
 @router.post("/runs", status_code=201, response_model=Run, responses=error_responses(400, 403))
@@ -69,7 +75,7 @@ async def request_approval(
     )
     if prompt is None:
         return JSONResponse(PolicyDecision().model_dump(), status_code=200)
-    return JSONResponse(prompt.public(), status_code=201)
+    return JSONResponse(linked(core, prompt), status_code=201)
 
 
 @router.post(
@@ -81,7 +87,7 @@ async def raise_prompt(run_id: RunId, body: PromptRequest, core: Core, caller: A
     """Raise a prompt, superseding the thread's active one. 503 PROMPT_UNAVAILABLE if the post fails."""
     await own_run(core.store, caller, run_id)
     prompt = await core.raise_prompt(run_id, body)
-    return JSONResponse(prompt.public(), status_code=201)
+    return JSONResponse(linked(core, prompt), status_code=201)
 
 
 @router.get("/prompts/{prompt_id}", responses={200: {"model": Prompt}, **error_responses(404, 429)})
@@ -102,7 +108,7 @@ async def get_prompt(
     wait_s = min(wait, options.max_wait_s)
     with streams_of(request).open(caller.name) if wait_s > 0 else contextlib.nullcontext():
         prompt = await core.wait_prompt(prompt_id, wait_s)
-    return JSONResponse(prompt.public())
+    return JSONResponse(linked(core, prompt))
 
 
 @router.post(

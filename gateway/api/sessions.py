@@ -40,6 +40,9 @@ class SessionThreadOut(Model):
     session_key: str
     thread_id: str
     created: bool
+    thread_url: str | None = Field(
+        default=None, description="where a person opens the thread, when its channel can say"
+    )
 
 
 class SessionCallBody(Model):
@@ -100,7 +103,12 @@ async def ensure_session_thread(
     else:
         await require_thread(core.store, caller, body.channel)
     found = await threads.thread_for(session_key, body.channel, body.header)
-    out = SessionThreadOut(session_key=found.session_key, thread_id=found.thread_id, created=found.created)
+    out = SessionThreadOut(
+        session_key=found.session_key,
+        thread_id=found.thread_id,
+        created=found.created,
+        thread_url=core.channels.permalink(found.thread_id),
+    )
     return JSONResponse(out.model_dump(mode="json"), status_code=201 if found.created else 200)
 
 
@@ -113,7 +121,8 @@ async def get_session_thread(
     thread_id = await threads.get(session_key)
     await _own_session(core, caller, session_key, thread_id)
     assert thread_id is not None
-    return SessionThreadOut(session_key=session_key, thread_id=thread_id, created=False)
+    url = core.channels.permalink(thread_id)
+    return SessionThreadOut(session_key=session_key, thread_id=thread_id, created=False, thread_url=url)
 
 
 def _call_mismatch(session_key: str, call_id: str, prompt_id: str, why: str) -> GatewayError:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import time
 import urllib.parse
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
 
@@ -351,8 +351,11 @@ def ask(
     expires_in_seconds: int | None,
     timeout: float | None,
     reconnect_delay: float,
+    on_raised: Callable[[Prompt], None] | None = None,
 ) -> Flow[list[str]]:
-    """One question, answered: the chosen labels or the person's own text; PromptCancelled if unanswered."""
+    """One question, answered: the chosen labels or the person's own text; PromptCancelled if unanswered.
+
+    ``on_raised`` is told the prompt once it is asked (to say where it waits)."""
     entry: dict[str, Any] = {"question": question, "multiSelect": multi_select}
     if options:
         entry["options"] = [{"label": label} for label in options]
@@ -360,6 +363,8 @@ def ask(
         entry["header"] = header
     body = prompt_body("ask_user_question", [entry], expires_in_seconds=expires_in_seconds)
     raised = yield from raise_prompt(run_id, body, reconnect_delay)
+    if on_raised is not None:
+        on_raised(raised)
     prompt = yield from wait_prompt(raised.prompt_id, timeout, reconnect_delay)
     if prompt.prompt_state is not PromptState.ANSWERED or not prompt.answers:
         raise PromptCancelled(prompt)
@@ -414,6 +419,7 @@ def approval(
     timeout: float | None,
     reconnect_delay: float,
     destructive: bool | None = None,
+    on_raised: Callable[[Prompt], None] | None = None,
 ) -> Flow[Approval]:
     """The decision on one tool call: the agent's approval policy (``POST /v1/runs/{run_id}/approvals``)
     allows it outright, or raises an approval prompt that is waited for.
@@ -427,6 +433,8 @@ def approval(
     raised = yield from request_approval(run_id, body, reconnect_delay)
     if raised is None:
         return Approval(True, POLICY, None, call_arguments)
+    if on_raised is not None:
+        on_raised(raised)
     prompt = yield from wait_prompt(raised.prompt_id, timeout, reconnect_delay)
     if prompt.prompt_state is not PromptState.ANSWERED or not prompt.answers:
         raise PromptCancelled(prompt)

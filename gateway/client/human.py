@@ -21,6 +21,7 @@ from gateway.client.calls import Approval, Flow
 from gateway.client.errors import PromptCancelled, ThreadgateError
 from gateway.client.sync_client import Client
 from gateway.client.target import Target, session_header, session_key
+from gateway.client.waiting import say_where
 from gateway.models import Prompt, ReasonCode
 
 T = TypeVar("T")
@@ -135,6 +136,7 @@ class Human:
                 expires_in_seconds=None,
                 timeout=self.target.wait_s,
                 reconnect_delay=reconnect_delay,
+                on_raised=say_where,
             )
 
         try:
@@ -158,6 +160,7 @@ class Human:
                 expires_in_seconds=None,
                 timeout=self.target.wait_s,
                 reconnect_delay=reconnect_delay,
+                on_raised=say_where,
             )
 
         try:

@@ -24,6 +24,8 @@ class Exit(IntEnum):
     REFUSED = 4  # the gateway refused the call (bad token, not allowed, invalid answer)
     NOT_FOUND = 5  # no such prompt or agent
     CONFLICT = 6  # the prompt had already settled otherwise
+    CANNOT_LISTEN = 7  # serve, demo: the address is in use or not this machine's
+    STORE_UNREACHABLE = 8  # serve: the Redis of REDIS_URL did not answer
 
 
 def emit_json(data: Any) -> None:

@@ -7,7 +7,6 @@ import asyncio
 import contextlib
 import secrets
 import signal
-import socket
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from urllib.parse import quote
@@ -15,10 +14,14 @@ from urllib.parse import quote
 import uvicorn
 
 from gateway.client import Threadgate
+from gateway.client.human import DEFAULT_AGENT as HUMAN_AGENT
 from gateway.demo.agent import AGENT, DemoAgent
 from gateway.plugins import ChannelSpec, specs
+from gateway.preflight import bind, reachable_url
 
 OPERATOR_NAME = "operator"
+YOUR_AGENT = "my-agent"  # the agent name the banner's and the quickstart's examples raise under
+YOUR_NAME = "you"  # who starts their runs: pick this name in the chat to answer
 
 
 class _Server(uvicorn.Server):
@@ -31,13 +34,31 @@ class _Server(uvicorn.Server):
 
 @dataclass(frozen=True, slots=True)
 class Demo:
-    """A running demo: where it listens, and the tokens its agent and its inbox use."""
+    """A running demo: where it listens, and the tokens its agent, its inbox and your own agent use."""
 
     base_url: str
     room: str
     agent_token: str
     operator_token: str
     platform: str  # the local platform's name: the prefix of the room's thread id and of the operator
+    your_token: str = ""  # an agent token for any agent name, printed for the examples
+
+    @property
+    def you(self) -> str:
+        """Who the examples' runs are started by: the name to pick in the chat to answer them."""
+        return f"{self.platform}:{YOUR_NAME}"
+
+    def curl_line(self) -> str:
+        """One shell line that starts a run in the room and raises an approval there (THREADGATE_URL and
+        THREADGATE_TOKEN exported), printing the prompt."""
+        auth = '-H "Authorization: Bearer $THREADGATE_TOKEN" -H "Content-Type: application/json"'
+        run = f'{{"thread_id": "{self.thread_id}", "agent": "{YOUR_AGENT}", "started_by": "{self.you}"}}'
+        prompt = '{"kind": "approval", "questions": [{"question": "Deploy to production?"}]}'
+        run_id = "python3 -c 'import json, sys; print(json.load(sys.stdin)[\"run_id\"])'"
+        return (
+            f"RUN=$(curl -sf \"$THREADGATE_URL/v1/runs\" {auth} -d '{run}' | {run_id}) && "
+            f"curl -sf \"$THREADGATE_URL/v1/runs/$RUN/prompts\" {auth} -d '{prompt}'"
+        )
 
     @property
     def thread_id(self) -> str:
@@ -56,21 +77,6 @@ class Demo:
     def inbox_url(self) -> str:
         """The inbox, signed in through the URL fragment (never sent to the server, so never logged)."""
         return f"{self.base_url}/inbox#token={quote(self.operator_token)}&as={quote(self.operator)}"
-
-
-def bind(host: str, port: int) -> socket.socket:
-    """The listening socket, or OSError with a sentence that says what to do."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-    except OSError as exc:
-        sock.close()
-        raise OSError(
-            f"cannot listen on {host}:{port} ({exc.strerror}); pass --port with a free port"
-        ) from exc
-    return sock
 
 
 @contextlib.asynccontextmanager
@@ -98,12 +104,14 @@ async def running_demo(
 
     local = local_spec()
     parse_thread_id(f"{local.name}:{room}")
-    agent_token, operator_token = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
+    agent_token, operator_token, your_token = (secrets.token_urlsafe(24) for _ in range(3))
     settings = Settings(
         _env_file=None,
         redis_url=None,
-        # One machine's playground: its agent token (never shown) may raise under any agent name.
-        threadgate_api_tokens=f"demo-agent:agent:{agent_token}:*,demo-inbox:operator:{operator_token}",
+        # One machine's playground: its agent's token (never shown) and yours (printed, for the examples)
+        # may raise under any agent name.
+        threadgate_api_tokens=f"demo-agent:agent:{agent_token}:*,demo-inbox:operator:{operator_token},"
+        f"demo-you:agent:{your_token}:*",
         threadgate_webhooks=None,
         threadgate_host=host,  # an allowed Host, with the loopback names
         # The local chat: anyone on this machine picks a name (no token, whatever the environment says).
@@ -111,9 +119,11 @@ async def running_demo(
         threadgate_web_token=None,
         threadgate_web_heartbeat_s=heartbeat_s,
     )
-    runtime = Runtime.build(settings, channels=[local.build(platform_settings(local, settings))])
-    app = create_app(runtime, ApiOptions(sse_heartbeat_s=heartbeat_s))
     sock = bind(host, port)
+    base_url = reachable_url(host, sock.getsockname()[1])
+    channels = [local.build(platform_settings(local, settings))]
+    runtime = Runtime.build(settings, channels=channels, public_url=base_url)
+    app = create_app(runtime, ApiOptions(sse_heartbeat_s=heartbeat_s))
     # Logging stays as the command configured it (log_level None). uvicorn types the grace as int but
     # hands it to asyncio.wait_for, which takes fractions (tests stop in a tenth of a second).
     config = uvicorn.Config(app, lifespan="on", log_level=None, log_config=None, **proxy_options(settings))
@@ -126,14 +136,13 @@ async def running_demo(
                 serving.result()
                 raise RuntimeError("the demo gateway stopped while starting")
             await asyncio.sleep(0.01)
-        bound = sock.getsockname()[1]
-        shown = _reachable(host)
-        demo = Demo(f"http://{shown}:{bound}", room, agent_token, operator_token, local.name)
+        demo = Demo(base_url, room, agent_token, operator_token, local.name, your_token)
         async with (
             Threadgate(demo.base_url, agent_token) as agent_client,
             Threadgate(demo.base_url, operator_token) as operator_client,
         ):
-            await operator_client.put_agent(AGENT, approvers=[demo.operator])
+            for name in (AGENT, YOUR_AGENT, HUMAN_AGENT):  # the inbox answers them all
+                await operator_client.put_agent(name, approvers=[demo.operator])
             agent = asyncio.create_task(
                 DemoAgent(agent_client, platform=local.name, poll_s=poll_s).run(), name="threadgate.demo"
             )
@@ -157,12 +166,6 @@ def local_spec() -> ChannelSpec:
     return local
 
 
-def _reachable(host: str) -> str:
-    """How to reach a server bound to ``host`` from this machine, as a URL's host."""
-    local = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(host, host)  # every interface: reach it on loopback
-    return f"[{local}]" if ":" in local else local
-
-
 def banner(demo: Demo) -> str:
     return "\n".join(
         [
@@ -172,6 +175,14 @@ def banner(demo: Demo) -> str:
             "          pick a name and say hello; the demo agent walks you through every kind of prompt.",
             f"  Inbox:  {demo.inbox_url}",
             f"          every pending prompt, answered as {demo.operator} (a demo agent approver).",
+            "",
+            "Your own agent: this demo's agent token acts for any agent name.",
+            f"  export THREADGATE_URL={demo.base_url} THREADGATE_TOKEN={demo.your_token}",
+            f"  Raise an approval into the chat (answer it there as {YOUR_NAME}, or in the inbox):",
+            f"  {demo.curl_line()}",
+            "  Or a Python script that waits for it:",
+            f"  THREADGATE_THREAD={demo.thread_id} THREADGATE_STARTED_BY={demo.you} "
+            "python examples/require_approval.py",
             "",
             "Press Ctrl+C to stop.",
         ]
@@ -190,4 +201,13 @@ async def serve_demo(host: str, port: int, room: str) -> None:
         print("Stopping the demo…", flush=True)
 
 
-__all__ = ["OPERATOR_NAME", "Demo", "banner", "local_spec", "running_demo", "serve_demo"]
+__all__ = [
+    "OPERATOR_NAME",
+    "YOUR_AGENT",
+    "YOUR_NAME",
+    "Demo",
+    "banner",
+    "local_spec",
+    "running_demo",
+    "serve_demo",
+]

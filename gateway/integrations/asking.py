@@ -15,6 +15,7 @@ import httpx
 
 from gateway.client import Threadgate, ThreadgateError
 from gateway.client.target import Target
+from gateway.client.waiting import say_where
 from gateway.integrations.sessions import NotConfigured, thread_for
 from gateway.models import Prompt, PromptState, ReasonCode, call_digest
 
@@ -84,6 +85,7 @@ async def ask(tg: Threadgate, target: Target, request: Ask) -> Prompt | None:
         raised = await _raise(tg, run.run_id, request)
         if raised is None:
             return None
+        say_where(raised)
         prompt_id = raised.prompt_id
         if request.call_id is None:
             return await tg.wait_prompt(prompt_id, timeout=target.wait_s)

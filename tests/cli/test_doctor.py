@@ -94,7 +94,7 @@ async def test_each_wrong_credential_is_named_with_what_to_fix(
         platforms,
         SLACK_BOT_TOKEN="xoxb-wrong",
         TELEGRAM_BOT_TOKEN="123456:wrong-token",
-        DISCORD_BOT_TOKEN="wrong-discord-token",
+        DISCORD_BOT_TOKEN="wrong.discord.token",
         REDIS_URL=f"redis://127.0.0.1:{free_port()}/0",
     )
     code, report = await doctor(capsys)
@@ -116,11 +116,14 @@ async def test_half_configured_slack_and_missing_tokens_are_reported(
     code, report = await doctor(capsys)
     checks = by_name(report)
     assert code == 1
-    assert checks["slack"] == [
-        ("fail", "SLACK_SIGNING_SECRET or SLACK_APP_TOKEN is set but SLACK_BOT_TOKEN is not")
-    ]
-    assert checks["api tokens"][0][0] == "fail"
-    assert checks["redis"][0][0] == "warn"
+    [(status, detail)] = checks["slack"]
+    assert status == "fail"
+    assert "SLACK_SIGNING_SECRET or SLACK_APP_TOKEN is set but SLACK_BOT_TOKEN is not" in detail
+    assert "such as xoxb-" in detail  # what the missing setting looks like
+    [(status, detail)] = checks["api tokens"]
+    assert status == "fail" and "such as my-agent:agent:<secret>" in detail
+    [(status, detail)] = checks["redis"]
+    assert status == "warn" and "such as redis://" in detail
 
 
 async def test_unparseable_settings_say_which_variable(

@@ -36,5 +36,5 @@ def test_demo_listens_on_threadgate_port(
         port = busy.getsockname()[1]
         monkeypatch.setenv("THREADGATE_HOST", "127.0.0.1")
         monkeypatch.setenv("THREADGATE_PORT", str(port))
-        assert main(["demo"]) == 2  # it tried the busy port named by the environment
-    assert "pass --port with a free port" in capsys.readouterr().err
+        assert main(["demo"]) == 7  # it tried the busy port named by the environment
+    assert f"cannot listen on 127.0.0.1:{port}" in capsys.readouterr().err

@@ -9,10 +9,11 @@ import httpx
 import pytest
 import uvicorn
 
-from gateway import serving
+from gateway import preflight, serving
 from gateway.cli import main
 from tests.support.redis_server import free_port
 
+real_bind = preflight.bind
 TOKENS = "robot:agent:agent-token-1,desk:operator:operator-token-1"
 
 
@@ -22,7 +23,7 @@ class RecordedServer:
     def __init__(self) -> None:
         self.calls: list[tuple[Any, dict[str, Any]]] = []
 
-    def __call__(self, config: uvicorn.Config, runtime: Any) -> RecordedServer:
+    def __call__(self, config: uvicorn.Config, runtime: Any, announce: Any = None) -> RecordedServer:
         options = {
             "host": config.host,
             "proxy_headers": config.proxy_headers,
@@ -31,7 +32,7 @@ class RecordedServer:
         self.calls.append((config.app, options))
         return self
 
-    def run(self) -> None:
+    def run(self, sockets: Any = None) -> None:
         """Serving is not under test here: return at once, as a server stopped by a signal does."""
 
 
@@ -91,7 +92,11 @@ def test_serve_believes_forwarded_headers_only_from_the_proxies_named(
     assert (named["proxy_headers"], named["forwarded_allow_ips"]) == (True, ["10.0.0.0/8", "::1"])
 
 
-async def test_the_address_serve_is_bound_to_is_an_allowed_host(server: RecordedServer) -> None:
+async def test_the_address_serve_is_bound_to_is_an_allowed_host(
+    server: RecordedServer, clean_env: pytest.MonkeyPatch
+) -> None:
+    # 10.9.8.7 is no address of this machine: listen on loopback instead, as if it were.
+    clean_env.setattr(preflight, "bind", lambda host, port: real_bind("127.0.0.1", 0))
     assert main(["serve", "--host", "10.9.8.7", "--port", "0"]) == 0
     [(app, options)] = server.calls
     assert options["host"] == "10.9.8.7"

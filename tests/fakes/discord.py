@@ -231,7 +231,9 @@ def form_problem(form: dict[str, Any]) -> str | None:
 class FakeDiscord:
     """Discord's REST API under ``/api/v10`` and its gateway at ``/gw``."""
 
-    def __init__(self, token: str = "fake-discord-token", *, heartbeat_interval_ms: int = 45_000) -> None:
+    def __init__(
+        self, token: str = "fake-bot.fake-time.fake-signature", *, heartbeat_interval_ms: int = 45_000
+    ) -> None:
         self.token = token
         self.heartbeat_interval_ms = heartbeat_interval_ms
         self.calls: list[Call] = []

@@ -18,7 +18,7 @@ from tests.support.serve import ServeProcess, serve_env, serving
 TELEGRAM_TOKEN = "424242:fake-token-for-tests"
 ALICE = 111
 DISCORD_CHANNEL, DISCORD_ALICE = 111_111_111_111_111_111, 333_333_333_333_333_333
-BANNER = ("Threadgate ", "Store: ", "Warning: REDIS_URL is unset", "Channels: ")
+BANNER = ("Threadgate ", "Store: ", "Warning: ", "Channels: ")
 
 
 @pytest.fixture

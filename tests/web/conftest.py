@@ -18,7 +18,8 @@ from channels.web import WebChannel, WebLimits
 from gateway.api import create_app
 from gateway.api.client_address import proxy_options
 from gateway.api.deps import ApiOptions
-from gateway.demo import Demo, bind, running_demo
+from gateway.demo import Demo, running_demo
+from gateway.preflight import bind
 from gateway.runtime import Runtime
 from gateway.settings import Settings
 from tests.support.api_calls import raise_prompt as raise_prompt

@@ -139,5 +139,5 @@ def test_demo_on_a_busy_port_says_to_pick_another(capsys: pytest.CaptureFixture[
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         code = main(["demo", "--port", str(busy.getsockname()[1])])
-    assert code == 2
-    assert "pass --port with a free port" in capsys.readouterr().err
+    assert code == 7
+    assert "pass --port or set THREADGATE_PORT" in capsys.readouterr().err
