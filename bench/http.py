@@ -14,7 +14,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +23,7 @@ from typing import Any
 import aiohttp
 
 from bench.redis_proc import free_port
-from bench.stats import Summary, percentile
+from bench.stats import BesideFloor, Summary, percentile, timed
 from bench.workload import TYPICAL_PROMPT
 
 PROCESSES = 2
@@ -36,24 +36,13 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 @dataclass(frozen=True, slots=True)
-class HttpFigure:
-    concurrency: int
-    gateway: Summary
-    floor: Summary
+class HttpFigure(BesideFloor):
     raise_ms: tuple[float, float]
     answer_ms: tuple[float, float]
     hot: int
 
-    @property
-    def ratio(self) -> float:
-        return self.gateway.per_second / self.floor.per_second if self.floor.per_second else 0.0
-
-    def as_dict(self) -> dict[str, Any]:
+    def own(self) -> dict[str, Any]:
         return {
-            "concurrency": self.concurrency,
-            "gateway": self.gateway.as_dict(),
-            "floor": self.floor.as_dict(),
-            "ratio": round(self.ratio, 3),
             "raise_p50_p99_ms": [round(value, 3) for value in self.raise_ms],
             "answer_p50_p99_ms": [round(value, 3) for value in self.answer_ms],
             "resolved_hot": self.hot,
@@ -102,21 +91,6 @@ async def server_process(
                 process.kill()
                 await process.wait()
         shutil.rmtree(workdir, ignore_errors=True)
-
-
-async def _timed(concurrency: int, ops: int, operation: Callable[[int], Awaitable[None]]) -> Summary:
-    work = iter(range(ops))
-    latencies: list[float] = []
-
-    async def worker() -> None:
-        for index in work:
-            started = time.perf_counter()
-            await operation(index)
-            latencies.append(time.perf_counter() - started)
-
-    began = time.perf_counter()
-    await asyncio.gather(*(worker() for _ in range(concurrency)))
-    return Summary.of(latencies, time.perf_counter() - began)
 
 
 async def _call(
@@ -191,11 +165,11 @@ async def measure_gateway(redis_url: str, concurrency: int, ops: int) -> Gateway
             hot += settled.get("resolution") == "resolved_hot"
             raises.append(raised - started)
 
-        await _timed(concurrency, concurrency, lambda i: operation(ops + i))  # warm up
+        await timed(concurrency, concurrency, lambda i: operation(ops + i))  # warm up
         raises.clear()
         answers.clear()
         hot = 0
-        summary = await _timed(concurrency, ops, operation)
+        summary = await timed(concurrency, ops, operation)
     raise_ms = (percentile(raises, 50) * 1000, percentile(raises, 99) * 1000)
     answer_ms = (percentile(answers, 50) * 1000, percentile(answers, 99) * 1000)
     return GatewayRun(summary, raise_ms, answer_ms, hot)
@@ -225,8 +199,8 @@ async def measure_floor(redis_url: str, concurrency: int, ops: int) -> Summary:
             await _call(second, "GET", "/get", 200)
             await _call(first, "GET", "/get", 200)
 
-        await _timed(concurrency, concurrency, operation)
-        return await _timed(concurrency, ops, operation)
+        await timed(concurrency, concurrency, operation)
+        return await timed(concurrency, ops, operation)
 
 
 async def http_figure(redis_url: str, concurrency: int, ops: int) -> HttpFigure:

@@ -6,7 +6,7 @@ import os
 import platform
 import shutil
 import subprocess
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 
@@ -48,15 +48,7 @@ class Machine:
         )
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "cpu": self.cpu,
-            "cores": self.cores,
-            "memory": self.memory,
-            "python": self.python,
-            "redis": self.redis,
-            "load_before": list(self.load_before),
-            "load_after": list(self.load_after),
-        }
+        return {**asdict(self), "load_before": list(self.load_before), "load_after": list(self.load_after)}
 
 
 def _load(values: tuple[float, float, float]) -> str:

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from bench.stats import Summary
+from bench.stats import BesideFloor, Summary, timed
 from bench.workload import STARTER, open_prompts, running_gateway
 from gateway.models import InboundMessage
 from gateway.service import Gateway, Outcome
@@ -36,23 +36,12 @@ class Measured:
 
 
 @dataclass(frozen=True, slots=True)
-class ResolveFigure:
-    concurrency: int
-    gateway: Summary
-    floor: Summary
+class ResolveFigure(BesideFloor):
     process_cpu_us: float
     redis_cpu_us: float
 
-    @property
-    def ratio(self) -> float:
-        return self.gateway.per_second / self.floor.per_second if self.floor.per_second else 0.0
-
-    def as_dict(self) -> dict[str, Any]:
+    def own(self) -> dict[str, Any]:
         return {
-            "concurrency": self.concurrency,
-            "gateway": self.gateway.as_dict(),
-            "floor": self.floor.as_dict(),
-            "ratio": round(self.ratio, 3),
             "process_cpu_us_per_op": round(self.process_cpu_us),
             "redis_cpu_us_per_op": round(self.redis_cpu_us),
         }
@@ -119,18 +108,11 @@ async def measure_gateway(
 async def measure_floor(client: Any, concurrency: int, ops: int) -> Summary:
     """The same number of operations, each one raw EVALSHA of a trivial script."""
     sha = await client.script_load(TRIVIAL_SCRIPT)
-    work = iter(range(ops))
-    latencies: list[float] = []
 
-    async def worker() -> None:
-        for index in work:
-            started = time.perf_counter()
-            await client.evalsha(sha, 0, index)
-            latencies.append(time.perf_counter() - started)
+    async def operation(index: int) -> None:
+        await client.evalsha(sha, 0, index)
 
-    began = time.perf_counter()
-    await asyncio.gather(*(worker() for _ in range(concurrency)))
-    return Summary.of(latencies, time.perf_counter() - began)
+    return await timed(concurrency, ops, operation)
 
 
 async def resolve_figures(url: str, levels: list[tuple[int, int]]) -> list[ResolveFigure]:

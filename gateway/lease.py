@@ -80,17 +80,20 @@ class Lease:
     def stop(self) -> None:
         self._stopping.set()
 
+    async def _store_says(self, ask: Callable[[], Awaitable[bool]], failed: str) -> bool:
+        """``ask``'s answer; False when the store failed (an outage reported once, else ``failed`` logged)."""
+        try:
+            return await ask()
+        except Exception as exc:
+            if not self.health.report(exc, f"lease:{self.name}"):
+                event(failed, logging.WARNING, lease=self.name, error=str(exc))
+            return False
+
     async def run(self, work: Work) -> None:
         """Acquire, run ``work`` while renewing, release on stop; retry acquisition while another holds it."""
         interval = self.ttl_ms / 3000
         while not self._stopping.is_set():
-            try:
-                acquired = await self.try_acquire()
-            except Exception as exc:
-                if not self.health.report(exc, f"lease:{self.name}"):
-                    event("lease.error", logging.WARNING, lease=self.name, error=str(exc))
-                acquired = False
-            if acquired:
+            if await self._store_says(self.try_acquire, "lease.error"):
                 assert self.fence is not None
                 await self._hold(work(self.fence), interval)
                 await self.release()
@@ -107,13 +110,7 @@ class Lease:
                 await asyncio.wait({task}, timeout=interval)
                 if task.done():
                     break
-                try:
-                    still_ours = await self.renew()
-                except Exception as exc:
-                    if not self.health.report(exc, f"lease:{self.name}"):
-                        event("lease.renew_failed", logging.WARNING, lease=self.name, error=str(exc))
-                    still_ours = False
-                if not still_ours:
+                if not await self._store_says(self.renew, "lease.renew_failed"):
                     event("lease.lost", logging.WARNING, lease=self.name, holder=self.holder)
                     break
         finally:

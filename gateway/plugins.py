@@ -59,6 +59,49 @@ class ChannelSpec:
     local: bool = False  # needs no outside service: what ``threadgate demo`` serves
 
 
+def channel_spec(
+    name: str,
+    title: str,
+    settings: type[BaseSettings],
+    *,
+    threads: str,
+    thread_example: str,
+    person_example: str,
+    enabled: Callable[[Any], bool],
+    build: Callable[[Any], ChannelRuntime],
+    channels: str | None = None,
+    channel_example: str | None = None,
+    doctor: Callable[[Any], Awaitable[list[Check]]] | None = None,
+    check_settings: Callable[[Any], list[Check]] | None = None,
+    secrets: tuple[str, ...] = (),
+    local: bool = False,
+) -> ChannelSpec:
+    """A spec from its grammar as pattern strings: thread ids and channel references (the thread grammar
+    unless ``channels`` is given) ASCII-only, a person ``<name>:`` and up to 128 non-space characters."""
+    return ChannelSpec(
+        name=name,
+        title=title,
+        threads=re.compile(threads, re.ASCII),
+        channels=re.compile(channels or threads, re.ASCII),
+        people=re.compile(rf"{re.escape(name)}:[^\s]{{1,128}}"),
+        thread_example=thread_example,
+        channel_example=channel_example or thread_example,
+        person_example=person_example,
+        settings=settings,
+        enabled=enabled,
+        build=build,
+        doctor=doctor,
+        check_settings=check_settings,
+        secrets=tuple(re.compile(secret) for secret in secrets),
+        local=local,
+    )
+
+
+def when_set(field: str) -> Callable[[Any], bool]:
+    """A spec's ``enabled``: run the platform once its setting ``field`` (its token, say) is set."""
+    return lambda settings: getattr(settings, field) is not None
+
+
 def lazy_exports(package: str, exports: dict[str, str]) -> Callable[[str], Any]:
     """A platform package's ``__getattr__``: each exported name's module is imported on first use, so
     reading the platform's spec at every start never loads its SDK."""
@@ -103,7 +146,7 @@ def unregister(name: str) -> None:
 
 def platform_settings(spec: ChannelSpec, settings: Settings) -> BaseSettings:
     """The spec's settings from the environment and ``.env``, overridden by same-named keyword arguments
-    given to the core ``Settings(...)`` (``Settings(slack_bot_token=…)``)."""
+    given to the core ``Settings(...)`` (``Settings(acme_token=…)`` for a platform named acme)."""
     extras = settings.model_extra or {}
     given = {name: value for name, value in extras.items() if name in spec.settings.model_fields}
     return spec.settings(**given)

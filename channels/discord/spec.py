@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 from channels.discord.settings import DiscordSettings, check_settings
-from gateway.plugins import ChannelSpec, lazy_doctor
+from gateway.plugins import channel_spec, lazy_doctor, when_set
 
 if TYPE_CHECKING:
     from channels.discord.channel import DiscordChannel
@@ -25,23 +24,16 @@ def build(settings: DiscordSettings) -> DiscordChannel:
     )
 
 
-def enabled(settings: DiscordSettings) -> bool:
-    return settings.discord_bot_token is not None
-
-
-SPEC = ChannelSpec(
-    name="discord",
-    title="Discord",
-    threads=re.compile(r"discord:(?P<channel>\d{5,25})", re.ASCII),
-    channels=re.compile(r"discord:(?P<channel>\d{5,25})", re.ASCII),
-    people=re.compile(r"discord:[^\s]{1,128}"),
+SPEC = channel_spec(
+    "discord",
+    "Discord",
+    DiscordSettings,
+    threads=r"discord:(?P<channel>\d{5,25})",
     thread_example="discord:<channel_id>",
-    channel_example="discord:<channel_id>",
     person_example="discord:80351110224678912",
-    settings=DiscordSettings,
-    enabled=enabled,
+    enabled=when_set("discord_bot_token"),
     build=build,
     doctor=lazy_doctor("channels.discord.doctor"),
     check_settings=check_settings,
-    secrets=(re.compile(r"[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,}"),),
+    secrets=(r"[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,}",),
 )

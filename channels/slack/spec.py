@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 from channels.slack.settings import SlackSettings, check_settings
-from gateway.plugins import ChannelSpec, lazy_doctor
+from gateway.plugins import channel_spec, lazy_doctor
 
 if TYPE_CHECKING:
     from channels.slack.channel import SlackChannel
@@ -35,19 +34,18 @@ def enabled(settings: SlackSettings) -> bool:
     )
 
 
-SPEC = ChannelSpec(
-    name="slack",
-    title="Slack",
-    threads=re.compile(r"slack:(?P<channel>[A-Z0-9]{2,32}):(?P<ts>\d{1,12}\.\d{1,9})", re.ASCII),
-    channels=re.compile(r"slack:(?P<channel>[A-Z0-9]{2,32})", re.ASCII),
-    people=re.compile(r"slack:[^\s]{1,128}"),
+SPEC = channel_spec(
+    "slack",
+    "Slack",
+    SlackSettings,
+    threads=r"slack:(?P<channel>[A-Z0-9]{2,32}):(?P<ts>\d{1,12}\.\d{1,9})",
+    channels=r"slack:(?P<channel>[A-Z0-9]{2,32})",
     thread_example="slack:<channel_id>:<thread_ts>",
     channel_example="slack:<channel_id>",
     person_example="slack:U0123ABC",
-    settings=SlackSettings,
     enabled=enabled,
     build=build,
     doctor=lazy_doctor("channels.slack.doctor"),
     check_settings=check_settings,
-    secrets=(re.compile(r"xox[abpe]-[0-9A-Za-z-]+"), re.compile(r"xapp-[0-9A-Za-z-]+")),
+    secrets=(r"xox[abpe]-[0-9A-Za-z-]+", r"xapp-[0-9A-Za-z-]+"),
 )

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 from channels.telegram.settings import TelegramSettings, check_settings
-from gateway.plugins import ChannelSpec, lazy_doctor
+from gateway.plugins import channel_spec, lazy_doctor, when_set
 
 if TYPE_CHECKING:
     from channels.telegram.channel import TelegramChannel
@@ -30,23 +29,16 @@ def build(settings: TelegramSettings) -> TelegramChannel:
     )
 
 
-def enabled(settings: TelegramSettings) -> bool:
-    return settings.telegram_bot_token is not None
-
-
-SPEC = ChannelSpec(
-    name="telegram",
-    title="Telegram",
-    threads=re.compile(_CHAT, re.ASCII),
-    channels=re.compile(_CHAT, re.ASCII),
-    people=re.compile(r"telegram:[^\s]{1,128}"),
+SPEC = channel_spec(
+    "telegram",
+    "Telegram",
+    TelegramSettings,
+    threads=_CHAT,
     thread_example="telegram:<chat_id>[:<topic_id>]",
-    channel_example="telegram:<chat_id>[:<topic_id>]",
     person_example="telegram:123456789",
-    settings=TelegramSettings,
-    enabled=enabled,
+    enabled=when_set("telegram_bot_token"),
     build=build,
     doctor=lazy_doctor("channels.telegram.doctor"),
     check_settings=check_settings,
-    secrets=(re.compile(r"\d{6,12}:[A-Za-z0-9_-]{30,}"),),
+    secrets=(r"\d{6,12}:[A-Za-z0-9_-]{30,}",),
 )

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import logging
-import re
 from typing import TYPE_CHECKING
 
 from channels.web.settings import WebSettings
 from gateway.logs import event
-from gateway.plugins import ChannelSpec, lazy_doctor
+from gateway.plugins import channel_spec, lazy_doctor
 
 if TYPE_CHECKING:
     from channels.web.channel import WebChannel
@@ -47,16 +46,13 @@ def enabled(settings: WebSettings) -> bool:
     return settings.threadgate_web_chat != "off"
 
 
-SPEC = ChannelSpec(
-    name="web",
-    title="the web chat",
-    threads=re.compile(_ROOM, re.ASCII),
-    channels=re.compile(_ROOM, re.ASCII),
-    people=re.compile(r"web:[^\s]{1,128}"),
+SPEC = channel_spec(
+    "web",
+    "the web chat",
+    WebSettings,
+    threads=_ROOM,
     thread_example="web:<room>",
-    channel_example="web:<room>",
     person_example="web:alice",
-    settings=WebSettings,
     enabled=enabled,
     build=build,
     doctor=lazy_doctor("channels.web.doctor"),

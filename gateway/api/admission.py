@@ -8,11 +8,10 @@ the body and parses it once within limits: JSON media type (415), UTF-8, nesting
 
 from __future__ import annotations
 
-import json
-
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from gateway.api.asgi import header_of, send_error
 from gateway.api.auth import PRINCIPAL_SCOPE_KEY, TokenTable, authenticate
 from gateway.errors import GatewayError
 from gateway.jsonbody import MAX_DEPTH, is_json_media_type, parse_json, unsupported_media_type
@@ -20,24 +19,6 @@ from gateway.jsonbody import MAX_DEPTH, is_json_media_type, parse_json, unsuppor
 API_ROOT = "/v1"
 GUARDED_ROOTS = (API_ROOT, "/mcp")  # the API and the MCP endpoint: both take bearer tokens
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
-
-
-def header_of(scope: Scope, name: bytes) -> str | None:
-    """The first ``name`` header (lower-case bytes) of an ASGI scope, or None."""
-    for key, value in scope.get("headers", []):
-        if key.lower() == name:
-            return bytes(value).decode("latin-1")
-    return None
-
-
-async def send_error(send: Send, error: GatewayError) -> None:
-    """Answer ``error`` in the contract's envelope straight from the ASGI layer."""
-    body = json.dumps(error.envelope()).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    if error.status == 401:
-        headers.append((b"www-authenticate", b"Bearer"))
-    await send({"type": "http.response.start", "status": error.status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
 
 
 class Disconnected(Exception):

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from gateway.api.admission import header_of, send_error
+from gateway.api.asgi import header_of, send_error
 from gateway.errors import GatewayError
 from gateway.hosts import WILDCARDS, host_name
 from gateway.settings import Settings

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
-
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from gateway.api.asgi import HttpMiddleware, send_error
 from gateway.errors import GatewayError
 
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
@@ -21,20 +20,17 @@ def _too_large(limit: int) -> GatewayError:
     )
 
 
-class BodyLimit:
+class BodyLimit(HttpMiddleware):
     """ASGI middleware: bodies over ``max_bytes`` get 413 PAYLOAD_TOO_LARGE in the contract's envelope."""
 
     def __init__(self, app: ASGIApp, max_bytes: int = DEFAULT_MAX_BODY_BYTES) -> None:
-        self.app = app
+        super().__init__(app)
         self.max_bytes = max_bytes
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         declared = dict(scope.get("headers", [])).get(b"content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > self.max_bytes):
-            await self._refuse(send)
+            await send_error(send, _too_large(self.max_bytes), close=True)
             return
         received = 0
 
@@ -48,18 +44,3 @@ class BodyLimit:
             return message
 
         await self.app(scope, limited_receive, send)
-
-    async def _refuse(self, send: Send) -> None:
-        body = json.dumps(_too_large(self.max_bytes).envelope()).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 413,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                    (b"connection", b"close"),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})

@@ -24,7 +24,8 @@ from starlette.requests import Request
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from gateway.api.admission import Disconnected, read_body, replay, send_error
+from gateway.api.admission import Disconnected, read_body, replay
+from gateway.api.asgi import send_error
 from gateway.api.auth import AGENT, PRINCIPAL_SCOPE_KEY, Principal
 from gateway.api.scope import require_agent
 from gateway.client import Threadgate

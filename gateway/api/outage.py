@@ -6,23 +6,21 @@ import contextlib
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from gateway.api.asgi import HttpMiddleware
 from gateway.api.errors import envelope_response
 from gateway.store.outage import StoreHealth, is_store_outage, store_unavailable
 
 
-class StoreOutageGuard:
+class StoreOutageGuard(HttpMiddleware):
     """ASGI middleware: a store outage raised anywhere below becomes the contract's 503, logged once
     per outage by ``health``. A response already under way (an event stream) is ended cleanly instead;
     its client reconnects and resumes from its cursor once the store is back."""
 
     def __init__(self, app: ASGIApp, health: StoreHealth) -> None:
-        self.app = app
+        super().__init__(app)
         self.health = health
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         started = False
         began_at = self.health.clock()
 

@@ -8,11 +8,11 @@ browsers send neither and are let through. (The web chat also takes JSON bodies 
 
 from __future__ import annotations
 
-import json
 from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from gateway.api.asgi import HttpMiddleware, send_error
 from gateway.errors import GatewayError
 
 WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -67,32 +67,18 @@ def refusal(
     return None
 
 
-class SameOriginWrites:
+class SameOriginWrites(HttpMiddleware):
     """ASGI middleware applying ``refusal`` before any body is read."""
 
     def __init__(self, app: ASGIApp, public_origin: str | None = None) -> None:
-        self.app = app
+        super().__init__(app)
         self.public_origin = public_origin
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         raw = scope.get("headers", [])
         headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in raw}
         refused = refusal(scope["method"], scope["path"], headers, self.public_origin)
         if refused is None:
             await self.app(scope, receive, send)
             return
-        body = json.dumps(refused.envelope()).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": refused.status,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
+        await send_error(send, refused)

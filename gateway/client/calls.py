@@ -111,6 +111,12 @@ class Approval:
         return self.allowed
 
 
+def _with_set(body: dict[str, Any], **optional: Any) -> dict[str, Any]:
+    """``body`` and each ``optional`` field that is set: one left None is not sent, so the gateway's default
+    applies."""
+    return {**body, **{key: value for key, value in optional.items() if value is not None}}
+
+
 def _backoff(delay: float) -> float:
     return min(delay * 2, MAX_BACKOFF_S)
 
@@ -154,9 +160,7 @@ def bind_session_call(
     replaces: str | None,
     tool_call: dict[str, Any] | None = None,
 ) -> Flow[str]:
-    body: dict[str, Any] = {"prompt_id": prompt_id, "replaces": replaces}
-    if tool_call is not None:
-        body["tool_call"] = tool_call
+    body = _with_set({"prompt_id": prompt_id, "replaces": replaces}, tool_call=tool_call)
     data = yield Call("PUT", f"/v1/sessions/{seg(session_key)}/calls/{seg(call_id)}", body=body)
     return str(data["prompt_id"])
 
@@ -169,15 +173,12 @@ def step_body(
     expires_in_seconds: int | None,
 ) -> dict[str, Any]:
     """The raise body of a form or a URL step (the gateway derives their questions)."""
-    body: dict[str, Any] = {"kind": kind, "message": message}
-    for key, value in (
-        ("requested_schema", requested_schema),
-        ("url", url),
-        ("expires_in_seconds", expires_in_seconds),
-    ):
-        if value is not None:
-            body[key] = value
-    return body
+    return _with_set(
+        {"kind": kind, "message": message},
+        requested_schema=requested_schema,
+        url=url,
+        expires_in_seconds=expires_in_seconds,
+    )
 
 
 def raise_prompt(run_id: str, body: dict[str, Any], reconnect_delay: float) -> Flow[Prompt]:
@@ -198,12 +199,9 @@ def prompt_body(
     tool_call: dict[str, Any] | None = None,
     expires_in_seconds: int | None = None,
 ) -> dict[str, Any]:
-    body: dict[str, Any] = {"kind": kind, "questions": questions}
-    if tool_call is not None:
-        body["tool_call"] = tool_call
-    if expires_in_seconds is not None:
-        body["expires_in_seconds"] = expires_in_seconds
-    return body
+    return _with_set(
+        {"kind": kind, "questions": questions}, tool_call=tool_call, expires_in_seconds=expires_in_seconds
+    )
 
 
 def get_prompt(prompt_id: str, wait: float = 0) -> Flow[Prompt]:
@@ -292,9 +290,7 @@ def answer_input(
     content: Any,
     from_: str | None,
 ) -> Flow[Prompt]:
-    body: dict[str, Any] = {"action": action, "from": from_}
-    if content is not None:
-        body["content"] = content
+    body = _with_set({"action": action, "from": from_}, content=content)
     return Prompt.model_validate(
         (yield Call("POST", f"/v1/agents/{seg(agent)}/inputs/{seg(prompt_id)}", body=body))
     )
@@ -322,14 +318,10 @@ def put_agent(
     approval: dict[str, Any] | None = None,
 ) -> Flow[AgentDefinition]:
     """Define an agent (the whole definition: what is left out takes its default)."""
-    human: dict[str, Any] = {"approvers": approvers}
-    if expires_in_seconds is not None:
-        human["expires_in_seconds"] = expires_in_seconds
-    if on_unmatched_reply is not None:
-        human["on_unmatched_reply"] = on_unmatched_reply
-    body: dict[str, Any] = {"human_input": human}
-    if approval is not None:
-        body["approval"] = approval
+    human = _with_set(
+        {"approvers": approvers}, expires_in_seconds=expires_in_seconds, on_unmatched_reply=on_unmatched_reply
+    )
+    body = _with_set({"human_input": human}, approval=approval)
     data = yield Call("PUT", f"/v1/agents/{seg(agent)}", body=body)
     return AgentDefinition.model_validate(data)
 
@@ -382,15 +374,12 @@ def approval_body(
     expires_in_seconds: int | None,
 ) -> dict[str, Any]:
     """The body of ``POST /v1/runs/{run_id}/approvals``: the call, and the optional fields that are set."""
-    body: dict[str, Any] = {"tool_call": {"name": tool, "arguments": arguments}}
-    for key, value in (
-        ("destructive", destructive),
-        ("question", question),
-        ("expires_in_seconds", expires_in_seconds),
-    ):
-        if value is not None:
-            body[key] = value
-    return body
+    return _with_set(
+        {"tool_call": {"name": tool, "arguments": arguments}},
+        destructive=destructive,
+        question=question,
+        expires_in_seconds=expires_in_seconds,
+    )
 
 
 def request_approval(run_id: str, body: dict[str, Any], reconnect_delay: float) -> Flow[Prompt | None]:
@@ -456,9 +445,8 @@ def ask_form(
 ) -> Flow[dict[str, Any] | None]:
     """A flat form, answered: its typed content, or None when the person declined (PromptCancelled for
     any other way it settles unanswered)."""
-    body: dict[str, Any] = {"kind": "form", "message": message, "requested_schema": schema}
-    if expires_in_seconds is not None:
-        body["expires_in_seconds"] = expires_in_seconds
+    body = {"kind": "form", "message": message, "requested_schema": schema}
+    body = _with_set(body, expires_in_seconds=expires_in_seconds)
     raised = yield from raise_prompt(run_id, body, reconnect_delay)
     prompt = yield from wait_prompt(raised.prompt_id, timeout, reconnect_delay)
     if prompt.prompt_state is not PromptState.ANSWERED:

@@ -117,6 +117,15 @@ def _summary(prompt: Prompt) -> str:
     return f"{prompt.prompt_id} cancelled: {prompt.reason}"
 
 
+def _show_settled(args: argparse.Namespace, settled: Prompt) -> int:
+    """How the prompt settled: JSON with ``--json``, else one line."""
+    if args.json:
+        emit_json(settled.public())
+    else:
+        print(_summary(settled))
+    return Exit.OK
+
+
 def answer_command(args: argparse.Namespace) -> int:
     async def work(client: Threadgate) -> int:
         prompt = await client.get_prompt(args.prompt_id)
@@ -130,11 +139,7 @@ def answer_command(args: argparse.Namespace) -> int:
             settled = await client.answer_input(
                 prompt.agent, prompt.prompt_id, "accept", content=content, from_=args.as_
             )
-        if args.json:
-            emit_json(settled.public())
-        else:
-            print(_summary(settled))
-        return Exit.OK
+        return _show_settled(args, settled)
 
     return run_api(args.url, work)
 
@@ -148,11 +153,7 @@ def cancel_command(args: argparse.Namespace) -> int:
             settled = await client.answer_input(prompt.agent, prompt.prompt_id, "cancel", from_=args.as_)
         else:
             settled = await client.cancel_prompt(args.prompt_id, args.reason)
-        if args.json:
-            emit_json(settled.public())
-        else:
-            print(_summary(settled))
-        return Exit.OK
+        return _show_settled(args, settled)
 
     return run_api(args.url, work)
 

@@ -168,11 +168,15 @@ class Store:
         await self.redis.set(keys.thread_session(thread_id), session_key, px=self.thread_idle_ms)
 
     async def run_thread(self, run_id: str) -> str | None:
-        thread = self._thread_of.get(run_id)
+        return await self._indexed_thread(run_id, keys.run_index(run_id))
+
+    async def _indexed_thread(self, object_id: str, index_key: str) -> str | None:
+        """The thread of a run or prompt: remembered here, else read from its index key."""
+        thread = self._thread_of.get(object_id)
         if thread is None:
-            thread = await self.redis.get(keys.run_index(run_id))
+            thread = await self.redis.get(index_key)
             if thread is not None:
-                self._thread_of.put(run_id, thread)
+                self._thread_of.put(object_id, thread)
         return thread
 
     async def get_run(self, run_id: str, *, state_may_be_stale: bool = False) -> Run | None:
@@ -242,12 +246,7 @@ class Store:
         return status, (reply[1] if len(reply) > 1 else "")
 
     async def prompt_thread(self, prompt_id: str) -> str | None:
-        thread = self._thread_of.get(prompt_id)
-        if thread is None:
-            thread = await self.redis.get(keys.prompt_index(prompt_id))
-            if thread is not None:
-                self._thread_of.put(prompt_id, thread)
-        return thread
+        return await self._indexed_thread(prompt_id, keys.prompt_index(prompt_id))
 
     async def get_prompt(
         self, prompt_id: str, thread_id: str | None = None, *, watch_ms: int = 0

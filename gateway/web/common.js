@@ -61,6 +61,26 @@ function toolCallBlock(toolCall) {
   );
 }
 
+// Approve and Deny, each submitting its own "decision" value.
+function approveDenyActions(approveValue, denyValue) {
+  return el(
+    "div",
+    { class: "actions" },
+    el("button", { type: "submit", name: "decision", value: approveValue }, "Approve"),
+    el("button", { type: "submit", name: "decision", value: denyValue, class: "deny" }, "Deny"),
+  );
+}
+
+// What a form or a URL step ends with: accept under its own label, or Decline (the form's checks skipped).
+function acceptDeclineActions(acceptLabel) {
+  return el(
+    "div",
+    { class: "actions" },
+    el("button", { type: "submit", name: "decision", value: "accept" }, acceptLabel),
+    el("button", { type: "submit", name: "decision", value: "decline", class: "secondary", formNoValidate: true }, "Decline"),
+  );
+}
+
 // One question as a fieldset: a text box when it has no options, else radios (or checkboxes when
 // multiSelect) numbered as in the chat, and an "Other" box.
 function questionField(promptId, question, index, placeholder) {

@@ -216,14 +216,7 @@ function place(prompt, where) {
   const form = el("form", {});
   if (prompt.kind === "approval") {
     form.append(el("p", {}, prompt.questions[0].question));
-    form.append(
-      el(
-        "div",
-        { class: "actions" },
-        el("button", { type: "submit", name: "decision", value: "approve" }, "Approve"),
-        el("button", { type: "submit", name: "decision", value: "deny", class: "deny" }, "Deny"),
-      ),
-    );
+    form.append(approveDenyActions("approve", "deny"));
   } else {
     if (prompt.kind === "form" && prompt.requested_schema) {
       form.append(el("p", { class: "message" }, prompt.message || ""), ...formBlocks(prompt.prompt_id, prompt.requested_schema));
@@ -233,14 +226,7 @@ function place(prompt, where) {
       prompt.questions.forEach((question, index) => form.append(questionField(prompt.prompt_id, question, index, "Answer")));
     }
     const accept = { form: "Submit", url: "Done" }[prompt.kind] || "Send answer";
-    form.append(
-      el(
-        "div",
-        { class: "actions" },
-        el("button", { type: "submit", name: "decision", value: "accept" }, accept),
-        el("button", { type: "submit", name: "decision", value: "decline", class: "secondary", formNoValidate: true }, "Decline"),
-      ),
-    );
+    form.append(acceptDeclineActions(accept));
   }
   form.append(el("p", { class: "error", role: "alert", hidden: true }));
   form.addEventListener("submit", (event) => {

@@ -25,11 +25,13 @@ from gateway.ownership import claimants
 from gateway.plugins import (
     ChannelSpec,
     build_channels,
+    channel_spec,
     lazy_doctor,
     lazy_exports,
     platform_settings,
     spec_for,
     specs,
+    when_set,
 )
 from gateway.session_threads import parse_channel_ref
 from gateway.settings import Settings
@@ -285,3 +287,23 @@ async def test_a_lazy_doctor_runs_its_modules_check(monkeypatch: pytest.MonkeyPa
     monkeypatch.setitem(sys.modules, "acme_doctor", module)
 
     assert await lazy_doctor("acme_doctor")("these settings") == [Check.ok("acme", "checked these settings")]
+
+
+def test_a_spec_built_from_pattern_strings_reuses_its_thread_grammar_and_names_people_by_prefix() -> None:
+    spec = channel_spec(
+        "acme",
+        "Acme Chat",
+        AcmeSettings,
+        threads=r"acme:(?P<room>\w{2,10})",
+        thread_example="acme:<room>",
+        person_example="acme:ada",
+        enabled=when_set("acme_token"),
+        build=lambda settings: AcmeChannel(),
+        secrets=(r"acme-[a-z]{24}",),
+    )
+    assert spec.channels.pattern == spec.threads.pattern and spec.channel_example == "acme:<room>"
+    assert spec.threads.fullmatch("acme:ops") and not spec.threads.fullmatch("acme:été")  # ASCII only
+    assert spec.people.fullmatch("acme:@ada.lovelace") and not spec.people.fullmatch("acme:a b")
+    assert not spec.people.fullmatch("acmeX:ada") and not spec.people.fullmatch("acme:" + "a" * 129)
+    assert spec.secrets[0].search("token acme-" + "x" * 24)
+    assert spec.enabled(AcmeSettings(acme_token=TOKEN)) and not spec.enabled(AcmeSettings(acme_token=None))

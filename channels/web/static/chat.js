@@ -280,14 +280,7 @@ function questionsPrompt(meta) {
   const questions = meta.questions || [];
   const form = el("form", { class: "answer" });
   if (meta.kind === "approval") {
-    form.append(
-      el(
-        "div",
-        { class: "actions" },
-        el("button", { type: "submit", value: "Approve", name: "decision" }, "Approve"),
-        el("button", { type: "submit", value: "Deny", name: "decision", class: "deny" }, "Deny"),
-      ),
-    );
+    form.append(approveDenyActions("Approve", "Deny"));
   } else {
     questions.forEach((question, index) => form.append(questionField(meta.prompt_id, question, index, "Your answer")));
     form.append(el("div", { class: "actions" }, el("button", { type: "submit" }, "Send answer")));
@@ -315,15 +308,7 @@ async function submitAnswers(meta, questions, form, submitter) {
 
 // The buttons a form or a URL step ends with, and the line the gateway's notice about it shows in.
 function stepActions(submitLabel) {
-  return [
-    el(
-      "div",
-      { class: "actions" },
-      el("button", { type: "submit", name: "decision", value: "accept" }, submitLabel),
-      el("button", { type: "submit", name: "decision", value: "decline", class: "secondary", formNoValidate: true }, "Decline"),
-    ),
-    el("p", { class: "error", role: "alert", hidden: true }),
-  ];
+  return [acceptDeclineActions(submitLabel), el("p", { class: "error", role: "alert", hidden: true })];
 }
 
 // A flat form: its fields with the schema's constraints; Submit sends one structured answer per

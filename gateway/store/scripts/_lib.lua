@@ -89,6 +89,19 @@ local function settled_reply(pid)
   return reply
 end
 
+-- Why a prompt cannot be settled now: {'missing'} when it is gone, how it settled when it no longer waits;
+-- nil while it is pending. Every settling script starts here, so the first settlement wins.
+local function unsettleable(pid)
+  local state = redis.call('HGET', prompt_key(pid), 'state')
+  if not state then
+    return {'missing'}
+  end
+  if state ~= 'pending' then
+    return settled_reply(pid)
+  end
+  return nil
+end
+
 -- Answer a pending prompt: hot when the agent is waiting on it (its watch key is alive); otherwise parked,
 -- and the answer is re-driven to the agent as the next turn's tagged message. Returns the resolution.
 -- content: a form's typed values as JSON ('' or nil for other kinds).

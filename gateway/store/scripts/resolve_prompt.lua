@@ -2,11 +2,8 @@
 -- ARGV: pid, answers json, answered_by, now ms, retain ms, turn id for a parked answer,
 --       form content json ('' for none)
 local pid = ARGV[1]
-local state = redis.call('HGET', prompt_key(pid), 'state')
-if not state then
-  return {'missing'}
-end
-if state ~= 'pending' then
-  return settled_reply(pid)
+local refused = unsettleable(pid)
+if refused then
+  return refused
 end
 return {'ok', answer(pid, ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7])}
