@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from starlette.routing import BaseRoute
@@ -206,3 +208,54 @@ class ChannelRuntime(Channel, Protocol):
     async def stop(self) -> None: ...
 
     def routes(self) -> list[BaseRoute]: ...
+
+
+class Handed(StrEnum):
+    """How handing one platform event to the core ended."""
+
+    TAKEN = "taken"
+    DROPPED = "dropped"  # the core refused it, or it kept failing for another reason than a store outage
+    CLOSING = "closing"  # the channel is stopping: the platform (or the next holder) will deliver it again
+
+
+# What ``HandOver`` reports of each failed try: the error, the try's number (store outages not counted),
+# whether it was a store outage, and the pause before the next try (None: no next try).
+FailedTry = Callable[[Exception, int, bool, "float | None"], None]
+
+
+@dataclass(frozen=True, slots=True)
+class HandOver:
+    """The one rule for handing a platform event to the core when nothing else would deliver it again: a
+    store outage is retried with backoff for as long as it lasts (the gateway rides outages out everywhere
+    else, so an event must not be lost to one); any other failure is tried ``tries`` times; the core's own
+    refusal (a GatewayError) once. Pauses double from ``first_delay_s`` up to ``max_delay_s``."""
+
+    tries: int
+    first_delay_s: float
+    max_delay_s: float
+
+    async def __call__(
+        self,
+        handle: Callable[[], Awaitable[object]],
+        failed: FailedTry,
+        *,
+        closing: Callable[[], bool] = lambda: False,
+        pause: Callable[[float], Awaitable[object]] = asyncio.sleep,
+    ) -> Handed:
+        attempt = outages = 0
+        while not closing():
+            try:
+                await handle()
+                return Handed.TAKEN
+            except Exception as exc:
+                outage = is_store_outage(exc)
+                outages = outages + 1 if outage else 0
+                attempt += 0 if outage else 1
+                last = not outage and (isinstance(exc, GatewayError) or attempt >= self.tries)
+                tries = outages if outage else attempt
+                delay = None if last else min(self.first_delay_s * 2.0 ** (tries - 1), self.max_delay_s)
+                failed(exc, attempt, outage, delay)
+                if delay is None:
+                    return Handed.DROPPED
+                await pause(delay)
+        return Handed.CLOSING

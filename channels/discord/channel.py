@@ -24,8 +24,7 @@ from channels.discord.presses import DEFAULT_ACK_DEADLINE, PressHandler
 from channels.discord.render import DiscordMessage, fit_edit, item_text, prompt_id_of, render_item
 from channels.discord.threads import channel_id_of
 from channels.discord.threads import start_thread as start_session_thread
-from gateway.channel import ChannelContext, ChannelError, InboundSink, MessageRef, is_store_outage
-from gateway.errors import GatewayError
+from gateway.channel import ChannelContext, ChannelError, HandOver, InboundSink, MessageRef
 from gateway.ids import ThreadRef
 from gateway.lease import Lease, lease_name
 from gateway.logs import event
@@ -35,8 +34,7 @@ DEFAULT_API_BASE_URL = "https://discord.com/api/v10"
 DEFAULT_GATEWAY_URL = "wss://gateway.discord.gg/"
 NO_MENTIONS = discord.AllowedMentions.none()
 SEND_ERRORS = (discord.DiscordException, aiohttp.ClientError, OSError, asyncio.TimeoutError)
-RECEIVE_RETRY_DELAYS = (0.2, 1.0, 5.0)
-RECEIVE_OUTAGE_MAX_DELAY_S = 30.0
+RECEIVE = HandOver(tries=4, first_delay_s=0.2, max_delay_s=30.0)
 
 
 def point_discord_py_at(api_base_url: str, gateway_url: str | None) -> None:
@@ -136,38 +134,22 @@ class DiscordChannel:
                 self._inbox.task_done()
 
     async def _receive(self, sink: InboundSink, message: InboundMessage) -> None:
-        """Hand one message to the core. Discord never sends a gateway event again once it reached us, so a
-        store outage is retried (with backoff, in order) for as long as it lasts; any other failure is tried
-        a few times, and the core's own refusal once. The core dedupes on the message id, so handing a
-        message over again after a failure is safe."""
-        attempt = outages = 0
-        while True:
-            try:
-                await sink.receive(message)
-                return
-            except Exception as exc:
-                outage = is_store_outage(exc)
-                outages = outages + 1 if outage else 0
-                attempt += 0 if outage else 1
-                delay: float | None
-                if outage:
-                    delay = min(RECEIVE_RETRY_DELAYS[0] * 2.0 ** (outages - 1), RECEIVE_OUTAGE_MAX_DELAY_S)
-                elif isinstance(exc, GatewayError) or attempt > len(RECEIVE_RETRY_DELAYS):
-                    delay = None  # the core refused it, or it kept failing: retrying won't help
-                else:
-                    delay = RECEIVE_RETRY_DELAYS[attempt - 1]
-                event(
-                    "discord.inbound_failed",
-                    logging.WARNING if delay is not None else logging.ERROR,
-                    thread_id=message.thread_id,
-                    event_id=message.event_id,
-                    error=type(exc).__name__,
-                    store_outage=outage,
-                    retry_in=delay,
-                )
-                if delay is None:
-                    return
-                await asyncio.sleep(delay)
+        """Hand one message to the core. Discord never sends a gateway event again once it reached us, so
+        the core's hand-over rule applies; the core dedupes on the message id, so a retry is safe."""
+
+        def failed(exc: Exception, attempt: int, outage: bool, retry_in: float | None) -> None:
+            level = logging.WARNING if retry_in is not None else logging.ERROR
+            event(
+                "discord.inbound_failed",
+                level,
+                thread_id=message.thread_id,
+                event_id=message.event_id,
+                error=type(exc).__name__,
+                store_outage=outage,
+                retry_in=retry_in,
+            )
+
+        await RECEIVE(lambda: sink.receive(message), failed)
 
     # Outbound --------------------------------------------------------------------------------------
 

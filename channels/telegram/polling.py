@@ -21,7 +21,7 @@ from telegram.error import Conflict, InvalidToken, RetryAfter
 from channels.telegram.inbound import ALLOWED_UPDATES
 from channels.telegram.send import retry_after_seconds, safe_text
 from channels.telegram.updates import fetch_updates, read_update, update_id_of
-from gateway.channel import is_store_outage
+from gateway.channel import Handed, HandOver
 from gateway.logs import event
 
 T = TypeVar("T")
@@ -98,36 +98,26 @@ class Poller:
                     offset = max(offset or 0, update_id + 1)
 
     async def _deliver(self, update: Update) -> bool:
-        """Hand one update to the core, retrying a failing hand-off a few times. False once closing.
+        """Hand one update to the core by the core's hand-over rule (a store outage is retried for as long
+        as it lasts, and the update is not confirmed meanwhile). False once closing."""
 
-        While the failure is a store outage (Redis away), it is retried with backoff for as long as the
-        outage lasts, and the update is not confirmed meanwhile: dropping it would lose a person's answer
-        to an outage that the gateway rides out everywhere else.
-        """
-        attempt = outages = 0
-        while attempt < MAX_HANDLE_ATTEMPTS:
-            if self._closing.is_set():
-                return False
-            try:
-                await self.handle(update)
-                return True
-            except Exception as exc:
-                outage = is_store_outage(exc)
-                outages = outages + 1 if outage else 0
-                attempt += 0 if outage else 1
-                event(
-                    "telegram.update.failed",
-                    logging.WARNING,
-                    update_id=update.update_id,
-                    attempt=attempt,
-                    store_outage=outage,
-                    error=safe_text(exc, self._token),
-                )
-                if attempt < MAX_HANDLE_ATTEMPTS:
-                    tries = outages if outage else attempt
-                    await self._pause(min(self.handle_backoff * 2.0 ** (tries - 1), self.max_backoff))
-        event("telegram.update.dropped", logging.ERROR, update_id=update.update_id)
-        return True
+        def failed(exc: Exception, attempt: int, outage: bool, retry_in: float | None) -> None:
+            event(
+                "telegram.update.failed",
+                logging.WARNING,
+                update_id=update.update_id,
+                attempt=attempt,
+                store_outage=outage,
+                error=safe_text(exc, self._token),
+            )
+
+        hand_over = HandOver(MAX_HANDLE_ATTEMPTS, self.handle_backoff, self.max_backoff)
+        handed = await hand_over(
+            lambda: self.handle(update), failed, closing=self._closing.is_set, pause=self._pause
+        )
+        if handed is Handed.DROPPED:
+            event("telegram.update.dropped", logging.ERROR, update_id=update.update_id)
+        return handed is not Handed.CLOSING
 
     def _backoff(self, exc: Exception, failures: int) -> float:
         if isinstance(exc, InvalidToken):

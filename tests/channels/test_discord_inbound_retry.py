@@ -10,6 +10,7 @@ import redis.exceptions
 
 from channels.discord import channel as discord_channel
 from channels.discord.channel import DiscordChannel
+from gateway.channel import HandOver
 from gateway.errors import GatewayError
 from gateway.models import InboundMessage
 
@@ -39,8 +40,8 @@ class FlakySink:
 
 @pytest.fixture(autouse=True)
 def quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(discord_channel, "RECEIVE_RETRY_DELAYS", (0.001, 0.001, 0.001))
-    monkeypatch.setattr(discord_channel, "RECEIVE_OUTAGE_MAX_DELAY_S", 0.001)
+    quick = HandOver(tries=discord_channel.RECEIVE.tries, first_delay_s=0.001, max_delay_s=0.001)
+    monkeypatch.setattr(discord_channel, "RECEIVE", quick)
 
 
 @pytest.mark.parametrize(
@@ -65,7 +66,7 @@ async def test_a_failure_that_is_no_outage_is_tried_a_few_times_then_logged_and_
     sink = FlakySink([ValueError("unreadable")] * 25)
     await DiscordChannel("x.y.z")._receive(sink, MESSAGE)  # type: ignore[arg-type]
     assert sink.taken == []
-    assert sink.attempts == len(discord_channel.RECEIVE_RETRY_DELAYS) + 1
+    assert sink.attempts == discord_channel.RECEIVE.tries
 
 
 async def test_the_cores_refusal_is_not_retried() -> None:
