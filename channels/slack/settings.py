@@ -15,7 +15,7 @@ class SlackSettings(PlatformSettings):
     slack_api_url: str = "https://slack.com/api/"
 
 
-BOT_TOKEN_EXAMPLE = "xoxb-123-456-abc (the Bot User OAuth Token, under OAuth & Permissions)"
+BOT_TOKEN_EXAMPLE = "xoxb-<team>-<bot>-<secret> (the Bot User OAuth Token, under OAuth & Permissions)"
 APP_TOKEN_EXAMPLE = "xapp-1-A0123-456-abc (an app-level token with connections:write)"
 SIGNING_SECRET_EXAMPLE = "the Signing Secret under Basic Information"
 

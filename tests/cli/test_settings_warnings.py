@@ -16,9 +16,9 @@ TOKENS = "robot:agent:agent-token-1,desk:operator:operator-token-1"
 
 # (variable, a value of the wrong shape, a value of the right shape, what the message shows as expected)
 SHAPES = [
-    ("SLACK_BOT_TOKEN", "xoxp-123-456-user-token", "xoxb-123-456-abc", "xoxb-"),
+    ("SLACK_BOT_TOKEN", "xoxp-1-2-user", "xoxb-9-9-z", "xoxb-"),
     ("SLACK_BOT_TOKEN", "xapp-1-A0123-456-abc", "xoxb-9-9-z", "xoxb-"),
-    ("SLACK_APP_TOKEN", "xoxb-123-456-abc", "xapp-1-A0123-456-abc", "xapp-"),
+    ("SLACK_APP_TOKEN", "xoxb-9-9-z", "xapp-1-A0123-456-abc", "xapp-"),
     (
         "TELEGRAM_BOT_TOKEN",
         "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw",
@@ -112,8 +112,8 @@ def test_serve_without_api_tokens_warns_that_every_call_will_be_refused(serve: A
             "Signing Secret under Basic Information",
         ),
         ({"SLACK_BOT_TOKEN": "xoxb-1-2-abc"}, "SLACK_APP_TOKEN", "xapp-1-A0123-456-abc"),
-        ({"SLACK_SIGNING_SECRET": "s"}, "SLACK_BOT_TOKEN", "xoxb-123-456-abc"),
-        ({"SLACK_APP_TOKEN": "xapp-1-A-2-b"}, "SLACK_BOT_TOKEN", "xoxb-123-456-abc"),
+        ({"SLACK_SIGNING_SECRET": "s"}, "SLACK_BOT_TOKEN", "xoxb-<team>-<bot>-<secret>"),
+        ({"SLACK_APP_TOKEN": "xapp-1-A-2-b"}, "SLACK_BOT_TOKEN", "xoxb-<team>-<bot>-<secret>"),
     ],
 )
 def test_half_a_slack_configuration_is_named_with_an_example_of_what_is_missing(
