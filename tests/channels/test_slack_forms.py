@@ -16,33 +16,8 @@ from gateway import notices
 from gateway.models import Prompt, PromptRequest, PromptState, ReasonCode
 from tests.channels.slack_support import ALICE, CHANNEL, EVE, SlackGateway, slack_gateway
 from tests.fakes.slack import FakeSlack
+from tests.support.new_kinds import DEPLOY_FORM as DEPLOY
 
-DEPLOY: dict[str, Any] = {
-    "kind": "form",
-    "message": "Deploy settings",
-    "requested_schema": {
-        "type": "object",
-        "properties": {
-            "env": {
-                "type": "string",
-                "title": "Environment",
-                "enum": ["stg", "prod"],
-                "enumNames": ["Staging", "Production"],
-            },
-            "replicas": {"type": "integer", "title": "Replicas", "minimum": 1, "maximum": 10},
-            "notify": {"type": "boolean", "title": "Notify the team", "default": False},
-            "regions": {
-                "type": "array",
-                "title": "Regions",
-                "items": {"type": "string", "enum": ["eu", "us", "ap"]},
-            },
-            "start": {"type": "string", "title": "Start on", "format": "date"},
-            "contact": {"type": "string", "title": "Contact", "format": "email"},
-            "note": {"type": "string", "title": "Note", "maxLength": 20},
-        },
-        "required": ["env", "replicas"],
-    },
-}
 FILLED: dict[str, list[str] | str] = {
     "Environment": ["Production"],
     "Replicas": "3",

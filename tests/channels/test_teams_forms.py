@@ -22,34 +22,9 @@ from tests.channels.teams_support import (
     fake_bot_framework,
     teams_gateway,
 )
+from tests.support.new_kinds import DEPLOY_FORM as DEPLOY
 
 THREAD = f"teams:{CHANNEL_THREAD}"
-DEPLOY: dict[str, Any] = {
-    "kind": "form",
-    "message": "Deploy settings",
-    "requested_schema": {
-        "type": "object",
-        "properties": {
-            "env": {
-                "type": "string",
-                "title": "Environment",
-                "enum": ["stg", "prod"],
-                "enumNames": ["Staging", "Production"],
-            },
-            "replicas": {"type": "integer", "title": "Replicas", "minimum": 1, "maximum": 10},
-            "notify": {"type": "boolean", "title": "Notify the team", "default": False},
-            "regions": {
-                "type": "array",
-                "title": "Regions",
-                "items": {"type": "string", "enum": ["eu", "us", "ap"]},
-            },
-            "start": {"type": "string", "title": "Start on", "format": "date"},
-            "contact": {"type": "string", "title": "Contact", "format": "email"},
-            "note": {"type": "string", "title": "Note", "maxLength": 20},
-        },
-        "required": ["env", "replicas"],
-    },
-}
 CONNECT: dict[str, Any] = {
     "kind": "url",
     "message": "Connect your GitHub account",

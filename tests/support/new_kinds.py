@@ -26,6 +26,33 @@ FORM_TEXT = (
     "     2. prod\n\n"
     "2. replicas — integer: a whole number, at least 1, optional"
 )
+# A form of every field kind, answered natively by the platforms with form controls.
+DEPLOY_FORM: dict[str, Any] = {
+    "kind": "form",
+    "message": "Deploy settings",
+    "requested_schema": {
+        "type": "object",
+        "properties": {
+            "env": {
+                "type": "string",
+                "title": "Environment",
+                "enum": ["stg", "prod"],
+                "enumNames": ["Staging", "Production"],
+            },
+            "replicas": {"type": "integer", "title": "Replicas", "minimum": 1, "maximum": 10},
+            "notify": {"type": "boolean", "title": "Notify the team", "default": False},
+            "regions": {
+                "type": "array",
+                "title": "Regions",
+                "items": {"type": "string", "enum": ["eu", "us", "ap"]},
+            },
+            "start": {"type": "string", "title": "Start on", "format": "date"},
+            "contact": {"type": "string", "title": "Contact", "format": "email"},
+            "note": {"type": "string", "title": "Note", "maxLength": 20},
+        },
+        "required": ["env", "replicas"],
+    },
+}
 URL: dict[str, Any] = {
     "kind": "url",
     "message": "Connect your GitHub account",
