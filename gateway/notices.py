@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gateway.forms import FormField
+from gateway.mapper import Unanswered
 from gateway.models import Prompt, PromptState
 from gateway.outcomes import Outcome, Received
 from gateway.render import answers_summary
@@ -26,6 +27,12 @@ TICKS_UNREADABLE = (
     "The ticks on this message can no longer be read; reply to the prompt with the numbers of your "
     "choices instead (for example 1, 3)."
 )
+# A form of every question, sent with a question left open (the per-question problem beside its field).
+UNANSWERED = {
+    Unanswered.NONE: "Choose an option, or type your own answer below.",
+    Unanswered.BOTH: "Choose an option or type your own answer, not both.",
+    Unanswered.EMPTY: "Type an answer.",
+}
 REPLY_BELOW = "Reply to the message below with your answer."
 ASK_TEXT = "✎ {name}, reply to this message with your answer to: {question}"
 

@@ -13,15 +13,16 @@ from typing import Any
 
 from channels.slack.control_ids import ANSWER_CALLBACK, CHOICE, TEXT
 from channels.slack.controls import MAX_CHECKBOXES, option, option_indexes, plain, shorten
+from gateway import notices
 from gateway.mapper import Unanswered, map_form
 from gateway.models import Prompt, Question
 
 TEXT_INPUT_LIMIT = 3_000  # Slack's longest plain_text_input
 LABEL_LIMIT = 2_000  # characters in an input block's label
 OTHER_LABEL = "Other answer"
-PICK_ONE = "Choose an option, or type your own answer below."
-NOT_BOTH = "Choose an option or type your own answer, not both."
-TYPE_SOMETHING = "Type an answer."
+PICK_ONE = notices.UNANSWERED[Unanswered.NONE]
+NOT_BOTH = notices.UNANSWERED[Unanswered.BOTH]
+TYPE_SOMETHING = notices.UNANSWERED[Unanswered.EMPTY]
 # Where a question without an answer says why: under its options (q), its other box (o) or text box (t).
 _SHOWN = {
     Unanswered.NONE: ("q", PICK_ONE),

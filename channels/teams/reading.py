@@ -10,15 +10,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from channels.teams.control_ids import ControlRef, Verb, choice_id, field_id, other_id
-from channels.teams.notices import NOT_BOTH, PICK_ONE, TYPE_SOMETHING
 from gateway import notices
 from gateway.forms import MAX_VALUE_CHARS, NO, YES, FormField
-from gateway.mapper import Unanswered, map_form
+from gateway.mapper import map_form
 from gateway.models import MAX_TEXT_CHARS, Answer, Prompt, PromptKind
 from gateway.replies import DONE
 
 _STEP_KINDS = (PromptKind.FORM, PromptKind.URL)
-_SAYS = {Unanswered.EMPTY: TYPE_SOMETHING, Unanswered.NONE: PICK_ONE, Unanswered.BOTH: NOT_BOTH}
+_SAYS = notices.UNANSWERED
 
 
 @dataclass(frozen=True, slots=True)

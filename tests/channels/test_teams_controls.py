@@ -15,11 +15,11 @@ from urllib.parse import quote
 
 import pytest
 
-from channels.teams.notices import NOT_BOTH
 from gateway import notices
 from gateway.channel import ChannelError
 from gateway.errors import GatewayError
 from gateway.ids import parse_thread_id
+from gateway.mapper import Unanswered
 from gateway.models import (
     Option,
     PromptKind,
@@ -203,7 +203,10 @@ async def test_several_questions_are_answered_in_one_card(gw: TeamsGateway) -> N
 
 @pytest.mark.parametrize(
     ("inputs", "notice"),
-    [({"q0": "0", "o0": "canary"}, NOT_BOTH), ({"q0": "0", "o0": "", "o1": ""}, "Type an answer.")],
+    [
+        ({"q0": "0", "o0": "canary"}, notices.UNANSWERED[Unanswered.BOTH]),
+        ({"q0": "0", "o0": "", "o1": ""}, "Type an answer."),
+    ],
     ids=["both", "empty-text"],
 )
 async def test_an_unfit_set_of_inputs_is_refused_privately_and_the_prompt_stays_pending(
