@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from fnmatch import fnmatchcase
 
-from gateway.models import ApprovalPolicy, ApprovalRule, ToolAnnotations, ToolCall
+from gateway.models import ApprovalPolicy, ApprovalRule, ToolAnnotations, ToolCall, ToolRule
 
 # Built-in tools that only read (Claude Code's names). Everything else a tool can do may change something.
 READ_ONLY_TOOLS = frozenset({"Read", "Glob", "Grep", "LS", "NotebookRead", "WebSearch", "TodoWrite"})
@@ -43,12 +43,16 @@ def read_only_by_annotations(annotations: ToolAnnotations | None) -> bool:
     return annotations.read_only_hint is True or annotations.destructive_hint is False
 
 
-def tool_rule(policy: ApprovalPolicy, name: str) -> str | None:
+def tool_rule(policy: ApprovalPolicy, name: str) -> ToolRule | None:
     """The rule ``tools`` sets for ``name``: its exact entry, else the longest glob matching it."""
     if name in policy.tools:
-        return policy.tools[name]
-    matches = [pattern for pattern in policy.tools if fnmatchcase(name, pattern)]
-    return policy.tools[max(matches, key=len)] if matches else None
+        rule = policy.tools[name]
+    else:
+        matches = [pattern for pattern in policy.tools if fnmatchcase(name, pattern)]
+        if not matches:
+            return None
+        rule = policy.tools[max(matches, key=len)]
+    return ToolRule(ask=rule) if isinstance(rule, str) else rule
 
 
 def needs_approval(
@@ -60,7 +64,7 @@ def needs_approval(
     """Whether a person approves ``tool_call`` first: its tool's rule, else the policy's default."""
     rule = tool_rule(policy, tool_call.name)
     if rule is not None:
-        return rule == ApprovalRule.ALWAYS.value
+        return rule.ask == ApprovalRule.ALWAYS.value
     if policy.default is ApprovalRule.DESTRUCTIVE:
         return is_destructive(tool_call, destructive, annotations)
     return policy.default is ApprovalRule.ALWAYS

@@ -20,7 +20,7 @@ from pydantic import (
     model_validator,
 )
 
-from gateway import forms
+from gateway import call_schema, forms
 from gateway.ids import channel_examples, is_channel_claim, is_identity, person_examples
 from gateway.plaintext import form_or_url_text, prompt_text
 from gateway.weburl import UrlError, parse_web_url
@@ -32,6 +32,8 @@ MAX_LABEL_CHARS = 100
 MAX_DESCRIPTION_CHARS = 300
 MAX_TEXT_CHARS = 40_000
 MAX_URL_CHARS = 2000
+MAX_APPROVALS = 10
+MAX_NOTE_CHARS = 2000
 DEFAULT_EXPIRES_IN = 7 * 24 * 3600
 MAX_EXPIRES_IN = 30 * 24 * 3600
 APPROVE, DENY = "Approve", "Deny"
@@ -237,6 +239,12 @@ class PromptRequest(Model):
     message: str | None = Field(default=None, min_length=1, max_length=MAX_QUESTION_CHARS)
     requested_schema: dict[str, Any] | None = None
     url: str | None = Field(default=None, min_length=1, max_length=MAX_URL_CHARS)
+    # An approval's decision (contract §9): may the person edit the call, against which schema, and how
+    # many distinct people approve it (the run's starter counting or not).
+    editable: StrictBool = False
+    input_schema: dict[str, Any] | None = None
+    approvals: int = Field(default=1, ge=1, le=MAX_APPROVALS, strict=True)
+    starter_counts: StrictBool = True
 
     # Field validators rather than one model validator, so each error's loc names the field at fault.
     @field_validator("questions")
@@ -311,6 +319,28 @@ class PromptRequest(Model):
             check_step_url(url)
         return url
 
+    @field_validator("input_schema")
+    @classmethod
+    def _tool_schema(cls, schema: dict[str, Any] | None) -> dict[str, Any] | None:
+        if schema is not None:
+            call_schema.check(schema)
+        return schema
+
+    @model_validator(mode="after")
+    def _decision_on_approvals(self) -> Self:
+        """editable, input_schema and approvals belong to approvals; edits need a call to edit."""
+        if self.kind is not PromptKind.APPROVAL:
+            for name in ("editable", "input_schema", "approvals", "starter_counts"):
+                if name in self.model_fields_set:
+                    raise ValueError(f"{name} belongs to approvals only")
+        elif (self.editable or self.input_schema is not None) and self.tool_call is None:
+            raise ValueError("editable and input_schema need the tool_call a person would edit")
+        elif self.editable and self.approvals > 1:
+            raise ValueError(
+                "an approval needing several approvers is not editable: each would approve a call"
+            )
+        return self
+
     @model_validator(mode="after")
     def _kind_complete(self) -> Self:
         """Forms and URL steps name their message and derive their questions; other kinds ask questions."""
@@ -363,6 +393,17 @@ def form_questions(fields: list[forms.FormField]) -> list[Question]:
     ]
 
 
+class Vote(Model):
+    """One person's decision on an approval that needs several (``approvals`` > 1)."""
+
+    by: str
+    answer: Literal["Approve", "Deny"]
+    at: datetime
+    note: str | None = None
+    # False for the run's starter on a prompt whose rule does not count the starter's approval.
+    counted: bool = True
+
+
 class Resolution(StrEnum):
     HOT = "resolved_hot"
     PARKED = "resolved_parked"
@@ -395,6 +436,15 @@ class Prompt(Model):
     reason: str | None = None
     reason_code: ReasonCode | None = None
     settled_at: datetime | None = None
+    # An approval's decision (contract §9): the person's words, what was allowed (``tool_call`` unless
+    # edited), and, for one needing several approvers, every vote so far.
+    note: str | None = None
+    editable: bool = False
+    input_schema: dict[str, Any] | None = None
+    approvals: int = 1
+    starter_counts: bool = True
+    approved_call: ToolCall | None = None
+    votes: list[Vote] = Field(default_factory=list)
     # Where a person opens the thread (the web chat's room URL, a platform permalink), when its channel
     # can say: served with the prompt, never stored.
     thread_url: str | None = None
@@ -409,41 +459,37 @@ class Prompt(Model):
             return []
         return forms.check_schema(self.requested_schema)
 
-    def public(self) -> dict[str, Any]:
-        """The contract's JSON: answered carries answers and never reason; cancelled the reverse."""
-        data = self.model_dump(mode="json", exclude={"started_by", "on_unmatched_reply"})
-        for key in ("message", "requested_schema", "url", "content", "thread_url"):
-            if data.get(key) is None:
-                data.pop(key, None)
-        if self.prompt_state is PromptState.ANSWERED:
-            for key in ("reason", "reason_code"):
-                data.pop(key, None)
-        else:
-            data.pop("answers", None)
-            data.pop("content", None)
-            data.pop("answered_by", None)
-            data.pop("resolution", None)
-            data.pop("turn_id", None)
-            if self.prompt_state is PromptState.PENDING:
-                for key in ("reason", "reason_code", "settled_at"):
-                    data.pop(key, None)
-        return data
+    @property
+    def approvals_so_far(self) -> list[Vote]:
+        """The approving votes that count toward ``approvals``."""
+        return [vote for vote in self.votes if vote.answer == APPROVE and vote.counted]
 
-    def public_json(self) -> str:
-        """``public()`` as JSON text, serialised in one step (the feeds carry it as text)."""
+    def _left_out(self) -> set[str]:
+        """Fields the contract's JSON leaves out: internal ones, empty optional ones, an approval's
+        decision fields on other kinds, and how it settled while pending (answers xor reason)."""
         left_out = {"started_by", "on_unmatched_reply"}
         left_out |= {
             key
-            for key in ("message", "requested_schema", "url", "content", "thread_url")
+            for key in ("message", "requested_schema", "url", "content", "thread_url", "input_schema")
             if getattr(self, key) is None
         }
+        if self.kind is not PromptKind.APPROVAL:
+            left_out |= {"note", "editable", "approvals", "starter_counts", "approved_call", "votes"}
         if self.prompt_state is PromptState.ANSWERED:
             left_out |= {"reason", "reason_code"}
         else:
-            left_out |= {"answers", "content", "answered_by", "resolution", "turn_id"}
+            left_out |= {"answers", "content", "answered_by", "resolution", "turn_id", "approved_call"}
             if self.prompt_state is PromptState.PENDING:
                 left_out |= {"reason", "reason_code", "settled_at"}
-        return self.model_dump_json(exclude=left_out)
+        return left_out
+
+    def public(self) -> dict[str, Any]:
+        """The contract's JSON: answered carries answers and never reason; cancelled the reverse."""
+        return self.model_dump(mode="json", exclude=self._left_out())
+
+    def public_json(self) -> str:
+        """``public()`` as JSON text, serialised in one step (the feeds carry it as text)."""
+        return self.model_dump_json(exclude=self._left_out())
 
 
 class TextContent(Model):
@@ -477,6 +523,9 @@ class InboundMessage(Model):
     notify: bool = True
     # A Decline control pressed on a form or a URL step: the prompt is declined, if the sender may answer.
     decline: bool = False
+    # An approval control's words (a deny-with-reason form) and the call's arguments as edited (an edit form).
+    note: str | None = Field(default=None, max_length=MAX_TEXT_CHARS)
+    arguments: dict[str, Any] | None = None
 
     @field_validator("sender")
     @classmethod
@@ -528,13 +577,29 @@ class ApprovalRule(StrEnum):
     DESTRUCTIVE = "destructive"  # only calls that change or delete something
 
 
+class ToolRule(Model):
+    """A tool's rule in full: whether to ask, and how the approval is decided when asked."""
+
+    ask: Literal["always", "never"] = "always"
+    edit: StrictBool = False  # the person may edit the call's arguments before approving
+    approvals: int = Field(default=1, ge=1, le=MAX_APPROVALS, strict=True)
+    starter_counts: StrictBool = True  # whether the run's starter's approval counts toward approvals
+
+    @model_validator(mode="after")
+    def _edit_alone(self) -> Self:
+        if self.edit and self.approvals > 1:
+            raise ValueError("a rule needing several approvers cannot allow edits: each would approve a call")
+        return self
+
+
 class ApprovalPolicy(Model):
-    """Which tool calls a person approves first: ``default`` for all, ``tools`` per name or glob."""
+    """Which tool calls a person approves first: ``default`` for all, ``tools`` per name or glob (a rule's
+    word, ``always`` or ``never``, or the rule in full)."""
 
     default: ApprovalRule = ApprovalRule.ALWAYS
-    tools: dict[Annotated[str, Field(min_length=1, max_length=200)], Literal["always", "never"]] = Field(
-        default_factory=dict, max_length=1000
-    )
+    tools: dict[
+        Annotated[str, Field(min_length=1, max_length=200)], Literal["always", "never"] | ToolRule
+    ] = Field(default_factory=dict, max_length=1000)
 
 
 class AgentDefinition(Model):

@@ -37,6 +37,33 @@ REPLY_BELOW = "Reply to the message below with your answer."
 ASK_TEXT = "✎ {name}, reply to this message with your answer to: {question}"
 
 
+ALREADY_VOTED = "Your vote on this approval was already recorded; it needs another approver."
+
+
+def edit_not_taken(why: str) -> str:
+    """An edit of an approval's call that was not taken."""
+    return f"Not taken: {why}. The approval is still open."
+
+
+def votes_line(prompt: Prompt) -> str | None:
+    """``Approved 1 of 2: alice``: an approval's votes so far (None when it needs one approver)."""
+    if prompt.approvals <= 1:
+        return None
+    approving = prompt.approvals_so_far
+    names = ", ".join(vote.by for vote in approving) or "nobody yet"
+    line = f"Approved {len(approving)} of {prompt.approvals}: {names}"
+    uncounted = [vote.by for vote in prompt.votes if not vote.counted]
+    if uncounted:
+        line += f" (not counted: {', '.join(uncounted)}, who started the run)"
+    return line
+
+
+def voted(prompt: Prompt) -> str:
+    """What an approver is told when their approval is recorded and more are needed."""
+    left = prompt.approvals - len(prompt.approvals_so_far)
+    return f"Your approval was recorded ({votes_line(prompt)}); {left} more needed."
+
+
 def answered(summary: str) -> str:
     return f"Your answer was recorded: {summary}"
 
@@ -65,6 +92,10 @@ def outcome(received: Received, prompt: Prompt | None, summary: str) -> str:
         return NOT_ALLOWED
     if received.outcome is Outcome.DUPLICATE:
         return DUPLICATE
+    if received.outcome is Outcome.VOTED and received.prompt is not None:
+        return voted(received.prompt)
+    if received.outcome is Outcome.ALREADY_VOTED:
+        return ALREADY_VOTED
     return settled(received.prompt or prompt)
 
 
@@ -74,6 +105,8 @@ def for_sender(received: Received) -> str | None:
         return NOT_ALLOWED
     if received.outcome is Outcome.STALE:
         return settled(received.prompt)
+    if received.outcome in (Outcome.VOTED, Outcome.ALREADY_VOTED):
+        return outcome(received, received.prompt, "")
     return received.notice
 
 

@@ -20,6 +20,8 @@ class Outcome(StrEnum):
     SUPERSEDED = "superseded"  # it did not fit the open prompt: that was cancelled and this queued
     DECLINED = "declined"  # it declined the open prompt (a URL step)
     KEPT = "kept"  # a step of a form's answer, or a reply not taken: the prompt stays pending
+    VOTED = "voted"  # an approval recorded; more approvers are needed, so the prompt stays pending
+    ALREADY_VOTED = "already_voted"  # this person's vote was recorded before; nothing changed
 
 
 @dataclass(frozen=True, slots=True)

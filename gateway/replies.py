@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from gateway import forms
+from gateway import forms, notices
 from gateway.mapper import (
     AFFIRMATIVE,
     NEGATIVE,
@@ -21,7 +21,9 @@ from gateway.mapper import (
     map_reply,
     structured_answers,
 )
-from gateway.models import Answer, Prompt, PromptKind, ReplyPolicy
+from gateway.models import APPROVE, DENY, Answer, Prompt, PromptKind, ReplyPolicy, ToolCall
+from gateway.typed_edits import NotAnEdit, typed_edit
+from gateway.verdicts import EditRefused, check_edit
 
 NEW_MESSAGE_REASON = "Not answered: the user sent a new message instead"
 DONE = "done"
@@ -49,6 +51,9 @@ class Reading:
     notice: str | None = None
     # Why a form's values were not taken, one per property, for channels that show them by the field.
     errors: tuple[forms.FieldError, ...] = ()
+    # An approval's decision beyond its answers: the person's words, and the call as they edited it.
+    note: str | None = None
+    edited: ToolCall | None = None
 
 
 def draft_name(prompt_id: str) -> str:
@@ -92,11 +97,14 @@ def read_reply(
     draft: dict[str, str] | None = None,
     *,
     decline: bool = False,
+    note: str | None = None,
+    arguments: dict[str, Any] | None = None,
 ) -> Reading:
     """What ``text`` (or structured answers) from someone allowed to answer does to the pending ``prompt``.
 
     ``draft`` is a form's values so far (a property at a time), as ``read_draft`` returns them.
-    ``decline`` is a Decline control's press, which declines a form or a URL step.
+    ``decline`` is a Decline control's press, which declines a form or a URL step. ``note`` and
+    ``arguments`` are an approval control's words and edited arguments (a deny-with-reason or edit form).
     """
     if decline and prompt.kind in (PromptKind.FORM, PromptKind.URL):
         return Reading(ReplyAction.DECLINE)
@@ -104,11 +112,48 @@ def read_reply(
         return _read_form(prompt, text, structured, draft or {})
     if prompt.kind is PromptKind.URL:
         return _read_url(prompt, text, structured)
+    if prompt.kind is PromptKind.APPROVAL:
+        return _read_approval(prompt, text, structured, note, arguments)
     if structured is not None and check_structured(prompt.questions, structured) is not None:
         return Reading(ReplyAction.ANSWER, map_reply(prompt.kind, prompt.questions, text, structured))
     if prompt.on_unmatched_reply is ReplyPolicy.NEW_MESSAGE and not _fits(prompt, text):
         return Reading(ReplyAction.SUPERSEDE)
     return Reading(ReplyAction.ANSWER, map_reply(prompt.kind, prompt.questions, text))
+
+
+def _read_approval(
+    prompt: Prompt, text: str, structured: Any, note: str | None, arguments: dict[str, Any] | None
+) -> Reading:
+    """An approval's reply: a control's answer (with its note or edited arguments), a typed edit, or
+    typed words: approve tokens approve, anything else denies and its words become the note (seed 000)."""
+    if arguments is not None:
+        return _edited(prompt, arguments, note)
+    if structured is not None and check_structured(prompt.questions, structured) is not None:
+        return Reading(
+            ReplyAction.ANSWER, map_reply(prompt.kind, prompt.questions, text, structured), note=note
+        )
+    try:
+        typed = typed_edit(prompt, text)
+    except NotAnEdit as exc:
+        return Reading(ReplyAction.INVALID, notice=notices.edit_not_taken(str(exc)))
+    if typed is not None:
+        return _edited(prompt, typed, note)
+    if prompt.on_unmatched_reply is ReplyPolicy.NEW_MESSAGE and not fits_approval(text):
+        return Reading(ReplyAction.SUPERSEDE)
+    answers = map_reply(prompt.kind, prompt.questions, text)
+    if answers[0].answer == [DENY]:
+        note = note if note is not None else text
+    return Reading(ReplyAction.ANSWER, answers, note=note)
+
+
+def _edited(prompt: Prompt, arguments: dict[str, Any], note: str | None) -> Reading:
+    """Approve with the edited call, once the tool's schema takes it; else say why, the prompt still open."""
+    try:
+        call = check_edit(prompt, arguments)
+    except EditRefused as exc:
+        return Reading(ReplyAction.INVALID, notice=notices.edit_not_taken(exc.message))
+    approve = structured_answers(prompt.questions, [[APPROVE]])
+    return Reading(ReplyAction.ANSWER, approve, note=note, edited=call)
 
 
 def _fits(prompt: Prompt, text: str) -> bool:

@@ -13,7 +13,8 @@ from enum import StrEnum
 from typing import Any
 
 from gateway import metrics, notices
-from gateway.approval_policy import needs_approval
+from gateway.approval_policy import needs_approval, tool_rule
+from gateway.verdicts import EditRefused, Verdict, check_edit, verdict
 from gateway.authz import may_answer
 from gateway.channel import ChannelError, Channels, PrivateNotices
 from gateway.errors import GatewayError, not_found
@@ -22,6 +23,7 @@ from gateway.ids import new_id, parse_thread_id
 from gateway.logs import event
 from gateway.mapper import map_reply
 from gateway.models import (
+    APPROVE,
     Answer,
     InboundMessage,
     Prompt,
@@ -36,6 +38,7 @@ from gateway.models import (
     RunState,
     ToolAnnotations,
     ToolCall,
+    ToolRule,
     from_ms,
 )
 from gateway.outbox import LOCK_TTL_MS as OUTBOX_LOCK_MS
@@ -65,6 +68,8 @@ class AnswerStatus(StrEnum):
     ANSWERED = "answered"  # this call settled it
     SAME = "same"  # it was already answered exactly this way
     CONFLICT = "conflict"  # it had already settled otherwise
+    VOTED = "voted"  # an approval recorded; more approvers are needed (the prompt stays pending)
+    ALREADY_VOTED = "already_voted"  # this person had voted on it already: nothing changed
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,6 +243,10 @@ class Gateway:
             expires_at=from_ms(now_ms) + timedelta(seconds=expires_in),
             started_by=run.started_by,
             on_unmatched_reply=settings.on_unmatched_reply,
+            editable=request.editable,
+            input_schema=request.input_schema,
+            approvals=request.approvals,
+            starter_counts=request.starter_counts,
         )
         status, superseded = await self.store.open_prompt(prompt, SUPERSEDED_REASON, now_ms)
         if status is OpenStatus.NO_RUN:
@@ -309,23 +318,33 @@ class Gateway:
         question: str | None = None,
         expires_in_seconds: int | None = None,
         annotations: ToolAnnotations | None = None,
+        *,
+        editable: bool = False,
+        input_schema: dict[str, Any] | None = None,
     ) -> Prompt | None:
-        """The agent's approval policy on a tool call: None when it asks nobody, else the approval raised."""
+        """The agent's approval policy on a tool call: None when it asks nobody, else the approval raised.
+
+        The tool's rule may let the person edit the call and ask for several approvers; ``editable`` asks
+        for edits whatever the rule says."""
         run = await self.store.get_run(run_id)
         if run is None:
             raise not_found("RUN_NOT_FOUND", "run", run_id)
         if run.state is RunState.ENDED:
             raise GatewayError("RUN_ENDED", f"Run {run_id} has ended; start a new run to ask.", 409)
-        if not needs_approval(
-            await self.store.approval_policy(run.agent), tool_call, destructive, annotations
-        ):
+        policy = await self.store.approval_policy(run.agent)
+        if not needs_approval(policy, tool_call, destructive, annotations):
             event("approval.by_policy", run_id=run_id, tool=tool_call.name)
             return None
+        rule = tool_rule(policy, tool_call.name) or ToolRule()
         request = PromptRequest(
             kind=PromptKind.APPROVAL,
             questions=[Question(question=question or f"Allow {tool_call.name} to run?")],
             tool_call=tool_call,
             expires_in_seconds=expires_in_seconds,
+            editable=editable or rule.edit,
+            input_schema=input_schema,
+            approvals=rule.approvals,
+            starter_counts=rule.starter_counts,
         )
         return await self.raise_prompt(run_id, request)
 
@@ -387,16 +406,37 @@ class Gateway:
         return settlement
 
     async def answer(
-        self, prompt_id: str, identity: str, *, text: str = "", answers: list[dict[str, Any]] | None = None
+        self,
+        prompt_id: str,
+        identity: str,
+        *,
+        text: str = "",
+        answers: list[dict[str, Any]] | None = None,
+        note: str | None = None,
+        arguments: dict[str, Any] | None = None,
     ) -> AnswerResult:
-        """Answer on a person's behalf (REST): the same rule, mapper and script as a chat reply."""
+        """Answer on a person's behalf (REST): the same rule, mapper and script as a chat reply.
+
+        ``note`` is the person's words on an approval; ``arguments`` the call as they edited it, which
+        approves it (400 NOT_EDITABLE on a prompt not raised editable, VALIDATION_FAILED off its schema).
+        """
         prompt = await self.get_prompt(prompt_id)
         if not await may_answer(self.store, prompt, identity):
             raise GatewayError(
                 "FORBIDDEN", f"{identity} may not answer this prompt.", 403, {"prompt_id": prompt_id}
             )
         mapped = map_reply(prompt.kind, prompt.questions, text, answers)
-        return await self.settle_answers(prompt, mapped, identity)
+        edited = None
+        if arguments is not None:
+            edited = edited_call(prompt, arguments)
+            if mapped[0].answer != [APPROVE]:
+                raise GatewayError(
+                    "VALIDATION_FAILED",
+                    "Edited arguments approve the call; send them with the Approve answer.",
+                    400,
+                    {"errors": [{"field": "arguments", "problem": "sent with a Deny"}]},
+                )
+        return await self.settle_answers(prompt, mapped, identity, note=note, edited=edited)
 
     async def settle_answers(
         self,
@@ -404,18 +444,29 @@ class Gateway:
         answers: list[Answer],
         identity: str | None,
         content: dict[str, Any] | None = None,
+        *,
+        note: str | None = None,
+        edited: ToolCall | None = None,
     ) -> AnswerResult:
         """Resolve with answers already checked (a form's with its validated ``content``); an earlier
-        settlement wins and is reported."""
+        settlement wins and is reported. On an approval, ``note`` and ``edited`` (a call checked by
+        ``edited_call``) are recorded, and where several approvers are needed the answer is a vote."""
         now_ms, turn_id = self.now_ms(), new_id("turn")
+        decided = verdict(prompt, answers, identity, now_ms, note=note, edited=edited)
         settlement = await self.store.resolve(
-            prompt.thread_id, prompt.prompt_id, answers, identity, turn_id, now_ms, content
+            prompt.thread_id, prompt.prompt_id, answers, identity, turn_id, now_ms, content, decided.opts()
         )
         self.outbox.kick(prompt.thread_id)
         if settlement.status is SettlementStatus.MISSING:
             raise not_found("PROMPT_NOT_FOUND", "prompt", prompt.prompt_id)
+        if settlement.status is SettlementStatus.VOTED:
+            return AnswerResult(AnswerStatus.VOTED, await self.get_prompt(prompt.prompt_id))
+        if settlement.status is SettlementStatus.ALREADY_VOTED:
+            return AnswerResult(AnswerStatus.ALREADY_VOTED, await self.get_prompt(prompt.prompt_id))
         if settlement.ok:
-            answered = _answered(prompt, answers, identity, settlement.resolution, turn_id, now_ms, content)
+            answered = await self._answered_now(
+                prompt, answers, identity, settlement.resolution, turn_id, now_ms, content, decided
+            )
             self.waiters.notify(prompt.prompt_id, prompt=answered)
             return AnswerResult(AnswerStatus.ANSWERED, answered)
         settled = settlement.prompt
@@ -494,8 +545,15 @@ class Gateway:
             and message.prompt_id in (None, latest.prompt_id)
             and await may_answer(self.store, latest, message.sender)
         ):
-            reading = read_reply(latest, message.text, message.answers, decline=message.decline)
-            ready = _ready(latest, reading, message.sender, decided=False)
+            reading = read_reply(
+                latest,
+                message.text,
+                message.answers,
+                decline=message.decline,
+                note=message.note,
+                arguments=message.arguments,
+            )
+            ready = _ready(latest, reading, message.sender, now_ms, decided=False)
         decision = await self.store.receive(
             thread.thread_id, message.event_id, message.prompt_id, entry, now_ms, ready
         )
@@ -525,9 +583,17 @@ class Gateway:
         draft = None
         if prompt.kind is PromptKind.FORM and len(prompt.questions) > 1:
             draft = await self.store.get_draft(prompt.thread_id, draft_name(prompt.prompt_id))
-        reading = read_reply(prompt, message.text, message.answers, draft, decline=message.decline)
-        ready = _ready(prompt, reading, message.sender, decided=True)
+        reading = read_reply(
+            prompt,
+            message.text,
+            message.answers,
+            draft,
+            decline=message.decline,
+            note=message.note,
+            arguments=message.arguments,
+        )
         now_ms = self.now_ms()
+        ready = _ready(prompt, reading, message.sender, now_ms, decided=True)
         hint, thread_id = message.prompt_id, prompt.thread_id
         if ready is not None:
             decision = await self.store.receive(thread_id, message.event_id, hint, entry, now_ms, ready)
@@ -562,7 +628,7 @@ class Gateway:
         """What a receive script's decision means to the channel, with the notice it owes the sender."""
         if decision.status is DecisionStatus.ANSWERED and prompt is not None and ready is not None:
             self.outbox.kick(thread_id)
-            answered = _answered(
+            answered = await self._answered_now(
                 prompt,
                 ready.answers,
                 ready.answered_by,
@@ -570,9 +636,18 @@ class Gateway:
                 ready.turn_id,
                 now_ms,
                 ready.content,
+                ready.verdict,
             )
             self.waiters.notify(prompt.prompt_id, prompt=answered)
             return Received(Outcome.ANSWERED, answered)
+        if decision.status in (DecisionStatus.VOTED, DecisionStatus.ALREADY_VOTED) and prompt is not None:
+            self.outbox.kick(thread_id)
+            current = await self.get_prompt(prompt.prompt_id)
+            voted = decision.status is DecisionStatus.VOTED
+            received = Received(Outcome.VOTED if voted else Outcome.ALREADY_VOTED, current)
+            if message.notify:
+                await self._tell_privately(thread_id, message.sender, notices.outcome(received, current, ""))
+            return received
         if decision.status is DecisionStatus.CANCELLED and prompt is not None and ready is not None:
             self.outbox.kick(thread_id)
             code = ready.cancel_code or ReasonCode.CANCELLED
@@ -599,6 +674,23 @@ class Gateway:
             return Received(Outcome.QUEUED)
         # The prompt this message answered settled otherwise between the two calls (or is gone).
         return Received(Outcome.STALE, decision.prompt)
+
+    async def _answered_now(
+        self,
+        prompt: Prompt,
+        answers: list[Answer],
+        identity: str | None,
+        resolution: Resolution | None,
+        turn_id: str,
+        now_ms: int,
+        content: dict[str, Any] | None,
+        decided: Verdict,
+    ) -> Prompt:
+        """The prompt as this call answered it; one decided by several votes is read back with them all."""
+        answered = _answered(prompt, answers, identity, resolution, turn_id, now_ms, content)
+        if decided.vote is not None:
+            return await self.get_prompt(prompt.prompt_id)
+        return answered.model_copy(update={"note": decided.note, "approved_call": decided.approved_call})
 
     async def _refused(self, thread_id: str, prompt: Prompt, message: InboundMessage) -> Received:
         if message.notify:
@@ -648,11 +740,24 @@ class Gateway:
         return [(entry.id, entry.data) for entry in rows]
 
 
-def _ready(prompt: Prompt, reading: Reading, sender: str, *, decided: bool) -> ReadyAnswer | None:
+def _ready(
+    prompt: Prompt, reading: Reading, sender: str, now_ms: int, *, decided: bool
+) -> ReadyAnswer | None:
     """What the receive script applies for a reading: an answer or a cancel (None: the prompt stays)."""
     turn_id = new_id("turn")
     if reading.action is ReplyAction.ANSWER:
-        return ReadyAnswer(prompt.prompt_id, reading.answers, sender, turn_id, decided, reading.content)
+        decided_verdict = verdict(
+            prompt, reading.answers, sender, now_ms, note=reading.note, edited=reading.edited
+        )
+        return ReadyAnswer(
+            prompt.prompt_id,
+            reading.answers,
+            sender,
+            turn_id,
+            decided,
+            reading.content,
+            verdict=decided_verdict,
+        )
     if reading.action is ReplyAction.SUPERSEDE:
         return ReadyAnswer(
             prompt.prompt_id, [], sender, turn_id, decided, None, ReasonCode.NEW_MESSAGE, NEW_MESSAGE_REASON
@@ -662,6 +767,18 @@ def _ready(prompt: Prompt, reading: Reading, sender: str, *, decided: bool) -> R
             prompt.prompt_id, [], sender, turn_id, decided, None, ReasonCode.DECLINED, DECLINED_REASON
         )
     return None
+
+
+def edited_call(prompt: Prompt, arguments: dict[str, Any]) -> ToolCall:
+    """The call a person's edited ``arguments`` make, or 400 NOT_EDITABLE / VALIDATION_FAILED naming the
+    fields the tool's schema refuses."""
+    try:
+        return check_edit(prompt, arguments)
+    except EditRefused as exc:
+        errors = [{"field": error.field, "problem": error.problem} for error in exc.errors]
+        raise GatewayError(
+            exc.code, exc.message, 400, {"prompt_id": prompt.prompt_id, "errors": errors}
+        ) from None
 
 
 def _answered(

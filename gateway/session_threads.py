@@ -18,6 +18,7 @@ from gateway.store.sessions import SessionBindings
 CLAIM_TTL_MS = 30_000
 POLL_S = 0.1
 
+
 def parse_channel_ref(ref: str) -> ThreadRef:
     """Parse a channel reference (where a session's header message starts its thread) by its platform's
     grammar, or raise ``INVALID_CHANNEL``."""

@@ -9,7 +9,7 @@ from typing import Any
 
 from gateway import forms
 from gateway.api.auth import Principal
-from gateway.api.schemas import InputAction, RespondAnswer, RespondBody, RespondResult
+from gateway.api.schemas import InputAction, RespondAnswer, RespondBody, RespondResult, StructuredAnswer
 from gateway.api.scope import visible
 from gateway.authz import may_answer
 from gateway.errors import GatewayError, validation_failed
@@ -27,7 +27,7 @@ from gateway.models import (
     RunState,
 )
 from gateway.replies import DONE, form_answers
-from gateway.service import AnswerStatus, Gateway
+from gateway.service import AnswerStatus, Gateway, edited_call
 
 DECLINED_REASON = "the person declined to answer"
 CANCELLED_REASON = "cancelled by a person"
@@ -175,6 +175,38 @@ def _content_answers(prompt: Prompt, action: InputAction) -> tuple[str, list[dic
     raise validation_failed("This prompt's content is a list of structured answers, or a string.")
 
 
+def _seed_answers(prompt: Prompt, answers: list[str] | list[StructuredAnswer]) -> Any:
+    """``answers`` in the seed's shape as the ``content`` of the prompt's kind: an approval's
+    ``["Approve"]``/``["Deny"]`` its boolean, a one-question prompt's values its structured answer."""
+    if not answers or not isinstance(answers[0], str):
+        return answers
+    values = [value for value in answers if isinstance(value, str)]
+    if prompt.kind is PromptKind.APPROVAL:
+        picked = [value.strip().casefold() for value in values]
+        if picked not in (["approve"], ["deny"]):
+            raise validation_failed('An approval\'s answers are ["Approve"] or ["Deny"].')
+        return picked == ["approve"]
+    if len(prompt.questions) != 1:
+        raise validation_failed(
+            "This prompt asks several questions: send answers as the structured list, one per question."
+        )
+    return [StructuredAnswer(question_id=prompt.questions[0].id, answer=values)]
+
+
+def already_voted(prompt: Prompt, identity: str) -> GatewayError:
+    """409 ALREADY_VOTED: the person's vote was recorded before; votes so far in details."""
+    return GatewayError(
+        "ALREADY_VOTED",
+        f"{identity} has already voted on prompt {prompt.prompt_id}; it needs another approver.",
+        409,
+        {
+            "prompt_id": prompt.prompt_id,
+            "approvals": prompt.approvals,
+            "votes": [vote.model_dump(mode="json") for vote in prompt.votes],
+        },
+    )
+
+
 async def _accept_form(gateway: Gateway, prompt: Prompt, identity: str, action: InputAction) -> Prompt:
     content: Any = action.content
     fields = prompt.form_fields()
@@ -206,11 +238,17 @@ async def act_on_input(
         raise GatewayError("PROMPT_NOT_FOUND", f"Agent {agent} has no input {prompt_id!r}.", 404)
     if action.action == "accept" and prompt.kind is PromptKind.FORM:
         return await _accept_form(gateway, prompt, identity, action)
+    if action.answers is not None:
+        action = action.model_copy(update={"content": _seed_answers(prompt, action.answers), "answers": None})
     if action.action == "accept" or (action.action == "decline" and prompt.kind is PromptKind.APPROVAL):
         text, answers = _content_answers(prompt, action)
-        result = await gateway.answer(prompt_id, identity, text=text, answers=answers)
+        result = await gateway.answer(
+            prompt_id, identity, text=text, answers=answers, note=action.note, arguments=action.arguments
+        )
         if result.status is AnswerStatus.CONFLICT:
             raise await already_resolved(gateway, "ALREADY_RESOLVED", result.prompt)
+        if result.status is AnswerStatus.ALREADY_VOTED:
+            raise already_voted(result.prompt, identity)
         return result.prompt
     declined = action.action == "decline"
     code = ReasonCode.DECLINED if declined else ReasonCode.CANCELLED
@@ -378,6 +416,11 @@ async def respond(
             return RespondResult(requestId=prompt_id, status=Resolution.PARKED)
         raise await already_resolved(gateway, "AGENT_USER_INPUT_ALREADY_RESOLVED", prompt)
     answers, content = _respond_content(prompt, body.answers) if body.answers is not None else (None, None)
+    edited = None
+    if body.arguments is not None:
+        edited = edited_call(prompt, body.arguments)
+        if not answers or answers[0].answer != [APPROVE]:
+            raise validation_failed("Edited arguments approve the call; send them with Approve selected.")
     async with admission(gateway, thread_id):
         if answers is None:
             hot = await gateway.store.is_watched(prompt.thread_id, prompt.prompt_id)
@@ -387,7 +430,13 @@ async def respond(
             if not changed:
                 raise await already_resolved(gateway, "AGENT_USER_INPUT_ALREADY_RESOLVED", current)
             return RespondResult(requestId=prompt_id, status=Resolution.HOT if hot else Resolution.PARKED)
-        result = await gateway.settle_answers(prompt, answers, identity, content)
+        result = await gateway.settle_answers(
+            prompt, answers, identity, content, note=body.note, edited=edited
+        )
+    if result.status is AnswerStatus.VOTED:
+        return RespondResult(requestId=prompt_id, status="voted")
+    if result.status is AnswerStatus.ALREADY_VOTED:
+        raise already_voted(result.prompt, identity)
     if result.status is not AnswerStatus.ANSWERED:
         raise await already_resolved(gateway, "AGENT_USER_INPUT_ALREADY_RESOLVED", result.prompt)
     settled = result.prompt

@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator, 
 
 from gateway.models import (
     MAX_EXPIRES_IN,
+    MAX_NOTE_CHARS,
     MAX_TEXT_CHARS,
     ApprovalPolicy,
     Channel,
@@ -131,6 +132,25 @@ class InputAction(Model):
         '(`{"name": "Ada", "age": 36}`); url: omitted, true or "done".',
     )
     from_: Identity | None = Field(default=None, alias="from", description="Who is answering.")
+    answers: list[str] | list[StructuredAnswer] | None = Field(
+        default=None,
+        max_length=MAX_ANSWER_VALUES,
+        description="The answer in the seed's shape, instead of content: an approval's [\"Approve\"] or "
+        '["Deny"], a one-question prompt\'s list of values, or the structured answers list.',
+    )
+    note: str | None = Field(
+        default=None, max_length=MAX_NOTE_CHARS, description="An approval's reason, given to the agent."
+    )
+    arguments: dict[str, Any] | None = Field(
+        default=None,
+        description="The call's arguments as edited (approves an editable approval with exactly these).",
+    )
+
+    @model_validator(mode="after")
+    def _content_or_answers(self) -> Self:
+        if self.content is not None and self.answers is not None:
+            raise ValueError("send content or answers, not both")
+        return self
 
     @field_validator("content")
     @classmethod
@@ -162,6 +182,8 @@ class RespondBody(BaseModel):
 
     answers: list[RespondAnswer] | None = Field(default=None, max_length=10)
     skip: Literal[True] | None = None
+    note: str | None = Field(default=None, max_length=MAX_NOTE_CHARS)
+    arguments: dict[str, Any] | None = None
 
     @field_validator("skip", mode="before")
     @classmethod
@@ -179,7 +201,8 @@ class RespondBody(BaseModel):
 
 class RespondResult(BaseModel):
     requestId: str
-    status: Resolution
+    # "voted": an approval recorded where more approvers are needed; the request is still pending.
+    status: Resolution | Literal["voted"]
     turnId: str | None = None
 
 

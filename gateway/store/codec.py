@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from gateway.models import Answer, Prompt, PromptState, ReasonCode, Resolution, from_ms
+from gateway.models import Answer, Prompt, PromptState, ReasonCode, Resolution, ToolCall, Vote, from_ms
 from gateway.store.lru import LRU
 
 RECORDS_KEPT = 8192  # parsed records a codec keeps
@@ -21,9 +21,14 @@ def prompt_record(prompt: Prompt) -> str:
 def with_settlement(prompt: Prompt, fields: dict[str, str]) -> Prompt:
     """``prompt`` (as asked) with how it settled, from its hash's fields; itself while still pending."""
     state = PromptState(fields.get("state", "pending"))
+    update: dict[str, Any] = {}
+    if fields.get("votes"):
+        update["votes"] = [Vote.model_validate(vote) for vote in json.loads(fields["votes"])]
     if state is PromptState.PENDING:
-        return prompt
-    update: dict[str, Any] = {"prompt_state": state}
+        return prompt.model_copy(update=update) if update else prompt
+    update["prompt_state"] = state
+    if fields.get("note"):
+        update["note"] = fields["note"]
     if state is PromptState.ANSWERED:
         update["answers"] = [Answer.model_validate(a) for a in json.loads(fields["answers"])]
         update["answered_by"] = fields.get("answered_by") or None
@@ -31,6 +36,8 @@ def with_settlement(prompt: Prompt, fields: dict[str, str]) -> Prompt:
         update["turn_id"] = fields.get("turn_id") or None
         if fields.get("content"):
             update["content"] = json.loads(fields["content"])
+        if fields.get("approved_call"):
+            update["approved_call"] = ToolCall.model_validate_json(fields["approved_call"])
     elif state is PromptState.CANCELLED:
         update["reason"] = fields.get("reason")
         update["reason_code"] = ReasonCode(fields["reason_code"]) if fields.get("reason_code") else None

@@ -7,6 +7,7 @@ from enum import StrEnum
 from typing import Any
 
 from gateway.models import Answer, Prompt, ReasonCode, Resolution
+from gateway.verdicts import Verdict
 
 
 class OpenStatus(StrEnum):
@@ -24,6 +25,8 @@ class SettlementStatus(StrEnum):
     SETTLED = "settled"  # an earlier one did
     MISSING = "missing"  # no such prompt
     NOT_DUE = "not_due"  # expire only: its expiry has not passed
+    VOTED = "voted"  # an approval short of the approvers needed: recorded, the prompt still pending
+    ALREADY_VOTED = "already_voted"  # this person's vote was recorded before: nothing changed
 
 
 class DecisionStatus(StrEnum):
@@ -39,6 +42,8 @@ class DecisionStatus(StrEnum):
     REFUSED = "refused"
     SETTLED = "settled"
     MISSING = "missing"
+    VOTED = "voted"
+    ALREADY_VOTED = "already_voted"
 
 
 class OutboxMode(StrEnum):
@@ -92,6 +97,12 @@ class ReadyAnswer:
     # is queued as the next turn's message) or declined; with the reason recorded.
     cancel_code: ReasonCode | None = None
     cancel_reason: str = ""
+    # An approval's decision beyond its answers (note, call allowed, vote): see ``gateway.verdicts``.
+    verdict: Verdict = field(default_factory=Verdict)
+
+    @property
+    def opts(self) -> str:
+        return self.verdict.opts()
 
 
 @dataclass(frozen=True, slots=True)

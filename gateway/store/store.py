@@ -275,8 +275,11 @@ class Store:
         turn_id: str,
         now_ms: int,
         content: dict[str, Any] | None = None,
+        opts: str = "",
     ) -> Settlement:
-        """Answer a prompt; the first resolution wins. Hot if the agent is watching, else parked."""
+        """Answer a prompt; the first resolution wins. Hot if the agent is watching, else parked.
+
+        ``opts`` carries an approval's decision (see ``gateway.verdicts``): a vote may leave it pending."""
         payload = json.dumps([answer.model_dump(mode="json") for answer in answers], ensure_ascii=False)
         args = [
             prompt_id,
@@ -286,10 +289,13 @@ class Store:
             self.retain_ms,
             turn_id,
             _content_json(content),
+            opts,
         ]
         reply = await self._thread_script("resolve_prompt", thread_id, args, now_ms)
         if reply[0] == "ok":
             return Settlement(SettlementStatus.OK, resolution=Resolution(reply[1]))
+        if reply[0] in (SettlementStatus.VOTED, SettlementStatus.ALREADY_VOTED):
+            return Settlement(SettlementStatus(reply[0]))
         return self._settlement(reply)
 
     async def watch(self, thread_id: str, prompt_id: str, ttl_ms: int) -> None:
@@ -442,7 +448,7 @@ class Store:
             mode = "answer" if ready.decided else "guess"
             args += [mode, ready.prompt_id, answers, ready.answered_by, now_ms, self.retain_ms, ready.turn_id]
             code = ready.cancel_code.value if ready.cancel_code is not None else ""
-            args += [_content_json(ready.content), code, ready.cancel_reason]
+            args += [_content_json(ready.content), code, ready.cancel_reason, ready.opts]
         reply = await self._thread_script("receive_message", thread_id, args, now_ms)
         if reply[0] in ("answered", "queued", "settled", "cancelled"):  # no prompt of the thread is open
             self._latest.pop(thread_id, None)

@@ -64,7 +64,7 @@ def test_the_codec_module_holds_no_cache() -> None:
     ("kind", "values"),
     [
         (OpenStatus, {"ok", "no_run", "run_ended"}),
-        (SettlementStatus, {"ok", "settled", "missing", "not_due"}),
+        (SettlementStatus, {"ok", "settled", "missing", "not_due", "voted", "already_voted"}),
         (OutboxMode, {"acquire", "continue", "release", "renew"}),
         (
             DecisionStatus,
@@ -79,6 +79,8 @@ def test_the_codec_module_holds_no_cache() -> None:
                 "refused",
                 "settled",
                 "missing",
+                "voted",
+                "already_voted",
             },
         ),
     ],

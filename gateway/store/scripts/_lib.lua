@@ -102,17 +102,69 @@ local function unsettleable(pid)
   return nil
 end
 
+-- An approval's decision beyond its answers (opts: JSON {note?, approved_call?, vote?, need?}), applied by
+-- the one answer path every reply and REST answer takes. With a vote (a prompt needing `need` approvers):
+-- the same person twice is refused, an approval short of `need` is recorded and leaves the prompt pending
+-- (its card is re-shown with the votes), a deny or the need-th counted approval settles it with every vote.
+-- Returns nil once `fields` holds what to record, or the status that ends the answer here.
+local function decide(pid, opts, fields)
+  local o = cjson.decode(opts)
+  if o.vote then
+    local stored = redis.call('HGET', prompt_key(pid), 'votes')
+    local votes = stored and cjson.decode(stored) or {}
+    local counted = 0
+    for _, vote in ipairs(votes) do
+      if vote.by == o.vote.by then
+        return 'already_voted'
+      end
+      if vote.answer == 'Approve' and vote.counted ~= false then
+        counted = counted + 1
+      end
+    end
+    votes[#votes + 1] = o.vote
+    local encoded = cjson.encode(votes)
+    if o.vote.answer == 'Approve' and o.vote.counted ~= false then
+      counted = counted + 1
+    end
+    if o.vote.answer == 'Approve' and counted < tonumber(o.need) then
+      redis.call('HSET', prompt_key(pid), 'votes', encoded)
+      redis.call('RPUSH', P .. 'chat', cjson.encode({t = 'votes', pid = pid}))
+      keep_thread()
+      return 'voted'
+    end
+    table.insert(fields, 'votes')
+    table.insert(fields, encoded)
+  end
+  if type(o.note) == 'string' then
+    table.insert(fields, 'note')
+    table.insert(fields, o.note)
+  end
+  if type(o.approved_call) == 'string' then
+    table.insert(fields, 'approved_call')
+    table.insert(fields, o.approved_call)
+  end
+  return nil
+end
+
 -- Answer a pending prompt: hot when the agent is waiting on it (its watch key is alive); otherwise parked,
--- and the answer is re-driven to the agent as the next turn's tagged message. Returns the resolution.
--- content: a form's typed values as JSON ('' or nil for other kinds).
-local function answer(pid, answers, answered_by, now, retain_ms, turn_id, content)
+-- and the answer is re-driven to the agent as the next turn's tagged message.
+-- Returns 'ok' and the resolution, or 'voted' / 'already_voted' when the decision leaves it pending.
+-- content: a form's typed values as JSON ('' or nil for other kinds); opts: see decide ('' or nil: none).
+local function answer(pid, answers, answered_by, now, retain_ms, turn_id, content, opts)
+  local fields = {'state', 'answered', 'answers', answers, 'answered_by', answered_by, 'settled_at', now}
+  if opts and opts ~= '' then
+    local stopped = decide(pid, opts, fields)
+    if stopped then
+      return stopped, nil
+    end
+  end
   local resolution = 'resolved_hot'
   if redis.call('EXISTS', P .. 'w:' .. pid) == 0 then
     resolution = 'resolved_parked'
     redis.call('RPUSH', P .. 'pub', cjson.encode({t = 'parked', pid = pid, turn = turn_id}))
   end
-  local fields = {'state', 'answered', 'answers', answers, 'answered_by', answered_by,
-                  'resolution', resolution, 'settled_at', now}
+  table.insert(fields, 'resolution')
+  table.insert(fields, resolution)
   if resolution == 'resolved_parked' then
     table.insert(fields, 'turn_id')
     table.insert(fields, turn_id)
@@ -122,7 +174,7 @@ local function answer(pid, answers, answered_by, now, retain_ms, turn_id, conten
     table.insert(fields, content)
   end
   settle(pid, fields, tonumber(retain_ms), true)
-  return resolution
+  return 'ok', resolution
 end
 
 -- by: who cancelled it ('' or nil for none: the agent, the gateway, or a superseding message).

@@ -6,7 +6,8 @@
 -- ARGV: event_id ('' for none), dedupe ttl s, prompt id the control was for ('' for none),
 --       message json, log max length, mode, then its prompt id and for an answer: answers json,
 --       answered_by, now ms, retain ms, turn id, form content json ('' for none), cancel code and reason
---       ('' for an answer: set, the reply cancels the prompt instead, see below).
+--       ('' for an answer: set, the reply cancels the prompt instead, see below), the decision's opts json
+--       ('' for none; see decide: a vote may leave the prompt pending).
 -- Modes: '' (nothing decided yet); 'guess' (an answer mapped against the prompt the caller believes is
 -- active, settled only if it is); 'answer' (the caller's answer to the prompt this script handed back; if
 -- that prompt settled meanwhile, how it settled); 'refuse' (the sender may not answer that prompt);
@@ -64,7 +65,11 @@ if cancel_code ~= '' and (mode == 'guess' or mode == 'answer') then
 end
 if pending and (mode == 'guess' or mode == 'answer') and pid == active then
   take()
-  return {'answered', answer(active, ARGV[8], ARGV[9], ARGV[10], ARGV[11], ARGV[12], ARGV[13])}
+  local status, resolution = answer(active, ARGV[8], ARGV[9], ARGV[10], ARGV[11], ARGV[12], ARGV[13], ARGV[16])
+  if status ~= 'ok' then
+    return {status}
+  end
+  return {'answered', resolution}
 end
 if mode == 'answer' then
   -- The prompt handed back settled (or was superseded) between the two calls: the message answered it.
