@@ -14,7 +14,6 @@ from typing import Any
 
 from gateway import metrics, notices
 from gateway.approval_policy import needs_approval, tool_rule
-from gateway.verdicts import EditRefused, Verdict, check_edit, verdict
 from gateway.authz import may_answer
 from gateway.channel import ChannelError, Channels, PrivateNotices
 from gateway.errors import GatewayError, not_found
@@ -51,6 +50,7 @@ from gateway.store.codec import with_settlement
 from gateway.store.outage import StoreHealth
 from gateway.store.results import DecisionStatus, OpenStatus, SettlementStatus
 from gateway.tasks import cancel_and_wait
+from gateway.verdicts import EditRefused, Verdict, check_edit, verdict
 from gateway.waiters import Waiters
 
 RUN_ENDED_REASON = "the run ended"
