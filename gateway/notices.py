@@ -6,7 +6,7 @@ from gateway.forms import FormField
 from gateway.mapper import Unanswered
 from gateway.models import Prompt, PromptState
 from gateway.outcomes import Outcome, Received
-from gateway.render import answers_summary
+from gateway.render import answers_summary, votes_item
 
 NOT_ALLOWED = (
     "Your answer was not taken: only the person who started this run and the agent's approvers can "
@@ -49,9 +49,7 @@ def votes_line(prompt: Prompt) -> str | None:
     """``Approved 1 of 2: alice``: an approval's votes so far (None when it needs one approver)."""
     if prompt.approvals <= 1:
         return None
-    approving = prompt.approvals_so_far
-    names = ", ".join(vote.by for vote in approving) or "nobody yet"
-    line = f"Approved {len(approving)} of {prompt.approvals}: {names}"
+    line = votes_item(prompt).text
     uncounted = [vote.by for vote in prompt.votes if not vote.counted]
     if uncounted:
         line += f" (not counted: {', '.join(uncounted)}, who started the run)"

@@ -27,7 +27,7 @@ from gateway.errors import GatewayError
 from gateway.ids import parse_thread_id
 from gateway.logs import event
 from gateway.models import Prompt, PromptState, ThreadItem, from_ms, utcnow
-from gateway.render import answers_summary, resolved_item, settled_prompt_item
+from gateway.render import answers_summary, resolved_item, settled_prompt_item, votes_item
 from gateway.store import FeedEntry, OutboxBatch, OutboxPass, Store, keys
 from gateway.store.outage import StoreHealth
 from gateway.store.results import OutboxMode
@@ -359,6 +359,16 @@ class Outbox:
             item = ThreadItem.model_validate(effect["item"])
             await channel.post(thread, item)
             return log_entry("agent", item)
+        if effect["t"] == "votes":
+            prompt = prompts.get(effect["pid"])
+            if prompt is None or not prompt.pending:  # settled since: its audit item says how
+                return None
+            item = votes_item(prompt)
+            ref = fields[effect["pid"]].get("msg")
+            if ref:
+                item.metadata["prompt_message_id"] = ref
+            await channel.post(thread, item)
+            return log_entry("gateway", item)
         return None
 
     async def _retire_controls(

@@ -168,6 +168,23 @@ def form_outcome(item: ThreadItem, *, header: str = ANSWERED, empty: str = NO_SE
     return "\n\n".join(part for part in (head, "\n".join([header, *fields])) if part)
 
 
+def votes_item(prompt: Prompt) -> ThreadItem:
+    """An approval's votes so far (``Approved 1 of 2: alice``), posted as each short-of-enough vote lands;
+    its metadata names the prompt and every vote, for channels that show them on the prompt's card."""
+    approving = prompt.approvals_so_far
+    names = ", ".join(vote.by for vote in approving) or "nobody yet"
+    text = f"Approved {len(approving)} of {prompt.approvals}: {names}"
+    return message_item(
+        text,
+        {
+            "type": "votes",
+            "prompt_id": prompt.prompt_id,
+            "approvals": prompt.approvals,
+            "votes": [vote.model_dump(mode="json", exclude_none=True) for vote in prompt.votes],
+        },
+    )
+
+
 def message_item(text: str, metadata: dict[str, Any] | None = None) -> ThreadItem:
     return ThreadItem(type="message", content=[TextContent(text=text)], metadata=metadata or {})
 
