@@ -407,12 +407,12 @@ async def test_audit_item_that_cannot_be_posted_is_retried_not_invented(
 ) -> None:
     prompt = await gateway.raise_prompt(await start_run(gateway), request(DEPLOY))
     channel.fail_next = 1
-    channel.fail_with_retry_after = 0.01
+    channel.fail_with_retry_after = 0.5  # long enough that a loaded machine does not retry before the check
     await gateway.receive(reply("1"))
     await gateway.outbox.idle()
     assert channel.items_of("pending_prompt_resolved") == []
 
-    await asyncio.sleep(0.05)
+    await asyncio.sleep(0.55)
     await gateway.outbox.sweep(everything=True)
 
     assert [item.text for item in channel.items_of("pending_prompt_resolved")] == ["✓ Answered: staging"]
