@@ -21,10 +21,11 @@ from gateway.errors import GatewayError
 from gateway.forms import FieldError, FormField
 from gateway.logs import event
 from gateway.mapper import question_id, structured_answers
-from gateway.models import MAX_TEXT_CHARS, InboundMessage, Prompt, PromptKind
+from gateway.models import APPROVE, DENY, MAX_TEXT_CHARS, InboundMessage, Prompt, PromptKind
 from gateway.outcomes import Draft, DraftStatus, Outcome, Received
 from gateway.render import answers_summary
 from gateway.replies import DONE, SKIP, draft_name, read_draft
+from gateway.typed_edits import NotAnEdit, form_arguments
 
 DECLINE_TEXT = "decline"  # what a Decline press is logged as; the press itself says decline
 _STEP_KINDS = (PromptKind.FORM, PromptKind.URL)
@@ -47,6 +48,9 @@ class Act(StrEnum):
     ASK = "ask"  # a request for free text for question ``index`` is about to be sent
     ASKED = "asked"  # that request went out as ``request`` (on the controls' message ``anchor``)
     REPLY = "reply"  # ``text`` replies to the text request ``request`` in ``thread_id``
+    # An approval's own steps: its reason asked for and given as ASK / ASKED / TEXT (``text`` denies with
+    # that note); EDIT approves the call with ``fields`` (argument name → [the value as typed in a form]).
+    EDIT = "edit"
 
 
 @dataclass(frozen=True, slots=True)
@@ -296,9 +300,25 @@ class _Steps:
             self.mismatch(multi)
             ticked = await self.ticks(labels, questions_draft(prompt.prompt_id))
             return await self._answer([label for number, label in enumerate(labels) if number in ticked])
-        self.mismatch(act in (Act.TEXT, Act.ASK, Act.ASKED) and prompt.kind is not PromptKind.APPROVAL)
+        if prompt.kind is PromptKind.APPROVAL:
+            return await self._approval()
+        self.mismatch(act in (Act.TEXT, Act.ASK, Act.ASKED))
         if act is Act.TEXT:
             return await self._answer([self.text()])
+        return await self._ask()
+
+    async def _approval(self) -> StepResult:
+        """An approval's reason (asked for, then given: a deny with that note) or its edited call."""
+        act = self.request.act
+        if act is Act.EDIT:
+            try:
+                arguments = form_arguments(self.prompt, self.request.fields)
+            except NotAnEdit as exc:
+                return refused(notices.edit_not_taken(str(exc)), self.prompt)
+            return await self.hand_over([[APPROVE]], arguments=arguments)
+        self.mismatch(act in (Act.TEXT, Act.ASK, Act.ASKED))
+        if act is Act.TEXT:
+            return await self.hand_over([[DENY]], note=self.text())
         return await self._ask()
 
     async def _answer(self, answer: list[str]) -> StepResult:
@@ -422,9 +442,16 @@ class _Steps:
     # Handing over ----------------------------------------------------------------------------------
 
     async def hand_over(
-        self, lists: list[list[str]] | None = None, *, text: str | None = None, decline: bool = False
+        self,
+        lists: list[list[str]] | None = None,
+        *,
+        text: str | None = None,
+        decline: bool = False,
+        note: str | None = None,
+        arguments: dict[str, Any] | None = None,
     ) -> StepResult:
-        """Hand an answer (one list per question), a typed value or a decline to the core's receive."""
+        """Hand an answer (one list per question), a typed value or a decline to the core's receive; an
+        approval's with its ``note`` or edited ``arguments``."""
         prompt = self.prompt
         answers = structured_answers(prompt.questions, lists) if lists is not None else None
         summary = answers_summary(answers) if answers is not None else text or ""
@@ -440,6 +467,8 @@ class _Steps:
                 event_id=self.request.event_id[:200] or None,
                 notify=False,
                 decline=decline,
+                note=note,
+                arguments=arguments,
             )
         )
         event(
@@ -453,7 +482,7 @@ class _Steps:
             asked = await self.fresh()
         if received.outcome is Outcome.ANSWERED and asked.answers:
             summary = answers_summary(asked.answers)
-        ok = received.outcome in (Outcome.ANSWERED, Outcome.DECLINED, Outcome.DUPLICATE)
+        ok = received.outcome in (Outcome.ANSWERED, Outcome.DECLINED, Outcome.DUPLICATE, Outcome.VOTED)
         return StepResult(
             notices.outcome(received, asked, summary),
             refused=not ok,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gateway.forms import FormField
 from gateway.mapper import Unanswered
-from gateway.models import Prompt, PromptState
+from gateway.models import Prompt, PromptKind, PromptState
 from gateway.outcomes import Outcome, Received
 from gateway.render import answers_summary, votes_item
 
@@ -35,6 +35,7 @@ UNANSWERED = {
 }
 REPLY_BELOW = "Reply to the message below with your answer."
 ASK_TEXT = "✎ {name}, reply to this message with your answer to: {question}"
+ASK_REASON = "✎ {name}, reply to this message with your reason for denying: {question}"
 
 
 ALREADY_VOTED = "Your vote on this approval was already recorded; it needs another approver."
@@ -131,6 +132,8 @@ def fields_kept(fields: list[FormField], given: list[str]) -> str:
     return f"Fields {numbers[0]}–{numbers[-1]} of {len(fields)} are kept. Continue with the rest:"
 
 
-def ask_text(name: str, question: str) -> str:
-    """A request for free text, naming the person it is for."""
+def ask_text(name: str, question: str, prompt: Prompt | None = None) -> str:
+    """A request for free text, naming the person it is for; on an approval, for the reason it is denied."""
+    if prompt is not None and prompt.kind is PromptKind.APPROVAL:
+        return ASK_REASON.format(name=name, question=question)
     return ASK_TEXT.format(name=name, question=question)

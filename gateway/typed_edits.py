@@ -56,6 +56,22 @@ def typed_edit(prompt: Prompt, text: str) -> dict[str, Any] | None:
     return edited
 
 
+def form_arguments(prompt: Prompt, fields: dict[str, list[str]]) -> dict[str, Any]:
+    """The call's arguments as an edit form gives them (each argument's value as typed, in a list, as
+    platform forms hand them over); ``NotAnEdit`` when the prompt takes no edits or a name is not one of
+    its arguments. Values are read as a typed line's are (text where the argument was text)."""
+    if not prompt.editable or prompt.tool_call is None:
+        raise NotAnEdit("this approval was not raised editable")
+    names = argument_names(prompt)
+    unknown = [name for name in fields if name not in names]
+    if unknown:
+        raise NotAnEdit(f"{unknown[0]} is not an argument of {prompt.tool_call.name}")
+    edited = dict(prompt.tool_call.arguments)
+    for name, given in fields.items():
+        edited[name] = _value(prompt.tool_call.arguments.get(name), given[0] if given else "")
+    return edited
+
+
 def _lines(names: list[str], text: str) -> dict[str, str] | None:
     """``name: value`` lines as {name: raw}; None unless every non-empty line names an argument."""
     by_key = {name.casefold(): name for name in names}

@@ -203,7 +203,7 @@ async def test_a_fitting_press_answers_with_structured_answers_by_question_id(
         pytest.param(SINGLE, request(Act.CHOOSE), id="nothing-on-a-single-select"),
         pytest.param(MULTI, request(Act.CHOOSE, options=(0, 0)), id="repeated-value"),
         pytest.param(APPROVAL, request(Act.CHOOSE, options=(0,)), id="select-on-an-approval"),
-        pytest.param(APPROVAL, request(Act.TEXT, text="yes please"), id="text-on-an-approval"),
+        pytest.param(SINGLE, request(Act.EDIT, fields={"command": ["ls"]}), id="edit-on-a-question"),
         pytest.param(FREE, request(Act.PICK, options=(0,)), id="pick-on-free-text"),
         pytest.param(SEVERAL, request(Act.ANSWERS, lists=[["API"]]), id="answers-short"),
         pytest.param(SINGLE, request(Act.DONE), id="done-on-a-question"),
@@ -220,6 +220,31 @@ async def test_a_press_that_does_not_fit_its_prompt_is_refused_before_the_core_r
     result = await step(core, pressed)
     assert (result.notice, result.refused, result.outcome) == (notices.MISMATCH, True, None)
     assert core.received == [] and core.drafts == {}
+
+
+async def test_a_reason_given_on_an_approval_denies_with_that_note() -> None:
+    core = FakeCore(prompt_of(APPROVAL))
+    result = await step(core, request(Act.TEXT, text="use the staging copy"))
+    assert result.outcome is Outcome.ANSWERED
+    [sent] = core.received
+    assert (sent.answers, sent.note) == (
+        [{"question": "Deploy?", "question_id": "q1", "answer": ["Deny"]}],
+        "use the staging copy",
+    )
+
+
+async def test_an_edit_form_on_an_approval_raised_editable_approves_with_the_typed_arguments() -> None:
+    call = {"name": "Bash", "arguments": {"command": "rm -rf build", "timeout": 30}}
+    core = FakeCore(prompt_of(APPROVAL, tool_call=call, editable=True))
+    await step(core, request(Act.EDIT, fields={"command": ["rm -rf build/tmp"], "timeout": ["5"]}))
+    [sent] = core.received
+    assert sent.arguments == {"command": "rm -rf build/tmp", "timeout": 5}
+
+
+async def test_an_edit_form_on_an_approval_not_raised_editable_is_refused_before_the_core() -> None:
+    core = FakeCore(prompt_of(APPROVAL, tool_call={"name": "Bash", "arguments": {"command": "ls"}}))
+    result = await step(core, request(Act.EDIT, fields={"command": ["rm -rf /"]}))
+    assert result.refused and core.received == []
 
 
 async def test_an_empty_text_answer_is_refused() -> None:
