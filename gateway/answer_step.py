@@ -67,6 +67,10 @@ class StepRequest:
     # The thread the event came from, or a test of it (a platform that knows only part of it).
     thread_id: str | None = None
     in_thread: Callable[[str], bool] | None = None
+    # An approval's words (a deny-with-reason form) and its call's arguments as edited (an edit form),
+    # handed to the core with the answer, which decides what they count for.
+    note: str | None = None
+    arguments: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -440,6 +444,8 @@ class _Steps:
                 event_id=self.request.event_id[:200] or None,
                 notify=False,
                 decline=decline,
+                note=None if self.request.note is None else self.request.note[:MAX_TEXT_CHARS],
+                arguments=self.request.arguments,
             )
         )
         event(
