@@ -71,6 +71,10 @@ class StepRequest:
     # The thread the event came from, or a test of it (a platform that knows only part of it).
     thread_id: str | None = None
     in_thread: Callable[[str], bool] | None = None
+    # An approval's words (a deny-with-reason form) and its call's arguments as edited (an edit form),
+    # handed to the core with the answer, which decides what they count for.
+    note: str | None = None
+    arguments: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -455,6 +459,7 @@ class _Steps:
         prompt = self.prompt
         answers = structured_answers(prompt.questions, lists) if lists is not None else None
         summary = answers_summary(answers) if answers is not None else text or ""
+        said = note if note is not None else self.request.note
         received = await self.sink.receive(
             InboundMessage(
                 thread_id=prompt.thread_id,
@@ -467,8 +472,8 @@ class _Steps:
                 event_id=self.request.event_id[:200] or None,
                 notify=False,
                 decline=decline,
-                note=note,
-                arguments=arguments,
+                note=None if said is None else said[:MAX_TEXT_CHARS],
+                arguments=arguments if arguments is not None else self.request.arguments,
             )
         )
         event(

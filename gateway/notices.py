@@ -41,9 +41,28 @@ ASK_REASON = "✎ {name}, reply to this message with your reason for denying: {q
 ALREADY_VOTED = "Your vote on this approval was already recorded; it needs another approver."
 
 
+# An argument typed back in a form that edits an approval's call (beside its input).
+NOT_A_NUMBER = "Enter a number."
+CHOOSE_TRUE_OR_FALSE = "Choose true or false."
+
+
+def not_json(why: str) -> str:
+    """An edited argument that was to be JSON and is not (``why``: the parser's words)."""
+    return f"Not valid JSON ({why}); write the value as JSON, text in double quotes."
+
+
+def approval_hint(editable: bool) -> str:
+    """How a typed reply answers an approval, for a card that shows it under its controls."""
+    hint = "Or reply in the thread: approve (or yes, ok) allows it; any other reply denies it, with your "
+    hint += "words as the reason."
+    if editable:
+        hint += " To allow it with changed arguments, reply edit and name: value lines (or edit {…} as JSON)."
+    return hint
+
+
 def edit_not_taken(why: str) -> str:
     """An edit of an approval's call that was not taken."""
-    return f"Not taken: {why}. The approval is still open."
+    return f"Not taken: {why.rstrip('.')}. The approval is still open."
 
 
 def votes_line(prompt: Prompt) -> str | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Self
 
@@ -84,6 +85,8 @@ def pending_prompt_item(prompt: Prompt) -> ThreadItem:
     }
     if prompt.tool_call is not None:
         meta["tool_call"] = prompt.tool_call.model_dump(mode="json")
+    if prompt.editable:  # an approval whose call the person may edit: its card offers that
+        meta["editable"] = True
     for key in ("message", "requested_schema", "url"):
         if getattr(prompt, key) is not None:
             meta[key] = getattr(prompt, key)
@@ -171,11 +174,8 @@ def form_outcome(item: ThreadItem, *, header: str = ANSWERED, empty: str = NO_SE
 def votes_item(prompt: Prompt) -> ThreadItem:
     """An approval's votes so far (``Approved 1 of 2: alice``), posted as each short-of-enough vote lands;
     its metadata names the prompt and every vote, for channels that show them on the prompt's card."""
-    approving = prompt.approvals_so_far
-    names = ", ".join(vote.by for vote in approving) or "nobody yet"
-    text = f"Approved {len(approving)} of {prompt.approvals}: {names}"
     return message_item(
-        text,
+        votes_text(prompt.approvals, [vote.by for vote in prompt.approvals_so_far]),
         {
             "type": "votes",
             "prompt_id": prompt.prompt_id,
@@ -183,6 +183,13 @@ def votes_item(prompt: Prompt) -> ThreadItem:
             "votes": [vote.model_dump(mode="json", exclude_none=True) for vote in prompt.votes],
         },
     )
+
+
+def votes_text(approvals: int, approving: list[str], name: Callable[[str], str] = str) -> str:
+    """``Approved 1 of 2: alice``: the approvals that count so far, each approver shown by ``name`` (a
+    channel that knows people's names shows those instead of their identities)."""
+    names = ", ".join(name(by) for by in approving) or "nobody yet"
+    return f"Approved {len(approving)} of {approvals}: {names}"
 
 
 def message_item(text: str, metadata: dict[str, Any] | None = None) -> ThreadItem:

@@ -151,7 +151,9 @@ def _edited(prompt: Prompt, arguments: dict[str, Any], note: str | None) -> Read
     try:
         call = check_edit(prompt, arguments)
     except EditRefused as exc:
-        return Reading(ReplyAction.INVALID, notice=notices.edit_not_taken(exc.message))
+        # Each problem names the argument it is about, for a channel that shows it by that argument's input.
+        errors = tuple(forms.FieldError(error.field, error.problem) for error in exc.errors)
+        return Reading(ReplyAction.INVALID, notice=notices.edit_not_taken(exc.message), errors=errors)
     approve = structured_answers(prompt.questions, [[APPROVE]])
     return Reading(ReplyAction.ANSWER, approve, note=note, edited=call)
 

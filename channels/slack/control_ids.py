@@ -2,10 +2,11 @@
 
 Control data is compact and checked, never trusted. An ``action_id`` names what a control does
 (``tg.pick.<n>``, ``tg.choose``, ``tg.toggle``, ``tg.submit``, ``tg.other``, ``tg.form``, ``tg.done``,
-``tg.decline``, ``tg.link``) and its value is ``<prompt_id>[.<question index>[.<option index>]]``:
-indexes, not labels, so a value stays short whatever the labels, and the labels a press answers with
-always come from the stored prompt. A modal's ``callback_id`` says which modal it is and its
-``private_metadata`` is the prompt id; its inputs' ``block_id`` and ``action_id`` name what they hold.
+``tg.decline``, ``tg.link``, ``tg.reason``, ``tg.edit``) and its value is
+``<prompt_id>[.<question index>[.<option index>]]``: indexes, not labels, so a value stays short whatever
+the labels, and the labels a press answers with always come from the stored prompt. A modal's
+``callback_id`` says which modal it is and its ``private_metadata`` is the prompt id; its inputs'
+``block_id`` and ``action_id`` name what they hold.
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ ANSWER_CALLBACK = "tg.form"  # the modal that answers a prompt's questions
 FIELDS_CALLBACK = "tg.fields"  # the modal that fills in a form prompt's fields
 CHOICE, TEXT = "choice", "text"  # the action ids of the inputs in the answer modal
 FIELD = "value"  # the action id of each input in the fields modal; its block id is the property name
+REASON_CALLBACK = "tg.reason"  # the modal that denies an approval with the person's reason
+EDIT_CALLBACK = "tg.edit"  # the modal that approves an approval's call with its arguments as edited
+NOTE = "note"  # the block and action id of the reason box; the edit modal's inputs are a<i>, FIELD
 
 
 class Verb(StrEnum):
@@ -38,6 +42,8 @@ class Verb(StrEnum):
     DONE = "done"  # completes a URL step
     DECLINE = "decline"  # declines a form or a URL step
     LINK = "link"  # a link button: the browser opens the page, there is nothing to answer
+    REASON = "reason"  # opens the modal that denies an approval with a reason
+    EDIT = "edit"  # opens the modal that edits an approval's call before approving it
 
 
 def action_id(verb: Verb, index: int | None = None) -> str:

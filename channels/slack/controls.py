@@ -8,11 +8,13 @@ from __future__ import annotations
 from typing import Any
 
 from channels.slack.control_ids import ACTIONS_BLOCK, TOGGLES_BLOCK, ControlRef, Verb, action_id
+from gateway import notices
 from gateway.models import Prompt, PromptKind, Question, ToolCall
 from gateway.render import tool_call_arguments
 
 MAX_BUTTONS = 5  # option buttons in a message; past that a select menu
 MAX_CHECKBOXES = 10  # Slack's limit for checkboxes and radio buttons
+DENY_WITH_REASON, EDIT_AND_APPROVE = "Deny with reason…", "Edit and approve…"
 OPTION_TEXT_LIMIT = 75  # characters in a button's or an option's text (and an option's description)
 TOOL_ARGS_LIMIT = 2_500  # characters of a tool call's arguments shown before the rest is cut, visibly
 _STEP_KINDS = (PromptKind.FORM, PromptKind.URL)  # kinds with their own controls (see ``forms``)
@@ -122,6 +124,22 @@ def _toggle_blocks(prompt_id: str, question: Question) -> list[dict[str, Any]]:
     ]
 
 
+def _approval_blocks(prompt_id: str, *, editable: bool) -> list[dict[str, Any]]:
+    """Approve and Deny, Deny with reason… (a modal for the reason) and, where the call may be edited,
+    Edit and approve… (a modal with its arguments); then how a typed reply answers it."""
+    approve = button("Approve", action_id(Verb.PICK, 0), ControlRef(prompt_id, 0, 0).encode(), "primary")
+    deny = button("Deny", action_id(Verb.PICK, 1), ControlRef(prompt_id, 0, 1).encode(), "danger")
+    elements = [
+        approve,
+        deny,
+        button(DENY_WITH_REASON, action_id(Verb.REASON), ControlRef(prompt_id).encode()),
+    ]
+    if editable:
+        elements.append(button(EDIT_AND_APPROVE, action_id(Verb.EDIT), ControlRef(prompt_id).encode()))
+    hint = {"type": "context", "elements": [plain(notices.approval_hint(editable))]}
+    return [{"type": "actions", "block_id": ACTIONS_BLOCK, "elements": elements}, hint]
+
+
 def control_blocks(prompt_meta: dict[str, Any]) -> list[dict[str, Any]]:
     """The controls for a ``pending_prompt`` item's ``metadata.prompt``: blocks that follow its text."""
     prompt_id = str(prompt_meta["prompt_id"])
@@ -131,10 +149,7 @@ def control_blocks(prompt_meta: dict[str, Any]) -> list[dict[str, Any]]:
     if kind is PromptKind.APPROVAL:
         if prompt_meta.get("tool_call"):
             blocks.append(tool_call_block(ToolCall.model_validate(prompt_meta["tool_call"])))
-        approve = button("Approve", action_id(Verb.PICK, 0), ControlRef(prompt_id, 0, 0).encode(), "primary")
-        deny = button("Deny", action_id(Verb.PICK, 1), ControlRef(prompt_id, 0, 1).encode(), "danger")
-        blocks.append({"type": "actions", "block_id": ACTIONS_BLOCK, "elements": [approve, deny]})
-        return blocks
+        return blocks + _approval_blocks(prompt_id, editable=prompt_meta.get("editable") is True)
     if len(questions) == 1 and questions[0].options:
         question = questions[0]
         if question.multi_select:
@@ -152,10 +167,14 @@ def single_options_question(prompt: Prompt) -> Question | None:
 
 
 def opens_form(prompt: Prompt, verb: Verb, ref: ControlRef) -> bool:
-    """Whether an OTHER or FORM press fits the prompt (OTHER: its one option question; FORM: the prompt,
-    whose answer modal, or for a form prompt its fields modal, it opens)."""
+    """Whether a press that opens a modal fits the prompt (OTHER: its one option question; FORM: the
+    prompt, whose answer modal, or for a form prompt its fields modal, it opens; REASON: an approval;
+    EDIT: an approval whose call may be edited)."""
     if ref.prompt_id != prompt.prompt_id or ref.option is not None:
         return False
+    if verb in (Verb.REASON, Verb.EDIT):
+        approval = prompt.kind is PromptKind.APPROVAL and ref.question is None
+        return approval and (verb is Verb.REASON or (prompt.editable and prompt.tool_call is not None))
     if verb is Verb.OTHER:
         return (
             ref.question == 0

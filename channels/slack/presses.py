@@ -21,6 +21,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from channels.slack.answer_modal import form_view
+from channels.slack.approval_modals import edit_view, reason_view
 from channels.slack.calls import call
 from channels.slack.control_ids import PREFIX, TOGGLES_BLOCK, ControlRef, Verb, action_id, decode, verb_of
 from channels.slack.controls import opens_form
@@ -156,7 +157,11 @@ class Presses:
         if not opens_form(prompt, verb, ref):
             return notices.MISMATCH
         checked = sorted(index for index in _ticks(ref, body) if index >= 0)
-        if prompt.kind is PromptKind.FORM:
+        if verb is Verb.REASON:
+            view = reason_view(prompt)
+        elif verb is Verb.EDIT:
+            view = edit_view(prompt)
+        elif prompt.kind is PromptKind.FORM:
             view = fields_view(prompt)
         else:
             view = form_view(prompt, focus_other=verb is Verb.OTHER, checked=checked)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from channels.slack.controls import control_blocks
 from channels.slack.forms import form_controls, url_controls
-from gateway.models import PromptKind, Question, ThreadItem
-from gateway.render import PromptView, form_outcome, prompt_text
+from gateway.models import APPROVE, PromptKind, Question, ThreadItem
+from gateway.render import PromptView, form_outcome, prompt_text, votes_text
 from gateway.text_fit import one, split_text
 
 SECTION_LIMIT = 3_000  # characters in one section block's text
@@ -21,6 +22,7 @@ EMPTY_TEXT = "(empty message)"  # Slack refuses a message with no text
 ANSWERED_MARK = "✓ Answered"
 NO_VALUE = "—"  # an optional field left empty
 _ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+_SLACK_USER = re.compile(r"[UW][A-Z0-9]{1,30}", re.ASCII)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +77,9 @@ def render_item(item: ThreadItem) -> list[SlackMessage]:
     across messages marked "Part i of n"; past ten messages the rest is cut with a visible note. A
     pending prompt's controls follow its text in its last message (see ``controls``).
     """
+    votes = render_votes(item)
+    if votes is not None:
+        return [votes]
     plain = item.type != "message"
     if not item.text.strip():
         return [SlackMessage(text=EMPTY_TEXT, blocks=[_section(EMPTY_TEXT, plain=True)])]
@@ -138,6 +143,31 @@ def render_settled(item: ThreadItem) -> SlackMessage:
     outcome_sections = [_section(piece, plain=True) for piece in split_text(outcome, SECTION_LIMIT)]
     text = f"{last.text}\n\n{escape(outcome)}"[:MESSAGE_TEXT_LIMIT]
     return SlackMessage(text=text, blocks=(last.blocks + outcome_sections)[:MAX_BLOCKS])
+
+
+def _person(identity: str) -> str:
+    """A person in message markup: a Slack user as a mention, which Slack shows as their name."""
+    platform, _, user = identity.partition(":")
+    return f"<@{user}>" if platform == "slack" and _SLACK_USER.fullmatch(user) else escape(identity)
+
+
+def render_votes(item: ThreadItem) -> SlackMessage | None:
+    """An approval's votes so far (the core's ``votes`` item) as one small context line in the thread,
+    approvers by name; None when the item is not one, or its votes do not read."""
+    meta = item.metadata
+    approvals, votes = meta.get("approvals"), meta.get("votes")
+    if item.type != "message" or meta.get("type") != "votes" or not isinstance(approvals, int):
+        return None
+    if not isinstance(votes, list) or not all(isinstance(vote, dict) for vote in votes):
+        return None
+    approving = [
+        str(vote.get("by"))
+        for vote in votes
+        if vote.get("answer") == APPROVE and vote.get("counted", True) is not False
+    ]
+    line = votes_text(approvals, approving, _person)
+    block = {"type": "context", "elements": [{"type": "mrkdwn", "text": line[:SECTION_LIMIT]}]}
+    return SlackMessage(text=line[:MESSAGE_TEXT_LIMIT], blocks=[block])
 
 
 def render_notice(text: str) -> SlackMessage:

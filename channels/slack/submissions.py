@@ -1,29 +1,42 @@
-"""Submitted modals: a prompt's answer modal and a form prompt's fields modal, checked and handed to the
-core within Slack's 3 s, so a modal the core did not take stays open with the problem by its input.
+"""Submitted modals: a prompt's answer modal, a form prompt's fields modal and an approval's deny and edit
+modals, checked and handed to the core within Slack's 3 s, so a modal the core did not take stays open
+with the problem by its input.
 
 The answer modal is read against its prompt's questions here (an option or a typed answer, not both)
-and handed over in the background. The fields modal is handed to the core before it is acknowledged:
-the core's one form validator decides, and the values it did not take are shown under their inputs. If
-that cannot finish within the budget, the modal closes and the presser is told privately how it ended.
+and handed over in the background. The others are handed to the core before they are acknowledged: the
+core decides (the form validator, the tool's schema for an edited call, who may answer), and what it did
+not take is shown under the inputs. If that cannot finish within the budget, the modal closes and the
+presser is told privately how it ended.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any, Protocol
 
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.ack.async_ack import AsyncAck
 
-from channels.slack.answer_modal import read_form
-from channels.slack.control_ids import ANSWER_CALLBACK, FIELDS_CALLBACK, decode
+from channels.slack.answer_modal import TYPE_SOMETHING, read_form
+from channels.slack.approval_modals import edit_errors, read_edit, read_reason, reason_errors
+from channels.slack.control_ids import (
+    ANSWER_CALLBACK,
+    EDIT_CALLBACK,
+    FIELDS_CALLBACK,
+    NOTE,
+    REASON_CALLBACK,
+    decode,
+)
 from channels.slack.forms import block_errors, read_fields
 from channels.slack.notices import BUSY_ERROR, notice_view
 from gateway import notices
 from gateway.answer_step import Act, StepRequest, StepResult
+from gateway.forms import FieldError
 from gateway.models import Prompt, PromptKind
 from gateway.outcomes import Outcome
+
+APPROVE_OPTION, DENY_OPTION = 0, 1  # an approval's options, as its buttons name them
 
 
 class Presses(Protocol):
@@ -48,6 +61,8 @@ class Submissions:
     def install(self, app: AsyncApp) -> None:
         app.view(ANSWER_CALLBACK)(self._on_answers)
         app.view(FIELDS_CALLBACK)(self._on_fields)
+        app.view(REASON_CALLBACK)(self._on_reason)
+        app.view(EDIT_CALLBACK)(self._on_edit)
 
     async def _checked_prompt(self, ack: AsyncAck, body: dict[str, Any]) -> Prompt | None:
         """The pending prompt a modal is for, read within the budget; None once ``ack`` said why not."""
@@ -106,6 +121,59 @@ class Submissions:
         request = self._request(
             Act.FIELDS, prompt.prompt_id, body, fields=dict(zip(names, lists, strict=True))
         )
+        await self._decide(ack, prompt, request, started, block_errors)
+
+    # An approval's modals: deny with a reason, edit and approve -----------------------------------------
+
+    async def _on_reason(self, ack: AsyncAck, body: dict[str, Any]) -> None:
+        started = asyncio.get_running_loop().time()
+        view = body.get("view") or {}
+        prompt = await self._checked_prompt(ack, body)
+        if prompt is None:
+            return
+        reason = read_reason((view.get("state") or {}).get("values") or {})
+        if reason is None or prompt.kind is not PromptKind.APPROVAL:
+            await ack(response_action="update", view=notice_view(notices.MISMATCH))
+            return
+        if not reason.strip():
+            await ack(response_action="errors", errors={NOTE: TYPE_SOMETHING})
+            return
+        # The Deny option, with the person's words: the core records them as the approval's note.
+        request = self._request(Act.PICK, prompt.prompt_id, body, options=(DENY_OPTION,), note=reason)
+        await self._decide(ack, prompt, request, started, reason_errors)
+
+    async def _on_edit(self, ack: AsyncAck, body: dict[str, Any]) -> None:
+        started = asyncio.get_running_loop().time()
+        view = body.get("view") or {}
+        prompt = await self._checked_prompt(ack, body)
+        if prompt is None:
+            return
+        reading = read_edit(prompt, (view.get("state") or {}).get("values") or {})
+        if reading.errors:
+            await ack(response_action="errors", errors=reading.errors)
+            return
+        if reading.arguments is None or prompt.kind is not PromptKind.APPROVAL:
+            await ack(response_action="update", view=notice_view(notices.MISMATCH))
+            return
+        # The Approve option, with the call as edited: the core checks it against the tool's schema.
+        request = self._request(
+            Act.PICK, prompt.prompt_id, body, options=(APPROVE_OPTION,), arguments=reading.arguments
+        )
+        await self._decide(ack, prompt, request, started, edit_errors)
+
+    # Shared -----------------------------------------------------------------------------------------------
+
+    async def _decide(
+        self,
+        ack: AsyncAck,
+        prompt: Prompt,
+        request: StepRequest,
+        started: float,
+        shown: Callable[[Prompt, tuple[FieldError, ...], str | None], dict[str, str]],
+    ) -> None:
+        """Hand a modal to the core before acknowledging it, within the budget: what the core did not take
+        stays in the modal (``shown`` places the reasons by input), anything else closes or replaces it.
+        Past the budget the modal closes and the person is told privately how it ended."""
         handing = self.presses.spawn(self.presses.step(request))
         left = self.presses.ack_budget - (asyncio.get_running_loop().time() - started)
         done, _ = await asyncio.wait({handing}, timeout=max(left, 0.0))
@@ -114,9 +182,10 @@ class Submissions:
             self.presses.spawn(self._tell_later(prompt, request, handing))
             return
         result: StepResult = handing.result()
-        if result.outcome is Outcome.KEPT:
-            await ack(response_action="errors", errors=block_errors(prompt, result.errors, result.notice))
-        elif result.outcome is Outcome.ANSWERED:
+        errors = shown(prompt, result.errors, result.notice) if result.outcome is Outcome.KEPT else {}
+        if errors:
+            await ack(response_action="errors", errors=errors)
+        elif result.outcome in (Outcome.ANSWERED, Outcome.VOTED):
             await ack()
             self.presses.spawn(self.presses.tell(prompt, request.sender, result.notice))
         else:
