@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gateway.forms import FormField
+from gateway.grants import Grant, describe
 from gateway.mapper import Unanswered
 from gateway.models import Prompt, PromptState
 from gateway.outcomes import Outcome, Received
@@ -35,6 +36,14 @@ UNANSWERED = {
 }
 REPLY_BELOW = "Reply to the message below with your answer."
 ASK_TEXT = "✎ {name}, reply to this message with your answer to: {question}"
+
+
+def granted(grant: Grant) -> str:
+    """Said to a person whose typed "always" approved a call and let it through for the rest of the run."""
+    return (
+        f"Approved, and for the rest of this run: {describe(grant.match)} will run without asking. "
+        f"Revoke it in the inbox (grant {grant.grant_id})."
+    )
 
 
 def answered(summary: str) -> str:

@@ -21,12 +21,26 @@ from gateway.mapper import (
     map_reply,
     structured_answers,
 )
-from gateway.models import Answer, Prompt, PromptKind, ReplyPolicy
+from gateway.models import APPROVE, Answer, Prompt, PromptKind, ReplyPolicy
 
 NEW_MESSAGE_REASON = "Not answered: the user sent a new message instead"
 DONE = "done"
 DECLINE_TOKENS = frozenset({"decline", "declined"}) | (NEGATIVE - {"2"})
 SKIP = "skip"
+# Typed to approve an approval and let the same call through, exactly, for the rest of the run (a grant).
+FOR_THE_RUN = frozenset(
+    {
+        "always",
+        "always allow",
+        "always approve",
+        "approve always",
+        "allow always",
+        "approve for session",
+        "approve for this session",
+        "allow for session",
+        "allow for this session",
+    }
+)
 # What a Decline control sends as its structured answers: it declines a form or a URL step (typed text
 # cannot, since "no" may be a form's value).
 URL_NOTICE = "Not taken as an answer: reply done once you have finished the step at the link, or decline."
@@ -49,6 +63,8 @@ class Reading:
     notice: str | None = None
     # Why a form's values were not taken, one per property, for channels that show them by the field.
     errors: tuple[forms.FieldError, ...] = ()
+    # An approve that also asks to let the same call through for the rest of the run (``FOR_THE_RUN``).
+    grant: bool = False
 
 
 def draft_name(prompt_id: str) -> str:
@@ -106,9 +122,18 @@ def read_reply(
         return _read_url(prompt, text, structured)
     if structured is not None and check_structured(prompt.questions, structured) is not None:
         return Reading(ReplyAction.ANSWER, map_reply(prompt.kind, prompt.questions, text, structured))
+    if prompt.kind is PromptKind.APPROVAL and for_the_run(text):
+        approve = map_reply(prompt.kind, prompt.questions, APPROVE)
+        return Reading(ReplyAction.ANSWER, approve, grant=prompt.tool_call is not None)
     if prompt.on_unmatched_reply is ReplyPolicy.NEW_MESSAGE and not _fits(prompt, text):
         return Reading(ReplyAction.SUPERSEDE)
     return Reading(ReplyAction.ANSWER, map_reply(prompt.kind, prompt.questions, text))
+
+
+def for_the_run(text: str) -> bool:
+    """Whether a reply to an approval approves it for the rest of the run ("always", "approve for this
+    session"): any case, any spacing."""
+    return " ".join(text.split()).casefold() in FOR_THE_RUN
 
 
 def _fits(prompt: Prompt, text: str) -> bool:
@@ -223,4 +248,4 @@ def _structured_form(fields: list[forms.FormField], lists: list[list[str]]) -> R
     return form_reading(fields, content)
 
 
-__all__ = ["AFFIRMATIVE", "NEW_MESSAGE_REASON", "Reading", "ReplyAction", "read_reply"]
+__all__ = ["AFFIRMATIVE", "FOR_THE_RUN", "NEW_MESSAGE_REASON", "Reading", "ReplyAction", "read_reply"]

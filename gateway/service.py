@@ -18,6 +18,8 @@ from gateway.authz import may_answer
 from gateway.channel import ChannelError, Channels, PrivateNotices
 from gateway.errors import GatewayError, not_found
 from gateway.feeds import Feeds
+from gateway.granting import granted, record_grant
+from gateway.grants import Grant, GrantRequest, exact_match
 from gateway.ids import new_id, parse_thread_id
 from gateway.logs import event
 from gateway.mapper import map_reply
@@ -309,13 +311,17 @@ class Gateway:
         question: str | None = None,
         expires_in_seconds: int | None = None,
         annotations: ToolAnnotations | None = None,
-    ) -> Prompt | None:
-        """The agent's approval policy on a tool call: None when it asks nobody, else the approval raised."""
+    ) -> Prompt | Grant | None:
+        """A tool call about to be made: the run's grant that lets it through (its use counted), else the
+        agent's approval policy: None when it asks nobody, else the approval raised."""
         run = await self.store.get_run(run_id)
         if run is None:
             raise not_found("RUN_NOT_FOUND", "run", run_id)
         if run.state is RunState.ENDED:
             raise GatewayError("RUN_ENDED", f"Run {run_id} has ended; start a new run to ask.", 409)
+        grant = await granted(self.store, run, tool_call)
+        if grant is not None:
+            return grant
         if not needs_approval(
             await self.store.approval_policy(run.agent), tool_call, destructive, annotations
         ):
@@ -572,7 +578,10 @@ class Gateway:
                 ready.content,
             )
             self.waiters.notify(prompt.prompt_id, prompt=answered)
-            return Received(Outcome.ANSWERED, answered)
+            notice = None
+            if ready.grant and answered.tool_call is not None:
+                notice = await self._grant_typed(answered, answered.tool_call, message)
+            return Received(Outcome.ANSWERED, answered, notice)
         if decision.status is DecisionStatus.CANCELLED and prompt is not None and ready is not None:
             self.outbox.kick(thread_id)
             code = ready.cancel_code or ReasonCode.CANCELLED
@@ -599,6 +608,18 @@ class Gateway:
             return Received(Outcome.QUEUED)
         # The prompt this message answered settled otherwise between the two calls (or is gone).
         return Received(Outcome.STALE, decision.prompt)
+
+    async def _grant_typed(self, answered: Prompt, call: ToolCall, message: InboundMessage) -> str | None:
+        """A typed "always": the approve settled the prompt, so the same call is let through, exactly, for
+        the rest of the run. The person is told what was granted (the notice, also returned)."""
+        request = GrantRequest(scope="run", match=exact_match(call))
+        grant = await record_grant(self.store, answered, message.sender, request, self.now_ms())
+        if grant is None:
+            return None
+        notice = notices.granted(grant)
+        if message.notify:
+            await self._tell(answered.thread_id, message.sender, notice)
+        return notice
 
     async def _refused(self, thread_id: str, prompt: Prompt, message: InboundMessage) -> Received:
         if message.notify:
@@ -652,7 +673,9 @@ def _ready(prompt: Prompt, reading: Reading, sender: str, *, decided: bool) -> R
     """What the receive script applies for a reading: an answer or a cancel (None: the prompt stays)."""
     turn_id = new_id("turn")
     if reading.action is ReplyAction.ANSWER:
-        return ReadyAnswer(prompt.prompt_id, reading.answers, sender, turn_id, decided, reading.content)
+        return ReadyAnswer(
+            prompt.prompt_id, reading.answers, sender, turn_id, decided, reading.content, grant=reading.grant
+        )
     if reading.action is ReplyAction.SUPERSEDE:
         return ReadyAnswer(
             prompt.prompt_id, [], sender, turn_id, decided, None, ReasonCode.NEW_MESSAGE, NEW_MESSAGE_REASON

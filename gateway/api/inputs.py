@@ -49,10 +49,11 @@ async def answer_input(
 
     The same answer twice is 200; a different answer to a settled input is 409 ALREADY_RESOLVED whose
     details say how it settled. Decline on an approval answers Deny; on questions it cancels the input
-    with ``reason_code: declined``.
+    with ``reason_code: declined``. ``grant`` on an approve lets the run's later calls matching its
+    pattern through without asking; the grant made is returned as ``grant``.
     """
-    prompt = await act_on_input(core, caller, agent, prompt_id, body)
-    return JSONResponse(prompt.public())
+    acted = await act_on_input(core, caller, agent, prompt_id, body)
+    return JSONResponse(acted.public())
 
 
 @router.put("/agents/{agent}", response_model=AgentDefinition, responses=error_responses(400, 403))

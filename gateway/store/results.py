@@ -92,6 +92,9 @@ class ReadyAnswer:
     # is queued as the next turn's message) or declined; with the reason recorded.
     cancel_code: ReasonCode | None = None
     cancel_reason: str = ""
+    # The reply also asks for the same call to be let through for the rest of the run: the caller records
+    # that grant once the answer settled the prompt (the scripts do not read it).
+    grant: bool = False
 
 
 @dataclass(frozen=True, slots=True)
