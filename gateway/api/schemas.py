@@ -226,6 +226,12 @@ class PolicyDecision(BaseModel):
     by: str = Field(default="policy", pattern=r"^(policy|grant:\S+)$")
 
 
+class AnsweredInput(Prompt):
+    """The prompt as an answer left it, with the grant the answer made when it carried one."""
+
+    grant: Grant | None = None
+
+
 class GrantList(BaseModel):
     items: list[Grant]
     cursor: str | None = Field(default=None, description="Always null: a run's grants come in one page.")
