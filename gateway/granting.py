@@ -9,7 +9,7 @@ from gateway.errors import GatewayError, not_found, validation_failed
 from gateway.grants import Grant, GrantRequest, grant_problem, matches
 from gateway.ids import new_id
 from gateway.logs import event
-from gateway.models import APPROVE, Prompt, PromptKind, PromptState, Run, ToolCall, from_ms
+from gateway.models import Prompt, PromptKind, Run, ToolCall, from_ms
 from gateway.store import Store
 from gateway.store.grants import GrantStatus
 
@@ -71,15 +71,6 @@ async def record_grant(
         by=identity,
     )
     return grant
-
-
-def approved_by(prompt: Prompt, identity: str) -> bool:
-    """Whether ``prompt`` stands answered Approve by ``identity``: what a grant's approve must have done."""
-    return (
-        prompt.prompt_state is PromptState.ANSWERED
-        and prompt.answered_by == identity
-        and [answer.answer for answer in prompt.answers or []] == [[APPROVE]]
-    )
 
 
 async def granted(store: Store, run: Run, call: ToolCall) -> Grant | None:
