@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gateway.forms import FormField
+from gateway.grants import Grant, describe
 from gateway.mapper import Unanswered
 from gateway.models import Prompt, PromptKind, PromptState
 from gateway.outcomes import Outcome, Received
@@ -80,6 +81,14 @@ def voted(prompt: Prompt) -> str:
     """What an approver is told when their approval is recorded and more are needed."""
     left = prompt.approvals - len(prompt.approvals_so_far)
     return f"Your approval was recorded ({votes_line(prompt)}); {left} more needed."
+
+
+def granted(grant: Grant) -> str:
+    """Said to a person whose typed "always" approved a call and let it through for the rest of the run."""
+    return (
+        f"Approved, and for the rest of this run: {describe(grant.match)} will run without asking. "
+        f"Revoke it in the inbox (grant {grant.grant_id})."
+    )
 
 
 def answered(summary: str) -> str:

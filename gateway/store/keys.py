@@ -34,6 +34,11 @@ def run(thread_id: str, run_id: str) -> str:
     return f"{thread_prefix(thread_id)}run:{run_id}"
 
 
+def grants(thread_id: str, run_id: str) -> str:
+    """A hash: a run's grants (``g:<id>`` the record, ``u:<id>`` its uses); deleted when the run ends."""
+    return f"{thread_prefix(thread_id)}grants:{run_id}"
+
+
 def thread_agents(thread_id: str) -> str:
     """A set: the agents with a run in the thread (they own it)."""
     return f"{thread_prefix(thread_id)}agents"

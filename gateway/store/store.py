@@ -26,6 +26,7 @@ from gateway.models import (
 )
 from gateway.store import keys
 from gateway.store.codec import RecordCodec
+from gateway.store.grants import RunGrants
 from gateway.store.lru import LRU
 from gateway.store.owners import Ownership
 from gateway.store.results import (
@@ -113,6 +114,7 @@ class Store:
         self._latest: LRU[Prompt] = LRU(10_000)
         self._settings: dict[str, tuple[float, HumanInput]] = {}
         self.owners = Ownership(client)
+        self.grants = RunGrants(client, self.scripts, thread_idle_ms)
 
     async def load(self) -> None:
         await self.scripts.load(self.redis)
