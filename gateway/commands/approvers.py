@@ -72,9 +72,7 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
             name, parents=[common], help=f"{verb} people to answer the agent's prompts"
         )
         change.add_argument("agent", metavar="AGENT")
-        change.add_argument(
-            "identities", nargs="+", metavar="IDENTITY", help=f"such as {person_examples()}"
-        )
+        change.add_argument("identities", nargs="+", metavar="IDENTITY", help=f"such as {person_examples()}")
         change.set_defaults(handler=change_command)
     listing = actions.add_parser("list", parents=[common], help="the agent's approvers")
     listing.add_argument("agent", metavar="AGENT")
