@@ -68,7 +68,9 @@ async def recorded(client: httpx.AsyncClient, count: int) -> list[dict[str, Any]
     return found
 
 
-async def test_a_settled_approval_is_listed_with_next_and_cursor(clients: dict[str, httpx.AsyncClient]) -> None:
+async def test_a_settled_approval_is_listed_with_next_and_cursor(
+    clients: dict[str, httpx.AsyncClient],
+) -> None:
     prompt = await settle_approval(clients, "ops", OPS_THREAD, approve=True)
     [record] = await recorded(clients["desk"], 1)
     assert record["prompt_id"] == prompt["prompt_id"]
