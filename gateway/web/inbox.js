@@ -1,5 +1,6 @@
 // Threadgate operator inbox: every pending prompt across agents and threads, newest first, answered
-// through the API's operator endpoint (POST /v1/agents/{agent}/inputs/{id}), kept live by /v1/events.
+// through the API's operator endpoint (POST /v1/agents/{agent}/inputs/{id}), kept live by /v1/events;
+// the History view of settled prompts is history.js.
 "use strict";
 
 const saved = "threadgate.inbox";
@@ -39,7 +40,8 @@ function showSignIn(message) {
   session = null;
   generation += 1;
   $("sign-in").hidden = false;
-  $("who").hidden = $("sign-out").hidden = true;
+  $("who").hidden = $("sign-out").hidden = $("views").hidden = true;
+  resetHistory();
   $("sign-in-error").hidden = !message;
   $("sign-in-error").textContent = message || "";
   $("prompts").replaceChildren();
@@ -54,7 +56,7 @@ async function openInbox(token, as) {
   const mine = ++generation;
   sessionStorage.setItem(saved, JSON.stringify(session));
   $("sign-in").hidden = true;
-  $("who").hidden = $("sign-out").hidden = false;
+  $("who").hidden = $("sign-out").hidden = $("views").hidden = false;
   $("who").textContent = `answering as ${as}`;
   follow(mine);
   try {
@@ -130,6 +132,7 @@ function onEvent(entry) {
     announce(`New ${(KIND_TITLES[prompt.kind] || "prompt").toLowerCase()} from ${prompt.agent} in ${prompt.thread_id}. ${$("count").textContent}.`);
   } else if (entry.type === "input.resolved") {
     settledIds.add(prompt.prompt_id);
+    historySettled();
     const card = cards.get(prompt.prompt_id);
     if (card && !card.classList.contains("settled")) {
       settle(card, prompt);
