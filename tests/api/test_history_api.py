@@ -3,12 +3,15 @@ opaque cursor, and every bad parameter a 400 naming it."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
 import pytest
 
+from gateway.client import Client, Page, Threadgate
 from tests.api.conftest import STARTER, Served, raise_prompt, served_gateway, start_run
 from tests.support.conditions import eventually
 
@@ -158,3 +161,27 @@ async def test_without_a_token_the_history_is_401(scoped: Served) -> None:
     async with scoped.client() as anonymous:
         response = await anonymous.get("/v1/history")
     assert response.status_code == 401
+
+
+async def test_both_python_clients_read_the_history_a_page_at_a_time(
+    scoped: Served, clients: dict[str, httpx.AsyncClient]
+) -> None:
+    made = [await settle_approval(clients, "ops", OPS_THREAD, approve=True) for _ in range(2)]
+    await recorded(clients["desk"], 2)
+    since = datetime.now(UTC) - timedelta(hours=1)
+    async with Threadgate(scoped.base_url, "tok-desk") as tg:
+        first = await tg.history(agent="ops", since=since, limit=1, order="oldest")
+        second = await tg.history(agent="ops", since=since, limit=1, order="oldest", after=first.cursor)
+
+    def read_sync() -> Page[dict[str, Any]]:
+        with Client(scoped.base_url, "tok-ops") as client:
+            return client.history(outcome="approved", since=since.replace(tzinfo=None))
+
+    synced = await asyncio.to_thread(read_sync)
+    assert [page.items[0]["prompt_id"] for page in (first, second)] == [
+        made[0]["prompt_id"],
+        made[1]["prompt_id"],
+    ]
+    assert first.cursor is not None
+    assert [record["prompt_id"] for record in synced.items] == [made[1]["prompt_id"], made[0]["prompt_id"]]
+    assert synced.cursor is None
