@@ -125,6 +125,7 @@ async function follow(mine) {
 
 // New and settled prompts are said politely (a screen reader hears them without losing its place).
 function onEvent(entry) {
+  if (entry.type === "input.resolved") historySettled();
   const prompt = entry.data || {};
   if (entry.type === "input.requested" && !cards.has(prompt.prompt_id) && !settledIds.has(prompt.prompt_id)) {
     place(prompt, "start");
@@ -132,7 +133,6 @@ function onEvent(entry) {
     announce(`New ${(KIND_TITLES[prompt.kind] || "prompt").toLowerCase()} from ${prompt.agent} in ${prompt.thread_id}. ${$("count").textContent}.`);
   } else if (entry.type === "input.resolved") {
     settledIds.add(prompt.prompt_id);
-    historySettled();
     const card = cards.get(prompt.prompt_id);
     if (card && !card.classList.contains("settled")) {
       settle(card, prompt);
