@@ -13,6 +13,7 @@ ASSETS = {
     "inbox.js": assets.WEB / "inbox.js",
     "history.js": assets.WEB / "history.js",
     "inbox.css": assets.WEB / "inbox.css",
+    "history.css": assets.WEB / "history.css",
     **assets.COMMON,
 }
 
