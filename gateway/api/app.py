@@ -14,6 +14,7 @@ from gateway.api.allowed_hosts import AllowedHosts, HostAllowList
 from gateway.api.auth import TokenTable
 from gateway.api.deps import ApiOptions
 from gateway.api.errors import install_error_handlers
+from gateway.api.history import router as history_router
 from gateway.api.limits import BodyLimit
 from gateway.api.mcp_http import McpEndpoint
 from gateway.api.ops import router as ops_router
@@ -62,6 +63,7 @@ def create_app(runtime: Runtime, options: ApiOptions | None = None) -> FastAPI:
     app.include_router(pages_router)
     for api in (runs, threads, events, inputs, respond, sessions, grants):
         app.include_router(api.router)
+    app.include_router(history_router)
     app.router.routes.append(mcp.route())
 
     for channel in runtime.channels:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from datetime import datetime
 from typing import Any, Literal, TypeVar
 
 import httpx
@@ -293,6 +294,26 @@ class Threadgate:
 
     async def get_agent(self, agent: str) -> AgentDefinition:
         return await self._run(calls.get_agent(agent))
+
+    async def history(
+        self,
+        *,
+        agent: str | None = None,
+        run: str | None = None,
+        thread: str | None = None,
+        by: str | None = None,
+        outcome: str | None = None,
+        since: str | datetime | None = None,
+        until: str | datetime | None = None,
+        after: str | None = None,
+        limit: int = 50,
+        order: Literal["newest", "oldest"] = "newest",
+    ) -> Page[dict[str, Any]]:
+        """One page of settled prompts for the audit (``GET /v1/history``); pass ``cursor`` back as
+        ``after`` for the next, until it is None (a page may be short, even empty, before that)."""
+        filters = {"agent": agent, "run": run, "thread": thread, "by": by, "outcome": outcome}
+        filters |= {"since": calls.moment(since), "until": calls.moment(until)}
+        return await self._run(calls.history(filters, after, limit, order))
 
     # Helpers ---------------------------------------------------------------------------------------
 

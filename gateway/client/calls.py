@@ -12,6 +12,7 @@ import time
 import urllib.parse
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, Generic, Literal, TypeVar
 
 import httpx
@@ -274,6 +275,21 @@ def events_call(after: str | None, params: dict[str, str | None]) -> Call:
 
 
 EVENTS_TIMEOUT = httpx.Timeout(10.0, read=None)
+
+
+def history(
+    filters: dict[str, str | None], after: str | None, limit: int, order: Literal["newest", "oldest"]
+) -> Flow[Page[dict[str, Any]]]:
+    params = {**filters, "after": after, "limit": limit, "order": order}
+    data = yield Call("GET", "/v1/history", params=params)
+    return Page(list(data["items"]), data["next"])
+
+
+def moment(value: str | datetime | None) -> str | None:
+    """A ``since``/``until`` as the API takes it: RFC 3339 (a datetime without a zone is UTC)."""
+    if isinstance(value, datetime):
+        return (value if value.tzinfo else value.replace(tzinfo=UTC)).isoformat()
+    return value
 
 
 # Human side -------------------------------------------------------------------------------------------

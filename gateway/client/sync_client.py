@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from datetime import datetime
 from typing import Any, Literal, TypeVar
 
 import httpx
@@ -296,6 +297,26 @@ class Client:
 
     def get_agent(self, agent: str) -> AgentDefinition:
         return self._run(calls.get_agent(agent))
+
+    def history(
+        self,
+        *,
+        agent: str | None = None,
+        run: str | None = None,
+        thread: str | None = None,
+        by: str | None = None,
+        outcome: str | None = None,
+        since: str | datetime | None = None,
+        until: str | datetime | None = None,
+        after: str | None = None,
+        limit: int = 50,
+        order: Literal["newest", "oldest"] = "newest",
+    ) -> Page[dict[str, Any]]:
+        """One page of settled prompts for the audit (``GET /v1/history``); pass ``cursor`` back as
+        ``after`` for the next, until it is None (a page may be short, even empty, before that)."""
+        filters = {"agent": agent, "run": run, "thread": thread, "by": by, "outcome": outcome}
+        filters |= {"since": calls.moment(since), "until": calls.moment(until)}
+        return self._run(calls.history(filters, after, limit, order))
 
     # Helpers ---------------------------------------------------------------------------------------
 

@@ -7,6 +7,7 @@ EXPIRY = "tg:expiry"  # zset: pending prompt ids by expiry time
 DIRTY = "tg:dirty"  # zset: threads whose outbox may hold work, by when it was marked
 MESSAGES = "tg:messages"  # stream: people's messages queued for agents
 EVENTS = "tg:events"  # stream: input.requested / input.resolved / message.received
+HISTORY = "tg:history"  # stream: one record per settled prompt, kept for the audit (gateway.history)
 SETTLED_CHANNEL = "tg:settled"  # pub/sub: "<prompt id> <how it settled>", published when it settles
 CLAIMS = "tg:claims"  # hash: agent -> JSON list of the channels its definition claims
 # One hash tag: the webhook queue's keys share a Cluster slot, so one script can touch them all.

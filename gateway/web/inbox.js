@@ -1,5 +1,6 @@
 // Threadgate operator inbox: every pending prompt across agents and threads, newest first, answered
-// through the API's operator endpoint (POST /v1/agents/{agent}/inputs/{id}), kept live by /v1/events.
+// through the API's operator endpoint (POST /v1/agents/{agent}/inputs/{id}), kept live by /v1/events;
+// the History view of settled prompts is history.js.
 "use strict";
 
 const saved = "threadgate.inbox";
@@ -40,7 +41,8 @@ function showSignIn(message) {
   session = null;
   generation += 1;
   $("sign-in").hidden = false;
-  $("who").hidden = $("sign-out").hidden = true;
+  $("who").hidden = $("sign-out").hidden = $("views").hidden = true;
+  resetHistory();
   $("sign-in-error").hidden = !message;
   $("sign-in-error").textContent = message || "";
   $("prompts").replaceChildren();
@@ -57,7 +59,7 @@ async function openInbox(token, as) {
   const mine = ++generation;
   sessionStorage.setItem(saved, JSON.stringify(session));
   $("sign-in").hidden = true;
-  $("who").hidden = $("sign-out").hidden = false;
+  $("who").hidden = $("sign-out").hidden = $("views").hidden = false;
   $("who").textContent = `answering as ${as}`;
   follow(mine);
   try {
@@ -127,6 +129,7 @@ async function follow(mine) {
 
 // New and settled prompts are said politely (a screen reader hears them without losing its place).
 function onEvent(entry) {
+  if (entry.type === "input.resolved") historySettled();
   const prompt = entry.data || {};
   if (entry.type === "input.requested" && !cards.has(prompt.prompt_id) && !settledIds.has(prompt.prompt_id)) {
     place(prompt, "start");
