@@ -16,7 +16,8 @@ from enum import StrEnum
 from typing import Any
 
 from gateway.cursors import history_cursor
-from gateway.models import APPROVE, DENY, Prompt, PromptKind, PromptState, ReasonCode, to_ms
+from gateway.grants import Grant
+from gateway.models import APPROVE, DENY, Prompt, PromptKind, PromptState, ReasonCode, Run, ToolCall, to_ms
 from gateway.store import FeedEntry, Store, keys
 
 MAX_TEXT = 4_000  # characters kept of any one text in a record (an answer, a note, an argument)
@@ -81,6 +82,42 @@ def history_entry(prompt: Prompt, fields: dict[str, str]) -> FeedEntry:
     """The record as an entry for ``tg:history``, appended once by the prompt's id."""
     text = json.dumps(history_record(prompt, fields), ensure_ascii=False, separators=(",", ":"))
     return FeedEntry(keys.HISTORY, prompt.prompt_id, text)
+
+
+def grant_use_entry(run: Run, grant: Grant, call: ToolCall, now_ms: int) -> FeedEntry:
+    """A call a grant let through, as its own history record: an approval nobody was asked about,
+    ``approved`` by ``grant:<grant_id>``, naming the grant (and the prompt whose approval made it) in
+    ``grants_used``. Its id is the grant's use, so a record is written once per use."""
+    at = datetime.fromtimestamp(now_ms / 1000, UTC).isoformat()
+    record: dict[str, Any] = {
+        "prompt_id": None,
+        "run_id": run.run_id,
+        "thread_id": run.thread_id,
+        "agent": run.agent,
+        "kind": PromptKind.APPROVAL.value,
+        "prompt_state": PromptState.ANSWERED.value,
+        "tool_call": call.model_dump(mode="json"),
+        "approved_call": call.model_dump(mode="json"),
+        "answers": [],
+        "answered_by": grant.by,
+        "created_at": at,
+        "settled_at": at,
+        "outcome": HistoryOutcome.APPROVED.value,
+        "by": grant.by,
+        "votes": [],
+        "grants_used": [
+            {
+                "grant_id": grant.grant_id,
+                "match": grant.match.model_dump(mode="json"),
+                "created_by": grant.created_by,
+                "prompt_id": grant.prompt_id,
+                "use": grant.uses,
+            }
+        ],
+        "escalations": [],
+    }
+    text = json.dumps(bounded(record), ensure_ascii=False, separators=(",", ":"))
+    return FeedEntry(keys.HISTORY, f"{grant.grant_id}.{grant.uses}", text)
 
 
 # Bounded size ----------------------------------------------------------------------------------------

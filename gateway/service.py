@@ -20,6 +20,7 @@ from gateway.errors import GatewayError, not_found
 from gateway.feeds import Feeds
 from gateway.granting import granted, record_grant
 from gateway.grants import Grant, GrantRequest, exact_match
+from gateway.history import grant_use_entry
 from gateway.ids import new_id, parse_thread_id
 from gateway.logs import event
 from gateway.mapper import map_reply
@@ -336,6 +337,7 @@ class Gateway:
             raise GatewayError("RUN_ENDED", f"Run {run_id} has ended; start a new run to ask.", 409)
         grant = await granted(self.store, run, tool_call)
         if grant is not None:
+            await self.store.publish([grant_use_entry(run, grant, tool_call, self.now_ms())], [])
             return grant
         policy = await self.store.approval_policy(run.agent)
         if not needs_approval(policy, tool_call, destructive, annotations):

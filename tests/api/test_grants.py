@@ -315,3 +315,17 @@ async def test_another_agents_token_cannot_list_revoke_or_use_a_runs_grants(
     assert in_own_run.status_code == 201
     assert [item["grant_id"] for item in still] == [grant["grant_id"]]
     assert (await ask(ops, run["run_id"], git_log)).json()["by"] == f"grant:{grant['grant_id']}"
+
+
+async def test_each_call_a_grant_lets_through_is_in_the_history_naming_the_grant(
+    served: Served, agent: httpx.AsyncClient, operator: httpx.AsyncClient
+) -> None:
+    run, grant = await granted_run(agent, operator)
+    log = {"name": "Bash", "arguments": {"command": "git log"}}
+    assert (await ask(agent, run["run_id"], log)).json()["by"] == f"grant:{grant['grant_id']}"
+    await served.runtime.gateway.outbox.flush(run["thread_id"])
+    records = (await operator.get("/v1/history", params={"run": run["run_id"]})).json()["items"]
+    by_grant = [record for record in records if record["by"] == f"grant:{grant['grant_id']}"]
+    assert [(record["outcome"], record["approved_call"]) for record in by_grant] == [("approved", log)]
+    assert by_grant[0]["grants_used"][0]["grant_id"] == grant["grant_id"]
+    assert by_grant[0]["grants_used"][0]["created_by"] == STARTER
