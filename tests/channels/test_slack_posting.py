@@ -117,8 +117,11 @@ async def test_private_notice_needs_a_slack_identity(fake_slack: FakeSlack) -> N
 
 
 def test_events_endpoint_is_served_only_with_a_signing_secret() -> None:
-    both = build_channel("slack",
-        Settings(_env_file=None, slack_bot_token="xoxb-1", slack_signing_secret="s", slack_app_token="xapp-1")
+    both = build_channel(
+        "slack",
+        Settings(
+            _env_file=None, slack_bot_token="xoxb-1", slack_signing_secret="s", slack_app_token="xapp-1"
+        ),
     )
     socket_only = build_channel(
         "slack", Settings(_env_file=None, slack_bot_token="xoxb-1", slack_app_token="xapp-1")
