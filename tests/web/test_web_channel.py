@@ -215,8 +215,7 @@ def test_web_chat_on_refuses_to_start_without_a_token() -> None:
         build_channel("web", Settings(_env_file=None, threadgate_web_chat="true"))
     assert build_channel("web", Settings(_env_file=None, threadgate_web_chat="open")).access.open
     assert not build_channel(
-        "web",
-        Settings(_env_file=None, threadgate_web_chat="on", threadgate_web_token="alice:s3cret")
+        "web", Settings(_env_file=None, threadgate_web_chat="on", threadgate_web_token="alice:s3cret")
     ).access.open
 
 
