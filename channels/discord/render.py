@@ -5,6 +5,10 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
+import discord
+
+from channels.discord.inbound import user_id_of
+from gateway import notices
 from gateway.models import ThreadItem
 from gateway.render import form_outcome
 from gateway.text_fit import Marks, keep_end, split_marked
@@ -13,6 +17,7 @@ MAX_MESSAGE_CHARS = 2000
 MAX_PARTS = 5
 EMPTY_TEXT = "(empty message)"
 NOT_GIVEN = "—"
+SMALL = "-# "  # a line of subtext
 MARKS = Marks(
     part="\n({number}/{total})",
     cut="\n… ({count} more characters not shown)",
@@ -41,8 +46,18 @@ def render_item(item: ThreadItem) -> list[DiscordMessage]:
 
 
 def item_text(item: ThreadItem) -> str:
-    """The item's text; an answered form's outcome reads one ``Title: value`` line per field."""
-    return form_outcome(item, empty=NOT_GIVEN) or item.text
+    """The item's text; an answered form's outcome reads one ``Title: value`` line per field; an answered
+    prompt's ends with who answered, in small print (``-# Approved by @alice``)."""
+    text = form_outcome(item, empty=NOT_GIVEN) or item.text
+    by = notices.answered_by(item, person)
+    return f"{text}\n{SMALL}{by}" if by else text
+
+
+def person(identity: str) -> str:
+    """A Discord user as a mention, which Discord shows as their name (messages are sent with mentions
+    off, so nobody is pinged); anyone else (a REST answer's identity) as the identity, markdown escaped."""
+    user_id = user_id_of(identity)
+    return f"<@{user_id}>" if user_id is not None else discord.utils.escape_markdown(identity)
 
 
 def prompt_id_of(item: ThreadItem) -> str | None:

@@ -21,7 +21,14 @@ from telegram.request import HTTPXRequest
 from channels.telegram.controls import prompt_messages
 from channels.telegram.forms import StepView
 from channels.telegram.forms import messages as step_messages
-from channels.telegram.inbound import ALLOWED_UPDATES, BotIdentity, Incoming, address_of, normalize
+from channels.telegram.inbound import (
+    ALLOWED_UPDATES,
+    BotIdentity,
+    Incoming,
+    address_of,
+    identity_of,
+    normalize,
+)
 from channels.telegram.polling import POLL_TIMEOUT_S, Poller
 from channels.telegram.presses import ACK_DEADLINE_S, Presses
 from channels.telegram.render import Outgoing, fit_tail, render_item, settled_text
@@ -29,12 +36,14 @@ from channels.telegram.send import MAX_INLINE_WAIT_S, Sender, safe_text
 from channels.telegram.threads import start_thread as start_session_thread
 from channels.telegram.updates import log_unreadable, read_update
 from channels.telegram.webhook import check_secret, webhook_route
+from gateway import notices
 from gateway.backoff import Retry
 from gateway.channel import ChannelContext, ChannelError, MessageRef
 from gateway.ids import ThreadRef, parse_thread_id
 from gateway.lease import Lease, lease_name
 from gateway.logs import event
 from gateway.models import ThreadItem
+from gateway.names import Names
 from gateway.render import PromptView
 from gateway.service import Outcome
 from gateway.tasks import cancel_and_wait
@@ -109,6 +118,7 @@ class TelegramChannel:
         self.lease: Lease | None = None
         self._lease_task: asyncio.Task[None] | None = None
         self._turn_messages = _Recent()  # thread id → the last message queued for the agent there
+        self.names = Names()  # of people heard from, to show who answered (else their identity)
         self.identity_retry = IDENTITY_RETRY
         self._known = asyncio.Event()  # set once getMe answered: until then updates wait to be sent again
         self._identity_task: asyncio.Task[None] | None = None
@@ -213,6 +223,9 @@ class TelegramChannel:
         """A press of a prompt's button, or a person's message, goes to the core; everything else (bots,
         service messages) is ignored."""
         context = self._context
+        person = update.effective_user
+        if person is not None and not person.is_bot:
+            self.names.learn(identity_of(person), person.full_name)
         if context is not None and update.callback_query is not None:
             await self.presses.on_press(update.callback_query)
             return
@@ -260,13 +273,19 @@ class TelegramChannel:
         elif item.type == "pending_prompt_resolved":
             reply_to = _message_id(item.metadata.get("prompt_message_id"))
         address = address_of(thread)
-        parts = self._messages(item, reply_to, group=address.is_group)
+        parts = self._messages(item, reply_to, group=address.is_group, by=self._answered_by(item))
         sent = [await self.sender.send(address, part) for part in parts]
         return MessageRef(thread.thread_id, str(sent[-1]))
 
+    def _answered_by(self, item: ThreadItem) -> str | None:
+        return notices.answered_by(item, self.names.shown)
+
     @staticmethod
-    def _messages(item: ThreadItem, reply_to: int | None, *, group: bool) -> list[Outgoing]:
-        """A pending question, form or URL step with its buttons; anything else as its text."""
+    def _messages(
+        item: ThreadItem, reply_to: int | None, *, group: bool, by: str | None = None
+    ) -> list[Outgoing]:
+        """A pending question, form or URL step with its buttons; anything else as its text (an audit
+        item ending with who answered, ``by``)."""
         if item.type == "pending_prompt":
             view = PromptView.of_metadata(item.metadata)
             if view is not None:
@@ -274,16 +293,17 @@ class TelegramChannel:
             step = StepView.of_metadata(item.metadata, item.text)
             if step is not None:
                 return step_messages(step, reply_to=reply_to, group=group)
-        return render_item(item, reply_to=reply_to)
+        return render_item(item, reply_to=reply_to, by=by)
 
     async def edit(self, ref: MessageRef, item: ThreadItem) -> None:
-        """Show a settled prompt's questions and outcome on the message with its buttons; the edit drops
-        the buttons (in a group the question's own message, with its ForceReply, stays as it was)."""
+        """Show a settled prompt's questions, outcome and who answered on the message with its buttons; the
+        edit drops the buttons (in a group the question's own message, with its ForceReply, stays as it
+        was)."""
         message_id = _message_id(ref.message_id)
         if message_id is None:
             return
         address = address_of(parse_thread_id(ref.thread_id))
-        await self.sender.edit(address, message_id, fit_tail(settled_text(item)))
+        await self.sender.edit(address, message_id, fit_tail(settled_text(item, self._answered_by(item))))
 
     async def start_thread(self, channel: ThreadRef, text: str) -> str:
         """The header goes into the chat or topic named; that chat or topic is the session's thread."""
