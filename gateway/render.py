@@ -90,11 +90,34 @@ def pending_prompt_item(prompt: Prompt) -> ThreadItem:
     for key in ("message", "requested_schema", "url"):
         if getattr(prompt, key) is not None:
             meta[key] = getattr(prompt, key)
+    meta.update(_decision_metadata(prompt, settled=False))
     return ThreadItem(
         type="pending_prompt",
         content=[TextContent(text=_asked(prompt)[1])],
         metadata={"type": "pending_prompt", "prompt": meta},
     )
+
+
+def _decision_metadata(prompt: Prompt, *, settled: bool) -> dict[str, Any]:
+    """An approval's decision fields (contract §9) that say something, for cards drawn from metadata: how
+    many approvers it needs; while pending whether it takes edits (against which schema); once settled
+    the person's note, the call allowed and every vote."""
+    if prompt.kind is not PromptKind.APPROVAL:
+        return {}
+    meta: dict[str, Any] = {"approvals": prompt.approvals} if prompt.approvals > 1 else {}
+    if not settled:
+        if prompt.editable:
+            meta["editable"] = True
+        if prompt.input_schema is not None:
+            meta["input_schema"] = prompt.input_schema
+    else:
+        if prompt.votes:
+            meta["votes"] = [vote.model_dump(mode="json", exclude_none=True) for vote in prompt.votes]
+        if prompt.note is not None:
+            meta["note"] = prompt.note
+        if prompt.approved_call is not None and prompt.prompt_state is PromptState.ANSWERED:
+            meta["approved_call"] = prompt.approved_call.model_dump(mode="json")
+    return meta
 
 
 def answers_summary(answers: list[Answer]) -> str:
@@ -125,6 +148,7 @@ def resolved_item(prompt: Prompt) -> ThreadItem:
             meta["answered_by"] = prompt.answered_by
     else:
         meta["reason"] = prompt.reason or "cancelled"
+    meta.update(_decision_metadata(prompt, settled=True))
     return ThreadItem(
         type="pending_prompt_resolved",
         content=[TextContent(text=resolved_text(prompt))],

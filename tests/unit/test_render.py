@@ -16,6 +16,7 @@ from gateway.models import (
     TextContent,
     ThreadItem,
     ToolCall,
+    Vote,
 )
 from gateway.render import (
     FormView,
@@ -427,3 +428,56 @@ def test_a_form_or_url_steps_metadata_reads_back_as_its_view(
     else:
         assert view is not None
         assert (view.kind.value, view.message, [field.name for field in view.fields], view.url) == read
+
+
+# An approval's decision (contract §9) in its items' metadata, for cards drawn from it ----------------------
+
+CALL = {"name": "Bash", "arguments": {"command": "rm -rf build"}}
+
+
+def test_a_pending_approvals_metadata_says_whether_it_takes_edits_and_how_many_approve_it() -> None:
+    plain = make_prompt("approval", {"question": "Run it?"}, tool_call=CALL)
+    schema = {"type": "object", "properties": {"command": {"type": "string"}}}
+    editable = plain.model_copy(update={"editable": True, "input_schema": schema})
+    quorum = plain.model_copy(update={"approvals": 2})
+    decision = ("editable", "input_schema", "approvals", "note", "approved_call", "votes")
+
+    def shown(prompt: Prompt) -> dict[str, Any]:
+        meta = pending_prompt_item(prompt).metadata["prompt"]
+        return {key: meta[key] for key in decision if key in meta}
+
+    assert shown(plain) == {}
+    assert shown(editable) == {"editable": True, "input_schema": schema}
+    assert shown(quorum) == {"approvals": 2}
+
+
+def test_a_settled_approvals_audit_carries_the_note_the_call_allowed_and_every_vote() -> None:
+    edited = ToolCall(name="Bash", arguments={"command": "rm -rf build/tmp"})
+    votes = [
+        Vote(by="slack:U0ALICE", answer="Approve", at=CREATED),
+        Vote(by="slack:U0BOB", answer="Approve", at=CREATED, note="fine"),
+    ]
+    prompt = answered(
+        make_prompt("approval", {"question": "Run it?"}, tool_call=CALL),
+        ["Approve"],
+        note="fine",
+        approved_call=edited,
+        approvals=2,
+        votes=votes,
+        editable=False,
+    )
+    meta = resolved_item(prompt).metadata["prompt"]
+    assert (meta["note"], meta["approved_call"], meta["approvals"]) == ("fine", edited.model_dump(), 2)
+    assert [(vote["by"], vote.get("note")) for vote in meta["votes"]] == [
+        ("slack:U0ALICE", None),
+        ("slack:U0BOB", "fine"),
+    ]
+    assert "editable" not in meta and "input_schema" not in meta
+
+
+def test_a_denied_approvals_audit_carries_the_note_and_no_call_allowed() -> None:
+    prompt = answered(
+        make_prompt("approval", {"question": "Run it?"}, tool_call=CALL), ["Deny"], note="use staging"
+    )
+    meta = resolved_item(prompt).metadata["prompt"]
+    assert (meta["note"], "approved_call" in meta, "votes" in meta) == ("use staging", False, False)

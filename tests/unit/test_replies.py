@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from gateway.models import Prompt, PromptRequest, ReplyPolicy
+from gateway.models import Prompt, PromptRequest, ReplyPolicy, ToolCall
 from gateway.replies import ReplyAction, read_reply
 
 NOW = datetime(2025, 1, 1, tzinfo=UTC)
@@ -202,3 +202,18 @@ def test_structured_form_values_not_taken_are_named_per_property() -> None:
     fixed_age = [structured[0], {**structured[1], "answer": ["3"]}, structured[2]]
     missing = read_reply(prompt(PROFILE), "", fixed_age)
     assert [(error.property, error.problem) for error in missing.errors] == [("name", "is required")]
+
+
+def test_edited_arguments_the_tools_schema_refuses_are_named_per_argument() -> None:
+    schema = {"type": "object", "properties": {"command": {"type": "string", "maxLength": 5}}}
+    editable = prompt(APPROVAL).model_copy(
+        update={
+            "tool_call": ToolCall(name="Bash", arguments={"command": "ls"}),
+            "editable": True,
+            "input_schema": schema,
+        }
+    )
+    reading = read_reply(editable, "", None, arguments={"command": "rm -rf build"})
+    assert reading.action is ReplyAction.INVALID
+    assert [error.property for error in reading.errors] == ["command"]
+    assert reading.notice is not None and reading.notice.endswith("The approval is still open.")
