@@ -28,7 +28,7 @@ from gateway.cursors import STREAM_ID_PROBLEM, is_stream_position
 from gateway.errors import GatewayError
 from gateway.ids import ThreadRef, parse_thread_id
 from gateway.jsonbody import is_json_media_type, unsupported_media_type
-from gateway.models import InboundMessage, ThreadItem
+from gateway.models import MAX_NOTE_CHARS, InboundMessage, ThreadItem
 from gateway.sse import RESTART_HINT, event_stream
 
 # A message at its cap with every character sent as an escaped surrogate pair (12 bytes), and the rest.
@@ -51,6 +51,9 @@ class WebPost(BaseModel):
     prompt_id: str | None = Field(default=None, max_length=64)
     client_id: str | None = Field(default=None, max_length=64)
     decline: StrictBool = False  # the Decline button of a form or a URL step; JSON true only
+    # An approval's Deny-with-reason words, and the call's arguments from its Edit-and-approve form.
+    note: str | None = Field(default=None, max_length=MAX_NOTE_CHARS)
+    arguments: dict[str, Any] | None = None
 
 
 class SignIn(BaseModel):
@@ -231,7 +234,7 @@ class WebChannel:
             post = WebPost.model_validate_json(body)
             thread = parse_thread_id(f"web:{request.path_params['room']}")
             name = self.access.identify(post.name, _bearer(request))
-            check_size(post.text, post.answers)
+            check_size(post.text, post.answers, post.note, post.arguments)
             if self._context.limiter is not None and self._context.audiences is not None:
                 await admit_post(
                     self._context.limiter,
@@ -256,6 +259,8 @@ class WebChannel:
             answers=post.answers,
             prompt_id=post.prompt_id,
             decline=post.decline,
+            note=post.note,
+            arguments=post.arguments,
             event_id=f"web:{post.client_id}" if post.client_id else None,
             notify=False,  # the page shows the notice to its sender itself
         )
@@ -263,6 +268,6 @@ class WebChannel:
         reply: dict[str, Any] = {"outcome": received.outcome.value}
         if (notice := notices.for_sender(received)) is not None:
             reply["notice"] = notice
-        if received.errors:  # a form's values not taken, so the page can mark each field
+        if received.errors:  # a form's values or edited arguments not taken: the page marks each field
             reply["errors"] = [error.as_dict() for error in received.errors]
         return JSONResponse(reply, status_code=202)

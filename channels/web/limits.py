@@ -37,21 +37,34 @@ class WebLimits:
         )
 
 
-def message_chars(text: str, answers: list[dict[str, Any]] | None) -> int:
-    """A message's size as stored: its text plus its structured answers as JSON."""
-    if answers is None:
-        return len(text)
-    return len(text) + len(json.dumps(answers, ensure_ascii=False, separators=(",", ":")))
+def message_chars(
+    text: str,
+    answers: list[dict[str, Any]] | None,
+    note: str | None = None,
+    arguments: dict[str, Any] | None = None,
+) -> int:
+    """A message's size as stored: its text and an approval's note, plus its structured answers and
+    edited arguments as JSON."""
+    chars = len(text) + len(note or "")
+    for part in (answers, arguments):
+        if part is not None:
+            chars += len(json.dumps(part, ensure_ascii=False, separators=(",", ":")))
+    return chars
 
 
-def check_size(text: str, answers: list[dict[str, Any]] | None) -> None:
+def check_size(
+    text: str,
+    answers: list[dict[str, Any]] | None,
+    note: str | None = None,
+    arguments: dict[str, Any] | None = None,
+) -> None:
     """413 TOO_LARGE for a message over ``MAX_MESSAGE_CHARS``, before anything is stored."""
-    chars = message_chars(text, answers)
+    chars = message_chars(text, answers, note, arguments)
     if chars > MAX_MESSAGE_CHARS:
         raise GatewayError(
             "TOO_LARGE",
-            f"A chat message (its text and answers) is at most {MAX_MESSAGE_CHARS:,} characters; "
-            f"this one has {chars:,}. Shorten it or split it.",
+            f"A chat message (its text, answers, note and arguments) is at most {MAX_MESSAGE_CHARS:,} "
+            f"characters; this one has {chars:,}. Shorten it or split it.",
             413,
             {"max_chars": MAX_MESSAGE_CHARS, "chars": chars},
         )

@@ -12,7 +12,7 @@ import pytest
 
 from gateway import notices
 from tests.support.new_kinds import FORM, FORM_TEXT, URL, URL_TEXT
-from tests.web.conftest import AGENT_AUTH, WebGateway, raise_prompt, start_run, web_gateway
+from tests.web.conftest import AGENT_AUTH, OPERATOR_AUTH, WebGateway, raise_prompt, start_run, web_gateway
 
 DEPLOY = {
     "kind": "ask_user_question",
@@ -439,3 +439,156 @@ async def test_a_url_step_pressed_by_someone_who_may_not_answer_stays_pending(we
         still = (await agent.get(f"/v1/prompts/{prompt['prompt_id']}")).json()
     assert reply.json()["outcome"] == "not_allowed"
     assert still["prompt_state"] == "pending"
+
+
+# An approval's whole decision (contract §9): a reason, edited arguments, several approvers ----------------
+
+CALL = {"name": "Bash", "arguments": {"command": "rm -rf build", "timeout": 30}}
+SCHEMA = {
+    "type": "object",
+    "properties": {"command": {"type": "string", "maxLength": 40}, "timeout": {"type": "integer"}},
+    "required": ["command"],
+}
+DENY = [{"question_id": "q1", "answer": ["Deny"]}]
+APPROVE = [{"question_id": "q1", "answer": ["Approve"]}]
+
+
+async def test_deny_with_a_reason_from_the_chat_reaches_the_agent_as_the_note(web: WebGateway) -> None:
+    async with web.client() as client, web.client(AGENT_AUTH) as agent:
+        run = await start_run(agent, "reason")
+        prompt = await raise_prompt(agent, run["run_id"], tool_call=CALL)
+        reply = await say(
+            client,
+            "reason",
+            name="alice",
+            text="Deny",
+            answers=DENY,
+            note="use staging",
+            prompt_id=prompt["prompt_id"],
+        )
+        seen = (await agent.get(f"/v1/prompts/{prompt['prompt_id']}")).json()
+        items = await read_items(client, "reason", 3)
+    assert reply.json() == {"outcome": "answered"}
+    assert (seen["answers"][0]["answer"], seen["note"]) == (["Deny"], "use staging")
+    assert items[2]["metadata"]["prompt"]["note"] == "use staging"
+
+
+async def test_edited_arguments_from_the_chat_approve_the_edited_call_which_the_card_can_show(
+    web: WebGateway,
+) -> None:
+    edited = {"command": "rm -rf build/tmp", "timeout": 5}
+    async with web.client() as client, web.client(AGENT_AUTH) as agent:
+        run = await start_run(agent, "edits")
+        prompt = await raise_prompt(agent, run["run_id"], tool_call=CALL, editable=True, input_schema=SCHEMA)
+        reply = await say(
+            client,
+            "edits",
+            name="alice",
+            text="Approve",
+            answers=APPROVE,
+            arguments=edited,
+            prompt_id=prompt["prompt_id"],
+        )
+        seen = (await agent.get(f"/v1/prompts/{prompt['prompt_id']}")).json()
+        asked, _, settled = await read_items(client, "edits", 3)
+    assert reply.json() == {"outcome": "answered"}
+    assert (seen["tool_call"], seen["approved_call"]) == (CALL, {"name": "Bash", "arguments": edited})
+    assert (asked["metadata"]["prompt"]["editable"], asked["metadata"]["prompt"]["input_schema"]) == (
+        True,
+        SCHEMA,
+    )
+    assert settled["metadata"]["prompt"]["approved_call"] == {"name": "Bash", "arguments": edited}
+
+
+async def test_edited_arguments_off_the_tools_schema_are_named_by_argument_and_the_approval_stays_open(
+    web: WebGateway,
+) -> None:
+    async with web.client() as client, web.client(AGENT_AUTH) as agent:
+        run = await start_run(agent, "off-schema")
+        prompt = await raise_prompt(agent, run["run_id"], tool_call=CALL, editable=True, input_schema=SCHEMA)
+        arguments = {"command": "x" * 41, "timeout": 30}
+        reply = await say(
+            client,
+            "off-schema",
+            name="alice",
+            answers=APPROVE,
+            arguments=arguments,
+            prompt_id=prompt["prompt_id"],
+        )
+        still = (await agent.get(f"/v1/prompts/{prompt['prompt_id']}")).json()
+    body = reply.json()
+    assert body["outcome"] == "kept"
+    assert body["notice"].startswith("Not taken: ") and body["notice"].endswith("The approval is still open.")
+    assert [error["property"] for error in body["errors"]] == ["command"]
+    assert still["prompt_state"] == "pending"
+
+
+async def test_arguments_on_an_approval_not_raised_editable_change_nothing(web: WebGateway) -> None:
+    async with web.client() as client, web.client(AGENT_AUTH) as agent:
+        run = await start_run(agent, "not-editable")
+        prompt = await raise_prompt(agent, run["run_id"], tool_call=CALL)
+        reply = await say(
+            client,
+            "not-editable",
+            name="alice",
+            answers=APPROVE,
+            arguments={"command": "ls"},
+            prompt_id=prompt["prompt_id"],
+        )
+        still = (await agent.get(f"/v1/prompts/{prompt['prompt_id']}")).json()
+    assert reply.json()["outcome"] == "kept" and "not raised as editable" in reply.json()["notice"]
+    assert still["prompt_state"] == "pending"
+
+
+@pytest.mark.parametrize(
+    ("extra", "where"),
+    [
+        ({"note": "n" * 2001}, "note"),
+        ({"arguments": ["not", "an", "object"]}, "arguments"),
+        ({"note": 7}, "note"),
+    ],
+)
+async def test_a_note_or_arguments_the_chat_cannot_take_are_400_naming_them(
+    web: WebGateway, extra: dict[str, Any], where: str
+) -> None:
+    async with web.client() as client:
+        reply = await say(client, "bad-decision", name="alice", answers=DENY, **extra)
+    assert reply.status_code == 400
+    assert reply.json()["error"]["code"] == "VALIDATION_FAILED" and reply.json()["error"][
+        "message"
+    ].startswith(where)
+
+
+async def test_a_note_counts_toward_the_messages_size(web: WebGateway) -> None:
+    async with web.client() as client:
+        reply = await say(client, "big-note", name="alice", text="x" * 15_000, answers=DENY, note="n" * 1_500)
+    assert reply.status_code == 413
+
+
+async def test_two_approvers_in_the_chat_vote_once_each_and_the_votes_are_posted_beside_the_card(
+    web: WebGateway,
+) -> None:
+    async with web.client() as client, web.client(AGENT_AUTH) as agent, web.client(OPERATOR_AUTH) as operator:
+        approvers = {"human_input": {"approvers": ["web:alice", "web:bob"]}}
+        assert (await operator.put("/v1/agents/ops", json=approvers)).status_code == 200
+        run = await start_run(agent, "quorum")
+        prompt = await raise_prompt(agent, run["run_id"], tool_call=CALL, approvals=2)
+        press = {"answers": APPROVE, "prompt_id": prompt["prompt_id"]}
+        first = await say(client, "quorum", name="alice", text="Approve", **press)
+        again = await say(client, "quorum", name="alice", text="Approve", **press)
+        last = await say(client, "quorum", name="bob", text="Approve", **press)
+        items = await read_items(client, "quorum", 6)
+    assert first.json() == {
+        "outcome": "voted",
+        "notice": "Your approval was recorded (Approved 1 of 2: web:alice); 1 more needed.",
+    }
+    assert again.json() == {"outcome": "already_voted", "notice": notices.ALREADY_VOTED}
+    assert last.json() == {"outcome": "answered"}
+    asked = items[0]["metadata"]["prompt"]
+    votes = [item for item in items if item["metadata"].get("type") == "votes"]
+    settled = items[-1]["metadata"]["prompt"]
+    assert asked["approvals"] == 2
+    assert [(item["content"][0]["text"], item["metadata"]["prompt_id"]) for item in votes] == [
+        ("Approved 1 of 2: web:alice", prompt["prompt_id"])
+    ]
+    assert (settled["approvals"], [vote["by"] for vote in settled["votes"]]) == (2, ["web:alice", "web:bob"])
