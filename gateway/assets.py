@@ -10,7 +10,12 @@ from starlette.responses import HTMLResponse, Response
 
 WEB = Path(__file__).resolve().parent / "web"
 # The scripts and styles the chat page and the inbox share; each page serves them beside its own.
-COMMON = {"common.js": WEB / "common.js", "forms.js": WEB / "forms.js", "common.css": WEB / "common.css"}
+COMMON = {
+    "common.js": WEB / "common.js",
+    "forms.js": WEB / "forms.js",
+    "decisions.js": WEB / "decisions.js",
+    "common.css": WEB / "common.css",
+}
 MEDIA_TYPES = {".js": "text/javascript", ".css": "text/css"}
 # A page runs only its own scripts and styles; nothing else may load into it.
 PAGE_HEADERS = {

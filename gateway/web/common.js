@@ -52,10 +52,10 @@ function questionId(question, index) {
   return question.id || `q${index + 1}`;
 }
 
-function toolCallBlock(toolCall) {
+function toolCallBlock(toolCall, label = "Tool call") {
   return el(
     "pre",
-    { class: "tool", "aria-label": "Tool call" },
+    { class: "tool", "aria-label": label },
     el("span", { class: "name" }, toolCall.name),
     `(${JSON.stringify(toolCall.arguments || {}, null, 2)})`,
   );
@@ -140,15 +140,31 @@ function answerSummary(answers) {
   return answers.map((entry) => entry.answer.join(", ") || "(no selection)").join(" · ");
 }
 
+// JSON values equal whatever the order of their objects' keys (a call as asked and as allowed).
+function sameJson(a, b) {
+  const canonical = (value) =>
+    value && typeof value === "object" && !Array.isArray(value)
+      ? Object.fromEntries(Object.keys(value).sort().map((key) => [key, canonical(value[key])]))
+      : Array.isArray(value) ? value.map(canonical) : value;
+  return JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
+}
+
+// Whether a settled approval allowed another call than the one asked (the person edited it).
+function wasEdited(prompt) {
+  return Boolean(prompt.approved_call && prompt.tool_call && !sameJson(prompt.approved_call, prompt.tool_call));
+}
+
 // How a settled prompt reads on its card, the same on both pages: who answered and what, in words.
-// `prompt` holds kind, prompt_state, answered_by, answers ([{question, answer}]) and reason.
+// `prompt` holds kind, prompt_state, answered_by, answers ([{question, answer}]) and reason; an
+// approval also its note and, approved, tool_call and approved_call.
 function settledText(prompt) {
   if (prompt.prompt_state !== "answered") return `✗ Cancelled: ${prompt.reason || "cancelled"}`;
   const who = prompt.answered_by || "someone allowed to answer";
   const answers = prompt.answers || [];
   if (prompt.kind === "approval") {
     const approved = answers.length && answers[0].answer[0] === "Approve";
-    return approved ? `✓ Approved by ${who}` : `✗ Denied by ${who}`;
+    const said = approved ? `✓ Approved by ${who}${wasEdited(prompt) ? " with edits" : ""}` : `✗ Denied by ${who}`;
+    return prompt.note ? `${said}: ${prompt.note}` : said;
   }
   if (prompt.kind === "url") return `✓ Marked done by ${who}`;
   if (prompt.kind === "form") {

@@ -154,7 +154,9 @@ function settle(card, prompt) {
   const focusWasHere = card.contains(document.activeElement) || card.dataset.answering === "focus";
   card.classList.add("settled");
   card.dataset.state = prompt.prompt_state;
-  card.querySelector("form").remove();
+  for (const form of card.querySelectorAll("form")) form.remove();
+  if (prompt.approvals > 1) showVotes(card, votesText(prompt.approvals, prompt.votes));
+  showAllowed(card, prompt);
   showOutcome(card, prompt.prompt_state, settledText(prompt));
   if (focusWasHere) moveOn(card);
 }
@@ -225,10 +227,12 @@ function place(prompt, where) {
   if (prompt.tool_call) card.append(toolCallBlock(prompt.tool_call));
   const form = el("form", {});
   runs.add(prompt.run_id);
+  let panels = [];
   if (prompt.kind === "approval") {
-    form.append(el("p", {}, prompt.questions[0].question));
-    form.append(approveDenyActions("approve", "deny"));
+    const actions = approveDenyActions("Approve", "Deny");
+    form.append(el("p", {}, prompt.questions[0].question), actions);
     if (prompt.tool_call) form.append(forSession(prompt));
+    panels = decisionControls(prompt, actions, (decision, panel) => decide(prompt, panel, decision));
   } else {
     if (prompt.kind === "form" && prompt.requested_schema) {
       form.append(el("p", { class: "message" }, prompt.message || ""), ...formBlocks(prompt.prompt_id, prompt.requested_schema));
@@ -245,7 +249,9 @@ function place(prompt, where) {
     event.preventDefault();
     answer(prompt, form, event.submitter.value);
   });
-  card.append(form, outcomeLine());
+  card.append(form, ...panels);
+  if (prompt.approvals > 1) card.append(votesLine(prompt.approvals, prompt.votes));
+  card.append(outcomeLine());
   cards.set(prompt.prompt_id, card);
   if (where === "start") $("prompts").prepend(card);
   else $("prompts").append(card);
@@ -265,38 +271,71 @@ function content(prompt, form) {
 async function answer(prompt, form, decision) {
   const error = form.querySelector(".error");
   error.hidden = true;
+  if (prompt.kind === "approval") {
+    // "Approve for this session" approves with a grant of the pattern the card shows.
+    const grant = decision === "session" ? { scope: "run", match: chosenPattern(form) } : null;
+    return decide(prompt, form, { answer: decision === "Deny" ? "Deny" : "Approve", grant });
+  }
   if (prompt.kind === "form") markProblems(form, []);
   let body;
   try {
-    if (prompt.kind === "approval") {
-      body = { action: "accept", content: decision !== "deny", from: session.as };
-      if (decision === "session") body.grant = { scope: "run", match: chosenPattern(form) };
-    }
-    else if (decision === "decline") body = { action: "decline", from: session.as };
+    if (decision === "decline") body = { action: "decline", from: session.as };
     else body = { action: "accept", content: content(prompt, form), from: session.as };
   } catch (problem) {
     error.textContent = problem.message;
     error.hidden = false;
     return;
   }
+  await submit(prompt, form, body);
+}
+
+// An approval's decision ({answer: "Approve"|"Deny", note?, arguments?, grant?}), sent from `form` (the
+// card's buttons, or its Deny-with-reason or Edit-and-approve form).
+async function decide(prompt, form, decision) {
+  if (form.classList.contains("panel")) clearRefusal(form);
+  const body = { action: "accept", answers: [decision.answer], from: session.as };
+  if (decision.note) body.note = decision.note;
+  if (decision.arguments) body.arguments = decision.arguments;
+  if (decision.grant) body.grant = decision.grant;
+  await submit(prompt, form, body);
+}
+
+// Send `body` for the card's prompt, its buttons disabled meanwhile. The card settles; or (an approval
+// that needs more approvers) shows the votes so far; or shows why the gateway did not take it on
+// `form`, by the field or argument it names, the focus there.
+async function submit(prompt, form, body) {
   const card = cards.get(prompt.prompt_id);
-  card.dataset.answering = form.contains(document.activeElement) ? "focus" : "";
-  for (const button of form.querySelectorAll("button")) button.disabled = true;
+  const buttons = card.querySelectorAll("button");
+  card.dataset.answering = card.contains(document.activeElement) ? "focus" : "";
+  for (const button of buttons) button.disabled = true;
   try {
-    const settled = await api("POST", `/v1/agents/${encodeURIComponent(prompt.agent)}/inputs/${prompt.prompt_id}`, body);
+    const answered = await api("POST", `/v1/agents/${encodeURIComponent(prompt.agent)}/inputs/${prompt.prompt_id}`, body);
+    if (answered.prompt_state === "pending") {
+      for (const button of buttons) button.disabled = false;
+      card.dataset.answering = "";
+      showVotes(card, votesText(answered.approvals, answered.votes));
+      announce(votesText(answered.approvals, answered.votes));
+      const next = firstControl(form);
+      if (next) next.focus();
+      return;
+    }
     settledIds.add(prompt.prompt_id);
-    if (!card.classList.contains("settled")) settle(card, settled);
-    if (settled.grant) {
-      showOutcome(card, "answered", `${settledText(settled)}, and for the rest of this run: ${describePattern(settled.grant.match)}`);
+    if (!card.classList.contains("settled")) settle(card, answered);
+    if (answered.grant) {
+      showOutcome(card, "answered", `${settledText(answered)}, and for the rest of this run: ${describePattern(answered.grant.match)}`);
       refreshGrants();
     }
     updateCount();
   } catch (problem) {
     card.dataset.answering = "";
-    for (const button of form.querySelectorAll("button")) button.disabled = false;
+    for (const button of buttons) button.disabled = false;
+    const details = problem.details || {};
+    if (details.votes && details.approvals > 1) showVotes(card, votesText(details.approvals, details.votes));
+    if (form.classList.contains("panel")) return showRefusal(form, problem.message, details.errors || []);
+    const error = form.querySelector(".error");
     error.textContent = inPlainWords(problem.message);
     error.hidden = false;
-    const first = prompt.kind === "form" && problem.details ? markProblems(form, problem.details.errors) : null;
+    const first = prompt.kind === "form" && details.errors ? markProblems(form, details.errors) : null;
     (first || firstControl(form)).focus();
   }
 }

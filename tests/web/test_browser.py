@@ -148,7 +148,7 @@ async def test_inbox_shows_new_prompts_and_answers_given_elsewhere_live(demo: De
 
     await say(chat, "no")  # anything but an affirmative denies
     await expect(card).to_have_class("card settled")
-    await expect(card.locator(".outcome")).to_have_text("✗ Denied by web:alice")
+    await expect(card.locator(".outcome")).to_have_text("✗ Denied by web:alice: no")
     await expect(inbox.locator("#count")).to_contain_text("pending")
 
 

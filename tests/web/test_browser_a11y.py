@@ -7,7 +7,17 @@ from typing import Any
 
 from playwright.async_api import Page, expect
 
-from tests.web.cards import chat_cards, fill_form, inbox_cards, settle_two
+from tests.web.cards import (
+    chat_cards,
+    chat_decisions,
+    fill_form,
+    inbox_cards,
+    inbox_decisions,
+    reason_opened,
+    refused_edit,
+    settle_two,
+    voted,
+)
 from tests.web.conftest import AGENT_AUTH, OPERATOR_TOKEN, raise_prompt, start_run, web_gateway
 from tests.web.pages import new_page, serious_problems, sign_in
 
@@ -30,6 +40,14 @@ async def test_axe_finds_nothing_serious_in_the_chat_in_any_card_state(browser: 
         await form.get_by_role("button", name="Submit").click()
         await expect(form.locator(".field[data-property=contact] .problem")).to_be_visible()
         assert await serious_problems(chat) == []  # a value not taken, marked by its field
+
+        await chat_decisions(gateway)  # denied with a reason, approved with edits, by two people, open
+        await expect(chat.locator(".prompt")).to_have_count(11)
+        editable = chat.locator(".prompt:not(.settled)")
+        await refused_edit(editable)
+        assert await serious_problems(chat) == []  # an edit not taken, marked by its argument
+        await reason_opened(editable)
+        assert await serious_problems(chat) == []
         await chat.context.close()
 
 
@@ -52,6 +70,14 @@ async def test_axe_finds_nothing_serious_in_the_inbox_in_any_card_state(browser:
         await form.get_by_role("button", name="Submit").click()
         await expect(form.locator(".field[data-property=contact] .problem")).to_be_visible()
         assert await serious_problems(inbox) == []
+
+        decisions = await inbox_decisions(gateway)
+        await expect(inbox.locator(".card")).to_have_count(10)
+        quorum = inbox.locator(f'.card[data-prompt-id="{decisions["quorum"]}"]')
+        await voted(quorum)
+        await refused_edit(inbox.locator(f'.card[data-prompt-id="{decisions["editable"]}"]'))
+        await reason_opened(quorum)
+        assert await serious_problems(inbox) == []  # votes so far, an edit not taken, a reason being typed
         await inbox.context.close()
 
 
@@ -207,3 +233,46 @@ async def test_the_inbox_moves_the_focus_to_the_next_card_after_an_answer(browse
         await expect(inbox.locator(".card.settled")).to_have_count(2)
         assert await focused(inbox) == "p ✓ Approved by web:alice"  # none left: how it went
         await inbox.context.close()
+
+
+async def test_deny_with_a_reason_and_edit_and_approve_work_with_the_keyboard_alone(browser: Any) -> None:
+    async with web_gateway() as gateway, gateway.client(AGENT_AUTH) as agent:
+        run = await start_run(agent, "decide-keys")
+        call = {"name": "Bash", "arguments": {"command": "rm -rf build"}}
+        await raise_prompt(agent, run["run_id"], tool_call=call, editable=True)
+        page = await new_page(browser)
+        await page.goto(f"{gateway.base_url}/chat/decide-keys")
+        await page.keyboard.type("alice")
+        await page.keyboard.press("Enter")
+        await expect(page.locator(".prompt")).to_have_count(1)
+
+        await tab_to(page, "button Deny with reason…")
+        await page.keyboard.press("Enter")
+        assert await focused(page) == "textarea Why deny it? The agent is told."
+        await page.keyboard.press("Escape")  # closed again, the focus back on its button
+        assert await focused(page) == "button Deny with reason…"
+        await expect(page.locator("form.reason")).to_be_hidden()
+
+        await tab_to(page, "button Edit and approve…")
+        await page.keyboard.press("Enter")
+        assert await focused(page) == "input command"
+        await page.keyboard.press("End")
+        await page.keyboard.type("/tmp")
+        await tab_to(page, "button Approve edited call")
+        await page.keyboard.press("Enter")
+        await expect(page.locator(".prompt .outcome")).to_have_text("✓ Approved by web:alice with edits")
+        assert await focused(page) == "textarea Message"
+
+        await raise_prompt(agent, run["run_id"], tool_call=call)
+        await expect(page.locator(".prompt")).to_have_count(2)
+        assert await focused(page) == "button Approve"  # the new card takes the waiting focus
+        await tab_to(page, "button Deny with reason…")
+        await page.keyboard.press("Enter")
+        await page.keyboard.type("use staging")
+        await tab_to(page, "button Deny with this reason")
+        await page.keyboard.press("Enter")
+        await expect(page.locator(".prompt .outcome").nth(1)).to_have_text(
+            "✗ Denied by web:alice: use staging"
+        )
+        assert page.errors == []  # type: ignore[attr-defined]
+        await page.context.close()

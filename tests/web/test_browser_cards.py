@@ -15,7 +15,9 @@ from tests.web.conftest import AGENT_AUTH, OPERATOR_TOKEN, raise_prompt, start_r
 from tests.web.pages import new_page, say, sign_in
 
 HINTS = {
-    "approval": "Or type approve (or yes, ok) to approve; anything else denies.",
+    "approval": (
+        "Or type approve (or yes, ok) to approve; anything else denies, with your words as the reason."
+    ),
     "single": "Or type an option's number or label, or your own answer.",
     "multi": "Or type the numbers of your choices, like 1 3.",
     "several": "Or type one reply: it answers all 2 questions with the same words.",
@@ -71,8 +73,8 @@ async def test_a_card_says_who_answered_it_and_what(browser: Any) -> None:
         run = await start_run(agent, "cards")
         cards, outcomes = page.locator(".prompt"), page.locator(".prompt .outcome")
         await raise_prompt(agent, run["run_id"], **KINDS["approval"])
-        await say(page, "no")
-        await expect(outcomes.nth(0)).to_have_text("✗ Denied by web:alice")
+        await say(page, "no")  # a typed deny: its words are the reason the agent is told
+        await expect(outcomes.nth(0)).to_have_text("✗ Denied by web:alice: no")
         await raise_prompt(agent, run["run_id"], **KINDS["single"])
         await cards.nth(1).get_by_role("radio", name="1. staging").check()
         await cards.nth(1).get_by_role("button", name="Send answer").click()
@@ -223,5 +225,5 @@ async def test_the_inbox_announces_new_and_settled_prompts_politely(browser: Any
         await expect(announcer).to_have_text("New approval from ops in web:told. 1 pending.")
         async with gateway.client() as person:
             await chat_message(person, "told", "no")
-        await expect(announcer).to_have_text("✗ Denied by web:alice. 0 pending.")
+        await expect(announcer).to_have_text("✗ Denied by web:alice: no. 0 pending.")
         await inbox.context.close()

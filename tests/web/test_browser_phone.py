@@ -6,9 +6,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from playwright.async_api import Page, expect
+from playwright.async_api import Locator, Page, expect
 
-from tests.web.cards import chat_cards, fill_form, inbox_cards, settle_two
+from tests.web.cards import (
+    chat_cards,
+    chat_decisions,
+    fill_form,
+    inbox_cards,
+    inbox_decisions,
+    reason_opened,
+    refused_edit,
+    settle_two,
+    voted,
+)
 from tests.web.conftest import OPERATOR_TOKEN, SCREENSHOTS, screenshot_path, web_gateway
 from tests.web.pages import new_page, serious_problems, sign_in, wider_than_the_screen
 
@@ -53,8 +63,32 @@ async def test_the_chat_fits_a_phone_and_a_desktop_with_every_kind_of_card(
                 path=screenshot_path("phone-chat-cancelled.png", tmp_path)
             )
         await fits_every_width(chat)
+
+        # An approval's decisions: denied with a reason, approved with edits, by two people, and open.
+        await chat_decisions(gateway)
+        await expect(cards).to_have_count(11)
+        await expect(chat.locator(".prompt .allowed")).to_have_count(1)
+        await expect(chat.locator(".prompt .votes")).to_have_text("Approved 2 of 2: web:alice, web:bob")
+        editable = chat.locator(".prompt:not(.settled)")
+        await refused_edit(editable)
+        await fits_every_width(chat)
+        if SCREENSHOTS:
+            await tall_screenshot(editable, screenshot_path("phone-chat-edit.png", tmp_path))
+        await reason_opened(editable)
+        await fits_every_width(chat)
+        if SCREENSHOTS:
+            await tall_screenshot(editable, screenshot_path("phone-chat-reason.png", tmp_path))
         assert chat.errors == []  # type: ignore[attr-defined]
         await chat.context.close()
+
+
+async def tall_screenshot(card: Locator, path: Path) -> None:
+    """``card`` whole on a phone's width, though taller than the screen: on a screen tall enough for it."""
+    page = card.page
+    await page.set_viewport_size({"width": 390, "height": 2400})
+    await card.scroll_into_view_if_needed()
+    await card.screenshot(path=path)
+    await page.set_viewport_size({"width": 390, "height": 800})
 
 
 KIND_OF = {
@@ -86,6 +120,14 @@ async def test_the_inbox_fits_a_phone_and_a_desktop_with_every_kind_of_card(
         await expect(form.locator(".field[data-property=contact] .problem")).to_be_visible()
         if SCREENSHOTS:
             await inbox.screenshot(path=screenshot_path("phone-inbox.png", tmp_path))
+        await fits_every_width(inbox)
+
+        decisions = await inbox_decisions(gateway)
+        await expect(inbox.locator(".card")).to_have_count(10)
+        quorum = inbox.locator(f'.card[data-prompt-id="{decisions["quorum"]}"]')
+        await voted(quorum)
+        await refused_edit(inbox.locator(f'.card[data-prompt-id="{decisions["editable"]}"]'))
+        await reason_opened(quorum)
         await fits_every_width(inbox)
         assert inbox.errors == []  # type: ignore[attr-defined]
         await inbox.context.close()

@@ -124,6 +124,7 @@ function render(item) {
   let node = null;
   if (item.type === "pending_prompt") node = promptCard(item);
   else if (item.type === "pending_prompt_resolved") node = settleCard(item);
+  else if (item.metadata && item.metadata.type === "votes") node = votesItem(item);
   else if (!isControlPress(item)) node = messageBubble(item);
   if (!node) return;
   node.dataset.itemId = item.id;
@@ -152,6 +153,18 @@ function messageBubble(item) {
   );
 }
 
+// An approval's votes so far ("Approved 1 of 2: web:alice"), said on its card rather than as a message;
+// a line of its own when the card is not on the page.
+function votesItem(item) {
+  const card = prompts.get(item.metadata.prompt_id);
+  if (!card) return el("li", { class: "item audit" }, textOf(item));
+  if (!card.classList.contains("settled")) {
+    showVotes(card, textOf(item));
+    afterOwnPosts(() => announce(textOf(item)));
+  }
+  return null;
+}
+
 function shortened(text, limit = 140) {
   return text.length > limit ? `${text.slice(0, limit)}…` : text;
 }
@@ -164,14 +177,17 @@ function settleCard(item) {
   if (!card) {
     return el("li", { class: `item audit ${meta.prompt_state || ""}` }, settledText(withAnswerer(meta)));
   }
-  card.dataset.settled = JSON.stringify(meta);
+  const settled = { ...meta, tool_call: card.toolCall };
+  card.dataset.settled = JSON.stringify(settled);
   const focusWasHere = card.contains(document.activeElement);
   card.classList.add("settled");
   if (meta.prompt_state) card.classList.add(meta.prompt_state);
   for (const control of card.querySelectorAll("input, textarea, select, button")) control.disabled = true;
-  for (const hidden of card.querySelectorAll(".error, .problem, .typing")) hidden.hidden = true;
-  showOutcome(card, meta.prompt_state, settledText(withAnswerer(meta)));
-  afterOwnPosts(() => announce(settledText(withAnswerer(meta))));
+  for (const hidden of card.querySelectorAll(".error, .problem, .typing, .panel")) hidden.hidden = true;
+  if (meta.approvals > 1) showVotes(card, votesText(meta.approvals, meta.votes));
+  showAllowed(card, settled);
+  showOutcome(card, meta.prompt_state, settledText(withAnswerer(settled)));
+  afterOwnPosts(() => announce(settledText(withAnswerer(settled))));
   if (focusWasHere) moveOn();
   return null;
 }
@@ -232,6 +248,7 @@ function promptCard(item) {
     dataset: { promptId: meta.prompt_id || "", kind: meta.kind || "" },
   });
   card.append(el("h2", { class: "kind", id: titleId }, KIND_TITLES[meta.kind] || "Question"));
+  card.toolCall = meta.tool_call || null;
   if (meta.tool_call) card.append(toolCallBlock(meta.tool_call));
   if (meta.kind === "form" && meta.requested_schema) {
     card.append(el("p", { class: "text" }, meta.message || ""), formPrompt(meta));
@@ -240,6 +257,11 @@ function promptCard(item) {
   } else if (questions.length) {
     if (meta.kind === "approval") card.append(el("p", { class: "text" }, questions[0].question));
     card.append(questionsPrompt(meta));
+    if (meta.kind === "approval") {
+      const actions = card.querySelector(".actions");
+      card.append(...decisionControls(meta, actions, (decision, panel) => sendDecision(meta, decision, panel)));
+      if (meta.approvals > 1) card.append(votesLine(meta.approvals));
+    }
   } else {
     card.append(el("p", { class: "text" }, textOf(item))); // no controls to draw: the text says it all
   }
@@ -261,7 +283,7 @@ function promptSummary(meta, text) {
 // How a typed reply answers this card, as the gateway's reply mapper reads it.
 function typingHint(meta) {
   const questions = meta.questions || [];
-  if (meta.kind === "approval") return "Or type approve (or yes, ok) to approve; anything else denies.";
+  if (meta.kind === "approval") return approvalHint(meta);
   if (meta.kind === "url") return "Or type done once the page is finished, or decline.";
   if (meta.kind === "form" && meta.requested_schema) {
     const names = Object.keys(meta.requested_schema.properties || {});
@@ -274,6 +296,16 @@ function typingHint(meta) {
   if (!question || !(question.options || []).length) return "Or just type your answer.";
   if (question.multiSelect) return "Or type the numbers of your choices, like 1 3.";
   return "Or type an option's number or label, or your own answer.";
+}
+
+// An approval's typed replies: approve tokens approve; on an editable one `edit` with name: value lines
+// approves the call as edited; anything else denies, its words the reason the agent is told.
+function approvalHint(meta) {
+  const denies = "anything else denies, with your words as the reason";
+  if (!meta.editable || !meta.tool_call) return `Or type approve (or yes, ok) to approve; ${denies}.`;
+  const names = argumentFields(meta.tool_call, meta.input_schema).map((field) => field.name);
+  const lines = names.length ? `name: value lines (${names.join(", ")})` : "the arguments as JSON";
+  return `Or type approve (or yes, ok) to approve, or edit and ${lines} to approve the call as edited; ${denies}.`;
 }
 
 function questionsPrompt(meta) {
@@ -304,6 +336,18 @@ async function submitAnswers(meta, questions, form, submitter) {
     return;
   }
   await send({ text: answerSummary(answers), answers, prompt_id: meta.prompt_id });
+}
+
+// Send a decision from an approval's Deny-with-reason or Edit-and-approve form; what the gateway did not
+// take (who may answer, an argument the tool's schema refuses) is shown on that form.
+async function sendDecision(meta, decision, panel) {
+  clearRefusal(panel);
+  const answers = [{ question_id: questionId(meta.questions[0], 0), answer: [decision.answer] }];
+  const text = decision.arguments ? "Approve, with edited arguments" : `Deny: ${decision.note}`;
+  let refused = null;
+  const message = { text, answers, prompt_id: meta.prompt_id, note: decision.note, arguments: decision.arguments };
+  const body = await send(message, (said) => (refused = said));
+  if (refused) showRefusal(panel, refused, (body && body.errors) || []);
 }
 
 // The buttons a form or a URL step ends with, and the line the gateway's notice about it shows in.
