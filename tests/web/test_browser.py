@@ -113,7 +113,7 @@ async def test_answer_from_inbox_goes_through_the_approver_rule_and_shows_in_the
     await expect(inbox.locator("#count")).to_have_text("1 pending")
     await inbox.locator("body").screenshot(path=screenshot_path("inbox.png", tmp_path))
 
-    await card.get_by_role("button", name="Approve").click()
+    await card.get_by_role("button", name="Approve", exact=True).click()
     await expect(card.locator(".outcome")).to_have_text("✓ Approved by web:operator")
 
     assert await echoed(chat, 1) == "Approved by web:operator."
@@ -127,7 +127,7 @@ async def test_the_chat_card_names_who_answered_from_the_inbox(demo: Demo, brows
     await expect(chat.locator(".prompt")).to_have_count(1)
     inbox = await new_page(browser)
     await inbox.goto(demo.inbox_url)
-    await inbox.locator(".card").get_by_role("button", name="Approve").click()
+    await inbox.locator(".card").get_by_role("button", name="Approve", exact=True).click()
     await expect(chat.locator(".prompt.settled .outcome")).to_have_text(
         "✓ Approved by web:operator", timeout=3_000
     )
@@ -163,7 +163,7 @@ async def test_inbox_refuses_an_answer_from_someone_who_may_not_answer(demo: Dem
     await inbox.get_by_label("Answer as").fill("web:mallory")
     await inbox.get_by_role("button", name="Open the inbox").click()
     card = inbox.locator(".card")
-    await card.get_by_role("button", name="Approve").click()
+    await card.get_by_role("button", name="Approve", exact=True).click()
     await expect(card.get_by_role("alert")).to_contain_text("web:mallory may not answer this prompt")
     await expect(chat.locator(".prompt.settled")).to_have_count(0)
 

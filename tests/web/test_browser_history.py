@@ -49,9 +49,9 @@ async def test_an_answer_given_in_the_inbox_shows_in_history_and_the_filters_nar
         by_bob = await approval(gateway, "three", started_by="web:bob")
         inbox = await open_inbox(browser, gateway)
         card = inbox.locator(f'.card[data-prompt-id="{approved["prompt_id"]}"]')
-        await card.get_by_role("button", name="Approve").click()
+        await card.get_by_role("button", name="Approve", exact=True).click()
         card = inbox.locator(f'.card[data-prompt-id="{denied["prompt_id"]}"]')
-        await card.get_by_role("button", name="Deny").click()
+        await card.get_by_role("button", name="Deny", exact=True).click()
         await expect(inbox.locator(".card.settled")).to_have_count(2)
         await answer(gateway, by_bob, True, "web:bob")
 
