@@ -100,14 +100,12 @@ def pending_prompt_item(prompt: Prompt) -> ThreadItem:
 
 def _decision_metadata(prompt: Prompt, *, settled: bool) -> dict[str, Any]:
     """An approval's decision fields (contract §9) that say something, for cards drawn from metadata: how
-    many approvers it needs; while pending whether it takes edits (against which schema); once settled
-    the person's note, the call allowed and every vote."""
+    many approvers it needs; while pending the schema its edits are checked against; once settled the
+    person's note, the call allowed and every vote."""
     if prompt.kind is not PromptKind.APPROVAL:
         return {}
     meta: dict[str, Any] = {"approvals": prompt.approvals} if prompt.approvals > 1 else {}
     if not settled:
-        if prompt.editable:
-            meta["editable"] = True
         if prompt.input_schema is not None:
             meta["input_schema"] = prompt.input_schema
     else:

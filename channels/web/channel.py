@@ -28,7 +28,7 @@ from gateway.cursors import STREAM_ID_PROBLEM, is_stream_position
 from gateway.errors import GatewayError
 from gateway.ids import ThreadRef, parse_thread_id
 from gateway.jsonbody import is_json_media_type, unsupported_media_type
-from gateway.models import MAX_NOTE_CHARS, InboundMessage, ThreadItem
+from gateway.models import MAX_NOTE_CHARS, InboundMessage, PromptKind, ThreadItem
 from gateway.sse import RESTART_HINT, event_stream
 
 # A message at its cap with every character sent as an escaped surrogate pair (12 bytes), and the rest.
@@ -90,6 +90,14 @@ def _not_json(request: Request) -> JSONResponse | None:
 def _bearer(request: Request) -> str | None:
     header = request.headers.get("authorization", "")
     return header[7:].strip() if header[:7].lower() == "bearer " else None
+
+
+def _with_typing_hint(item: dict[str, Any]) -> None:
+    """A pending approval's card says how typing answers it in the core's words (``typing_hint``)."""
+    meta = item.get("metadata")
+    prompt = meta.get("prompt") if isinstance(meta, dict) and item.get("type") == "pending_prompt" else None
+    if isinstance(prompt, dict) and prompt.get("kind") == PromptKind.APPROVAL:
+        prompt["typing_hint"] = notices.approval_hint(prompt.get("editable") is True)
 
 
 class WebChannel:
@@ -215,6 +223,7 @@ class WebChannel:
             for entry_id, entry in await context.sink.read_thread(thread_id, cursor, 100, self.heartbeat_s):
                 cursor = entry_id
                 item = {"id": entry_id, "role": entry.get("role", "person"), "type": "message", **entry}
+                _with_typing_hint(item)
                 data = json.dumps(item, ensure_ascii=False)
                 yield f"id: {entry_id}\nevent: item\ndata: {data}\n\n".encode()
 

@@ -5,6 +5,9 @@
 "use strict";
 
 const MAX_NOTE_CHARS = 2000;
+// An edited argument the browser cannot read, said as the gateway says it (notices.NOT_A_NUMBER, not_json).
+const NOT_A_NUMBER = "Enter a number.";
+const notJson = (why) => `Not valid JSON (${why}); write the value as JSON, text in double quotes.`;
 
 // An approval's own controls: `actions` (its Approve and Deny buttons) gains "Deny with reason…" and, on
 // an editable approval, "Edit and approve…", each revealing a form of its own, which are returned for
@@ -55,7 +58,7 @@ function panelActions(submitLabel, submitClass) {
       el("button", { type: "submit", class: submitClass }, submitLabel),
       el("button", { type: "button", class: "secondary cancel" }, "Cancel"),
     ),
-    el("p", { class: "error", role: "alert", hidden: true }),
+    el("p", { class: "refusal", role: "alert", hidden: true }),
   ];
 }
 
@@ -178,7 +181,7 @@ function editedArguments(form, fields) {
     if (field.type === "boolean") {
       if (field.given || control.checked) values[field.name] = control.checked;
     } else if (field.type === "integer" || field.type === "number") {
-      if (control.validity.badInput) problems.push({ field: field.name, problem: "must be a number" });
+      if (control.validity.badInput) problems.push({ field: field.name, problem: NOT_A_NUMBER });
       else if (control.value !== "") values[field.name] = Number(control.value);
     } else if (field.type === "string") {
       if (field.given || control.value !== "") values[field.name] = control.value;
@@ -186,7 +189,7 @@ function editedArguments(form, fields) {
       try {
         values[field.name] = JSON.parse(control.value);
       } catch (error) {
-        problems.push({ field: field.name, problem: "is not valid JSON" });
+        problems.push({ field: field.name, problem: notJson(error.message) });
       }
     }
   });
@@ -197,7 +200,7 @@ function editedArguments(form, fields) {
 // `errors` ([{field} or {property}, problem], a path like "options.retries" naming its argument) by its
 // argument's input, the focus on the first such input (else the panel's first control).
 function showRefusal(panel, message, errors = []) {
-  const alert = panel.querySelector(".error");
+  const alert = panel.querySelector(".refusal");
   alert.textContent = inPlainWords(message);
   alert.hidden = false;
   const first = markArgumentProblems(panel, errors);
@@ -205,7 +208,7 @@ function showRefusal(panel, message, errors = []) {
 }
 
 function clearRefusal(panel) {
-  panel.querySelector(".error").hidden = true;
+  panel.querySelector(".refusal").hidden = true;
   markArgumentProblems(panel, []);
 }
 

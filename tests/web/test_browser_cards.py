@@ -8,6 +8,7 @@ from typing import Any
 
 from playwright.async_api import Page, expect
 
+from gateway import notices
 from gateway.formats import PROBLEMS
 from gateway.forms import check_schema, check_value
 from tests.web.cards import KINDS, chat_cards, chat_message, fill_form, inbox_cards
@@ -15,9 +16,7 @@ from tests.web.conftest import AGENT_AUTH, OPERATOR_TOKEN, raise_prompt, start_r
 from tests.web.pages import new_page, say, sign_in
 
 HINTS = {
-    "approval": (
-        "Or type approve (or yes, ok) to approve; anything else denies, with your words as the reason."
-    ),
+    "approval": notices.approval_hint(editable=False),
     "single": "Or type an option's number or label, or your own answer.",
     "multi": "Or type the numbers of your choices, like 1 3.",
     "several": "Or type one reply: it answers all 2 questions with the same words.",

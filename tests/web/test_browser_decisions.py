@@ -93,11 +93,7 @@ async def test_typing_on_an_approval_is_explained_and_a_typed_deny_carries_its_w
         run = await start_run(agent, "typed")
         await raise_prompt(agent, run["run_id"], tool_call=EDIT_CALL, editable=True, input_schema=EDIT_SCHEMA)
         card = page.locator(".prompt")
-        await expect(card.locator(".typing")).to_have_text(
-            "Or type approve (or yes, ok) to approve, or edit and name: value lines "
-            "(command, timeout, dry_run, env, cwd) to approve the call as edited; anything else denies, "
-            "with your words as the reason."
-        )
+        await expect(card.locator(".typing")).to_have_text(notices.approval_hint(editable=True))
         async with gateway.client() as person:
             await chat_message(person, "typed", "not now, the build is running")
         await expect(card.locator(".outcome")).to_have_text(
@@ -200,8 +196,8 @@ async def test_edit_and_approve_from_the_inbox_shows_the_apis_problem_by_its_arg
         await env.fill('{"STAGE": ')  # not JSON: said before anything is sent
         await form.get_by_role("button", name="Approve edited call").click()
         await expect(env).to_be_focused()
-        await expect(form.locator(".field[data-argument=env] .problem")).to_have_text(
-            "env: is not valid JSON"
+        await expect(form.locator(".field[data-argument=env] .problem")).to_contain_text(
+            "env: Not valid JSON ("
         )
         await env.fill('{"STAGE": 7}')  # JSON, but the schema wants a string
         await form.get_by_role("button", name="Approve edited call").click()
@@ -229,9 +225,7 @@ async def test_an_approval_not_raised_editable_offers_no_edit(browser: Any) -> N
         card = page.locator(".prompt")
         await expect(card.get_by_role("button", name="Deny with reason…")).to_be_visible()
         await expect(card.get_by_role("button", name="Edit and approve…")).to_have_count(0)
-        await expect(card.locator(".typing")).to_have_text(
-            "Or type approve (or yes, ok) to approve; anything else denies, with your words as the reason."
-        )
+        await expect(card.locator(".typing")).to_have_text(notices.approval_hint(editable=False))
         await page.context.close()
 
 

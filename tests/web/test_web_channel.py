@@ -498,6 +498,7 @@ async def test_edited_arguments_from_the_chat_approve_the_edited_call_which_the_
         SCHEMA,
     )
     assert settled["metadata"]["prompt"]["approved_call"] == {"name": "Bash", "arguments": edited}
+    assert asked["metadata"]["prompt"]["typing_hint"] == notices.approval_hint(editable=True)
 
 
 async def test_edited_arguments_off_the_tools_schema_are_named_by_argument_and_the_approval_stays_open(

@@ -283,7 +283,7 @@ function promptSummary(meta, text) {
 // How a typed reply answers this card, as the gateway's reply mapper reads it.
 function typingHint(meta) {
   const questions = meta.questions || [];
-  if (meta.kind === "approval") return approvalHint(meta);
+  if (meta.typing_hint) return meta.typing_hint; // an approval's, in the gateway's words
   if (meta.kind === "url") return "Or type done once the page is finished, or decline.";
   if (meta.kind === "form" && meta.requested_schema) {
     const names = Object.keys(meta.requested_schema.properties || {});
@@ -296,16 +296,6 @@ function typingHint(meta) {
   if (!question || !(question.options || []).length) return "Or just type your answer.";
   if (question.multiSelect) return "Or type the numbers of your choices, like 1 3.";
   return "Or type an option's number or label, or your own answer.";
-}
-
-// An approval's typed replies: approve tokens approve; on an editable one `edit` with name: value lines
-// approves the call as edited; anything else denies, its words the reason the agent is told.
-function approvalHint(meta) {
-  const denies = "anything else denies, with your words as the reason";
-  if (!meta.editable || !meta.tool_call) return `Or type approve (or yes, ok) to approve; ${denies}.`;
-  const names = argumentFields(meta.tool_call, meta.input_schema).map((field) => field.name);
-  const lines = names.length ? `name: value lines (${names.join(", ")})` : "the arguments as JSON";
-  return `Or type approve (or yes, ok) to approve, or edit and ${lines} to approve the call as edited; ${denies}.`;
 }
 
 function questionsPrompt(meta) {
