@@ -71,7 +71,14 @@ async def request_approval(
     with the approval prompt it raised (the call runs only with exactly the arguments approved)."""
     await own_run(core.store, caller, run_id)
     prompt = await core.request_approval(
-        run_id, body.tool_call, body.destructive, body.question, body.expires_in_seconds, body.annotations
+        run_id,
+        body.tool_call,
+        body.destructive,
+        body.question,
+        body.expires_in_seconds,
+        body.annotations,
+        editable=body.editable,
+        input_schema=body.input_schema,
     )
     if prompt is None:
         return JSONResponse(PolicyDecision().model_dump(), status_code=200)
