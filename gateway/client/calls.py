@@ -22,6 +22,7 @@ from gateway.client.model_forms import form_schema as form_schema
 from gateway.models import APPROVE, AgentDefinition, Prompt, PromptState, ReasonCode, Run
 
 DEFAULT_URL = "http://127.0.0.1:8787"
+POLICY = "policy"  # who decided when the agent's approval policy asked nobody
 LONG_POLL_S = 60.0
 MAX_BACKOFF_S = 2.0
 
@@ -99,7 +100,8 @@ class Page(Generic[T]):
 @dataclass(frozen=True, slots=True)
 class Approval:
     """A decision on a tool call: ``allowed``, and ``by`` whom (a person's identity; ``policy`` for the
-    agent's approval policy). ``prompt`` is the settled prompt when a person was asked. Truthy when
+    agent's approval policy; ``grant:<id>`` for a person's "allow for this session"). ``prompt`` is the
+    settled prompt when a person was asked. Truthy when
     allowed, and then the call runs with exactly ``arguments``: the call as approved, which is the call as
     asked unless the person edited it (``edited``). ``note`` is the person's words, when they gave any."""
 
@@ -394,9 +396,6 @@ def ask(
     return list(prompt.answers[0].answer)
 
 
-POLICY = "policy"  # who decided when the agent's approval policy asked nobody
-
-
 def approval_body(
     tool: str,
     arguments: dict[str, Any],
@@ -418,9 +417,11 @@ def approval_body(
     )
 
 
-def request_approval(run_id: str, body: dict[str, Any], reconnect_delay: float) -> Flow[Prompt | None]:
-    """The agent's approval policy on a tool call: None when it asks nobody, else the approval prompt it
-    raised (not waited for). Sent again while the gateway refuses connections (a refused one sent nothing)."""
+def raise_approval(run_id: str, body: dict[str, Any], reconnect_delay: float) -> Flow[Prompt | str]:
+    """The gateway's decision on a tool call: the approval prompt it raised (not waited for), or who let
+    the call run without asking anyone: ``policy`` (the agent's approval policy) or ``grant:<id>`` (a
+    person's "allow for this session" that matches it). Sent again while the gateway refuses connections
+    (a refused one sent nothing)."""
     delay = reconnect_delay
     while True:
         try:
@@ -430,8 +431,15 @@ def request_approval(run_id: str, body: dict[str, Any], reconnect_delay: float) 
             yield Pause(delay)
             delay = _backoff(delay)
     if data.get("decision") == "allow":
-        return None
+        by = data.get("by")
+        return by if isinstance(by, str) and by else POLICY
     return Prompt.model_validate(data)
+
+
+def request_approval(run_id: str, body: dict[str, Any], reconnect_delay: float) -> Flow[Prompt | None]:
+    """``raise_approval``, None when nobody is asked."""
+    raised = yield from raise_approval(run_id, body, reconnect_delay)
+    return raised if isinstance(raised, Prompt) else None
 
 
 def approval(
@@ -466,9 +474,9 @@ def approval(
         editable=editable,
         input_schema=input_schema,
     )
-    raised = yield from request_approval(run_id, body, reconnect_delay)
-    if raised is None:
-        return Approval(True, POLICY, None, call_arguments)
+    raised = yield from raise_approval(run_id, body, reconnect_delay)
+    if isinstance(raised, str):  # the policy, or a grant, lets it run as it stands
+        return Approval(True, raised, None, call_arguments)
     if on_raised is not None:
         on_raised(raised)
     prompt = yield from wait_prompt(raised.prompt_id, timeout, reconnect_delay)

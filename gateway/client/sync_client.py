@@ -164,9 +164,9 @@ class Client:
         editable: bool = False,
         input_schema: dict[str, Any] | None = None,
     ) -> Prompt | None:
-        """Ask the agent's approval policy about a tool call without waiting: None when the policy allows it
-        (nobody is asked), else the approval prompt it raised (``editable``: the person may edit the
-        arguments, to fit ``input_schema``). PromptUnavailable when the post failed."""
+        """Ask the agent's approval policy about a tool call without waiting: None when it (or a grant)
+        allows it (nobody is asked), else the approval prompt it raised (``editable``: the person may edit
+        the arguments, to fit ``input_schema``). PromptUnavailable when the post failed."""
         body = calls.approval_body(
             tool,
             dict(arguments or {}),
@@ -177,6 +177,31 @@ class Client:
             input_schema=input_schema,
         )
         return self._run(calls.request_approval(run_id, body, self.reconnect_delay))
+
+    def raise_approval(
+        self,
+        run_id: str,
+        tool: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        destructive: bool | None = None,
+        question: str | None = None,
+        expires_in_seconds: int | None = None,
+        editable: bool = False,
+        input_schema: dict[str, Any] | None = None,
+    ) -> Prompt | str:
+        """``request_approval``, saying who let the call run when nobody is asked: ``"policy"`` (the agent's
+        approval policy) or ``"grant:<id>"`` (a person's "allow for this session"); else the prompt."""
+        body = calls.approval_body(
+            tool,
+            dict(arguments or {}),
+            destructive,
+            question,
+            expires_in_seconds,
+            editable=editable,
+            input_schema=input_schema,
+        )
+        return self._run(calls.raise_approval(run_id, body, self.reconnect_delay))
 
     def get_prompt(self, prompt_id: str, wait: float = 0) -> Prompt:
         """The prompt; with ``wait`` (≤ 60 s) the call returns as soon as it settles."""

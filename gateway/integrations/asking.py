@@ -1,7 +1,8 @@
 """One question to a person, start to finish: find the thread, start a run, raise, wait, end the run.
 
 An approval of a tool call goes through the agent's approval policy (``POST /v1/runs/{run_id}/approvals``):
-the gateway either allows the call outright, asking nobody, or raises the approval prompt that is waited on.
+the gateway either allows the call outright, asking nobody (the policy, or a person's grant for the run),
+or raises the approval prompt that is waited on.
 """
 
 from __future__ import annotations
@@ -38,6 +39,18 @@ class StillPending(Unavailable):
 
 
 @dataclass(frozen=True, slots=True)
+class Allowed:
+    """A call the gateway let run without asking anyone: ``by`` is ``policy`` (the agent's approval
+    policy) or ``grant:<id>`` (a person's "allow for this session" that matches the call)."""
+
+    by: str
+
+    @property
+    def by_grant(self) -> bool:
+        return self.by.startswith("grant:")
+
+
+@dataclass(frozen=True, slots=True)
 class Ask:
     """What to ask: the prompt's kind and questions, the real tool call for approvals, and whose session.
 
@@ -62,9 +75,10 @@ class Ask:
     input_schema: dict[str, Any] | None = None
 
 
-async def ask(tg: Threadgate, target: Target, request: Ask) -> Prompt | None:
+async def ask(tg: Threadgate, target: Target, request: Ask) -> Prompt | Allowed:
     """Ask in the session's thread and return the settled prompt (answered, or cancelled with a reason);
-    None when the request is an approval the agent's approval policy allows, so nobody was asked.
+    Allowed when the request is an approval the gateway lets run without asking (the agent's approval
+    policy, or a grant).
 
     Raises Unavailable when the gateway cannot be reached, the prompt cannot be posted, or ``target.wait_s``
     passes unanswered (the prompt is then cancelled, so the chat shows it is no longer waiting). A resumable
@@ -87,8 +101,8 @@ async def ask(tg: Threadgate, target: Target, request: Ask) -> Prompt | None:
     keep_open = False  # a resumable prompt's run stays open with it; _wait_open ends it once it settles
     try:
         raised = await _raise(tg, run.run_id, request)
-        if raised is None:
-            return None
+        if isinstance(raised, Allowed):
+            return raised
         say_where(raised)
         prompt_id = raised.prompt_id
         if request.call_id is None:
@@ -117,13 +131,13 @@ async def ask(tg: Threadgate, target: Target, request: Ask) -> Prompt | None:
                 await tg.end_run(run.run_id)
 
 
-async def _raise(tg: Threadgate, run_id: str, request: Ask) -> Prompt | None:
+async def _raise(tg: Threadgate, run_id: str, request: Ask) -> Prompt | Allowed:
     kind = request.kind
     if kind == "form" or kind == "url":  # the gateway derives their questions from the body
         return await tg.raise_step(run_id, kind, **(request.body or {}))
     if kind == "approval" and request.tool_call is not None:  # the policy may allow it without asking
         question = request.questions[0].get("question") if request.questions else None
-        return await tg.request_approval(
+        decided = await tg.raise_approval(
             run_id,
             request.tool_call["name"],
             request.tool_call.get("arguments"),
@@ -132,6 +146,7 @@ async def _raise(tg: Threadgate, run_id: str, request: Ask) -> Prompt | None:
             editable=request.editable,
             input_schema=request.input_schema,
         )
+        return Allowed(decided) if isinstance(decided, str) else decided
     return await tg.raise_prompt(run_id, kind, request.questions, tool_call=request.tool_call)
 
 

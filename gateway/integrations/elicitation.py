@@ -54,7 +54,7 @@ async def ask_elicitation(
 ) -> hook_output.Output:
     """Ask the form or URL step in chat; the hook's output. Unavailable when nobody could answer."""
     prompt = await ask(tg, target, elicitation_request(data, key=key, header=header))
-    if prompt is None:  # only approvals go through the approval policy; a form is always asked
+    if not isinstance(prompt, Prompt):  # only approvals go through the approval policy; a form is asked
         raise Unavailable("the gateway did not raise the question")
     action, content = elicitation_action(prompt)
     return hook_output.elicitation(action, content)

@@ -17,7 +17,7 @@ from gateway.approval_policy import needs_approval, tool_rule
 from gateway.client import Threadgate, ThreadgateError
 from gateway.client.human import reason_given
 from gateway.client.target import Target
-from gateway.integrations.asking import Ask, StillPending, Unavailable, ask
+from gateway.integrations.asking import Allowed, Ask, StillPending, Unavailable, ask
 from gateway.integrations.prompts import (
     ASK_USER_QUESTION,
     answers_by_question,
@@ -107,7 +107,10 @@ async def ask_permission(
         return Verdict(None, unavailable=str(exc), pending=True)
     except (Unavailable, ValueError) as exc:
         return Verdict(None, unavailable=str(exc))
-    if prompt is None:
+    if isinstance(prompt, Allowed):
+        if prompt.by_grant:  # a person allowed calls like this one for the run: allowed, as asked
+            message = f"Allowed in chat for this session ({prompt.by})."
+            return Verdict("allow", updated_input=tool_input, message=message, answered_by=prompt.by)
         return Verdict(None, by_policy=True)
     if prompt.prompt_state is not PromptState.ANSWERED:
         if declined(prompt):
