@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse
+from pydantic import ValidationError
 
 from gateway.api.answering import already_resolved
 from gateway.api.auth import AgentCaller, Caller
@@ -16,6 +17,7 @@ from gateway.api.inbox import pending_page
 from gateway.api.schemas import ApprovalRequest, CancelBody, PolicyDecision, PromptList
 from gateway.api.scope import own_prompt, own_run, require_agent, require_thread, visible
 from gateway.cursors import PAGE_CURSOR
+from gateway.errors import GatewayError
 from gateway.grants import Grant
 from gateway.models import Prompt, PromptRequest, PromptState, ReasonCode, Run, RunRequest
 from gateway.service import Gateway
@@ -76,9 +78,20 @@ async def request_approval(
     policy}``, or 201 with the approval prompt it raised (the call runs only with exactly the arguments
     approved)."""
     await own_run(core.store, caller, run_id)
-    decided = await core.request_approval(
-        run_id, body.tool_call, body.destructive, body.question, body.expires_in_seconds, body.annotations
-    )
+    try:
+        decided = await core.request_approval(
+            run_id,
+            body.tool_call,
+            body.destructive,
+            body.question,
+            body.expires_in_seconds,
+            body.annotations,
+            editable=body.editable,
+            input_schema=body.input_schema,
+        )
+    except ValidationError as exc:  # what the request asks and the tool's rule sets cannot hold together
+        problem = exc.errors()[0]["msg"].removeprefix("Value error, ")
+        raise GatewayError("VALIDATION_FAILED", f"The request body is invalid: {problem}.", 400) from None
     if decided is None:
         return JSONResponse(PolicyDecision().model_dump(), status_code=200)
     if isinstance(decided, Grant):

@@ -6,6 +6,7 @@ from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator, model_validator
 
+from gateway import call_schema
 from gateway.grants import Grant, GrantRequest
 from gateway.models import (
     MAX_EXPIRES_IN,
@@ -240,6 +241,18 @@ class ApprovalRequest(Model):
     )
     question: str | None = Field(default=None, min_length=1, max_length=2000)
     expires_in_seconds: int | None = Field(default=None, ge=1, le=MAX_EXPIRES_IN, strict=True)
+    editable: StrictBool = Field(
+        default=False,
+        description="Let the person edit the call's arguments before approving (the tool's rule may too).",
+    )
+    input_schema: dict[str, Any] | None = Field(
+        default=None, description="JSON Schema of the call's arguments, which an edit must fit."
+    )
+
+    @field_validator("input_schema")
+    @classmethod
+    def _tool_schema(cls, schema: dict[str, Any] | None) -> dict[str, Any] | None:
+        return None if schema is None else call_schema.check(schema)
 
 
 class PolicyDecision(BaseModel):

@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, ParamSpec, TypeVar, cast, overload
 
+from gateway.client.errors import ApprovalMismatch
 from gateway.client.human import Human, HumanUnavailable
 
 P = ParamSpec("P")
@@ -62,10 +63,54 @@ class _BoundCall:
         if _as_json(self.bound) != self.shown:
             raise HumanUnavailable("the arguments changed while the approval was pending; ask again")
 
+    def approved(self, name: str, arguments: dict[str, Any]) -> inspect.BoundArguments:
+        """The call as the person approved it: each argument they left as shown keeps its own value (which
+        JSON may only show as its ``repr``), each one they edited takes the edited value, one they left out
+        its default. ApprovalMismatch when the edited call does not fit the function."""
+        shown = self.arguments()
+        signature = self.bound.signature
+        unknown = sorted(set(arguments) - set(shown))
+        if unknown:
+            raise ApprovalMismatch(f"the call approved in chat gives {name}() no argument {unknown[0]!r}")
+        values: dict[str, Any] = {}
+        for parameter in signature.parameters.values():
+            key = parameter.name
+            if key in SKIPPED or (key in arguments and arguments[key] == shown.get(key)):
+                if key in self.bound.arguments:
+                    values[key] = self.bound.arguments[key]
+            elif key in arguments:
+                value = arguments[key]
+                values[key] = tuple(value) if parameter.kind is parameter.VAR_POSITIONAL else value
+            elif parameter.default is parameter.empty and parameter.kind not in VARIADIC:
+                raise ApprovalMismatch(f"the call approved in chat leaves out {name}()'s argument {key!r}")
+        approved = inspect.BoundArguments(signature, values)
+        approved.apply_defaults()
+        return approved
+
+
+SKIPPED = ("self", "cls")
+VARIADIC = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+
 
 def _as_json(bound: inspect.BoundArguments) -> str:
-    arguments = {name: value for name, value in bound.arguments.items() if name not in ("self", "cls")}
+    arguments = {name: value for name, value in bound.arguments.items() if name not in SKIPPED}
     return json.dumps(arguments, default=repr, ensure_ascii=False, sort_keys=True)
+
+
+def arguments_schema(signature: inspect.Signature) -> dict[str, Any]:
+    """A JSON Schema an edit of the call must fit: the function's parameters by name, those without a
+    default required, and no other name unless it takes ``**kwargs``."""
+    parameters = [p for p in signature.parameters.values() if p.name not in SKIPPED]
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {p.name: {} for p in parameters if p.kind is not p.VAR_KEYWORD},
+    }
+    required = [p.name for p in parameters if p.default is p.empty and p.kind not in VARIADIC]
+    if required:
+        schema["required"] = required
+    if all(p.kind is not p.VAR_KEYWORD for p in parameters):
+        schema["additionalProperties"] = False
+    return schema
 
 
 @overload
@@ -83,6 +128,8 @@ def require_approval(
     url: str | None = None,
     token: str | None = None,
     wait_seconds: float | None = None,
+    editable: bool = False,
+    input_schema: dict[str, Any] | None = None,
 ) -> Callable[[Callable[P, R]], Callable[P, R]]: ...
 
 
@@ -98,24 +145,40 @@ def require_approval(
     url: str | None = None,
     token: str | None = None,
     wait_seconds: float | None = None,
+    editable: bool = False,
+    input_schema: dict[str, Any] | None = None,
 ) -> Callable[P, R] | Callable[[Callable[P, R]], Callable[P, R]]:
     """Run the decorated function (sync or async) only after a person approves the call in chat.
 
     Each call raises an ``approval`` prompt whose ``tool_call`` is the function's qualified name and its
-    bound arguments as JSON; on Approve the body runs with exactly those arguments. Deny raises
-    ApprovalDenied (``who``, ``why``); nobody deciding (gateway down, prompt not posted, expired,
-    cancelled, ``wait_seconds`` passed) raises HumanUnavailable, never a denial. Where to ask comes from
-    the arguments, else the environment (see ``Human.from_env``).
+    bound arguments as JSON; on Approve the body runs with exactly those arguments. With ``editable`` (or
+    the agent's policy rule ``edit``) the person may change them first, and the body runs with the call
+    as they approved it; the edit must fit ``input_schema``, by default the function's parameter names.
+    Deny raises ApprovalDenied (``who``, ``why``, ``note``: the person's reason); nobody deciding (gateway
+    down, prompt not posted, expired, cancelled, ``wait_seconds`` passed) raises HumanUnavailable, never
+    a denial. Where to ask comes from the arguments, else the environment (see ``Human.from_env``).
     """
     where = _Where(thread, session_channel, started_by, agent, url, token, wait_seconds)
 
     def decorate(target: Callable[P, R]) -> Callable[P, R]:
-        return _guarded(target, where, question)
+        schema = input_schema
+        if editable and schema is None:
+            schema = arguments_schema(inspect.signature(target))
+        return _guarded(target, where, _Asking(question, editable, schema))
 
     return decorate(func) if func is not None else decorate
 
 
-def _guarded(func: Callable[P, R], where: _Where, question: str | None) -> Callable[P, R]:
+@dataclass(frozen=True, slots=True)
+class _Asking:
+    """What each call's approval asks: the question, and whether (and within what) the call is editable."""
+
+    question: str | None
+    editable: bool
+    input_schema: dict[str, Any] | None
+
+
+def _guarded(func: Callable[P, R], where: _Where, asking: _Asking) -> Callable[P, R]:
     tool = func.__qualname__
     signature = inspect.signature(func)
     if inspect.iscoroutinefunction(func):
@@ -124,18 +187,32 @@ def _guarded(func: Callable[P, R], where: _Where, question: str | None) -> Calla
         @functools.wraps(func)
         async def approved_async(*args: Any, **kwargs: Any) -> Any:
             call = _BoundCall.of(signature, args, kwargs)
-            await where.human().approve_async(tool, call.arguments(), question=question)
+            approval = await where.human().approve_async(
+                tool,
+                call.arguments(),
+                question=asking.question,
+                editable=asking.editable,
+                input_schema=asking.input_schema,
+            )
             call.check_unchanged()
-            return await body(*call.bound.args, **call.bound.kwargs)
+            bound = call.approved(tool, approval.arguments)
+            return await body(*bound.args, **bound.kwargs)
 
         return cast(Callable[P, R], approved_async)
 
     @functools.wraps(func)
     def approved(*args: Any, **kwargs: Any) -> Any:
         call = _BoundCall.of(signature, args, kwargs)
-        where.human().approve(tool, call.arguments(), question=question)
+        approval = where.human().approve(
+            tool,
+            call.arguments(),
+            question=asking.question,
+            editable=asking.editable,
+            input_schema=asking.input_schema,
+        )
         call.check_unchanged()
-        return func(*call.bound.args, **call.bound.kwargs)
+        bound = call.approved(tool, approval.arguments)
+        return func(*bound.args, **bound.kwargs)
 
     return cast(Callable[P, R], approved)
 

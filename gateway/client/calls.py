@@ -24,6 +24,7 @@ from gateway.grants import Grant, GrantMatch
 from gateway.models import APPROVE, AgentDefinition, Prompt, PromptState, ReasonCode, Run
 
 DEFAULT_URL = "http://127.0.0.1:8787"
+POLICY = "policy"  # who decided when the agent's approval policy asked nobody
 LONG_POLL_S = 60.0
 MAX_BACKOFF_S = 2.0
 
@@ -103,15 +104,24 @@ class Approval:
     """A decision on a tool call: ``allowed``, and ``by`` whom (a person's identity; ``policy`` for the
     agent's approval policy; ``grant:<grant_id>`` for a grant a person made for the run). ``prompt`` is the
     settled prompt when a person was asked. Truthy when allowed, and then the call runs with exactly
-    ``arguments``."""
+    ``arguments``: the call as approved, which is the call as asked unless the person edited it
+    (``edited``). ``note`` is the person's words, when they gave any."""
 
     allowed: bool
     by: str | None
     prompt: Prompt | None = None
     arguments: dict[str, Any] = field(default_factory=dict)
+    note: str | None = None
 
     def __bool__(self) -> bool:
         return self.allowed
+
+    @property
+    def edited(self) -> bool:
+        """Whether the person approved the call with other arguments than the ones asked about."""
+        if not self.allowed or self.prompt is None or self.prompt.tool_call is None:
+            return False
+        return self.arguments != self.prompt.tool_call.arguments
 
 
 def _with_set(body: dict[str, Any], **optional: Any) -> dict[str, Any]:
@@ -201,9 +211,21 @@ def prompt_body(
     *,
     tool_call: dict[str, Any] | None = None,
     expires_in_seconds: int | None = None,
+    editable: bool | None = None,
+    input_schema: dict[str, Any] | None = None,
+    approvals: int | None = None,
+    starter_counts: bool | None = None,
 ) -> dict[str, Any]:
+    """The raise body: the approval's decision fields (contract §9) only when set, so other kinds never
+    carry them."""
     return _with_set(
-        {"kind": kind, "questions": questions}, tool_call=tool_call, expires_in_seconds=expires_in_seconds
+        {"kind": kind, "questions": questions},
+        tool_call=tool_call,
+        expires_in_seconds=expires_in_seconds,
+        editable=editable or None,
+        input_schema=input_schema,
+        approvals=approvals,
+        starter_counts=starter_counts,
     )
 
 
@@ -308,14 +330,22 @@ def answer_input(
     content: Any,
     from_: str | None,
     grant: GrantMatch | dict[str, Any] | None = None,
+    *,
+    answers: list[Any] | None = None,
+    note: str | None = None,
+    arguments: dict[str, Any] | None = None,
 ) -> Flow[Prompt]:
     """Answer an input; with ``grant`` (a pattern: see ``gateway.grants``) the approve also lets the run's
-    later matching calls through (``list_grants`` shows the grant made)."""
+    later matching calls through (``list_grants`` shows the grant made). ``note`` is the person's reason,
+    ``arguments`` the call as they edited it (approving it)."""
     match = grant.model_dump(mode="json") if isinstance(grant, GrantMatch) else grant
     body = _with_set(
         {"action": action, "from": from_},
         content=content,
         grant={"scope": "run", "match": match} if match is not None else None,
+        answers=answers,
+        note=note,
+        arguments=arguments,
     )
     data = yield Call("POST", f"/v1/agents/{seg(agent)}/inputs/{seg(prompt_id)}", body=body)
     data.pop("grant", None)  # the grant made, listed by list_grants; the rest is the prompt
@@ -339,8 +369,12 @@ def respond(
     answers: list[dict[str, Any]] | None,
     skip: bool,
     from_: str | None,
+    *,
+    note: str | None = None,
+    arguments: dict[str, Any] | None = None,
 ) -> Flow[dict[str, Any]]:
     body: dict[str, Any] = {"skip": True} if skip else {"answers": answers or []}
+    body = _with_set(body, note=note, arguments=arguments)
     headers = {"X-Threadgate-From": from_} if from_ else None
     path = f"/v1/agent-runs/{seg(run_id)}/threads/{seg(thread_id)}/user-inputs/{seg(request_id)}/respond"
     return dict((yield Call("POST", path, body=body, headers=headers)))
@@ -409,6 +443,9 @@ def approval_body(
     destructive: bool | None,
     question: str | None,
     expires_in_seconds: int | None,
+    *,
+    editable: bool = False,
+    input_schema: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The body of ``POST /v1/runs/{run_id}/approvals``: the call, and the optional fields that are set."""
     return _with_set(
@@ -416,6 +453,8 @@ def approval_body(
         destructive=destructive,
         question=question,
         expires_in_seconds=expires_in_seconds,
+        editable=editable or None,
+        input_schema=input_schema,
     )
 
 
@@ -425,6 +464,11 @@ class Allowed:
     policy) or ``grant:<grant_id>`` (a person approved such calls for the rest of the run)."""
 
     by: str
+
+    @property
+    def by_grant(self) -> bool:
+        """Whether a grant a person made for the run let the call through (not the policy)."""
+        return self.by.startswith(GRANT_PREFIX)
 
     @property
     def grant_id(self) -> str | None:
@@ -466,16 +510,27 @@ def approval(
     reconnect_delay: float,
     destructive: bool | None = None,
     on_raised: Callable[[Prompt], None] | None = None,
+    editable: bool = False,
+    input_schema: dict[str, Any] | None = None,
 ) -> Flow[Approval]:
     """The decision on one tool call: the agent's approval policy (``POST /v1/runs/{run_id}/approvals``)
     allows it outright, or raises an approval prompt that is waited for.
 
-    Raises PromptCancelled when the prompt settles unanswered and PromptUnavailable when it could not be
-    posted: neither is ever a denial. ApprovalMismatch when the approval on record is for other
-    arguments than these (an approved call runs with exactly those arguments).
+    With ``editable`` (or the tool's rule ``edit``) the person may change the arguments before approving;
+    the Approval then carries the edited ones, which the call runs with. Raises PromptCancelled when the
+    prompt settles unanswered and PromptUnavailable when it could not be posted: neither is ever a
+    denial. ApprovalMismatch when the approval on record was asked about other arguments than these.
     """
     call_arguments = dict(arguments or {})
-    body = approval_body(tool, call_arguments, destructive, question, expires_in_seconds)
+    body = approval_body(
+        tool,
+        call_arguments,
+        destructive,
+        question,
+        expires_in_seconds,
+        editable=editable,
+        input_schema=input_schema,
+    )
     raised = yield from approval_decision(run_id, body, reconnect_delay)
     if isinstance(raised, Allowed):
         return Approval(True, raised.by, None, call_arguments)
@@ -488,7 +543,13 @@ def approval(
     recorded = prompt.tool_call.arguments if prompt.tool_call is not None else None
     if allowed and recorded != call_arguments:
         raise ApprovalMismatch(f"prompt {prompt.prompt_id} approved other arguments than this call's")
-    return Approval(allowed, prompt.answered_by, prompt, call_arguments)
+    arguments_allowed = approved_arguments(prompt, call_arguments) if allowed else call_arguments
+    return Approval(allowed, prompt.answered_by, prompt, arguments_allowed, prompt.note)
+
+
+def approved_arguments(prompt: Prompt, asked: dict[str, Any]) -> dict[str, Any]:
+    """The arguments the person allowed: the edited call's where they edited it, else ``asked``."""
+    return dict(prompt.approved_call.arguments) if prompt.approved_call is not None else asked
 
 
 def ask_form(

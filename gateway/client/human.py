@@ -22,6 +22,7 @@ from gateway.client.errors import PromptCancelled, ThreadgateError
 from gateway.client.sync_client import Client
 from gateway.client.target import Target, session_header, session_key
 from gateway.client.waiting import say_where
+from gateway.mapper import NEGATIVE
 from gateway.models import Prompt, ReasonCode
 
 T = TypeVar("T")
@@ -31,13 +32,15 @@ _PROCESS_SESSION = uuid.uuid4().hex[:12]
 
 
 class ApprovalDenied(Exception):
-    """A person denied the call, or declined to answer: ``who`` (their identity, when known) and ``why``."""
+    """A person denied the call, or declined to answer: ``who`` (their identity, when known), ``why`` (a
+    sentence to show or hand the model) and ``note``, the person's own words when they gave a reason."""
 
-    def __init__(self, tool: str, who: str | None, why: str) -> None:
+    def __init__(self, tool: str, who: str | None, why: str, note: str | None = None) -> None:
         super().__init__(f"{tool} was not approved: {why}")
         self.tool = tool
         self.who = who
         self.why = why
+        self.note = note
 
 
 class HumanUnavailable(Exception):
@@ -97,20 +100,37 @@ class Human:
         )
         return cls(target, url, token, product=product or _script_name())
 
-    def approve(self, tool: str, arguments: dict[str, Any], *, question: str | None = None) -> Approval:
-        """Ask a person to approve ``tool`` with ``arguments``; returns the approval.
+    def approve(
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        *,
+        question: str | None = None,
+        editable: bool = False,
+        input_schema: dict[str, Any] | None = None,
+    ) -> Approval:
+        """Ask a person to approve ``tool`` with ``arguments``; returns the approval, whose ``arguments``
+        are the ones to run with (edited, where ``editable`` let the person change them).
 
         Raises ApprovalDenied on Deny (or a declined question) and HumanUnavailable when nobody decided.
         """
         with Client(self.url, self.token) as tg:
-            return tg._run(self._approval(tool, arguments, question, tg.reconnect_delay))
+            flow = self._approval(tool, arguments, question, tg.reconnect_delay, editable, input_schema)
+            return tg._run(flow)
 
     async def approve_async(
-        self, tool: str, arguments: dict[str, Any], *, question: str | None = None
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        *,
+        question: str | None = None,
+        editable: bool = False,
+        input_schema: dict[str, Any] | None = None,
     ) -> Approval:
         """``approve`` for async code."""
         async with Threadgate(self.url, self.token) as tg:
-            return await tg._run(self._approval(tool, arguments, question, tg.reconnect_delay))
+            flow = self._approval(tool, arguments, question, tg.reconnect_delay, editable, input_schema)
+            return await tg._run(flow)
 
     def ask(self, question: str, options: list[str] | None = None) -> str:
         """Ask one question; the chosen label, or the person's own words. HumanUnavailable if unanswered."""
@@ -125,7 +145,13 @@ class Human:
     # The flows both transports run ------------------------------------------------------------------
 
     def _approval(
-        self, tool: str, arguments: dict[str, Any], question: str | None, reconnect_delay: float
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        question: str | None,
+        reconnect_delay: float,
+        editable: bool = False,
+        input_schema: dict[str, Any] | None = None,
     ) -> Flow[Approval]:
         def decide(run_id: str) -> Flow[Approval]:
             return calls.approval(
@@ -137,6 +163,8 @@ class Human:
                 timeout=self.target.wait_s,
                 reconnect_delay=reconnect_delay,
                 on_raised=say_where,
+                editable=editable,
+                input_schema=input_schema,
             )
 
         try:
@@ -146,7 +174,9 @@ class Human:
                 raise ApprovalDenied(tool, exc.prompt.answered_by, "declined to answer in chat") from exc
             raise HumanUnavailable(_cancelled(exc.prompt)) from exc
         if not decision.allowed:
-            raise ApprovalDenied(tool, decision.by, f"denied in chat by {decision.by or 'a person'}")
+            note = reason_given(decision.note)
+            why = f"denied in chat by {decision.by or 'a person'}"
+            raise ApprovalDenied(tool, decision.by, f"{why}: {note}" if note else why, note)
         return decision
 
     def _question(self, question: str, options: list[str] | None, reconnect_delay: float) -> Flow[str]:
@@ -199,6 +229,14 @@ class Human:
             raise
         yield from _end_quietly(run.run_id)
         return result
+
+
+def reason_given(note: str | None) -> str | None:
+    """A person's note as a reason: None when they typed nothing but a deny word ("no", "deny"), which
+    says no more than the denial itself."""
+    if note is None or note.strip().casefold() in NEGATIVE:
+        return None
+    return note
 
 
 def _end_quietly(run_id: str) -> Flow[None]:

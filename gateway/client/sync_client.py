@@ -133,9 +133,25 @@ class Client:
         *,
         tool_call: dict[str, Any] | None = None,
         expires_in_seconds: int | None = None,
+        editable: bool = False,
+        input_schema: dict[str, Any] | None = None,
+        approvals: int | None = None,
+        starter_counts: bool | None = None,
     ) -> Prompt:
-        """Raise a prompt; raises PromptUnavailable when the chat post failed (the question was not asked)."""
-        body = calls.prompt_body(kind, questions, tool_call=tool_call, expires_in_seconds=expires_in_seconds)
+        """Raise a prompt; raises PromptUnavailable when the chat post failed (the question was not asked).
+
+        An approval may take edits (``editable``, checked against ``input_schema``) or need ``approvals``
+        distinct people (``starter_counts``: whether the run's starter is one of them)."""
+        body = calls.prompt_body(
+            kind,
+            questions,
+            tool_call=tool_call,
+            expires_in_seconds=expires_in_seconds,
+            editable=editable,
+            input_schema=input_schema,
+            approvals=approvals,
+            starter_counts=starter_counts,
+        )
         return self._run(calls.raise_prompt(run_id, body, self.reconnect_delay))
 
     def request_approval(
@@ -147,11 +163,21 @@ class Client:
         destructive: bool | None = None,
         question: str | None = None,
         expires_in_seconds: int | None = None,
+        editable: bool = False,
+        input_schema: dict[str, Any] | None = None,
     ) -> Prompt | None:
-        """Ask about a tool call without waiting: None when nobody needs asking (the agent's approval policy
-        allows it, or a grant a person made for the run matches it), else the approval prompt raised.
-        PromptUnavailable when the post failed. ``approval_decision`` also says who let the call through."""
-        body = calls.approval_body(tool, dict(arguments or {}), destructive, question, expires_in_seconds)
+        """Ask the agent's approval policy about a tool call without waiting: None when it (or a grant)
+        allows it (nobody is asked), else the approval prompt it raised (``editable``: the person may edit
+        the arguments, to fit ``input_schema``). PromptUnavailable when the post failed."""
+        body = calls.approval_body(
+            tool,
+            dict(arguments or {}),
+            destructive,
+            question,
+            expires_in_seconds,
+            editable=editable,
+            input_schema=input_schema,
+        )
         return self._run(calls.request_approval(run_id, body, self.reconnect_delay))
 
     def approval_decision(
@@ -163,10 +189,20 @@ class Client:
         destructive: bool | None = None,
         question: str | None = None,
         expires_in_seconds: int | None = None,
+        editable: bool = False,
+        input_schema: dict[str, Any] | None = None,
     ) -> Prompt | Allowed:
         """``request_approval`` that says who let the call through: ``Allowed(by="policy")`` or
         ``Allowed(by="grant:<grant_id>")``, else the approval prompt raised (not waited for)."""
-        body = calls.approval_body(tool, dict(arguments or {}), destructive, question, expires_in_seconds)
+        body = calls.approval_body(
+            tool,
+            dict(arguments or {}),
+            destructive,
+            question,
+            expires_in_seconds,
+            editable=editable,
+            input_schema=input_schema,
+        )
         return self._run(calls.approval_decision(run_id, body, self.reconnect_delay))
 
     def get_prompt(self, prompt_id: str, wait: float = 0) -> Prompt:
@@ -254,11 +290,21 @@ class Client:
         content: Any = None,
         from_: str | None = None,
         grant: GrantMatch | dict[str, Any] | None = None,
+        answers: list[Any] | None = None,
+        note: str | None = None,
+        arguments: dict[str, Any] | None = None,
     ) -> Prompt:
-        """Accept, decline or cancel an input on behalf of ``from_`` (an operator token). ``grant`` (with an
-        approve of a tool call) lets the run's later calls matching that pattern through without asking:
-        ``gateway.grants.exact_match(call)`` or ``widened_match(call)`` build one."""
-        return self._run(calls.answer_input(agent, prompt_id, action, content, from_, grant))
+        """Accept, decline or cancel an input on behalf of ``from_`` (an operator token).
+
+        ``answers`` is the seed's shape instead of ``content`` (``["Approve"]``, ``["Deny"]``); on an
+        approval, ``note`` is the person's words for the agent and ``arguments`` the call as they edited it.
+        ``grant`` (with an approve of a tool call) lets the run's later calls matching that pattern through
+        without asking: ``gateway.grants.exact_match(call)`` or ``widened_match(call)`` build one.
+        """
+        flow = calls.answer_input(
+            agent, prompt_id, action, content, from_, grant, answers=answers, note=note, arguments=arguments
+        )
+        return self._run(flow)
 
     def list_grants(self, run_id: str) -> list[Grant]:
         """The run's grants in force, each with its ``uses`` (the run's agent token, or an operator's)."""
@@ -278,9 +324,15 @@ class Client:
         answers: list[dict[str, Any]] | None = None,
         skip: bool = False,
         from_: str | None = None,
+        note: str | None = None,
+        arguments: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """Seed 003: ``answers`` (questionId, selected, otherText) or ``skip``; returns the status."""
-        return self._run(calls.respond(run_id, thread_id, request_id, answers, skip, from_))
+        """Seed 003: ``answers`` (questionId, selected, otherText) or ``skip``; returns the status. On an
+        approval, ``note`` and ``arguments`` (the edited call) go with the answer."""
+        flow = calls.respond(
+            run_id, thread_id, request_id, answers, skip, from_, note=note, arguments=arguments
+        )
+        return self._run(flow)
 
     def put_agent(
         self,
@@ -357,9 +409,13 @@ class Client:
         question: str | None = None,
         expires_in_seconds: int | None = None,
         timeout: float | None = None,
+        editable: bool = False,
+        input_schema: dict[str, Any] | None = None,
     ) -> Approval:
         """The decision on a tool call, with who made it: the agent's approval policy (``by: policy``), or
         a person. ``destructive`` says the call changes or deletes something (MCP ``destructiveHint``).
+        With ``editable`` the person may edit the arguments (to fit ``input_schema``): ``Approval.arguments``
+        are then the edited ones, and ``Approval.note`` carries the person's words either way.
 
         A prompt that settles unanswered raises PromptCancelled, and one that could not be posted raises
         PromptUnavailable: neither is ever reported as a denial.
@@ -373,6 +429,8 @@ class Client:
             timeout=timeout,
             reconnect_delay=self.reconnect_delay,
             destructive=destructive,
+            editable=editable,
+            input_schema=input_schema,
         )
         return self._run(flow)
 
@@ -386,6 +444,8 @@ class Client:
         question: str | None = None,
         expires_in_seconds: int | None = None,
         timeout: float | None = None,
+        editable: bool = False,
+        input_schema: dict[str, Any] | None = None,
     ) -> Approval:
         """Ask the approval policy, then a person, about a tool call: the Approval is truthy when the call
         may run, with exactly ``Approval.arguments`` (see ``approval``)."""
@@ -397,6 +457,8 @@ class Client:
             question=question,
             expires_in_seconds=expires_in_seconds,
             timeout=timeout,
+            editable=editable,
+            input_schema=input_schema,
         )
 
     def ask_form(

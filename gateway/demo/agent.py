@@ -11,6 +11,7 @@ from typing import Any, Literal
 import httpx
 
 from gateway.client import Threadgate, ThreadgateError
+from gateway.client.human import reason_given
 from gateway.logs import event
 from gateway.models import APPROVE, Prompt, PromptState
 
@@ -29,14 +30,47 @@ class Step:
     message: str | None = None
     requested_schema: dict[str, Any] | None = None
     url: str | None = None
+    # An approval whose call the person may edit before approving, within the tool's schema.
+    editable: bool = False
+    input_schema: dict[str, Any] | None = None
 
 
 TOUR: tuple[Step, ...] = (
     Step(
         "an approval of a tool call",
         "approval",
-        [{"question": "Allow db__drop to run? It deletes the staging database.", "header": "Approval"}],
+        [
+            {
+                "question": "Allow db__drop to run? It deletes the staging database. "
+                "To deny, you may say why: your words reach the agent.",
+                "header": "Approval",
+            }
+        ],
         {"name": "db__drop", "arguments": {"database": "staging", "cascade": True}},
+    ),
+    Step(
+        "an approval you can edit",
+        "approval",
+        [
+            {
+                "question": "Allow deploy to roll out api 2.4.0 on 6 replicas? Approve it as it is, or "
+                "change the call first: type replicas: 3 (or edit {…} with every argument) and it runs "
+                "as you edited it.",
+                "header": "Edit",
+            }
+        ],
+        {"name": "deploy", "arguments": {"service": "api", "version": "2.4.0", "replicas": 6}},
+        editable=True,
+        input_schema={
+            "type": "object",
+            "properties": {
+                "service": {"type": "string", "enum": ["api", "web", "worker"]},
+                "version": {"type": "string", "minLength": 1},
+                "replicas": {"type": "integer", "minimum": 1, "maximum": 10},
+            },
+            "required": ["service", "version", "replicas"],
+            "additionalProperties": False,
+        },
     ),
     Step(
         "a single-select question",
@@ -137,8 +171,8 @@ TOUR: tuple[Step, ...] = (
 WELCOME = (
     "Hi {name}! I'm the demo agent. I'll ask you {count} prompts, one of each kind Threadgate supports, "
     "and say back what I receive. Answer with the controls, or type a reply as you would in any chat: "
-    "an option's number or label, approve or deny, any text, name: value lines for the form, done for "
-    "the link."
+    "an option's number or label, approve, or your reason to deny, name: value lines to edit a call or "
+    "fill the form, any text, done for the link."
 )
 GOODBYE = "That's the whole tour. Say anything to start it again."
 
@@ -157,6 +191,19 @@ def _shown(value: Any) -> str:
     return str(value)
 
 
+def _decision(prompt: Prompt, who: str, *, approved: bool) -> str:
+    """An approval said back: a denial with the person's reason, an approval with the call as they edited
+    it (the call the agent then makes)."""
+    note = reason_given(prompt.note)
+    if not approved:
+        return f'Denied by {who}: "{note}".' if note else f"Denied by {who}."
+    allowed, asked = prompt.approved_call, prompt.tool_call
+    if allowed is None or asked is None or allowed.arguments == asked.arguments:
+        return f"Approved by {who}."
+    shown = ", ".join(f"{name} = {_shown(value)}" for name, value in allowed.arguments.items())
+    return f"Approved by {who} as edited: I ran {allowed.name} with {shown}."
+
+
 def echo_text(step: Step, prompt: Prompt) -> str:
     """What the agent says back: who answered and what, as one short sentence a person reads at a glance."""
     if prompt.prompt_state is not PromptState.ANSWERED:
@@ -164,8 +211,7 @@ def echo_text(step: Step, prompt: Prompt) -> str:
     who = prompt.answered_by or "someone"
     answers = prompt.answers or []
     if step.kind == "approval":
-        decided = "Approved" if answers and answers[0].answer == [APPROVE] else "Denied"
-        return f"{decided} by {who}."
+        return _decision(prompt, who, approved=bool(answers) and answers[0].answer == [APPROVE])
     if step.kind == "url":
         return f"{who} marked the step done."
     if step.kind == "form":
@@ -247,7 +293,14 @@ class DemoAgent:
             return await self.client.raise_step(
                 run_id, step.kind, message=step.message, requested_schema=step.requested_schema, url=step.url
             )
-        return await self.client.raise_prompt(run_id, step.kind, step.questions, tool_call=step.tool_call)
+        return await self.client.raise_prompt(
+            run_id,
+            step.kind,
+            step.questions,
+            tool_call=step.tool_call,
+            editable=step.editable,
+            input_schema=step.input_schema,
+        )
 
     async def _log_end(self, thread_id: str) -> str | None:
         """The cursor of the thread log's last item (None for an empty log)."""

@@ -1,7 +1,8 @@
 """One question to a person, start to finish: find the thread, start a run, raise, wait, end the run.
 
 An approval of a tool call goes through the agent's approval policy (``POST /v1/runs/{run_id}/approvals``):
-the gateway either allows the call outright, asking nobody, or raises the approval prompt that is waited on.
+the gateway either allows the call outright, asking nobody (the policy, or a person's grant for the run),
+or raises the approval prompt that is waited on.
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ class Ask:
     resumes. ``body`` carries the fields of forms and URL steps (``message``, ``requested_schema``, ``url``).
     An approval with a ``tool_call`` is put to the agent's approval policy first; ``destructive`` is the
     caller's word on whether the call changes something (MCP ``destructiveHint``), else the gateway judges.
+    ``editable`` lets the person edit the call's arguments (to fit ``input_schema``) before approving; the
+    tool's policy rule may allow edits too.
     """
 
     kind: Literal["approval", "ask_user_question", "text", "form", "url"]
@@ -56,6 +59,8 @@ class Ask:
     call_id: str | None = None
     body: dict[str, Any] | None = None
     destructive: bool | None = None
+    editable: bool = False
+    input_schema: dict[str, Any] | None = None
 
 
 async def ask(tg: Threadgate, target: Target, request: Ask) -> Prompt | Allowed:
@@ -126,6 +131,8 @@ async def _raise(tg: Threadgate, run_id: str, request: Ask) -> Prompt | Allowed:
             request.tool_call.get("arguments"),
             destructive=request.destructive,
             question=question,
+            editable=request.editable,
+            input_schema=request.input_schema,
         )
     return await tg.raise_prompt(run_id, kind, request.questions, tool_call=request.tool_call)
 

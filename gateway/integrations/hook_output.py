@@ -1,12 +1,16 @@
 """What a hook prints for each event, in the shape Claude Code or Codex documents; None prints nothing.
 
-Pure functions from a verdict to JSON. The differences between the tools live here: Codex takes no
-``updatedInput`` on PermissionRequest and only ``deny`` on PreToolUse (it fails open on ``allow`` and ``ask``,
-and has no ``defer``), so for Codex an approval is silence and its own rules go on.
+Pure functions from a verdict to JSON. A denial's message carries the person's reason (PermissionRequest
+``message``, PreToolUse ``permissionDecisionReason``, which the model reads); an approval with edits
+carries the edited call in ``updatedInput``, which replaces the tool's whole input. The differences between
+the tools live here: Codex takes no ``updatedInput`` on PermissionRequest, and on PreToolUse only ``deny``
+and ``allow`` with ``updatedInput`` (a rewrite of the call; it fails open on a bare ``allow`` and on ``ask``,
+and has no ``defer``), so for Codex an approval as asked is silence and its own rules go on.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 from gateway.integrations.permissions import Verdict
@@ -24,29 +28,53 @@ def permission_request(tool: Tool, tool_name: str, verdict: Verdict) -> Output:
     body: dict[str, Any] = {"behavior": verdict.behavior}
     if verdict.behavior == "deny":
         body["message"] = verdict.message
+    elif verdict.edited and tool == "codex":
+        # Codex fails closed on updatedInput here, and the call as asked was not approved: refuse it, saying
+        # which call was, so the agent makes that one instead.
+        return {
+            "hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": _run_edited(verdict)}
+        }
     else:
-        # Allowed as asked: updatedInput only carries AskUserQuestion's answers (Codex refuses it outright).
-        if tool == "claude" and tool_name == ASK_USER_QUESTION and verdict.updated_input is not None:
+        # updatedInput carries the call as edited, or AskUserQuestion's answers (Codex refuses it outright).
+        carries_input = verdict.edited or tool_name == ASK_USER_QUESTION
+        if tool == "claude" and carries_input and verdict.updated_input is not None:
             body["updatedInput"] = verdict.updated_input
         if verdict.updated_permissions:
             body["updatedPermissions"] = verdict.updated_permissions
     return {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": body}}
 
 
+def _run_edited(verdict: Verdict) -> dict[str, Any]:
+    edited = json.dumps(verdict.updated_input, ensure_ascii=False, sort_keys=True)
+    who = verdict.answered_by or "a person"
+    message = f"Approved in chat by {who} only as edited: make the call again with exactly {edited}."
+    if verdict.note:
+        message += f" {verdict.note}"
+    return {"behavior": "deny", "message": message}
+
+
 def pre_tool_use(tool: Tool, tool_name: str, verdict: Verdict, unanswered: Unanswered) -> Output:
-    """``hookSpecificOutput.permissionDecision``: allow (AskUserQuestion: its answers in ``updatedInput``),
-    deny with the reason Claude reads, and, when nobody decided, ``defer``/``ask`` or nothing."""
+    """``hookSpecificOutput.permissionDecision``: allow (the edited call, or AskUserQuestion's answers, in
+    ``updatedInput``; an approver's note as ``additionalContext``, which Claude reads), deny with the reason
+    the model reads, and, when nobody decided, ``defer``/``ask`` or nothing."""
     if verdict.behavior == "deny":
         return _pre_tool_use("deny", verdict.message or "Denied in chat.")
     if tool == "codex":
+        if verdict.behavior == "allow" and verdict.edited and verdict.updated_input is not None:
+            out = _pre_tool_use("allow")  # Codex rewrites the call; its own approval flow then goes on
+            out["hookSpecificOutput"]["updatedInput"] = verdict.updated_input
+            return out
         return None  # Codex honours only deny here: an approval lets its own approval flow go on
     if verdict.behavior == "allow":
-        reason = f"Approved in chat by {verdict.answered_by or 'a person'}."
+        reason = verdict.message or f"Approved in chat by {verdict.answered_by or 'a person'}."
         if verdict.grant_id is not None:
             reason = granted_message(verdict.grant_id)
         out = _pre_tool_use("allow", reason)
-        if tool_name == ASK_USER_QUESTION and verdict.updated_input is not None:
+        carries_input = verdict.edited or tool_name == ASK_USER_QUESTION
+        if carries_input and verdict.updated_input is not None:
             out["hookSpecificOutput"]["updatedInput"] = verdict.updated_input
+        if verdict.note:
+            out["hookSpecificOutput"]["additionalContext"] = f"The approver's note: {verdict.note}"
         return out
     if unanswered == "defer":
         return _pre_tool_use("defer")

@@ -30,16 +30,19 @@ from pydantic import BaseModel, Field
 
 from gateway import __version__
 from gateway.client import Allowed, Threadgate
+from gateway.client.human import reason_given
 from gateway.client.target import Target, session_header, session_key
 from gateway.integrations.asking import Ask, Unavailable, ask
 from gateway.integrations.mcp_protocol import KnownNames, WithoutTracebacks, checked_lines
 from gateway.integrations.permissions import ask_permission
 from gateway.integrations.prompts import (
     approval_body,
+    approval_message,
     approved,
     declined,
     declined_message,
     denial_message,
+    edited_arguments,
     granted_message,
 )
 from gateway.models import MAX_QUESTIONS, Prompt, PromptState
@@ -114,10 +117,19 @@ class AskUserResult(BaseModel):
     answered_by: str | None = None
 
 
+class CallOut(BaseModel):
+    name: str
+    arguments: dict[str, Any]
+
+
 class ApprovalResult(BaseModel):
     approved: bool
     answered_by: str | None = None
     message: str
+    note: str | None = Field(default=None, description="the person's own words, when they gave any")
+    approved_call: CallOut | None = Field(
+        default=None, description="the call to make, exactly: the one asked about unless the person edited it"
+    )
 
 
 def _not_asked(exc: Unavailable, noun: str) -> ToolError:
@@ -191,6 +203,8 @@ def build_server(asker_for: AskerFor, *, progress_s: float = PROGRESS_EVERY_S) -
         arguments: dict[str, Any] | None = None,
         question: str | None = None,
         destructive: bool | None = None,
+        editable: bool = False,
+        input_schema: dict[str, Any] | None = None,
         *,
         ctx: Context,
     ) -> ApprovalResult:
@@ -199,6 +213,9 @@ def build_server(asker_for: AskerFor, *, progress_s: float = PROGRESS_EVERY_S) -
         The agent's approval policy may allow the call without asking anyone. Set ``destructive`` to say
         whether the call changes or deletes something (false for a tool annotated readOnlyHint true or
         destructiveHint false); left out, the gateway asks about any tool but its read-only built-ins.
+        Set ``editable`` to let the person edit the arguments before approving (checked against
+        ``input_schema``, the tool's JSON Schema, when given). Make exactly ``approved_call`` when approved;
+        ``note`` is the person's reason, when they gave one.
         """
         questions, tool_call = approval_body(tool_name, arguments or {})
         if question:
@@ -207,7 +224,14 @@ def build_server(asker_for: AskerFor, *, progress_s: float = PROGRESS_EVERY_S) -
             prompt = await settle(
                 ctx,
                 lambda who: Ask(
-                    "approval", questions, who.key, who.header, tool_call, destructive=destructive
+                    "approval",
+                    questions,
+                    who.key,
+                    who.header,
+                    tool_call,
+                    destructive=destructive,
+                    editable=editable,
+                    input_schema=input_schema,
                 ),
             )
         except Unavailable as exc:
@@ -215,14 +239,32 @@ def build_server(asker_for: AskerFor, *, progress_s: float = PROGRESS_EVERY_S) -
         if isinstance(prompt, Allowed):
             if prompt.grant_id is not None:
                 return ApprovalResult(
-                    approved=True, answered_by=None, message=granted_message(prompt.grant_id)
+                    approved=True,
+                    answered_by=prompt.by,
+                    message=granted_message(prompt.grant_id),
+                    approved_call=CallOut(**tool_call),
                 )
-            return ApprovalResult(approved=True, answered_by=None, message=BY_POLICY)
+            return ApprovalResult(
+                approved=True, answered_by=None, message=BY_POLICY, approved_call=CallOut(**tool_call)
+            )
         if prompt.prompt_state is not PromptState.ANSWERED:
             raise _settled_without_answer(prompt, "Approval")
+        note = reason_given(prompt.note)
         if approved(prompt):
-            return ApprovalResult(approved=True, answered_by=prompt.answered_by, message="Approved in chat.")
-        return ApprovalResult(approved=False, answered_by=prompt.answered_by, message=denial_message(prompt))
+            edited = edited_arguments(prompt)
+            allowed = CallOut(
+                name=tool_call["name"], arguments=tool_call["arguments"] if edited is None else edited
+            )
+            return ApprovalResult(
+                approved=True,
+                answered_by=prompt.answered_by,
+                message=approval_message(prompt),
+                note=note,
+                approved_call=allowed,
+            )
+        return ApprovalResult(
+            approved=False, answered_by=prompt.answered_by, message=denial_message(prompt), note=note
+        )
 
     @server.tool(structured_output=False)
     async def permission_prompt(

@@ -13,8 +13,9 @@ from typing import Any, Literal
 
 import httpx
 
-from gateway.approval_policy import needs_approval
+from gateway.approval_policy import needs_approval, tool_rule
 from gateway.client import Allowed, Threadgate, ThreadgateError
+from gateway.client.human import reason_given
 from gateway.client.target import Target
 from gateway.integrations.asking import Ask, StillPending, Unavailable, ask
 from gateway.integrations.prompts import (
@@ -22,15 +23,18 @@ from gateway.integrations.prompts import (
     answers_by_question,
     approval_body,
     approval_choices,
+    approval_message,
     approved,
     ask_user_questions,
     chosen_option,
     declined,
     declined_message,
     denial_message,
+    edited_arguments,
+    typed_reason,
 )
 from gateway.integrations.suggestions import Choice, choices
-from gateway.models import PromptState, ToolCall
+from gateway.models import PromptState, ToolCall, ToolRule
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +46,9 @@ class Verdict:
     ``by_policy`` is set when the agent's approval policy asks nobody about the call: no person decided,
     and the call may run as far as the gateway is concerned. ``grant_id`` names the grant that allowed
     the call when a person approved such calls earlier in the run (``behavior`` is then allow).
+    ``message`` is what the agent reads: who decided, and the person's ``note`` when they gave a reason.
+    ``edited`` is set when the person approved the call with other arguments: ``updated_input`` holds them,
+    and the call must run with exactly those.
     """
 
     behavior: Literal["allow", "deny"] | None
@@ -53,6 +60,8 @@ class Verdict:
     answered_by: str | None = None
     by_policy: bool = False
     grant_id: str | None = None
+    note: str | None = None
+    edited: bool = False
 
     def unavailable_message(self, tool_name: str) -> str:
         """The refusal text for callers that must answer something: it says nobody was asked."""
@@ -85,8 +94,12 @@ async def ask_permission(
             offered = choices(suggestions)
             questions, tool_call = approval_body(tool_name, tool_input)
             if offered:  # an approval has exactly Approve/Deny: the extra choices make it a question
-                if not await _policy_asks(tg, target.agent, tool_call):
+                rule = await _policy_rule(tg, target.agent, tool_call)
+                if rule is None:
                     return Verdict(None, by_policy=True)
+                if rule.edit or rule.approvals > 1:
+                    offered = []  # an edit, or several approvers, need the approval itself: no choices
+            if offered:
                 with_choices, offered = approval_choices(questions, offered)
                 request = Ask("ask_user_question", with_choices, key, header, call_id=call_id)
             else:
@@ -97,8 +110,8 @@ async def ask_permission(
     except (Unavailable, ValueError) as exc:
         return Verdict(None, unavailable=str(exc))
     if isinstance(prompt, Allowed):
-        if prompt.grant_id is not None:
-            return Verdict("allow", updated_input=tool_input, grant_id=prompt.grant_id)
+        if prompt.grant_id is not None:  # a person allowed calls like this one for the run: as asked
+            return Verdict("allow", updated_input=tool_input, grant_id=prompt.grant_id, answered_by=prompt.by)
         return Verdict(None, by_policy=True)
     if prompt.prompt_state is not PromptState.ANSWERED:
         if declined(prompt):
@@ -112,21 +125,34 @@ async def ask_permission(
     if offered:
         picked = chosen_option(prompt, offered)
         if picked is None:
-            return Verdict("deny", message=denial_message(prompt), answered_by=who)
+            note = typed_reason(prompt)
+            return Verdict("deny", message=denial_message(prompt, note), answered_by=who, note=note)
         always = [picked.suggestion] if isinstance(picked, Choice) else None
         return Verdict("allow", updated_input=tool_input, updated_permissions=always, answered_by=who)
+    note = reason_given(prompt.note)
     if approved(prompt):
-        return Verdict("allow", updated_input=tool_input, answered_by=who)
-    return Verdict("deny", message=denial_message(prompt), answered_by=who)
+        edited = edited_arguments(prompt)
+        return Verdict(
+            "allow",
+            updated_input=tool_input if edited is None else edited,
+            message=approval_message(prompt),
+            answered_by=who,
+            note=note,
+            edited=edited is not None,
+        )
+    return Verdict("deny", message=denial_message(prompt), answered_by=who, note=note)
 
 
-async def _policy_asks(tg: Threadgate, agent: str, tool_call: dict[str, Any]) -> bool:
-    """Whether the agent's approval policy asks about ``tool_call``, by the gateway's own rule on the agent's
-    definition: an approval with "always allow" choices is raised as a question, which the approvals
-    endpoint does not raise."""
+async def _policy_rule(tg: Threadgate, agent: str, tool_call: dict[str, Any]) -> ToolRule | None:
+    """The rule the agent's approval policy asks about ``tool_call`` by (None: it asks nobody), by the
+    gateway's own rule on the agent's definition: an approval with "always allow" choices is raised as a
+    question, which the approvals endpoint does not raise."""
     try:
         definition = await tg.get_agent(agent)
     except (httpx.HTTPError, ThreadgateError) as exc:
         why = exc.message if isinstance(exc, ThreadgateError) else type(exc).__name__
         raise Unavailable(f"the gateway could not read the agent's approval policy ({why})") from exc
-    return needs_approval(definition.approval, ToolCall.model_validate(tool_call))
+    call = ToolCall.model_validate(tool_call)
+    if not needs_approval(definition.approval, call):
+        return None
+    return tool_rule(definition.approval, call.name) or ToolRule()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
+from gateway.client.human import reason_given
 from gateway.integrations.suggestions import Choice
 from gateway.mapper import AFFIRMATIVE
 from gateway.models import APPROVE, DENY, MAX_QUESTION_CHARS, Prompt, PromptState, ReasonCode
@@ -140,9 +141,39 @@ def declined(prompt: Prompt) -> bool:
     return prompt.prompt_state is PromptState.CANCELLED and prompt.reason_code is ReasonCode.DECLINED
 
 
-def denial_message(prompt: Prompt) -> str:
+def denial_message(prompt: Prompt, note: str | None = None) -> str:
+    """What the agent reads of a denial: who denied it and, when they said why (the prompt's ``note``,
+    unless ``note`` gives it), their words."""
     who = prompt.answered_by or "a person"
-    return f"Denied in chat by {who}."
+    reason = note if note is not None else reason_given(prompt.note)
+    return f"Denied in chat by {who}: {reason}" if reason else f"Denied in chat by {who}."
+
+
+def typed_reason(prompt: Prompt) -> str | None:
+    """A person's own words on an approval raised as a question (with "always allow" choices): a reply that
+    is no option denies, and says why."""
+    answers = prompt.answers or []
+    if not answers or len(answers[0].answer) != 1 or answers[0].answer[0] == DENY:
+        return None
+    return reason_given(answers[0].answer[0])
+
+
+def edited_arguments(prompt: Prompt) -> dict[str, Any] | None:
+    """The call's arguments as the person edited them before approving; None when approved as asked."""
+    allowed, asked = prompt.approved_call, prompt.tool_call
+    if allowed is None or asked is None or allowed.arguments == asked.arguments:
+        return None
+    return dict(allowed.arguments)
+
+
+def approval_message(prompt: Prompt) -> str:
+    """What the agent reads of an approval: who approved it, the call as edited, and their note."""
+    text = f"Approved in chat by {prompt.answered_by or 'a person'}"
+    edited = edited_arguments(prompt)
+    if edited is not None:
+        text += f", edited to {json.dumps(edited, ensure_ascii=False, sort_keys=True)}"
+    note = reason_given(prompt.note)
+    return f"{text}: {note}" if note else f"{text}."
 
 
 def declined_message(_prompt: Prompt) -> str:

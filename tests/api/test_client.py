@@ -65,6 +65,62 @@ async def test_request_approval_is_the_policy_step_alone(tg: Threadgate, desk: T
     assert raised.tool_call is not None and raised.tool_call.arguments == {"name": "staging"}
 
 
+async def test_approve_hands_back_the_arguments_as_the_person_edited_them(
+    tg: Threadgate, desk: Threadgate
+) -> None:
+    schema = {"type": "object", "properties": {"replicas": {"type": "integer", "maximum": 5}}}
+    run = await tg.create_run(THREAD, agent="ops", started_by=STARTER)
+    approving = asyncio.create_task(
+        tg.approve(run.run_id, "scale", {"service": "api", "replicas": 8}, editable=True, input_schema=schema)
+    )
+    prompt_id = await _first_pending(desk)
+    raised = await tg.get_prompt(prompt_id)
+    assert (raised.editable, raised.input_schema) == (True, schema)
+    with pytest.raises(ThreadgateError) as refused:
+        await desk.answer_input(
+            "ops", prompt_id, "accept", answers=["Approve"], arguments={"replicas": 9}, from_=STARTER
+        )
+    assert refused.value.code == "VALIDATION_FAILED"
+    await desk.answer_input(
+        "ops",
+        prompt_id,
+        "accept",
+        answers=["Approve"],
+        arguments={"service": "api", "replicas": 3},
+        note="three is plenty",
+        from_=STARTER,
+    )
+    approval = await asyncio.wait_for(approving, 5)
+    assert (bool(approval), approval.edited) == (True, True)
+    assert (approval.arguments, approval.note) == ({"service": "api", "replicas": 3}, "three is plenty")
+    assert approval.prompt is not None and approval.prompt.tool_call is not None
+    assert approval.prompt.tool_call.arguments == {"service": "api", "replicas": 8}  # what was asked
+
+
+async def test_a_deny_carries_the_persons_note(tg: Threadgate, desk: Threadgate) -> None:
+    run = await tg.create_run(THREAD, agent="ops", started_by=STARTER)
+    approving = asyncio.create_task(tg.approve(run.run_id, "db__drop", {"name": "staging"}))
+    prompt_id = await _first_pending(desk)
+    await desk.answer_input("ops", prompt_id, "decline", note="take a snapshot first", from_=STARTER)
+    approval = await asyncio.wait_for(approving, 5)
+    assert (bool(approval), approval.edited, approval.note) == (False, False, "take a snapshot first")
+    assert approval.arguments == {"name": "staging"}
+
+
+async def test_raise_prompt_and_request_approval_pass_the_decision_settings(
+    tg: Threadgate, desk: Threadgate
+) -> None:
+    run = await tg.create_run(THREAD, agent="ops", started_by=STARTER)
+    call = {"name": "deploy", "arguments": {"target": "production"}}
+    two = await tg.raise_prompt(run.run_id, "approval", [{"question": "Ship?"}], tool_call=call, approvals=2)
+    assert (two.approvals, two.editable) == (2, False)
+    editable = await tg.request_approval(run.run_id, "deploy", {"target": "staging"}, editable=True)
+    assert editable is not None and editable.editable is True
+    with pytest.raises(ThreadgateError) as refused:
+        await tg.request_approval(run.run_id, "deploy", {}, input_schema={"type": "array"})
+    assert (refused.value.code, refused.value.status) == ("VALIDATION_FAILED", 400)
+
+
 async def test_a_cancelled_prompt_is_never_reported_as_a_denial(tg: Threadgate, desk: Threadgate) -> None:
     run = await tg.create_run(THREAD, agent="ops", started_by=STARTER)
     approving = asyncio.create_task(tg.approve(run.run_id, "db__drop"))
@@ -114,6 +170,24 @@ async def test_respond_and_messages_and_items(tg: Threadgate, desk: Threadgate, 
     await served.runtime.gateway.outbox.idle()
     log = await tg.thread_items(THREAD)
     assert log.items[-1]["content"][0]["text"] == "Thanks!"
+
+
+async def test_respond_carries_an_approvals_note(tg: Threadgate, desk: Threadgate) -> None:
+    await desk.put_agent("ops", approvers=["slack:U0APPROVER"])
+    run = await tg.create_run(THREAD, agent="ops", started_by=None)
+    approval = await tg.raise_prompt(
+        run.run_id, "approval", [{"question": "Go?"}], tool_call={"name": "go", "arguments": {}}
+    )
+    denied = await desk.respond(
+        run.run_id,
+        THREAD,
+        approval.prompt_id,
+        answers=[{"questionId": "q1", "selected": ["Deny"]}],
+        note="not before the freeze lifts",
+        from_="slack:U0APPROVER",
+    )
+    assert denied["status"] == "resolved_parked"
+    assert (await tg.get_prompt(approval.prompt_id)).note == "not before the freeze lifts"
 
 
 async def test_events_iterator_yields_typed_events(tg: Threadgate, served: Served) -> None:

@@ -115,6 +115,36 @@ async def test_the_sdk_sends_a_denial_with_who_denied(gateway: Gateway) -> None:
         assert await ask == {"behavior": "deny", "message": f"Denied in chat by web:{PERSON}."}
 
 
+async def test_the_sdk_sends_a_denials_reason_as_its_message(gateway: Gateway) -> None:
+    agent, cli = unique("sdk"), FakeCLI()
+    callback = gateway_can_use_tool(target_for(agent), client=lambda: client_for(gateway.url))
+    async with ClaudeSDKClient(ClaudeAgentOptions(can_use_tool=callback), transport=cli):
+        ask = asyncio.create_task(cli.can_use_tool("Write", {"file_path": "/etc/hosts", "content": "x"}))
+        prompt = await gateway.pending_prompt(agent)
+        await gateway.say(prompt["thread_id"], "edit the project's hosts file, not the system's")
+        assert await ask == {
+            "behavior": "deny",
+            "message": f"Denied in chat by web:{PERSON}: edit the project's hosts file, not the system's",
+        }
+
+
+async def test_the_sdk_runs_the_call_as_the_person_edited_it(gateway: Gateway) -> None:
+    agent, cli = unique("sdk"), FakeCLI()
+    await gateway.set_approval_policy(agent, {"tools": {"Bash": {"ask": "always", "edit": True}}})
+    suggestion = fixture("claude/permission_request.input.json")["permission_suggestions"][0]
+    callback = gateway_can_use_tool(target_for(agent), client=lambda: client_for(gateway.url))
+    async with ClaudeSDKClient(ClaudeAgentOptions(can_use_tool=callback), transport=cli):
+        call = {"command": "rm -rf node_modules", "description": "Clean up"}
+        ask = asyncio.create_task(cli.can_use_tool("Bash", call, [suggestion]))
+        prompt = await gateway.pending_prompt(agent)
+        assert (prompt["kind"], prompt["editable"]) == ("approval", True)  # the edit wins over the choices
+        await gateway.say(prompt["thread_id"], "command: rm -rf node_modules/.cache")
+        assert await ask == {
+            "behavior": "allow",
+            "updatedInput": {"command": "rm -rf node_modules/.cache", "description": "Clean up"},
+        }
+
+
 async def test_ask_user_question_answers_go_back_in_updated_input(gateway: Gateway) -> None:
     agent, cli = unique("sdk"), FakeCLI()
     tool_input = fixture("claude_permission_request_ask_user_question.json")["tool_input"]

@@ -117,6 +117,84 @@ def test_codex_pre_tool_use_only_ever_denies(verdict: Verdict, printed: bool) ->
         check_output("codex", "PreToolUse", output)
 
 
+EDITED = Verdict(
+    "allow",
+    updated_input={"command": "npm test -- --bail"},
+    message='Approved in chat by web:alice, edited to {"command": "npm test -- --bail"}.',
+    answered_by="web:alice",
+    edited=True,
+)
+DENY_WHY = Verdict(
+    "deny", message="Denied in chat by web:alice: run the unit tests only", note="run the unit tests only"
+)
+
+
+@pytest.mark.parametrize("tool", ["claude", "codex"])
+def test_a_deny_with_a_reason_carries_it_where_the_model_reads_it(tool: Any) -> None:
+    request = hook_output.permission_request(tool, "Bash", DENY_WHY)
+    pre = hook_output.pre_tool_use(tool, "Bash", DENY_WHY, "defer")
+    assert request is not None and pre is not None
+    assert request["hookSpecificOutput"]["decision"]["message"].endswith(": run the unit tests only")
+    assert pre["hookSpecificOutput"]["permissionDecisionReason"].endswith(": run the unit tests only")
+    check_output(tool, "PermissionRequest", request)
+    check_output(tool, "PreToolUse", pre)
+
+
+def test_claude_runs_the_call_as_edited_in_updated_input() -> None:
+    request = hook_output.permission_request("claude", "Bash", EDITED)
+    pre = hook_output.pre_tool_use("claude", "Bash", EDITED, "defer")
+    assert request == {
+        "hookSpecificOutput": {
+            "hookEventName": "PermissionRequest",
+            "decision": {"behavior": "allow", "updatedInput": {"command": "npm test -- --bail"}},
+        }
+    }
+    assert pre == {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "allow",
+            "permissionDecisionReason": EDITED.message,
+            "updatedInput": {"command": "npm test -- --bail"},
+        }
+    }
+    check_output("claude", "PermissionRequest", request)
+    check_output("claude", "PreToolUse", pre)
+
+
+def test_codex_rewrites_an_edited_call_on_pre_tool_use_and_refuses_it_as_asked_on_permission_request() -> (
+    None
+):
+    pre = hook_output.pre_tool_use("codex", "Bash", EDITED, "defer")
+    assert pre == {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "allow",
+            "updatedInput": {"command": "npm test -- --bail"},
+        }
+    }
+    check_output("codex", "PreToolUse", pre)
+    request = hook_output.permission_request("codex", "Bash", EDITED)
+    assert request is not None
+    decision = request["hookSpecificOutput"]["decision"]
+    assert decision == {
+        "behavior": "deny",
+        "message": "Approved in chat by web:alice only as edited: make the call again with exactly "
+        '{"command": "npm test -- --bail"}.',
+    }
+    check_output("codex", "PermissionRequest", request)
+
+
+def test_an_approvers_note_reaches_claude_as_additional_context() -> None:
+    noted = Verdict(
+        "allow", updated_input={"command": "npm test"}, answered_by="web:alice", note="watch the logs"
+    )
+    output = hook_output.pre_tool_use("claude", "Bash", noted, "defer")
+    assert output is not None
+    assert output["hookSpecificOutput"]["additionalContext"] == "The approver's note: watch the logs"
+    assert "updatedInput" not in output["hookSpecificOutput"]  # approved as asked
+    check_output("claude", "PreToolUse", output)
+
+
 @pytest.mark.parametrize(
     ("action", "content", "expected"),
     [

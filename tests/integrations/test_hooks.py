@@ -64,7 +64,7 @@ async def test_claude_approval_answered_approve_prints_allow(gateway: Gateway) -
     }
 
 
-async def test_claude_approval_answered_no_prints_deny_with_who_denied(gateway: Gateway) -> None:
+async def test_claude_approval_answered_no_prints_deny_with_who_denied_and_why(gateway: Gateway) -> None:
     agent = unique("claude")
     payload = plain_bash(session_id=unique("session"))
     hook = await start_hook("claude", payload, gateway.env(agent))
@@ -77,7 +77,10 @@ async def test_claude_approval_answered_no_prints_deny_with_who_denied(gateway: 
     printed("claude", "PermissionRequest", out)
     assert code == 0
     assert decision["hookEventName"] == "PermissionRequest"
-    assert decision["decision"] == {"behavior": "deny", "message": f"Denied in chat by web:{PERSON}."}
+    assert decision["decision"] == {
+        "behavior": "deny",
+        "message": f"Denied in chat by web:{PERSON}: no, not on this branch",
+    }
 
 
 async def test_claude_ask_user_question_allows_with_answers_in_updated_input(gateway: Gateway) -> None:

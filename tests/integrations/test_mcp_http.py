@@ -270,3 +270,24 @@ async def test_request_approval_over_http_follows_the_agents_policy() -> None:
     assert allowed.structured_content is not None
     assert allowed.structured_content["approved"] is True
     assert allowed.structured_content["answered_by"] is None
+
+
+async def test_an_approval_over_http_says_the_reason_and_the_edited_call() -> None:
+    where = {"X-Threadgate-Session-Channel": "web:mcp-decide", "X-Threadgate-Started-By": "web:alice"}
+    scale = {"tool_name": "scale", "arguments": {"service": "api", "replicas": 8}, "editable": True}
+    async with gateway() as web, mcp_client(web, {**bearer(OPS_TOKEN), **where}) as client:
+        results = []
+        for reply in ("replicas: 3", "not during the sale"):
+            task = asyncio.create_task(client.call_tool("request_approval", scale))
+            prompt = await asyncio.wait_for(pending_prompt(web, "ops"), 10)
+            async with web.client() as person:
+                room = prompt["thread_id"].removeprefix("web:")
+                said = await person.post(f"/chat/{room}/messages", json={"name": "alice", "text": reply})
+                assert said.json()["outcome"] == "answered", said.text
+            results.append((await asyncio.wait_for(task, 10)).structured_content)
+    edited, denied = results
+    assert edited is not None and denied is not None
+    assert edited["approved"] is True
+    assert edited["approved_call"] == {"name": "scale", "arguments": {"service": "api", "replicas": 3}}
+    assert (denied["approved"], denied["note"]) == (False, "not during the sale")
+    assert denied["message"] == "Denied in chat by web:alice: not during the sale"

@@ -86,8 +86,52 @@ async def test_request_approval_reports_approve_and_deny(gateway: Gateway) -> No
         yes = await answered(gateway, agent, client.call_tool("request_approval", call), "approve")
         no = await answered(gateway, agent, client.call_tool("request_approval", call), "nope")
     assert yes.structured_content is not None and yes.structured_content["approved"] is True
+    assert yes.structured_content["approved_call"] == {
+        "name": "db__drop",
+        "arguments": {"database": "staging"},
+    }
     assert no.structured_content is not None and no.structured_content["approved"] is False
-    assert no.structured_content["message"] == f"Denied in chat by web:{PERSON}."
+    assert no.structured_content["message"] == f"Denied in chat by web:{PERSON}: nope"
+    assert (no.structured_content["note"], no.structured_content["approved_call"]) == ("nope", None)
+
+
+async def test_a_deny_with_a_reason_reaches_the_agent_in_the_tool_result(gateway: Gateway) -> None:
+    agent = unique("mcp")
+    call = {"tool_name": "db__drop", "arguments": {"database": "staging"}}
+    async with mcp_client(gateway.env(agent)) as client:
+        denied = await answered(
+            gateway, agent, client.call_tool("request_approval", call), "take a snapshot first"
+        )
+    assert denied.structured_content is not None
+    assert denied.structured_content["approved"] is False
+    assert denied.structured_content["note"] == "take a snapshot first"
+    assert denied.structured_content["message"] == f"Denied in chat by web:{PERSON}: take a snapshot first"
+
+
+async def test_an_editable_approval_returns_the_call_as_the_person_edited_it(gateway: Gateway) -> None:
+    agent = unique("mcp")
+    schema = {"type": "object", "properties": {"replicas": {"type": "integer", "maximum": 5}}}
+    call = {
+        "tool_name": "scale",
+        "arguments": {"service": "api", "replicas": 8},
+        "editable": True,
+        "input_schema": schema,
+    }
+    async with mcp_client(gateway.env(agent)) as client:
+        task = asyncio.create_task(client.call_tool("request_approval", call))
+        prompt = await gateway.pending_prompt(agent)
+        assert (prompt["editable"], prompt["input_schema"]) == (True, schema)
+        assert await gateway.say(prompt["thread_id"], "replicas: 9") == "kept"  # the schema refuses it
+        await gateway.say(prompt["thread_id"], "replicas: 3")
+        result = await asyncio.wait_for(task, 20)
+    assert result.structured_content is not None and result.structured_content["approved"] is True
+    assert result.structured_content["approved_call"] == {
+        "name": "scale",
+        "arguments": {"service": "api", "replicas": 3},
+    }
+    assert result.structured_content["message"] == (
+        f'Approved in chat by web:{PERSON}, edited to {{"replicas": 3, "service": "api"}}.'
+    )
 
 
 async def test_request_approval_shows_the_real_call(gateway: Gateway) -> None:
@@ -109,6 +153,27 @@ async def test_permission_prompt_answers_in_the_json_the_flag_expects(gateway: G
         denied = await answered(gateway, agent, client.call_tool("permission_prompt", bash), "no")
     assert json.loads(text_of(allowed)) == {"behavior": "allow", "updatedInput": {"command": "make deploy"}}
     assert json.loads(text_of(denied)) == {"behavior": "deny", "message": f"Denied in chat by web:{PERSON}."}
+
+
+async def test_permission_prompt_carries_the_reason_and_the_edited_input(gateway: Gateway) -> None:
+    agent = unique("mcp")
+    await gateway.set_approval_policy(agent, {"tools": {"Bash": {"ask": "always", "edit": True}}})
+    bash = {"tool_name": "Bash", "input": {"command": "make deploy", "timeout": 60}}
+    async with mcp_client(gateway.env(agent)) as client:
+        edited = await answered(
+            gateway, agent, client.call_tool("permission_prompt", bash), "command: make deploy-staging"
+        )
+        denied = await answered(
+            gateway, agent, client.call_tool("permission_prompt", bash), "not on a Friday"
+        )
+    assert json.loads(text_of(edited)) == {
+        "behavior": "allow",
+        "updatedInput": {"command": "make deploy-staging", "timeout": 60},
+    }
+    assert json.loads(text_of(denied)) == {
+        "behavior": "deny",
+        "message": f"Denied in chat by web:{PERSON}: not on a Friday",
+    }
 
 
 async def test_permission_prompt_answers_ask_user_question_in_updated_input(gateway: Gateway) -> None:
@@ -163,6 +228,8 @@ async def test_approvals_follow_the_agents_policy(gateway: Gateway) -> None:
         "approved": True,
         "answered_by": None,
         "message": "Allowed by the agent's approval policy; nobody was asked.",
+        "note": None,
+        "approved_call": {"name": "db__lookup", "arguments": {"id": 7}},
     }
     assert json.loads(text_of(permission)) == {"behavior": "allow", "updatedInput": {"file_path": "/a"}}
     assert asked.structured_content is not None and asked.structured_content["approved"] is True

@@ -47,6 +47,34 @@ def settled(title: str, answers: list[list[str]], **extra: Any) -> Prompt:
     [
         ("an approval of a tool call", [["Approve"]], {}, "Approved by web:bob."),
         ("an approval of a tool call", [["Deny"]], {}, "Denied by web:bob."),
+        ("an approval of a tool call", [["Deny"]], {"note": "deny"}, "Denied by web:bob."),
+        (
+            "an approval of a tool call",
+            [["Deny"]],
+            {"note": "snapshot it first"},
+            'Denied by web:bob: "snapshot it first".',
+        ),
+        (
+            "an approval you can edit",
+            [["Approve"]],
+            {
+                "tool_call": STEPS["an approval you can edit"].tool_call,
+                "approved_call": STEPS["an approval you can edit"].tool_call,
+            },
+            "Approved by web:bob.",
+        ),
+        (
+            "an approval you can edit",
+            [["Approve"]],
+            {
+                "tool_call": STEPS["an approval you can edit"].tool_call,
+                "approved_call": {
+                    "name": "deploy",
+                    "arguments": {"service": "web", "version": "2.4.0", "replicas": 2},
+                },
+            },
+            "Approved by web:bob as edited: I ran deploy with service = web, version = 2.4.0, replicas = 2.",
+        ),
         ("a single-select question", [["staging"]], {}, "web:bob chose staging."),
         ("a multi-select question", [["KPI cards", "Chart"]], {}, "web:bob chose KPI cards and Chart."),
         (

@@ -43,21 +43,28 @@ async def test_demo_tour_takes_typed_replies_and_control_answers_and_echoes_them
     await expect(prompts.nth(0).locator(".outcome")).to_have_text("✓ Approved by web:alice")
 
     await expect(prompts).to_have_count(2)
-    single = prompts.nth(1)
-    await single.get_by_role("radio", name="2. production").check()
-    await single.get_by_role("button", name="Send answer").click()
-    assert await echoed(page, 2) == "web:alice chose production."
+    await expect(prompts.nth(1).get_by_label("Tool call")).to_contain_text('"replicas": 6')
+    await say(page, "replicas: 3")  # a typed edit approves the call as edited
+    assert await echoed(page, 2) == (
+        "Approved by web:alice as edited: I ran deploy with service = api, version = 2.4.0, replicas = 3."
+    )
 
     await expect(prompts).to_have_count(3)
-    await say(page, "1 3")  # numbers pick several options of a multi-select
-    assert await echoed(page, 3) == "web:alice chose KPI cards and Chart."
+    single = prompts.nth(2)
+    await single.get_by_role("radio", name="2. production").check()
+    await single.get_by_role("button", name="Send answer").click()
+    assert await echoed(page, 3) == "web:alice chose production."
 
     await expect(prompts).to_have_count(4)
-    await say(page, "Blue Falcon")
-    assert await echoed(page, 4) == 'web:alice answered: "Blue Falcon".'
+    await say(page, "1 3")  # numbers pick several options of a multi-select
+    assert await echoed(page, 4) == "web:alice chose KPI cards and Chart."
 
     await expect(prompts).to_have_count(5)
-    form = prompts.nth(4)
+    await say(page, "Blue Falcon")
+    assert await echoed(page, 5) == 'web:alice answered: "Blue Falcon".'
+
+    await expect(prompts).to_have_count(6)
+    form = prompts.nth(5)
     await form.get_by_role("radio", name="2. Postgres").check()
     await form.get_by_role("checkbox", name="1. KPI cards").check()
     await form.get_by_role("checkbox", name="2. Table").check()
@@ -65,15 +72,15 @@ async def test_demo_tour_takes_typed_replies_and_control_answers_and_echoes_them
     await form.scroll_into_view_if_needed()
     await page.screenshot(path=screenshot_path("chat.png", tmp_path))
     await form.get_by_role("button", name="Send answer").click()
-    assert await echoed(page, 5) == (
+    assert await echoed(page, 6) == (
         "web:alice answered: Source = Postgres; Sections = KPI cards, Table; Style = dark theme."
     )
     await expect(form.locator(".outcome")).to_have_text(
         "✓ Answered by web:alice: Postgres · KPI cards, Table · dark theme"
     )
 
-    await expect(prompts).to_have_count(6)
-    setup = prompts.nth(5).locator("form")
+    await expect(prompts).to_have_count(7)
+    setup = prompts.nth(6).locator("form")
     await setup.get_by_label("Project name").fill("Orion")
     await setup.get_by_label("Contact email").fill("ops@example.com")
     await setup.get_by_label("Region").select_option(label="Europe (Ireland)")
@@ -81,18 +88,18 @@ async def test_demo_tour_takes_typed_replies_and_control_answers_and_echoes_them
     await setup.scroll_into_view_if_needed()
     await page.screenshot(path=screenshot_path("chat-form.png", tmp_path))
     await setup.get_by_role("button", name="Submit").click()
-    assert await echoed(page, 6) == (
+    assert await echoed(page, 7) == (
         "Form from web:alice: project = Orion, contact = ops@example.com, region = eu-west, replicas = 2, "
         "public = no, alerts = chat."
     )
 
-    await expect(prompts).to_have_count(7)
-    step = prompts.nth(6)
+    await expect(prompts).to_have_count(8)
+    step = prompts.nth(7)
     await expect(step.get_by_role("link")).to_have_attribute("target", "_blank")
     await step.get_by_role("button", name="Done").click()
-    assert await echoed(page, 7) == "web:alice marked the step done."
+    assert await echoed(page, 8) == "web:alice marked the step done."
 
-    await expect(page.locator(".prompt.settled.answered")).to_have_count(7)
+    await expect(page.locator(".prompt.settled.answered")).to_have_count(8)
     await expect(page.locator(".audit")).to_have_count(0)  # each outcome once: on its card
     await expect(page.locator(".item.agent .bubble").last).to_have_text(GOODBYE)
     assert page.errors == []  # type: ignore[attr-defined]

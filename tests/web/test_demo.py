@@ -50,7 +50,7 @@ async def test_demo_agent_asks_each_prompt_kind_in_turn_and_echoes_the_answers(d
         "project: Orion\ncontact: ops@example.com\nregion: 2\nreplicas: 3\n"
         "launch date: 2025-01-31\npublic: no\nalerts: email, pager"
     )
-    replies = ["yes", "1", "2,4", "Orion", "2", form_lines, "done"]
+    replies = ["no, take a snapshot first", "replicas: 3", "1", "2,4", "Orion", "2", form_lines, "done"]
     headers = {"Authorization": f"Bearer {demo.operator_token}"}
     async with httpx.AsyncClient(base_url=demo.base_url, headers=headers, timeout=10) as client:
         await client.post(f"/chat/{demo.room}/messages", json={"name": "alice", "text": "hello"})
@@ -68,9 +68,11 @@ async def test_demo_agent_asks_each_prompt_kind_in_turn_and_echoes_the_answers(d
         "name": "db__drop",
         "arguments": {"database": "staging", "cascade": True},
     }
-    assert [len(prompt["questions"]) for prompt in asked] == [1, 1, 1, 1, 3, 7, 1]
-    assert asked[2]["questions"][0]["multiSelect"] is True
+    assert (asked[1]["editable"], asked[1]["input_schema"]["properties"]["replicas"]["maximum"]) == (True, 10)
+    assert [len(prompt["questions"]) for prompt in asked] == [1, 1, 1, 1, 1, 3, 7, 1]
+    assert asked[3]["questions"][0]["multiSelect"] is True
     assert [[answer["answer"] for answer in prompt["answers"]] for prompt in settled] == [
+        [["Deny"]],
         [["Approve"]],
         [["staging"]],
         [["Table", "Map"]],
@@ -87,8 +89,12 @@ async def test_demo_agent_asks_each_prompt_kind_in_turn_and_echoes_the_answers(d
         ],
         [["done"]],
     ]
+    assert (settled[0]["note"], settled[0]["approved_call"]) == ("no, take a snapshot first", None)
+    assert settled[1]["tool_call"]["arguments"]["replicas"] == 6  # what was asked, kept beside
+    assert settled[1]["approved_call"]["arguments"] == {"service": "api", "version": "2.4.0", "replicas": 3}
     assert echoed == [
-        "Approved by web:alice.",
+        'Denied by web:alice: "no, take a snapshot first".',
+        "Approved by web:alice as edited: I ran deploy with service = api, version = 2.4.0, replicas = 3.",
         "web:alice chose staging.",
         "web:alice chose Table and Map.",
         'web:alice answered: "Orion".',
@@ -97,8 +103,8 @@ async def test_demo_agent_asks_each_prompt_kind_in_turn_and_echoes_the_answers(d
         "launch = 2025-01-31, public = no, alerts = email, pager.",
         "web:alice marked the step done.",
     ]
-    assert asked[5]["requested_schema"]["properties"]["replicas"]["maximum"] == 5
-    assert asked[6]["url"].startswith("https://")
+    assert asked[6]["requested_schema"]["properties"]["replicas"]["maximum"] == 5
+    assert asked[7]["url"].startswith("https://")
     assert all(prompt["agent"] == "demo" for prompt in asked)
 
 

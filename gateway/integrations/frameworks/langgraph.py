@@ -11,8 +11,15 @@ Payloads the chat understands:
 
 - a string: a free-text question; resumes with the person's text;
 - ``{"question": str, "options": [str, …]}``: pick one; resumes with the chosen label (or their own words);
-- ``{"tool_call": {"name": str, "arguments": {…}}, "question"?: str}``: an approval; resumes with
-  ``{"approved": true, "by": identity}`` or ``{"approved": false, "by": identity, "message": why}``.
+- ``{"tool_call": {"name": str, "arguments": {…}}, "question"?, "editable"?: bool, "input_schema"?}``:
+  an approval; resumes with ``{"approved": true, "by": identity}`` (plus ``"arguments"``, the call as the
+  person edited it, when they did, and ``"note"`` when they wrote one) or ``{"approved": false, "by":
+  identity, "message": why, "note"?: their reason}``;
+- LangChain's human-in-the-loop request (``HumanInTheLoopMiddleware``): ``{"action_requests": [{"name",
+  "args"}], "review_configs": [{"action_name", "allowed_decisions", "args_schema"?}]}``: each action an
+  approval (editable where ``edit`` is allowed); resumes with ``{"decisions": [...]}``: ``{"type":
+  "approve"}``, ``{"type": "edit", "edited_action": {"name", "args"}}`` or ``{"type": "reject", "message":
+  why}``.
 
 Nobody answering raises HumanUnavailable and leaves the graph interrupted at its checkpoint: run it again
 later. It is never resumed as a denial.
@@ -26,12 +33,15 @@ from typing import Any, Protocol
 from langgraph.types import Command, Interrupt
 
 from gateway.client import Approval, ApprovalDenied, Human
+from gateway.client.human import reason_given
 from gateway.integrations.frameworks.requests import (
     ApprovalRequest,
     HumanRequest,
     Outcome,
     QuestionRequest,
     arguments_of,
+    denied_message,
+    only_as_edited,
     outcome_async,
     outcome_sync,
 )
@@ -56,18 +66,62 @@ def request_of(payload: Any) -> HumanRequest:
     if isinstance(payload, dict):
         tool_call = payload.get("tool_call")
         if isinstance(tool_call, dict) and isinstance(tool_call.get("name"), str):
-            question = payload.get("question")
+            question, schema = payload.get("question"), payload.get("input_schema")
             return ApprovalRequest(
                 tool_call["name"],
                 arguments_of(tool_call.get("arguments")),
                 question if isinstance(question, str) else None,
+                editable=payload.get("editable") is True,
+                input_schema=schema if isinstance(schema, dict) else None,
             )
         if isinstance(payload.get("question"), str):
             options = [str(option) for option in payload.get("options") or []]
             return QuestionRequest(payload["question"], options or None)
     raise ValueError(
-        "An interrupt payload for chat is a question string, {question, options?} or {tool_call, question?}"
+        "An interrupt payload for chat is a question string, {question, options?}, {tool_call, question?} "
+        "or a human-in-the-loop request {action_requests, review_configs}"
     )
+
+
+def review_requests(payload: Any) -> list[ApprovalRequest] | None:
+    """The approvals a LangChain human-in-the-loop request asks for, one per action (None for any other
+    payload): editable where its review config allows ``edit``, within its ``args_schema``."""
+    if not isinstance(payload, dict) or not isinstance(payload.get("action_requests"), list):
+        return None
+    configs = {
+        config["action_name"]: config
+        for config in payload.get("review_configs") or []
+        if isinstance(config, dict) and isinstance(config.get("action_name"), str)
+    }
+    requests = []
+    for action in payload["action_requests"]:
+        if not isinstance(action, dict) or not isinstance(action.get("name"), str):
+            raise ValueError("each action of a human-in-the-loop request needs its name")
+        config = configs.get(action["name"], {})
+        schema = config.get("args_schema")
+        requests.append(
+            ApprovalRequest(
+                action["name"],
+                arguments_of(action.get("args", action.get("arguments"))),
+                editable="edit" in (config.get("allowed_decisions") or []),
+                input_schema=schema if isinstance(schema, dict) else None,
+            )
+        )
+    return requests
+
+
+def review_decision(request: ApprovalRequest, outcome: Outcome) -> dict[str, Any]:
+    """A human-in-the-loop decision: approve, edit (the call as the person edited it) or reject with why.
+
+    An edit the request did not allow (the agent's policy rule let the person edit) rejects the call as
+    asked, naming the call that was approved, so the model can make that one."""
+    if isinstance(outcome, ApprovalDenied):
+        return {"type": "reject", "message": denied_message(outcome)}
+    if isinstance(outcome, Approval) and outcome.edited:
+        if request.editable:
+            return {"type": "edit", "edited_action": {"name": request.tool, "args": outcome.arguments}}
+        return {"type": "reject", "message": only_as_edited(request.tool, outcome)}
+    return {"type": "approve"}
 
 
 def pending(result: Any) -> Sequence[Interrupt]:
@@ -79,10 +133,33 @@ def pending(result: Any) -> Sequence[Interrupt]:
 def resume_value(outcome: Outcome) -> Any:
     """What ``interrupt()`` returns in the graph for an outcome (see the module's list of payloads)."""
     if isinstance(outcome, ApprovalDenied):
-        return {"approved": False, "by": outcome.who, "message": outcome.why}
+        denied: dict[str, Any] = {"approved": False, "by": outcome.who, "message": outcome.why}
+        return denied if outcome.note is None else {**denied, "note": outcome.note}
     if isinstance(outcome, Approval):
-        return {"approved": True, "by": outcome.by}
+        approved: dict[str, Any] = {"approved": True, "by": outcome.by}
+        if outcome.edited:
+            approved["arguments"] = outcome.arguments
+        note = reason_given(outcome.note)
+        return approved if note is None else {**approved, "note": note}
     return outcome
+
+
+async def answer_async(human: Human, payload: Any) -> Any:
+    """Ask ``payload`` in chat and return the value to resume its interrupt with."""
+    reviews = review_requests(payload)
+    if reviews is None:
+        return resume_value(await outcome_async(human, request_of(payload)))
+    return {
+        "decisions": [review_decision(request, await outcome_async(human, request)) for request in reviews]
+    }
+
+
+def answer_sync(human: Human, payload: Any) -> Any:
+    """``answer_async`` for sync code."""
+    reviews = review_requests(payload)
+    if reviews is None:
+        return resume_value(outcome_sync(human, request_of(payload)))
+    return {"decisions": [review_decision(request, outcome_sync(human, request)) for request in reviews]}
 
 
 async def run_with_humans(
@@ -99,7 +176,7 @@ async def run_with_humans(
             return result
         answers = {}
         for item in interrupts:
-            answers[item.id] = resume_value(await outcome_async(asker, request_of(item.value)))
+            answers[item.id] = await answer_async(asker, item.value)
         result = await graph.ainvoke(Command(resume=answers), config, **invoke_args)
     raise RuntimeError(f"the graph was still interrupted after {MAX_ROUNDS} rounds of answers")
 
@@ -113,6 +190,6 @@ def run_with_humans_sync(
     for _ in range(MAX_ROUNDS):
         if not (interrupts := pending(result)):
             return result
-        answers = {item.id: resume_value(outcome_sync(asker, request_of(item.value))) for item in interrupts}
+        answers = {item.id: answer_sync(asker, item.value) for item in interrupts}
         result = graph.invoke(Command(resume=answers), config, **invoke_args)
     raise RuntimeError(f"the graph was still interrupted after {MAX_ROUNDS} rounds of answers")

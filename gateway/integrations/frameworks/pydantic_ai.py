@@ -12,8 +12,9 @@ Or between runs, with ``output_type=[str, DeferredToolRequests]``::
     results = await results_from_chat(result.output)
     result = await agent.run(message_history=result.all_messages(), deferred_tool_results=results)
 
-Approvals become ``approval`` prompts showing the call: Approve → ``ToolApproved()``, Deny →
-``ToolDenied`` with who denied it. Other deferred calls are asked as questions: ``{question, options?}``
+Approvals become ``approval`` prompts showing the call: Approve → ``ToolApproved()`` (with
+``override_args``, the call as the person edited it, when they did), Deny → ``ToolDenied`` with who denied
+it and their reason. Other deferred calls are asked as questions: ``{question, options?}``
 arguments are asked as they are, anything else shows the call, and the answer text is the tool's result.
 A call nobody could answer is left out of the results, so it stays pending (the run ends with it in
 ``DeferredToolRequests``); it is never denied.
@@ -29,7 +30,12 @@ from pydantic_ai.messages import ToolCallPart
 from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, RunContext, ToolApproved, ToolDenied
 
 from gateway.client import Approval, ApprovalDenied, Human, HumanUnavailable
-from gateway.integrations.frameworks.requests import ApprovalRequest, QuestionRequest, outcome_async
+from gateway.integrations.frameworks.requests import (
+    ApprovalRequest,
+    QuestionRequest,
+    denied_message,
+    outcome_async,
+)
 
 DEFAULT_AGENT = "pydantic-ai"
 MAX_SHOWN = 600
@@ -49,25 +55,33 @@ def question_of(call: ToolCallPart) -> QuestionRequest:
 
 
 async def results_from_chat(
-    requests: DeferredToolRequests, *, human: Human | None = None
+    requests: DeferredToolRequests, *, human: Human | None = None, editable: bool = False
 ) -> DeferredToolResults:
-    """Ask each pending call in chat, one after another; the results of those a person answered."""
+    """Ask each pending call in chat, one after another; the results of those a person answered.
+
+    With ``editable`` (or the agent's policy rule ``edit``) a person may edit an approval's arguments; the
+    tool then runs with the edited ones."""
     asker = human or Human.from_env(DEFAULT_AGENT)
     approvals: dict[str, bool | ToolApproved | ToolDenied] = {}
     answers: dict[str, Any] = {}
     answered_by: dict[str, str] = {}
     for call in requests.approvals:
-        request = ApprovalRequest(call.tool_name, call.args_as_dict())
+        request = ApprovalRequest(call.tool_name, call.args_as_dict(), editable=editable)
         try:
             outcome = await outcome_async(asker, request)
         except HumanUnavailable:
             continue
         if isinstance(outcome, ApprovalDenied):
-            approvals[call.tool_call_id] = ToolDenied(f"Not approved: {outcome.why}.")
+            approvals[call.tool_call_id] = ToolDenied(denied_message(outcome))
             who = outcome.who
+        elif isinstance(outcome, Approval):
+            approvals[call.tool_call_id] = ToolApproved(
+                override_args=outcome.arguments if outcome.edited else None
+            )
+            who = outcome.by
         else:
             approvals[call.tool_call_id] = ToolApproved()
-            who = outcome.by if isinstance(outcome, Approval) else None
+            who = None
         if who:
             answered_by[call.tool_call_id] = who
     for call in requests.calls:
@@ -78,11 +92,12 @@ async def results_from_chat(
     return requests.build_results(approvals=approvals, calls=answers, answered_by=answered_by)
 
 
-def ask_in_chat(*, human: Human | None = None) -> HandleDeferredToolCalls[Any]:
-    """A capability that answers deferred tool calls in chat during the run (see the module's example)."""
+def ask_in_chat(*, human: Human | None = None, editable: bool = False) -> HandleDeferredToolCalls[Any]:
+    """A capability that answers deferred tool calls in chat during the run (see the module's example);
+    ``editable`` as in ``results_from_chat``."""
 
     async def handle(ctx: RunContext[Any], requests: DeferredToolRequests) -> DeferredToolResults | None:
-        results = await results_from_chat(requests, human=human)
+        results = await results_from_chat(requests, human=human, editable=editable)
         return results if results.approvals or results.calls else None
 
     return HandleDeferredToolCalls(handler=handle)

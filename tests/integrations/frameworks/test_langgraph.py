@@ -79,3 +79,113 @@ async def test_nobody_to_ask_leaves_the_graph_interrupted(monkeypatch: pytest.Mo
     state = await graph.aget_state(settings)
     assert [item.value["question"] for item in state.interrupts] == ["Deploy where?"]
     assert pending({"__interrupt__": state.interrupts})
+
+
+def approve_edited_deploy(state: Release) -> Release:
+    decision = interrupt(
+        {"tool_call": {"name": "deploy", "arguments": {"target": "production"}}, "editable": True}
+    )
+    return {"decision": decision, "deployed": decision["approved"]}
+
+
+def edit_graph() -> Any:
+    graph = StateGraph(Release)
+    graph.add_node("approve_deploy", approve_edited_deploy)
+    graph.add_edge(START, "approve_deploy")
+    graph.add_edge("approve_deploy", END)
+    return graph.compile(checkpointer=InMemorySaver())
+
+
+async def test_the_resume_value_carries_the_edited_call_and_the_reason(gateway: Gateway, agent: str) -> None:
+    run = asyncio.create_task(run_with_humans(edit_graph(), {}, config()))
+    prompt = await gateway.pending_prompt(agent)
+    assert prompt["editable"] is True
+    await gateway.say(prompt["thread_id"], "target: staging")
+    edited = await asyncio.wait_for(run, 20)
+    assert edited["decision"] == {"approved": True, "by": f"web:{PERSON}", "arguments": {"target": "staging"}}
+
+    run = asyncio.create_task(run_with_humans(edit_graph(), {}, config()))
+    await gateway.say((await gateway.pending_prompt(agent))["thread_id"], "not on a Friday")
+    denied = await asyncio.wait_for(run, 20)
+    assert denied["decision"] == {
+        "approved": False,
+        "by": f"web:{PERSON}",
+        "message": f"denied in chat by web:{PERSON}: not on a Friday",
+        "note": "not on a Friday",
+    }
+
+
+class Reviewed(TypedDict, total=False):
+    calls: list[dict[str, Any]]
+    rejected: list[str]
+
+
+def review_tool_calls(state: Reviewed) -> Reviewed:
+    """What LangChain's HumanInTheLoopMiddleware does after the model: one request for every call to
+    review, then each decision applied (approve as is, edit to the edited action, reject with a message)."""
+    calls = [
+        {"name": "deploy", "args": {"target": "production"}},
+        {"name": "migrate", "args": {"database": "orders"}},
+        {"name": "notify", "args": {"channel": "#ops"}},
+    ]
+    request = {
+        "action_requests": [{**call, "description": f"Tool: {call['name']}"} for call in calls],
+        "review_configs": [
+            {"action_name": "deploy", "allowed_decisions": ["approve", "edit", "reject"]},
+            {"action_name": "migrate", "allowed_decisions": ["approve", "reject"]},
+            {"action_name": "notify", "allowed_decisions": ["approve", "reject"]},
+        ],
+    }
+    decisions = interrupt(request)["decisions"]
+    kept, rejected = [], []
+    for call, decision in zip(calls, decisions, strict=True):
+        if decision["type"] == "approve":
+            kept.append(call)
+        elif decision["type"] == "edit":
+            kept.append(decision["edited_action"])
+        else:
+            rejected.append(decision["message"])
+    return {"calls": kept, "rejected": rejected}
+
+
+async def test_a_human_in_the_loop_request_is_answered_with_its_decisions(
+    gateway: Gateway, agent: str
+) -> None:
+    graph = StateGraph(Reviewed)
+    graph.add_node("review", review_tool_calls)
+    graph.add_edge(START, "review")
+    graph.add_edge("review", END)
+    run = asyncio.create_task(run_with_humans(graph.compile(checkpointer=InMemorySaver()), {}, config()))
+    deploy = await gateway.pending_prompt(agent)
+    assert (deploy["tool_call"]["name"], deploy["editable"]) == ("deploy", True)
+    await gateway.say(deploy["thread_id"], "target: staging")
+    migrate = await gateway.pending_prompt(agent)
+    assert (migrate["tool_call"]["name"], migrate["editable"]) == ("migrate", False)
+    await gateway.say(migrate["thread_id"], "after the backup finishes")
+    await gateway.say((await gateway.pending_prompt(agent))["thread_id"], "approve")
+    final = await asyncio.wait_for(run, 20)
+    assert final["calls"] == [
+        {"name": "deploy", "args": {"target": "staging"}},
+        {"name": "notify", "args": {"channel": "#ops"}},
+    ]
+    assert final["rejected"] == [f"Not approved: denied in chat by web:{PERSON}: after the backup finishes"]
+
+
+async def test_an_edit_the_review_config_does_not_allow_rejects_naming_the_edited_call(
+    gateway: Gateway, agent: str
+) -> None:
+    await gateway.set_approval_policy(agent, {"tools": {"migrate": {"ask": "always", "edit": True}}})
+    graph = StateGraph(Reviewed)
+    graph.add_node("review", review_tool_calls)
+    graph.add_edge(START, "review")
+    graph.add_edge("review", END)
+    run = asyncio.create_task(run_with_humans(graph.compile(checkpointer=InMemorySaver()), {}, config()))
+    await gateway.say((await gateway.pending_prompt(agent))["thread_id"], "approve")
+    await gateway.say((await gateway.pending_prompt(agent))["thread_id"], "database: orders_copy")
+    await gateway.say((await gateway.pending_prompt(agent))["thread_id"], "approve")
+    final = await asyncio.wait_for(run, 20)
+    assert [call["name"] for call in final["calls"]] == ["deploy", "notify"]
+    assert final["rejected"] == [
+        f"Not run as asked: approved in chat by web:{PERSON} only as edited. "
+        'Call migrate again with exactly these arguments: {"database": "orders_copy"}'
+    ]

@@ -86,3 +86,57 @@ async def test_a_denial_rejects_the_call_with_who_denied(gateway: Gateway, agent
     await gateway.say((await gateway.pending_prompt(agent))["thread_id"], "deny")
     result = await run
     assert result.final_output == f"staging | Not approved: denied in chat by web:{PERSON}."
+
+
+async def test_a_denials_reason_reaches_the_model_in_the_rejection(gateway: Gateway, agent: str) -> None:
+    run = asyncio.create_task(run_with_approvals(release_agent(), "Release it", run_config=NO_TRACING))
+    await gateway.say((await gateway.pending_prompt(agent))["thread_id"], "production")
+    await gateway.say((await gateway.pending_prompt(agent))["thread_id"], "wait for the freeze to lift")
+    result = await run
+    assert result.final_output == (
+        f"production | Not approved: denied in chat by web:{PERSON}: wait for the freeze to lift"
+    )
+
+
+EXACTLY = "exactly these arguments: "
+
+
+class EditFollowingModel(Model):
+    """Deploys to production; told a person approved it only as edited, makes exactly that call."""
+
+    async def get_response(
+        self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any
+    ) -> ModelResponse:
+        outputs = [str(item["output"]) for item in input if _is_tool_output(item)]
+        if not outputs:
+            step: Any = _tool_call("deploy", {"target": "production"})
+        elif EXACTLY in outputs[-1] and len(outputs) == 1:
+            edited = json.loads(outputs[-1].split(EXACTLY, 1)[1])
+            step = ResponseFunctionToolCall(
+                type="function_call", name="deploy", arguments=json.dumps(edited), call_id="call_again"
+            )
+        else:
+            step = _text(" | ".join(outputs))
+        return ModelResponse(output=[step], usage=Usage(), response_id=None)
+
+    def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        raise NotImplementedError("the scripted model does not stream")
+
+
+async def test_a_call_approved_with_edits_runs_once_the_model_makes_the_edited_call(
+    gateway: Gateway, agent: str
+) -> None:
+    await gateway.set_approval_policy(agent, {"tools": {"deploy": {"ask": "always", "edit": True}}})
+    releaser = Agent(name="releaser", model=EditFollowingModel(), tools=[deploy])
+    run = asyncio.create_task(run_with_approvals(releaser, "Release it", run_config=NO_TRACING))
+    prompt = await gateway.pending_prompt(agent)
+    assert prompt["editable"] is True
+    await gateway.say(prompt["thread_id"], "target: staging")
+    result = await asyncio.wait_for(run, 20)  # a second prompt would wait for an answer that never comes
+    rejected, ran = str(result.final_output).split(" | ")
+    assert rejected == (
+        f"Not run as asked: approved in chat by web:{PERSON} only as edited. "
+        'Call deploy again with exactly these arguments: {"target": "staging"}'
+    )
+    assert ran == "deployed to staging"  # approved as edited: nobody was asked a second time
+    assert await gateway.pending(agent) == []

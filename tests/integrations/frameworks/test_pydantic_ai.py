@@ -102,3 +102,26 @@ async def test_an_unanswerable_run_ends_with_the_calls_still_pending() -> None:
     result = await release.run("Release it")
     assert isinstance(result.output, DeferredToolRequests)
     assert [call.tool_name for call in result.output.approvals] == ["deploy"]
+
+
+async def test_a_denials_reason_and_an_edited_call_reach_the_tools(gateway: Gateway, agent: str) -> None:
+    run = asyncio.create_task(release_agent(capabilities=[ask_in_chat(editable=True)]).run("Release it"))
+    approval = await gateway.pending_prompt(agent)
+    assert approval["editable"] is True
+    await gateway.say(approval["thread_id"], "target: staging")
+    await gateway.say((await gateway.pending_prompt(agent))["thread_id"], "1")
+    result = await asyncio.wait_for(run, 20)
+    assert result.output == "deploy=deployed to staging; ask_reviewer=ana"  # ToolApproved(override_args=…)
+
+    release = release_agent(output_type=[str, DeferredToolRequests])
+    first = await release.run("Release it")
+    assert isinstance(first.output, DeferredToolRequests)
+    answering = asyncio.create_task(results_from_chat(first.output))
+    await gateway.say((await gateway.pending_prompt(agent))["thread_id"], "production is frozen this week")
+    await gateway.say((await gateway.pending_prompt(agent))["thread_id"], "bo")
+    results = await asyncio.wait_for(answering, 20)
+    second = await release.run(message_history=first.all_messages(), deferred_tool_results=results)
+    assert second.output == (
+        f"deploy=Not approved: denied in chat by web:{PERSON}: production is frozen this week; "
+        "ask_reviewer=bo"
+    )

@@ -7,7 +7,14 @@ import dataclasses
 
 import pytest
 
-from gateway.client import ApprovalDenied, HumanUnavailable, ask_human, ask_human_async, require_approval
+from gateway.client import (
+    ApprovalDenied,
+    ApprovalMismatch,
+    HumanUnavailable,
+    ask_human,
+    ask_human_async,
+    require_approval,
+)
 from tests.integrations.conftest import PERSON, Gateway
 from tests.support.redis_server import free_port
 
@@ -51,6 +58,61 @@ async def test_a_denial_raises_approval_denied_saying_who(gateway: Gateway, agen
     with pytest.raises(ApprovalDenied) as denied:
         await call
     assert (denied.value.tool, denied.value.who) == ("drop_table", f"web:{PERSON}")
+    assert done == []
+
+
+async def test_a_denial_with_a_reason_carries_the_persons_note(gateway: Gateway, agent: str) -> None:
+    call = asyncio.create_task(drop_table("users"))
+    prompt = await gateway.pending_prompt(agent)
+    await gateway.say(prompt["thread_id"], "users is live, drop users_old")
+    with pytest.raises(ApprovalDenied) as denied:
+        await call
+    assert denied.value.note == "users is live, drop users_old"
+    assert denied.value.why == f"denied in chat by web:{PERSON}: users is live, drop users_old"
+    assert done == []
+
+
+class Fleet:
+    def __init__(self) -> None:
+        self.scaled: list[tuple[str, int, object]] = []
+
+    @require_approval(editable=True)
+    def scale(self, service: str, replicas: int, *, context: object = None) -> str:
+        self.scaled.append((service, replicas, context))
+        return f"{service} at {replicas}"
+
+
+async def test_an_approval_with_edits_runs_the_function_with_the_edited_arguments(
+    gateway: Gateway, agent: str
+) -> None:
+    fleet, context = Fleet(), object()  # a value JSON shows only as its repr: kept as it is, not edited
+    call = asyncio.create_task(asyncio.to_thread(fleet.scale, "api", 8, context=context))
+    prompt = await gateway.pending_prompt(agent)
+    assert prompt["editable"] is True
+    assert prompt["input_schema"]["required"] == ["service", "replicas"]
+    unknown = 'edit {"service": "api", "replicas": 3, "colour": "blue"}'
+    assert await gateway.say(prompt["thread_id"], unknown) == "kept"  # scale() takes no colour
+    assert await gateway.say(prompt["thread_id"], "replicas: 3") == "answered"
+    assert await call == "api at 3"
+    assert fleet.scaled == [("api", 3, context)]
+
+
+async def test_the_agents_policy_rule_makes_a_decorated_call_editable(gateway: Gateway, agent: str) -> None:
+    await gateway.set_approval_policy(agent, {"tools": {"deploy": {"ask": "always", "edit": True}}})
+    call = asyncio.create_task(asyncio.to_thread(deploy, "production"))
+    prompt = await gateway.pending_prompt(agent)
+    await gateway.say(prompt["thread_id"], 'edit {"target": "staging", "force": true}')
+    assert await call == "deployed to staging"
+    assert done == [("staging", True)]
+
+
+async def test_an_edit_the_function_cannot_take_never_runs_it(gateway: Gateway, agent: str) -> None:
+    await gateway.set_approval_policy(agent, {"tools": {"deploy": {"ask": "always", "edit": True}}})
+    call = asyncio.create_task(asyncio.to_thread(deploy, "production"))
+    prompt = await gateway.pending_prompt(agent)
+    await gateway.say(prompt["thread_id"], 'edit {"target": "staging", "region": "eu"}')
+    with pytest.raises(ApprovalMismatch, match="no argument 'region'"):
+        await call
     assert done == []
 
 
