@@ -11,7 +11,7 @@ import contextlib
 import logging
 from collections import OrderedDict
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, TypeVar
 
 from starlette.routing import BaseRoute
 from telegram import Bot, Update
@@ -21,10 +21,17 @@ from telegram.request import HTTPXRequest
 from channels.telegram.controls import prompt_messages
 from channels.telegram.forms import StepView
 from channels.telegram.forms import messages as step_messages
-from channels.telegram.inbound import ALLOWED_UPDATES, BotIdentity, Incoming, address_of, normalize
+from channels.telegram.inbound import (
+    ALLOWED_UPDATES,
+    BotIdentity,
+    Incoming,
+    address_of,
+    identity_of,
+    normalize,
+)
 from channels.telegram.polling import POLL_TIMEOUT_S, Poller
 from channels.telegram.presses import ACK_DEADLINE_S, Presses
-from channels.telegram.render import Outgoing, fit_tail, render_item, settled_text
+from channels.telegram.render import Outgoing, fit_tail, render_item, settled_text, votes_message
 from channels.telegram.send import MAX_INLINE_WAIT_S, Sender, safe_text
 from channels.telegram.threads import start_thread as start_session_thread
 from channels.telegram.updates import log_unreadable, read_update
@@ -35,24 +42,29 @@ from gateway.ids import ThreadRef, parse_thread_id
 from gateway.lease import Lease, lease_name
 from gateway.logs import event
 from gateway.models import ThreadItem
-from gateway.render import PromptView
+from gateway.render import PromptView, shorten
 from gateway.service import Outcome
 from gateway.tasks import cancel_and_wait
 
 DEFAULT_BASE_URL = "https://api.telegram.org/bot"
 REMEMBERED = 10_000
 STOP_TIMEOUT_S = 10.0
+MAX_NAME_CHARS = 64
 IDENTITY_RETRY = Retry(base_s=1.0, max_s=60.0)
 
 # The message being handled right now, so a private notice can answer it: (thread id, sender, message id).
 _handling: ContextVar[tuple[str, str, int] | None] = ContextVar("telegram_handling", default=None)
 
 
-class _Recent(OrderedDict[str, int]):
-    """A bounded map from recent keys to Telegram message ids (reply anchors; losing one is harmless)."""
+V = TypeVar("V")
 
-    def remember(self, key: str, message_id: int) -> None:
-        self[key] = message_id
+
+class _Recent(OrderedDict[str, V]):
+    """A bounded map of recent keys: to Telegram message ids (reply anchors) or to people's first names
+    (for a votes line). Losing one is harmless: a reply is not anchored, a person shows by identity."""
+
+    def remember(self, key: str, value: V) -> None:
+        self[key] = value
         self.move_to_end(key)
         if len(self) > REMEMBERED:
             self.popitem(last=False)
@@ -108,7 +120,8 @@ class TelegramChannel:
         self._context: ChannelContext | None = None
         self.lease: Lease | None = None
         self._lease_task: asyncio.Task[None] | None = None
-        self._turn_messages = _Recent()  # thread id → the last message queued for the agent there
+        self._turn_messages = _Recent[int]()  # thread id → the last message queued for the agent there
+        self._names = _Recent[str]()  # identity → first name, of people who wrote or pressed here lately
         self.identity_retry = IDENTITY_RETRY
         self._known = asyncio.Event()  # set once getMe answered: until then updates wait to be sent again
         self._identity_task: asyncio.Task[None] | None = None
@@ -213,6 +226,9 @@ class TelegramChannel:
         """A press of a prompt's button, or a person's message, goes to the core; everything else (bots,
         service messages) is ignored."""
         context = self._context
+        person = update.effective_user
+        if person is not None and not person.is_bot:
+            self._names.remember(identity_of(person), shorten(person.first_name, MAX_NAME_CHARS))
         if context is not None and update.callback_query is not None:
             await self.presses.on_press(update.callback_query)
             return
@@ -264,9 +280,12 @@ class TelegramChannel:
         sent = [await self.sender.send(address, part) for part in parts]
         return MessageRef(thread.thread_id, str(sent[-1]))
 
-    @staticmethod
-    def _messages(item: ThreadItem, reply_to: int | None, *, group: bool) -> list[Outgoing]:
-        """A pending question, form or URL step with its buttons; anything else as its text."""
+    def _messages(self, item: ThreadItem, reply_to: int | None, *, group: bool) -> list[Outgoing]:
+        """A pending question, form or URL step with its buttons; an approval's votes as one line, people
+        by first name where this process saw them lately; anything else as its text."""
+        votes = votes_message(item, lambda identity: self._names.get(identity, identity))
+        if votes is not None:
+            return [votes]
         if item.type == "pending_prompt":
             view = PromptView.of_metadata(item.metadata)
             if view is not None:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from gateway.models import ThreadItem
-from gateway.render import form_outcome
+from gateway.render import form_outcome, votes_of, votes_text
 from gateway.text_fit import Marks, keep_end, split_marked, utf16_units
 from gateway.text_fit import utf16_len as utf16_len
 
@@ -81,6 +82,15 @@ def asking_for_reply(parts: list[str], *, reply_to: int | None = None) -> list[O
 def settled_text(item: ThreadItem) -> str:
     """A settled prompt's text; an answered form's one-line outcome becomes a field a line."""
     return form_outcome(item) or item.text
+
+
+def votes_message(item: ThreadItem, name: Callable[[str], str] = str) -> Outgoing | None:
+    """An approval's votes so far (the core's ``votes`` item) as one short line, each approver shown by
+    ``name``; None when the item is not one."""
+    votes = votes_of(item)
+    if votes is None:
+        return None
+    return Outgoing(split_text(votes_text(*votes, name), max_parts=1)[0])
 
 
 def render_item(item: ThreadItem, *, reply_to: int | None = None) -> list[Outgoing]:
