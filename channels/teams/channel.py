@@ -15,7 +15,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from channels.teams.auth import ConnectorAuth, KeysUnavailable, Unauthorized
-from channels.teams.cards import card_activity, render_item, settled_card
+from channels.teams.cards import card_activity, render_item, settled_card, votes_activity
 from channels.teams.connector import Connector
 from channels.teams.inbound import Origin, origin, to_inbound
 from channels.teams.notices import ANSWERED_BY
@@ -79,8 +79,10 @@ class TeamsChannel:
     # Outbound --------------------------------------------------------------------------------------
 
     async def post(self, thread: ThreadRef, item: ThreadItem) -> MessageRef:
-        """Post ``item`` into the conversation; a channel thread's replies go under its root message."""
-        activity_id = await self.connector.send(conversation_of(thread.thread_id), render_item(item))
+        """Post ``item`` into the conversation; a channel thread's replies go under its root message. An
+        approval's votes are one line, people by the names Teams gave this process with their activities."""
+        activity = votes_activity(item, lambda who: self._names.get(who, who)) or render_item(item)
+        activity_id = await self.connector.send(conversation_of(thread.thread_id), activity)
         return MessageRef(thread.thread_id, activity_id)
 
     async def edit(self, ref: MessageRef, item: ThreadItem) -> None:

@@ -151,7 +151,7 @@ async def test_a_button_answers_and_the_card_then_shows_the_outcome_and_who_with
 async def test_approve_and_deny_are_buttons(gw: TeamsGateway) -> None:
     prompt = await gw.ask(THREAD, DROP)
     card = gw.card_of(prompt)
-    assert [action["title"] for action in card.actions()] == ["Approve", "Deny"]
+    assert [action["title"] for action in card.actions()] == ["Approve", "Deny", "Deny with reason…"]
     await gw.press(card, "Deny", ALICE)
     assert _answers(await gw.prompt(prompt.prompt_id)) == [["Deny"]]
 
