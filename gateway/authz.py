@@ -16,8 +16,16 @@ async def may_answer(approvers: ApproverLookup, prompt: Prompt, identity: str | 
 
     A run no person started (``started_by`` null) can be answered by approvers only.
     """
+    return await may_decide(approvers, prompt.agent, prompt.started_by, identity)
+
+
+async def may_decide(
+    approvers: ApproverLookup, agent: str, started_by: str | None, identity: str | None
+) -> bool:
+    """``may_answer`` for a run of ``agent`` started by ``started_by``: who may answer its prompts, and so
+    revoke the grants their approvals made."""
     if not identity:
         return False
-    if prompt.started_by is not None and identity == prompt.started_by:
+    if started_by is not None and identity == started_by:
         return True
-    return await approvers.is_approver(prompt.agent, identity)
+    return await approvers.is_approver(agent, identity)

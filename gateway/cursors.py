@@ -1,4 +1,5 @@
-"""Every cursor a client may send, checked in one place: feed and log positions, and inbox page cursors.
+"""Every cursor a client may send, checked in one place: feed and log positions, inbox page cursors, and
+the history's cursors.
 
 A feed position is a Redis stream id ``<ms>-<seq>``; Redis holds each part in 64 bits, so a part beyond
 that is refused before Redis sees it, and the largest id, after which nothing can ever come, reads empty.
@@ -6,6 +7,8 @@ that is refused before Redis sees it, and the largest id, after which nothing ca
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 
 U64 = 2**64 - 1
@@ -37,3 +40,27 @@ def exclusive_start(after: str | None) -> str | None:
     if after == LAST_STREAM_ID:
         return None
     return f"({after}"
+
+
+HISTORY_CURSOR_PREFIX = "h1:"
+HISTORY_CURSOR_PROBLEM = "expected the `next` value of an earlier history page, exactly as it was given"
+
+
+def history_cursor(position: str) -> str:
+    """The opaque cursor a history page hands out for continuing after the stream id ``position``."""
+    raw = f"{HISTORY_CURSOR_PREFIX}{position}".encode("ascii")
+    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+
+
+def history_position(cursor: str) -> str:
+    """The stream id a history cursor continues after; raises ValueError for anything it did not make."""
+    if len(cursor) > 80 or not cursor.isascii():
+        raise ValueError(HISTORY_CURSOR_PROBLEM)
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode("ascii")
+    except (binascii.Error, ValueError):
+        raise ValueError(HISTORY_CURSOR_PROBLEM) from None
+    position = raw.removeprefix(HISTORY_CURSOR_PREFIX)
+    if position == raw or not is_stream_position(position):
+        raise ValueError(HISTORY_CURSOR_PROBLEM)
+    return position

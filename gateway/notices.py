@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 from gateway.forms import FormField
+from gateway.grants import Grant, describe
 from gateway.mapper import Unanswered
-from gateway.models import Prompt, PromptKind, PromptState
+from gateway.models import APPROVE, Prompt, PromptKind, PromptState, ThreadItem
 from gateway.outcomes import Outcome, Received
 from gateway.render import answers_summary, votes_item
 
@@ -33,6 +36,12 @@ UNANSWERED = {
     Unanswered.BOTH: "Choose an option or type your own answer, not both.",
     Unanswered.EMPTY: "Type an answer.",
 }
+# Who settled a prompt: a line under its settled message and its audit item, on every channel.
+APPROVED_BY = "Approved by {who}"
+DENIED_BY = "Denied by {who}"
+MARKED_DONE_BY = "Marked done by {who}"
+ANSWERED_BY = "Answered by {who}"
+DECLINED_BY = "Declined by {who}"
 REPLY_BELOW = "Reply to the message below with your answer."
 ASK_TEXT = "✎ {name}, reply to this message with your answer to: {question}"
 ASK_REASON = "✎ {name}, reply to this message with your reason for denying: {question}"
@@ -82,6 +91,14 @@ def voted(prompt: Prompt) -> str:
     """What an approver is told when their approval is recorded and more are needed."""
     left = prompt.approvals - len(prompt.approvals_so_far)
     return f"Your approval was recorded ({votes_line(prompt)}); {left} more needed."
+
+
+def granted(grant: Grant) -> str:
+    """Said to a person whose typed "always" approved a call and let it through for the rest of the run."""
+    return (
+        f"Approved, and for the rest of this run: {describe(grant.match)} will run without asking. "
+        f"Revoke it in the inbox (grant {grant.grant_id})."
+    )
 
 
 def answered(summary: str) -> str:
@@ -158,3 +175,38 @@ def ask_text(name: str, question: str, prompt: Prompt | None = None) -> str:
     if prompt is not None and prompt.kind is PromptKind.APPROVAL:
         return ASK_REASON.format(name=name, question=question)
     return ASK_TEXT.format(name=name, question=question)
+
+
+def settled_by(kind: str, answers: Sequence[Sequence[str]] | None, who: str) -> str:
+    """Who settled a prompt of ``kind``, in words: ``Approved by alice`` or ``Denied by alice`` for an
+    approval, ``Marked done by alice`` for a URL step, ``Answered by alice`` for anything else answered,
+    and ``Declined by alice`` when it was declined (``answers`` is None)."""
+    if answers is None:
+        template = DECLINED_BY
+    elif kind == PromptKind.APPROVAL:
+        approved = bool(answers) and list(answers[0]) == [APPROVE]
+        template = APPROVED_BY if approved else DENIED_BY
+    elif kind == PromptKind.URL:
+        template = MARKED_DONE_BY
+    else:
+        template = ANSWERED_BY
+    return template.format(who=who)
+
+
+def answered_by(item: ThreadItem, shown: Callable[[str], str] = str) -> str | None:
+    """The ``settled_by`` line of an answered prompt's audit item or settled message, read from its
+    metadata; ``shown`` turns the answerer's identity into what the channel shows of a person (a display
+    name, a mention). None for an item that names nobody (a cancelled prompt, an agent's message)."""
+    prompt = item.metadata.get("prompt")
+    if item.type != "pending_prompt_resolved" or not isinstance(prompt, dict):
+        return None
+    who = prompt.get("answered_by")
+    if prompt.get("prompt_state") != PromptState.ANSWERED or not isinstance(who, str) or not who:
+        return None
+    entries = prompt.get("answers")
+    answers = [
+        [str(value) for value in entry.get("answer") or []]
+        for entry in (entries if isinstance(entries, list) else [])
+        if isinstance(entry, dict)
+    ]
+    return settled_by(str(prompt.get("kind")), answers, shown(who))

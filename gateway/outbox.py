@@ -24,6 +24,7 @@ from typing import Any, cast
 from gateway import metrics
 from gateway.channel import ChannelError, Channels, EditsMessages, MessageRef
 from gateway.errors import GatewayError
+from gateway.history import history_entry
 from gateway.ids import parse_thread_id
 from gateway.logs import event
 from gateway.models import Prompt, PromptState, ThreadItem, from_ms, utcnow
@@ -328,6 +329,7 @@ class Outbox:
                     metrics.prompt_settled(prompt)
                     data = prompt.public_json()
                     entries.append(_event(f"{prompt.prompt_id}.resolved", "input.resolved", data))
+                    entries.append(history_entry(prompt, batch.prompts.get(effect["pid"], {})))
                     settled.append(prompt)
                 elif kind == "parked":
                     entries.extend(_message_entries(parked_message(prompt, effect["turn"])))

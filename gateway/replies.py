@@ -29,6 +29,19 @@ NEW_MESSAGE_REASON = "Not answered: the user sent a new message instead"
 DONE = "done"
 DECLINE_TOKENS = frozenset({"decline", "declined"}) | (NEGATIVE - {"2"})
 SKIP = "skip"
+# Typed to approve an approval and let the same call through, exactly, for the rest of the run (a grant).
+FOR_THE_RUN = frozenset(
+    {
+        "always allow",
+        "always approve",
+        "approve always",
+        "allow always",
+        "approve for session",
+        "approve for this session",
+        "allow for session",
+        "allow for this session",
+    }
+)
 # What a Decline control sends as its structured answers: it declines a form or a URL step (typed text
 # cannot, since "no" may be a form's value).
 URL_NOTICE = "Not taken as an answer: reply done once you have finished the step at the link, or decline."
@@ -54,6 +67,8 @@ class Reading:
     # An approval's decision beyond its answers: the person's words, and the call as they edited it.
     note: str | None = None
     edited: ToolCall | None = None
+    # An approve that also asks to let the same call through for the rest of the run (``FOR_THE_RUN``).
+    grant: bool = False
 
 
 def draft_name(prompt_id: str) -> str:
@@ -138,6 +153,9 @@ def _read_approval(
         return Reading(ReplyAction.INVALID, notice=notices.edit_not_taken(str(exc)))
     if typed is not None:
         return _edited(prompt, typed, note)
+    if for_the_run(text):
+        approve = map_reply(prompt.kind, prompt.questions, APPROVE)
+        return Reading(ReplyAction.ANSWER, approve, grant=prompt.tool_call is not None)
     if prompt.on_unmatched_reply is ReplyPolicy.NEW_MESSAGE and not fits_approval(text):
         return Reading(ReplyAction.SUPERSEDE)
     answers = map_reply(prompt.kind, prompt.questions, text)
@@ -156,6 +174,12 @@ def _edited(prompt: Prompt, arguments: dict[str, Any], note: str | None) -> Read
         return Reading(ReplyAction.INVALID, notice=notices.edit_not_taken(exc.message), errors=errors)
     approve = structured_answers(prompt.questions, [[APPROVE]])
     return Reading(ReplyAction.ANSWER, approve, note=note, edited=call)
+
+
+def for_the_run(text: str) -> bool:
+    """Whether a reply to an approval approves it for the rest of the run ("always", "approve for this
+    session"; a bare "always" denies, as any word the seed does not list): any case, any spacing."""
+    return " ".join(text.split()).casefold() in FOR_THE_RUN
 
 
 def _fits(prompt: Prompt, text: str) -> bool:
@@ -270,4 +294,4 @@ def _structured_form(fields: list[forms.FormField], lists: list[list[str]]) -> R
     return form_reading(fields, content)
 
 
-__all__ = ["AFFIRMATIVE", "NEW_MESSAGE_REASON", "Reading", "ReplyAction", "read_reply"]
+__all__ = ["AFFIRMATIVE", "FOR_THE_RUN", "NEW_MESSAGE_REASON", "Reading", "ReplyAction", "read_reply"]

@@ -14,7 +14,7 @@ from gateway.logs import event, observe_loop
 from gateway.plugins import build_channels
 from gateway.ratelimit import RateLimiter
 from gateway.service import Gateway
-from gateway.settings import Settings
+from gateway.settings import DAY_S, Settings
 from gateway.store import Connection, Store, connect
 from gateway.store.outage import StoreHealth
 from gateway.webhooks import WebhookDispatcher
@@ -57,6 +57,8 @@ class Runtime:
             thread_idle_ms=settings.threadgate_thread_idle_seconds * 1000,
             feed_max_age_ms=settings.threadgate_stream_retention_seconds * 1000,
             feed_maxlen=settings.threadgate_stream_max_entries,
+            history_max_age_ms=settings.threadgate_history_days * DAY_S * 1000,
+            history_maxlen=settings.threadgate_history_max_entries,
         )
         health = StoreHealth(connection.client)
         gateway = Gateway(

@@ -18,6 +18,9 @@ from gateway.authz import may_answer
 from gateway.channel import ChannelError, Channels, PrivateNotices
 from gateway.errors import GatewayError, not_found
 from gateway.feeds import Feeds
+from gateway.granting import granted, record_grant
+from gateway.grants import Grant, GrantRequest, exact_match
+from gateway.history import grant_use_entry
 from gateway.ids import new_id, parse_thread_id
 from gateway.logs import event
 from gateway.mapper import map_reply
@@ -321,8 +324,9 @@ class Gateway:
         *,
         editable: bool = False,
         input_schema: dict[str, Any] | None = None,
-    ) -> Prompt | None:
-        """The agent's approval policy on a tool call: None when it asks nobody, else the approval raised.
+    ) -> Prompt | Grant | None:
+        """A tool call about to be made: the run's grant that lets it through (its use counted), else the
+        agent's approval policy: None when it asks nobody, else the approval raised.
 
         The tool's rule may let the person edit the call and ask for several approvers; ``editable`` asks
         for edits whatever the rule says."""
@@ -331,6 +335,10 @@ class Gateway:
             raise not_found("RUN_NOT_FOUND", "run", run_id)
         if run.state is RunState.ENDED:
             raise GatewayError("RUN_ENDED", f"Run {run_id} has ended; start a new run to ask.", 409)
+        grant = await granted(self.store, run, tool_call)
+        if grant is not None:
+            await self.store.publish([grant_use_entry(run, grant, tool_call, self.now_ms())], [])
+            return grant
         policy = await self.store.approval_policy(run.agent)
         if not needs_approval(policy, tool_call, destructive, annotations):
             event("approval.by_policy", run_id=run_id, tool=tool_call.name)
@@ -639,7 +647,10 @@ class Gateway:
                 ready.verdict,
             )
             self.waiters.notify(prompt.prompt_id, prompt=answered)
-            return Received(Outcome.ANSWERED, answered)
+            notice = None
+            if ready.grant and answered.tool_call is not None:
+                notice = await self._grant_typed(answered, answered.tool_call, message)
+            return Received(Outcome.ANSWERED, answered, notice)
         if decision.status in (DecisionStatus.VOTED, DecisionStatus.ALREADY_VOTED) and prompt is not None:
             self.outbox.kick(thread_id)
             current = await self.get_prompt(prompt.prompt_id)
@@ -691,6 +702,18 @@ class Gateway:
         if decided.vote is not None:
             return await self.get_prompt(prompt.prompt_id)
         return answered.model_copy(update={"note": decided.note, "approved_call": decided.approved_call})
+
+    async def _grant_typed(self, answered: Prompt, call: ToolCall, message: InboundMessage) -> str | None:
+        """A typed "always": the approve settled the prompt, so the same call is let through, exactly, for
+        the rest of the run. The person is told what was granted (the notice, also returned)."""
+        request = GrantRequest(scope="run", match=exact_match(call))
+        grant = await record_grant(self.store, answered, message.sender, request, self.now_ms())
+        if grant is None:
+            return None
+        notice = notices.granted(grant)
+        if message.notify:
+            await self._tell(answered.thread_id, message.sender, notice)
+        return notice
 
     async def _refused(self, thread_id: str, prompt: Prompt, message: InboundMessage) -> Received:
         if message.notify:
@@ -757,6 +780,7 @@ def _ready(
             decided,
             reading.content,
             verdict=decided_verdict,
+            grant=reading.grant,
         )
     if reading.action is ReplyAction.SUPERSEDE:
         return ReadyAnswer(

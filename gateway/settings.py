@@ -81,6 +81,9 @@ class Settings(BaseSettings):
     threadgate_stream_retention_seconds: int = Field(default=7 * DAY_S, ge=60)
     threadgate_stream_max_entries: int = Field(default=100_000, ge=1_000)
     threadgate_outbox_lock_ms: int = Field(default=10_000, ge=1_000, le=300_000)
+    # The audit history of settled prompts (GET /v1/history): kept this many days, about this many records.
+    threadgate_history_days: int = Field(default=90, ge=1, le=3650)
+    threadgate_history_max_entries: int = Field(default=250_000, ge=1_000)
 
     threadgate_public_url: str | None = None  # where people open the gateway, when a proxy fronts it
     threadgate_allowed_hosts: str | None = None  # more names the gateway is reached at (Host header)

@@ -18,8 +18,16 @@ if [ -z "$python_bin" ]; then
 fi
 if [ ! -x .venv/bin/python ]; then
   echo "Creating .venv with $python_bin ..." >&2
-  "$python_bin" -m venv .venv
+  "$python_bin" -m venv --without-pip .venv  # pip comes below, without compiling all of it first
 fi
+# The pip wheel this Python ships for ensurepip (Debian keeps it in /usr/share/python-wheels); empty if none.
+bundled_pip() {
+  "$python_bin" -c '
+import glob, os, ensurepip
+here = os.path.join(os.path.dirname(ensurepip.__file__), "_bundled")
+found = sorted(glob.glob(os.path.join(here, "pip-*.whl"))) or sorted(glob.glob("/usr/share/python-wheels/pip-*.whl"))
+print(found[-1] if found else "")' 2>/dev/null || true
+}
 # THREADGATE_EXTRAS picks what is installed: "" (the package alone: demo, serve) or "dev" (tests, linters,
 # browsers' driver and the agent frameworks the adapters are tested with). A dev install serves both.
 extras="${THREADGATE_EXTRAS:-}"
@@ -30,10 +38,24 @@ if ! fresh "$stamp" && ! fresh "$dev_stamp"; then
   target="."
   [ -n "$extras" ] && target=".[$extras]"
   echo "Installing Threadgate${extras:+ with its $extras extras} into .venv (log: .venv/install.log) ..." >&2
-  if ! { .venv/bin/python -m pip install --disable-pip-version-check --upgrade pip &&
-         .venv/bin/python -m pip install --disable-pip-version-check -e "$target"; } > .venv/install.log 2>&1; then
+  # For a quick first run: modules are compiled as they are first imported, not all at install time, and
+  # the package is built with the venv's own setuptools rather than one installed into a throwaway build
+  # environment first.
+  install=(install --disable-pip-version-check --no-compile)
+  tools=(--upgrade pip "setuptools>=77")
+  if ! {
+    if .venv/bin/python -c "import pip" 2>/dev/null; then
+      .venv/bin/python -m pip "${install[@]}" "${tools[@]}"
+    elif wheel=$(bundled_pip) && [ -n "$wheel" ]; then
+      .venv/bin/python "$wheel/pip" "${install[@]}" "${tools[@]}"  # pip runs from its own wheel
+    else
+      .venv/bin/python -m ensurepip && .venv/bin/python -m pip "${install[@]}" "${tools[@]}"
+    fi &&
+    .venv/bin/python -m pip "${install[@]}" --no-build-isolation -e "$target"
+  } > .venv/install.log 2>&1; then
     tail -n 30 .venv/install.log >&2
     echo "Installing into .venv failed; the whole log is .venv/install.log" >&2
+    echo "(No pip in this Python? On Debian and Ubuntu: apt-get install python3-venv.)" >&2
     exit 1
   fi
   touch "$stamp"

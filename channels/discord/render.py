@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
+import discord
+
 from channels.discord.inbound import user_id_of
 from gateway import notices
 from gateway.models import PromptKind, ThreadItem
@@ -15,6 +17,7 @@ MAX_MESSAGE_CHARS = 2000
 MAX_PARTS = 5
 EMPTY_TEXT = "(empty message)"
 NOT_GIVEN = "—"
+SMALL = "-# "  # a line of subtext
 MARKS = Marks(
     part="\n({number}/{total})",
     cut="\n… ({count} more characters not shown)",
@@ -53,14 +56,7 @@ def approval_hint(item: ThreadItem) -> str:
         return ""
     if prompt.get("kind") != PromptKind.APPROVAL.value:
         return ""
-    return f"\n\n-# {notices.approval_hint(prompt.get('editable') is True)}"
-
-
-def _person(identity: str) -> str:
-    """A person in a message: a Discord user as a mention, which Discord shows as their name (the
-    channel posts with no mentions allowed, so nobody is pinged)."""
-    user_id = user_id_of(identity)
-    return f"<@{user_id}>" if user_id is not None else identity
+    return f"\n\n{SMALL}{notices.approval_hint(prompt.get('editable') is True)}"
 
 
 def votes_message(item: ThreadItem) -> DiscordMessage | None:
@@ -69,12 +65,22 @@ def votes_message(item: ThreadItem) -> DiscordMessage | None:
     votes = votes_of(item)
     if votes is None:
         return None
-    return DiscordMessage(split_text(votes_text(*votes, _person), max_parts=1)[0])
+    return DiscordMessage(split_text(votes_text(*votes, person), max_parts=1)[0])
 
 
 def item_text(item: ThreadItem) -> str:
-    """The item's text; an answered form's outcome reads one ``Title: value`` line per field."""
-    return form_outcome(item, empty=NOT_GIVEN) or item.text
+    """The item's text; an answered form's outcome reads one ``Title: value`` line per field; an answered
+    prompt's ends with who answered, in small print (``-# Approved by @alice``)."""
+    text = form_outcome(item, empty=NOT_GIVEN) or item.text
+    by = notices.answered_by(item, person)
+    return f"{text}\n{SMALL}{by}" if by else text
+
+
+def person(identity: str) -> str:
+    """A Discord user as a mention, which Discord shows as their name (messages are sent with mentions
+    off, so nobody is pinged); anyone else (a REST answer's identity) as the identity, markdown escaped."""
+    user_id = user_id_of(identity)
+    return f"<@{user_id}>" if user_id is not None else discord.utils.escape_markdown(identity)
 
 
 def prompt_id_of(item: ThreadItem) -> str | None:

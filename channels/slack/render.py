@@ -8,6 +8,7 @@ from typing import Any
 
 from channels.slack.controls import control_blocks
 from channels.slack.forms import form_controls, url_controls
+from gateway import notices
 from gateway.models import APPROVE, PromptKind, Question, ThreadItem
 from gateway.render import PromptView, form_outcome, prompt_text, votes_text
 from gateway.text_fit import one, split_text
@@ -21,6 +22,7 @@ CONTROL_RESERVE = 3  # blocks kept free for a prompt's controls (tool call, opti
 EMPTY_TEXT = "(empty message)"  # Slack refuses a message with no text
 ANSWERED_MARK = "✓ Answered"
 NO_VALUE = "—"  # an optional field left empty
+PERSON_PREFIX = "slack:"
 _ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 _SLACK_USER = re.compile(r"[UW][A-Z0-9]{1,30}", re.ASCII)
 
@@ -50,6 +52,19 @@ def _section(text: str, plain: bool) -> dict[str, Any]:
 
 def _context(text: str) -> dict[str, Any]:
     return {"type": "context", "elements": [{"type": "plain_text", "text": text, "emoji": False}]}
+
+
+def person(identity: str) -> str:
+    """How a person is shown in message markup: a Slack user as a mention, which Slack shows as their
+    current display name; anyone else (a REST answer's identity) as the identity, escaped."""
+    user = identity.removeprefix(PERSON_PREFIX)
+    return f"<@{user}>" if identity.startswith(PERSON_PREFIX) and user.isalnum() else escape(identity)
+
+
+def answered_by(item: ThreadItem) -> list[dict[str, Any]]:
+    """The context block naming who answered a settled prompt (the core's line); none for other items."""
+    line = notices.answered_by(item, person)
+    return [{"type": "context", "elements": [{"type": "mrkdwn", "text": line}]}] if line else []
 
 
 def _group(pieces: list[str], reserve: int = 0) -> list[list[str]]:
@@ -83,11 +98,11 @@ def render_item(item: ThreadItem) -> list[SlackMessage]:
     plain = item.type != "message"
     if not item.text.strip():
         return [SlackMessage(text=EMPTY_TEXT, blocks=[_section(EMPTY_TEXT, plain=True)])]
-    controls = _controls(item)
+    extra = _controls(item) + answered_by(item)
     text = settled_text(item)
-    messages = _render_text(text, plain, reserve=CONTROL_RESERVE if controls else 0)
+    messages = _render_text(text, plain, reserve=CONTROL_RESERVE if extra else 0)
     last = messages[-1]
-    messages[-1] = SlackMessage(text=last.text, blocks=last.blocks + controls)
+    messages[-1] = SlackMessage(text=last.text, blocks=last.blocks + extra)
     return messages
 
 
@@ -131,18 +146,20 @@ def _render_text(text: str, plain: bool, reserve: int = 0) -> list[SlackMessage]
 
 
 def render_settled(item: ThreadItem) -> SlackMessage:
-    """What a settled prompt's message becomes (``settled_prompt_item``): its text, then the outcome,
-    and no controls. A prompt that took several messages keeps its earlier parts; the last one, which
-    carried the controls, becomes this."""
+    """What a settled prompt's message becomes (``settled_prompt_item``): its text, then the outcome and
+    who answered, and no controls. A prompt that took several messages keeps its earlier parts; the last
+    one, which carried the controls, becomes this."""
+    by = answered_by(item)
     questions = (item.metadata.get("prompt") or {}).get("questions") or []
     body = prompt_text([Question.model_validate(question) for question in questions]) if questions else ""
     if not body or not item.text.startswith(body):
-        return _render_text(settled_text(item), plain=True)[0]
+        first = _render_text(settled_text(item), plain=True, reserve=len(by))[0]
+        return SlackMessage(text=first.text, blocks=first.blocks + by)
     outcome = item.text[len(body) :].strip("\n")
     last = _render_text(body, plain=True, reserve=CONTROL_RESERVE)[-1]
     outcome_sections = [_section(piece, plain=True) for piece in split_text(outcome, SECTION_LIMIT)]
     text = f"{last.text}\n\n{escape(outcome)}"[:MESSAGE_TEXT_LIMIT]
-    return SlackMessage(text=text, blocks=(last.blocks + outcome_sections)[:MAX_BLOCKS])
+    return SlackMessage(text=text, blocks=(last.blocks + outcome_sections)[: MAX_BLOCKS - len(by)] + by)
 
 
 def _person(identity: str) -> str:

@@ -83,13 +83,16 @@ def votes_activity(item: ThreadItem, name: Callable[[str], str] = str) -> Messag
     return MessageActivityInput(text=cut(votes_text(*votes, name)), text_format="plain")
 
 
-def render_item(item: ThreadItem) -> MessageActivityInput:
-    """The activity an item is posted as: a pending prompt's card, or text (agents write markdown)."""
+def render_item(item: ThreadItem, by: str | None = None) -> MessageActivityInput:
+    """The activity an item is posted as: a pending prompt's card, an audit item naming who answered
+    (``by``) as a card with that subtle line, or text (agents write markdown)."""
     prompt = item.metadata.get("prompt") if item.type == "pending_prompt" else None
     if isinstance(prompt, dict):
         card = prompt_card(prompt, item.text)
         if card is not None:
             return card_activity(card, item.text)
+    if by and item.type == "pending_prompt_resolved":
+        return card_activity(settled_card(item, by), item.text)
     text = cut(item.text) or "(empty message)"
     return MessageActivityInput(text=text, text_format="markdown" if item.type == "message" else "plain")
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-from collections import OrderedDict
 from typing import Any
 
 from microsoft_teams.api.activities import ActivityTypeAdapter
@@ -17,8 +16,7 @@ from starlette.routing import BaseRoute, Route
 from channels.teams.auth import ConnectorAuth, KeysUnavailable, Unauthorized
 from channels.teams.cards import card_activity, render_item, settled_card, votes_activity
 from channels.teams.connector import Connector
-from channels.teams.inbound import Origin, origin, to_inbound
-from channels.teams.notices import ANSWERED_BY
+from channels.teams.inbound import origin, to_inbound
 from channels.teams.presses import message_response, safely
 from channels.teams.threads import PREFIX, conversation_of
 from gateway import notices
@@ -27,11 +25,11 @@ from gateway.errors import GatewayError
 from gateway.ids import ThreadRef
 from gateway.jsonbody import is_json_media_type, parse_json, unsupported_media_type
 from gateway.logs import event, failure
-from gateway.models import PromptState, ThreadItem
+from gateway.models import ThreadItem
+from gateway.names import Names
 
 MESSAGES_PATH = "/teams/messages"
 MAX_ACTIVITY_BYTES = 256 * 1024  # Teams caps a message at about 28 KB; a card press is smaller still
-NAME_MEMORY = 10_000
 UNAUTHORIZED = GatewayError(
     "UNAUTHORIZED",
     "Missing or invalid Bot Connector token: activities must come from the Bot Framework.",
@@ -62,8 +60,7 @@ class TeamsChannel:
         self.auth = auth
         self.connector = connector
         self._context: ChannelContext | None = None
-        # Display names of people heard from, to show who settled a card (else their identity).
-        self._names: OrderedDict[str, str] = OrderedDict()
+        self.names = Names()  # of people heard from, to show who answered (else their identity)
 
     async def start(self, context: ChannelContext) -> None:
         self._context = context
@@ -80,28 +77,20 @@ class TeamsChannel:
 
     async def post(self, thread: ThreadRef, item: ThreadItem) -> MessageRef:
         """Post ``item`` into the conversation; a channel thread's replies go under its root message. An
-        approval's votes are one line, people by the names Teams gave this process with their activities."""
-        activity = votes_activity(item, lambda who: self._names.get(who, who)) or render_item(item)
+        audit item says who answered; an approval's votes are one line, people by the names Teams gave this
+        process with their activities."""
+        activity = votes_activity(item, self.names.shown) or render_item(
+            item, notices.answered_by(item, self.names.shown)
+        )
         activity_id = await self.connector.send(conversation_of(thread.thread_id), activity)
         return MessageRef(thread.thread_id, activity_id)
 
     async def edit(self, ref: MessageRef, item: ThreadItem) -> None:
         """Replace a settled prompt's card: its text, the outcome and who answered, no controls."""
-        card = settled_card(item, await self._answered_by(item))
+        card = settled_card(item, notices.answered_by(item, self.names.shown))
         await self.connector.update(
             conversation_of(ref.thread_id), ref.message_id, card_activity(card, item.text)
         )
-
-    async def _answered_by(self, item: ThreadItem) -> str | None:
-        prompt = item.metadata.get("prompt") or {}
-        if prompt.get("prompt_state") != PromptState.ANSWERED or self._context is None:
-            return None
-        try:
-            stored = await self._context.sink.get_prompt(str(prompt.get("prompt_id")))
-        except Exception:  # the card still shows how it settled
-            return None
-        who = stored.answered_by
-        return ANSWERED_BY.format(who=self._names.get(who, who)) if who else None
 
     # Inbound ---------------------------------------------------------------------------------------
 
@@ -153,8 +142,7 @@ class TeamsChannel:
         where = origin(activity.conversation, activity.id, activity.from_.aad_object_id, activity.from_.name)
         if where is not None:  # the serviceUrl was checked against the token: replies may go there
             self.connector.learn(conversation_of(where.thread_id), activity.service_url)
-            if where.name:
-                self._remember_name(where)
+            self.names.learn(where.sender, where.name)
         if isinstance(activity, AdaptiveCardInvokeActivity):
             if where is None:
                 return JSONResponse(message_response(notices.MISMATCH))
@@ -176,13 +164,6 @@ class TeamsChannel:
             return _refused(GatewayError("UNAVAILABLE", "The activity could not be taken just now.", 503))
         event("teams.inbound", thread_id=message.thread_id, outcome=received.outcome.value)
         return Response(status_code=200)
-
-    def _remember_name(self, where: Origin) -> None:
-        assert where.name is not None
-        self._names[where.sender] = where.name
-        self._names.move_to_end(where.sender)
-        while len(self._names) > NAME_MEMORY:
-            self._names.popitem(last=False)
 
 
 __all__ = ["PREFIX", "TeamsChannel"]

@@ -21,7 +21,6 @@ from channels.teams.approvals import read_edit, read_reason
 from channels.teams.cards import settled_card
 from channels.teams.control_ids import REF_KEY, ControlRef, Verb, decode, verb_of
 from channels.teams.inbound import Origin
-from channels.teams.notices import ANSWERED_BY, DECLINED_BY
 from channels.teams.reading import read_press, structured
 from gateway import notices
 from gateway.answer_step import Act, StepRequest, step
@@ -40,16 +39,11 @@ def message_response(text: str) -> dict[str, Any]:
     return AdaptiveCardActionMessageResponse(value=text).model_dump(by_alias=True, exclude_none=True)
 
 
-def settled_by(prompt: Prompt, who: str | None) -> str | None:
-    """The line under a settled card: who answered or declined it."""
-    if who is None:
-        return None
-    return (ANSWERED_BY if prompt.answers else DECLINED_BY).format(who=who)
-
-
-def card_response(prompt: Prompt, who: str | None) -> dict[str, Any]:
-    """An invoke response replacing the card with how its prompt settled, and by whom."""
-    card = settled_card(settled_prompt_item(prompt), settled_by(prompt, who))
+def card_response(prompt: Prompt, who: str) -> dict[str, Any]:
+    """An invoke response replacing the card with how its prompt settled, and by whom (the core's line:
+    a declined prompt has no answers)."""
+    answers = None if prompt.answers is None else [answer.answer for answer in prompt.answers]
+    card = settled_card(settled_prompt_item(prompt), notices.settled_by(prompt.kind, answers, who))
     return AdaptiveCardActionCardResponse(value=card).model_dump(by_alias=True, exclude_none=True)
 
 

@@ -11,7 +11,7 @@ import contextlib
 import logging
 from collections import OrderedDict
 from contextvars import ContextVar
-from typing import Any, TypeVar
+from typing import Any
 
 from starlette.routing import BaseRoute
 from telegram import Bot, Update
@@ -36,35 +36,32 @@ from channels.telegram.send import MAX_INLINE_WAIT_S, Sender, safe_text
 from channels.telegram.threads import start_thread as start_session_thread
 from channels.telegram.updates import log_unreadable, read_update
 from channels.telegram.webhook import check_secret, webhook_route
+from gateway import notices
 from gateway.backoff import Retry
 from gateway.channel import ChannelContext, ChannelError, MessageRef
 from gateway.ids import ThreadRef, parse_thread_id
 from gateway.lease import Lease, lease_name
 from gateway.logs import event
 from gateway.models import ThreadItem
-from gateway.render import PromptView, shorten
+from gateway.names import Names
+from gateway.render import PromptView
 from gateway.service import Outcome
 from gateway.tasks import cancel_and_wait
 
 DEFAULT_BASE_URL = "https://api.telegram.org/bot"
 REMEMBERED = 10_000
 STOP_TIMEOUT_S = 10.0
-MAX_NAME_CHARS = 64
 IDENTITY_RETRY = Retry(base_s=1.0, max_s=60.0)
 
 # The message being handled right now, so a private notice can answer it: (thread id, sender, message id).
 _handling: ContextVar[tuple[str, str, int] | None] = ContextVar("telegram_handling", default=None)
 
 
-V = TypeVar("V")
+class _Recent(OrderedDict[str, int]):
+    """A bounded map from recent keys to Telegram message ids (reply anchors; losing one is harmless)."""
 
-
-class _Recent(OrderedDict[str, V]):
-    """A bounded map of recent keys: to Telegram message ids (reply anchors) or to people's first names
-    (for a votes line). Losing one is harmless: a reply is not anchored, a person shows by identity."""
-
-    def remember(self, key: str, value: V) -> None:
-        self[key] = value
+    def remember(self, key: str, message_id: int) -> None:
+        self[key] = message_id
         self.move_to_end(key)
         if len(self) > REMEMBERED:
             self.popitem(last=False)
@@ -120,8 +117,8 @@ class TelegramChannel:
         self._context: ChannelContext | None = None
         self.lease: Lease | None = None
         self._lease_task: asyncio.Task[None] | None = None
-        self._turn_messages = _Recent[int]()  # thread id → the last message queued for the agent there
-        self._names = _Recent[str]()  # identity → first name, of people who wrote or pressed here lately
+        self._turn_messages = _Recent()  # thread id → the last message queued for the agent there
+        self.names = Names()  # of people heard from, to show who answered (else their identity)
         self.identity_retry = IDENTITY_RETRY
         self._known = asyncio.Event()  # set once getMe answered: until then updates wait to be sent again
         self._identity_task: asyncio.Task[None] | None = None
@@ -228,7 +225,7 @@ class TelegramChannel:
         context = self._context
         person = update.effective_user
         if person is not None and not person.is_bot:
-            self._names.remember(identity_of(person), shorten(person.first_name, MAX_NAME_CHARS))
+            self.names.learn(identity_of(person), person.full_name)
         if context is not None and update.callback_query is not None:
             await self.presses.on_press(update.callback_query)
             return
@@ -276,14 +273,20 @@ class TelegramChannel:
         elif item.type == "pending_prompt_resolved":
             reply_to = _message_id(item.metadata.get("prompt_message_id"))
         address = address_of(thread)
-        parts = self._messages(item, reply_to, group=address.is_group)
+        parts = self._messages(item, reply_to, group=address.is_group, by=self._answered_by(item))
         sent = [await self.sender.send(address, part) for part in parts]
         return MessageRef(thread.thread_id, str(sent[-1]))
 
-    def _messages(self, item: ThreadItem, reply_to: int | None, *, group: bool) -> list[Outgoing]:
+    def _answered_by(self, item: ThreadItem) -> str | None:
+        return notices.answered_by(item, self.names.shown)
+
+    def _messages(
+        self, item: ThreadItem, reply_to: int | None, *, group: bool, by: str | None = None
+    ) -> list[Outgoing]:
         """A pending question, form or URL step with its buttons; an approval's votes as one line, people
-        by first name where this process saw them lately; anything else as its text."""
-        votes = votes_message(item, lambda identity: self._names.get(identity, identity))
+        by name where this process heard from them; anything else as its text (an audit item ending with
+        who answered, ``by``)."""
+        votes = votes_message(item, self.names.shown)
         if votes is not None:
             return [votes]
         if item.type == "pending_prompt":
@@ -293,16 +296,17 @@ class TelegramChannel:
             step = StepView.of_metadata(item.metadata, item.text)
             if step is not None:
                 return step_messages(step, reply_to=reply_to, group=group)
-        return render_item(item, reply_to=reply_to)
+        return render_item(item, reply_to=reply_to, by=by)
 
     async def edit(self, ref: MessageRef, item: ThreadItem) -> None:
-        """Show a settled prompt's questions and outcome on the message with its buttons; the edit drops
-        the buttons (in a group the question's own message, with its ForceReply, stays as it was)."""
+        """Show a settled prompt's questions, outcome and who answered on the message with its buttons; the
+        edit drops the buttons (in a group the question's own message, with its ForceReply, stays as it
+        was)."""
         message_id = _message_id(ref.message_id)
         if message_id is None:
             return
         address = address_of(parse_thread_id(ref.thread_id))
-        await self.sender.edit(address, message_id, fit_tail(settled_text(item)))
+        await self.sender.edit(address, message_id, fit_tail(settled_text(item, self._answered_by(item))))
 
     async def start_thread(self, channel: ThreadRef, text: str) -> str:
         """The header goes into the chat or topic named; that chat or topic is the session's thread."""

@@ -79,9 +79,11 @@ def asking_for_reply(parts: list[str], *, reply_to: int | None = None) -> list[O
     ]
 
 
-def settled_text(item: ThreadItem) -> str:
-    """A settled prompt's text; an answered form's one-line outcome becomes a field a line."""
-    return form_outcome(item) or item.text
+def settled_text(item: ThreadItem, by: str | None = None) -> str:
+    """A settled prompt's text; an answered form's one-line outcome becomes a field a line; ``by`` (who
+    answered) is the last line."""
+    text = form_outcome(item) or item.text
+    return f"{text}\n{by}" if by else text
 
 
 def votes_message(item: ThreadItem, name: Callable[[str], str] = str) -> Outgoing | None:
@@ -93,9 +95,10 @@ def votes_message(item: ThreadItem, name: Callable[[str], str] = str) -> Outgoin
     return Outgoing(split_text(votes_text(*votes, name), max_parts=1)[0])
 
 
-def render_item(item: ThreadItem, *, reply_to: int | None = None) -> list[Outgoing]:
-    """The messages an item becomes: a pending prompt asks for a reply; the first answers ``reply_to``."""
-    text = settled_text(item)
+def render_item(item: ThreadItem, *, reply_to: int | None = None, by: str | None = None) -> list[Outgoing]:
+    """The messages an item becomes: a pending prompt asks for a reply; the first answers ``reply_to``;
+    an audit item ends with ``by``, who answered."""
+    text = settled_text(item, by)
     parts = split_text(text if text.strip() else EMPTY)
     if item.type == "pending_prompt":
         return asking_for_reply(parts, reply_to=reply_to)

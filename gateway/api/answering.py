@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import uuid
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 from gateway import forms
@@ -13,6 +14,8 @@ from gateway.api.schemas import InputAction, RespondAnswer, RespondBody, Respond
 from gateway.api.scope import visible
 from gateway.authz import may_answer
 from gateway.errors import GatewayError, validation_failed
+from gateway.granting import check_grant, record_grant
+from gateway.grants import Grant
 from gateway.mapper import check_structured
 from gateway.models import (
     APPROVE,
@@ -222,13 +225,33 @@ async def _accept_form(gateway: Gateway, prompt: Prompt, identity: str, action: 
     return result.prompt
 
 
+@dataclass(frozen=True, slots=True)
+class Acted:
+    """What an answer route did: the prompt as it now stands, and the grant this answer made, if any."""
+
+    prompt: Prompt
+    grant: Grant | None = None
+
+    def public(self) -> dict[str, Any]:
+        """The prompt's JSON, with ``grant`` when the answer made one."""
+        data = self.prompt.public()
+        if self.grant is not None:
+            data["grant"] = self.grant.model_dump(mode="json")
+        return data
+
+
+def _approves(action: InputAction) -> bool:
+    return action.action == "accept" and (action.content is None or action.content is True)
+
+
 async def act_on_input(
     gateway: Gateway, caller: Principal, agent: str, prompt_id: str, action: InputAction
-) -> Prompt:
+) -> Acted:
     """Accept, decline or cancel an input for ``from``. The same outcome twice is fine; another is 409.
 
     Refusals in the contract's order: a prompt the token cannot see is 404 (it does not exist for it),
     then ``from`` not allowed 403, then a path naming another agent 404, then content 400 and state 409.
+    A ``grant`` is checked with the content and recorded only when this approve settled the prompt.
     """
     prompt = await gateway.store.get_prompt(prompt_id)
     if prompt is None or not visible(caller, prompt.agent):
@@ -236,8 +259,10 @@ async def act_on_input(
     identity = await _check_may_answer(gateway, prompt, action.from_)
     if prompt.agent != agent:
         raise GatewayError("PROMPT_NOT_FOUND", f"Agent {agent} has no input {prompt_id!r}.", 404)
+    if action.grant is not None:
+        check_grant(prompt, action.grant, approving=_approves(action))
     if action.action == "accept" and prompt.kind is PromptKind.FORM:
-        return await _accept_form(gateway, prompt, identity, action)
+        return Acted(await _accept_form(gateway, prompt, identity, action))
     if action.answers is not None:
         action = action.model_copy(update={"content": _seed_answers(prompt, action.answers), "answers": None})
     if action.action == "accept" or (action.action == "decline" and prompt.kind is PromptKind.APPROVAL):
@@ -249,13 +274,16 @@ async def act_on_input(
             raise await already_resolved(gateway, "ALREADY_RESOLVED", result.prompt)
         if result.status is AnswerStatus.ALREADY_VOTED:
             raise already_voted(result.prompt, identity)
-        return result.prompt
+        if action.grant is None or result.status is not AnswerStatus.ANSWERED:
+            return Acted(result.prompt)
+        grant = await record_grant(gateway.store, result.prompt, identity, action.grant, gateway.now_ms())
+        return Acted(result.prompt, grant)
     declined = action.action == "decline"
     code = ReasonCode.DECLINED if declined else ReasonCode.CANCELLED
     reason = DECLINED_REASON if declined else CANCELLED_REASON
     changed, current = await _cancel_for(gateway, prompt, identity, reason, code)
     if changed or (current.prompt_state is PromptState.CANCELLED and current.reason_code is code):
-        return current
+        return Acted(current)
     raise await already_resolved(gateway, "ALREADY_RESOLVED", current)
 
 

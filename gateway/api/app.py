@@ -8,12 +8,13 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from gateway import __version__
-from gateway.api import events, inputs, respond, runs, sessions, threads
+from gateway.api import events, grants, inputs, respond, runs, sessions, threads
 from gateway.api.admission import Admission
 from gateway.api.allowed_hosts import AllowedHosts, HostAllowList
 from gateway.api.auth import TokenTable
 from gateway.api.deps import ApiOptions
 from gateway.api.errors import install_error_handlers
+from gateway.api.history import router as history_router
 from gateway.api.limits import BodyLimit
 from gateway.api.mcp_http import McpEndpoint
 from gateway.api.ops import router as ops_router
@@ -60,8 +61,9 @@ def create_app(runtime: Runtime, options: ApiOptions | None = None) -> FastAPI:
 
     app.include_router(ops_router)
     app.include_router(pages_router)
-    for api in (runs, threads, events, inputs, respond, sessions):
+    for api in (runs, threads, events, inputs, respond, sessions, grants):
         app.include_router(api.router)
+    app.include_router(history_router)
     app.router.routes.append(mcp.route())
 
     for channel in runtime.channels:

@@ -13,10 +13,10 @@ from gateway.api.deps import Core
 from gateway.api.errors import error_responses
 from gateway.api.inbox import pending_page
 from gateway.api.runs import PromptId
-from gateway.api.schemas import AgentBody, InputAction, PromptList
+from gateway.api.schemas import AgentBody, AnsweredInput, InputAction, PromptList
 from gateway.api.scope import require_agent, visible
 from gateway.cursors import PAGE_CURSOR
-from gateway.models import AgentDefinition, Prompt
+from gateway.models import AgentDefinition
 
 router = APIRouter(prefix="/v1", tags=["human side"])
 
@@ -40,7 +40,7 @@ async def list_inputs(
 
 @router.post(
     "/agents/{agent}/inputs/{prompt_id}",
-    responses={200: {"model": Prompt}, **error_responses(400, 403, 404, 409)},
+    responses={200: {"model": AnsweredInput}, **error_responses(400, 403, 404, 409)},
 )
 async def answer_input(
     agent: AgentName, prompt_id: PromptId, body: InputAction, core: Core, caller: OperatorCaller
@@ -49,10 +49,11 @@ async def answer_input(
 
     The same answer twice is 200; a different answer to a settled input is 409 ALREADY_RESOLVED whose
     details say how it settled. Decline on an approval answers Deny; on questions it cancels the input
-    with ``reason_code: declined``.
+    with ``reason_code: declined``. ``grant`` on an approve lets the run's later calls matching its
+    pattern through without asking; the grant made is returned as ``grant``.
     """
-    prompt = await act_on_input(core, caller, agent, prompt_id, body)
-    return JSONResponse(prompt.public())
+    acted = await act_on_input(core, caller, agent, prompt_id, body)
+    return JSONResponse(acted.public())
 
 
 @router.put("/agents/{agent}", response_model=AgentDefinition, responses=error_responses(400, 403))

@@ -9,12 +9,19 @@ from gateway import assets
 
 router = APIRouter(include_in_schema=False)
 
-ASSETS = {"inbox.js": assets.WEB / "inbox.js", "inbox.css": assets.WEB / "inbox.css", **assets.COMMON}
+ASSETS = {
+    "inbox.js": assets.WEB / "inbox.js",
+    "history.js": assets.WEB / "history.js",
+    "inbox.css": assets.WEB / "inbox.css",
+    "history.css": assets.WEB / "history.css",
+    **assets.COMMON,
+}
 
 
 @router.get("/inbox", response_class=HTMLResponse)
 async def inbox() -> HTMLResponse:
-    """Every pending prompt across agents and threads, newest first; sign in with an operator token."""
+    """Every pending prompt across agents and threads, newest first, and the history of settled ones;
+    sign in with an operator token."""
     return assets.page(assets.WEB / "inbox.html")
 
 

@@ -16,6 +16,7 @@ from gateway.api.inbox import pending_page
 from gateway.api.schemas import ApprovalRequest, CancelBody, PolicyDecision, PromptList
 from gateway.api.scope import own_prompt, own_run, require_agent, require_thread, visible
 from gateway.cursors import PAGE_CURSOR
+from gateway.grants import Grant
 from gateway.models import Prompt, PromptRequest, PromptState, ReasonCode, Run, RunRequest
 from gateway.service import Gateway
 
@@ -59,7 +60,10 @@ async def abort_run(run_id: RunId, core: Core, caller: AgentCaller) -> Run:
     "/runs/{run_id}/approvals",
     status_code=201,
     responses={
-        200: {"model": PolicyDecision, "description": "The policy asks nobody: run the call."},
+        200: {
+            "model": PolicyDecision,
+            "description": "Nobody is asked (the policy, or a grant of the run): run the call.",
+        },
         201: {"model": Prompt, "description": "The approval prompt to wait on."},
         **error_responses(400, 403, 404, 409, 503),
     },
@@ -67,15 +71,19 @@ async def abort_run(run_id: RunId, core: Core, caller: AgentCaller) -> Run:
 async def request_approval(
     run_id: RunId, body: ApprovalRequest, core: Core, caller: AgentCaller
 ) -> JSONResponse:
-    """Ask the agent's approval policy about a tool call: 200 ``{decision: allow, by: policy}``, or 201
-    with the approval prompt it raised (the call runs only with exactly the arguments approved)."""
+    """A tool call about to be made: 200 ``{decision: allow, by: "grant:<grant_id>"}`` when a grant a
+    person made for the run matches it; else the agent's approval policy: 200 ``{decision: allow, by:
+    policy}``, or 201 with the approval prompt it raised (the call runs only with exactly the arguments
+    approved)."""
     await own_run(core.store, caller, run_id)
-    prompt = await core.request_approval(
+    decided = await core.request_approval(
         run_id, body.tool_call, body.destructive, body.question, body.expires_in_seconds, body.annotations
     )
-    if prompt is None:
+    if decided is None:
         return JSONResponse(PolicyDecision().model_dump(), status_code=200)
-    return JSONResponse(linked(core, prompt), status_code=201)
+    if isinstance(decided, Grant):
+        return JSONResponse(PolicyDecision(by=decided.by).model_dump(), status_code=200)
+    return JSONResponse(linked(core, decided), status_code=201)
 
 
 @router.post(

@@ -6,6 +6,7 @@ from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator, model_validator
 
+from gateway.grants import Grant, GrantRequest
 from gateway.models import (
     MAX_EXPIRES_IN,
     MAX_NOTE_CHARS,
@@ -152,6 +153,12 @@ class InputAction(Model):
             raise ValueError("send content or answers, not both")
         return self
 
+    grant: GrantRequest | None = Field(
+        default=None,
+        description='With an approve: `{"scope": "run", "match": {"name", "arguments"}}` lets later calls '
+        "of the run that match through without asking (docs/api.md#grants-approve-for-this-session).",
+    )
+
     @field_validator("content")
     @classmethod
     def _short_enough(cls, value: object) -> object:
@@ -236,7 +243,19 @@ class ApprovalRequest(Model):
 
 
 class PolicyDecision(BaseModel):
-    """The policy asks nobody: the call may run as it stands."""
+    """Nobody is asked: the call may run as it stands, by the agent's approval policy or by a grant a person
+    made for the run (``grant:<grant_id>``)."""
 
     decision: Literal["allow"] = "allow"
-    by: Literal["policy"] = "policy"
+    by: str = Field(default="policy", pattern=r"^(policy|grant:\S+)$")
+
+
+class AnsweredInput(Prompt):
+    """The prompt as an answer left it, with the grant the answer made when it carried one."""
+
+    grant: Grant | None = None
+
+
+class GrantList(BaseModel):
+    items: list[Grant]
+    cursor: str | None = Field(default=None, description="Always null: a run's grants come in one page.")

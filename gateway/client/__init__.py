@@ -31,7 +31,7 @@ restarts (the prompt lives in Redis, not in the gateway process).
 
 from gateway.client.approval import ask_human, ask_human_async, require_approval
 from gateway.client.async_client import Threadgate
-from gateway.client.calls import DEFAULT_URL, LONG_POLL_S, Approval, Page
+from gateway.client.calls import DEFAULT_URL, LONG_POLL_S, Allowed, Approval, Page
 from gateway.client.errors import ApprovalMismatch, PromptCancelled, PromptUnavailable, ThreadgateError
 from gateway.client.human import ApprovalDenied, Human, HumanUnavailable
 from gateway.client.model_forms import FormNotFlat
@@ -41,6 +41,7 @@ from gateway.client.sync_client import Client
 __all__ = [
     "DEFAULT_URL",
     "LONG_POLL_S",
+    "Allowed",
     "Approval",
     "ApprovalDenied",
     "ApprovalMismatch",

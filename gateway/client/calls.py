@@ -12,6 +12,7 @@ import time
 import urllib.parse
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, Generic, Literal, TypeVar
 
 import httpx
@@ -19,6 +20,7 @@ import httpx
 from gateway.backoff import Retry
 from gateway.client.errors import ApprovalMismatch, PromptCancelled, ThreadgateError, error_from
 from gateway.client.model_forms import form_schema as form_schema
+from gateway.grants import Grant, GrantMatch
 from gateway.models import APPROVE, AgentDefinition, Prompt, PromptState, ReasonCode, Run
 
 DEFAULT_URL = "http://127.0.0.1:8787"
@@ -99,8 +101,9 @@ class Page(Generic[T]):
 @dataclass(frozen=True, slots=True)
 class Approval:
     """A decision on a tool call: ``allowed``, and ``by`` whom (a person's identity; ``policy`` for the
-    agent's approval policy). ``prompt`` is the settled prompt when a person was asked. Truthy when
-    allowed, and then the call runs with exactly ``arguments``."""
+    agent's approval policy; ``grant:<grant_id>`` for a grant a person made for the run). ``prompt`` is the
+    settled prompt when a person was asked. Truthy when allowed, and then the call runs with exactly
+    ``arguments``."""
 
     allowed: bool
     by: str | None
@@ -274,6 +277,21 @@ def events_call(after: str | None, params: dict[str, str | None]) -> Call:
 EVENTS_TIMEOUT = httpx.Timeout(10.0, read=None)
 
 
+def history(
+    filters: dict[str, str | None], after: str | None, limit: int, order: Literal["newest", "oldest"]
+) -> Flow[Page[dict[str, Any]]]:
+    params = {**filters, "after": after, "limit": limit, "order": order}
+    data = yield Call("GET", "/v1/history", params=params)
+    return Page(list(data["items"]), data["next"])
+
+
+def moment(value: str | datetime | None) -> str | None:
+    """A ``since``/``until`` as the API takes it: RFC 3339 (a datetime without a zone is UTC)."""
+    if isinstance(value, datetime):
+        return (value if value.tzinfo else value.replace(tzinfo=UTC)).isoformat()
+    return value
+
+
 # Human side -------------------------------------------------------------------------------------------
 
 
@@ -289,11 +307,29 @@ def answer_input(
     action: Literal["accept", "decline", "cancel"],
     content: Any,
     from_: str | None,
+    grant: GrantMatch | dict[str, Any] | None = None,
 ) -> Flow[Prompt]:
-    body = _with_set({"action": action, "from": from_}, content=content)
-    return Prompt.model_validate(
-        (yield Call("POST", f"/v1/agents/{seg(agent)}/inputs/{seg(prompt_id)}", body=body))
+    """Answer an input; with ``grant`` (a pattern: see ``gateway.grants``) the approve also lets the run's
+    later matching calls through (``list_grants`` shows the grant made)."""
+    match = grant.model_dump(mode="json") if isinstance(grant, GrantMatch) else grant
+    body = _with_set(
+        {"action": action, "from": from_},
+        content=content,
+        grant={"scope": "run", "match": match} if match is not None else None,
     )
+    data = yield Call("POST", f"/v1/agents/{seg(agent)}/inputs/{seg(prompt_id)}", body=body)
+    data.pop("grant", None)  # the grant made, listed by list_grants; the rest is the prompt
+    return Prompt.model_validate(data)
+
+
+def list_grants(run_id: str) -> Flow[list[Grant]]:
+    data = yield Call("GET", f"/v1/runs/{seg(run_id)}/grants")
+    return [Grant.model_validate(item) for item in data["items"]]
+
+
+def revoke_grant(run_id: str, grant_id: str, from_: str | None) -> Flow[Grant]:
+    path = f"/v1/runs/{seg(run_id)}/grants/{seg(grant_id)}"
+    return Grant.model_validate((yield Call("DELETE", path, params={"from": from_})))
 
 
 def respond(
@@ -364,6 +400,7 @@ def ask(
 
 
 POLICY = "policy"  # who decided when the agent's approval policy asked nobody
+GRANT_PREFIX = "grant:"  # who decided, before the grant's id, when a grant of the run let the call through
 
 
 def approval_body(
@@ -382,9 +419,23 @@ def approval_body(
     )
 
 
-def request_approval(run_id: str, body: dict[str, Any], reconnect_delay: float) -> Flow[Prompt | None]:
-    """The agent's approval policy on a tool call: None when it asks nobody, else the approval prompt it
-    raised (not waited for). Sent again while the gateway refuses connections (a refused one sent nothing)."""
+@dataclass(frozen=True, slots=True)
+class Allowed:
+    """A tool call that may run without asking anyone now: ``by`` is ``policy`` (the agent's approval
+    policy) or ``grant:<grant_id>`` (a person approved such calls for the rest of the run)."""
+
+    by: str
+
+    @property
+    def grant_id(self) -> str | None:
+        """The grant that let the call through; None when it was the policy."""
+        return self.by.removeprefix(GRANT_PREFIX) if self.by.startswith(GRANT_PREFIX) else None
+
+
+def approval_decision(run_id: str, body: dict[str, Any], reconnect_delay: float) -> Flow[Prompt | Allowed]:
+    """A tool call put to the gateway: Allowed when nobody needs asking (a grant of the run, or the agent's
+    approval policy), else the approval prompt it raised (not waited for). Sent again while the gateway
+    refuses connections (a refused one sent nothing)."""
     delay = reconnect_delay
     while True:
         try:
@@ -394,8 +445,14 @@ def request_approval(run_id: str, body: dict[str, Any], reconnect_delay: float) 
             yield Pause(delay)
             delay = _backoff(delay)
     if data.get("decision") == "allow":
-        return None
+        return Allowed(str(data.get("by") or POLICY))
     return Prompt.model_validate(data)
+
+
+def request_approval(run_id: str, body: dict[str, Any], reconnect_delay: float) -> Flow[Prompt | None]:
+    """``approval_decision`` without saying who allowed: None when nobody needs asking."""
+    decided = yield from approval_decision(run_id, body, reconnect_delay)
+    return None if isinstance(decided, Allowed) else decided
 
 
 def approval(
@@ -419,9 +476,9 @@ def approval(
     """
     call_arguments = dict(arguments or {})
     body = approval_body(tool, call_arguments, destructive, question, expires_in_seconds)
-    raised = yield from request_approval(run_id, body, reconnect_delay)
-    if raised is None:
-        return Approval(True, POLICY, None, call_arguments)
+    raised = yield from approval_decision(run_id, body, reconnect_delay)
+    if isinstance(raised, Allowed):
+        return Approval(True, raised.by, None, call_arguments)
     if on_raised is not None:
         on_raised(raised)
     prompt = yield from wait_prompt(raised.prompt_id, timeout, reconnect_delay)

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from datetime import datetime
 from typing import Any, Literal, TypeVar
 
 import httpx
 from pydantic import BaseModel
 
 from gateway.client import calls
-from gateway.client.calls import Approval, Flow, Page, Pause, auth_headers, base_url, decode
+from gateway.client.calls import Allowed, Approval, Flow, Page, Pause, auth_headers, base_url, decode
 from gateway.client.errors import error_from
 from gateway.client.sse import Event, EventParser
+from gateway.grants import Grant, GrantMatch
 from gateway.models import AgentDefinition, Prompt, Run
 
 T = TypeVar("T")
@@ -146,10 +148,26 @@ class Client:
         question: str | None = None,
         expires_in_seconds: int | None = None,
     ) -> Prompt | None:
-        """Ask the agent's approval policy about a tool call without waiting: None when the policy allows it
-        (nobody is asked), else the approval prompt it raised. PromptUnavailable when the post failed."""
+        """Ask about a tool call without waiting: None when nobody needs asking (the agent's approval policy
+        allows it, or a grant a person made for the run matches it), else the approval prompt raised.
+        PromptUnavailable when the post failed. ``approval_decision`` also says who let the call through."""
         body = calls.approval_body(tool, dict(arguments or {}), destructive, question, expires_in_seconds)
         return self._run(calls.request_approval(run_id, body, self.reconnect_delay))
+
+    def approval_decision(
+        self,
+        run_id: str,
+        tool: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        destructive: bool | None = None,
+        question: str | None = None,
+        expires_in_seconds: int | None = None,
+    ) -> Prompt | Allowed:
+        """``request_approval`` that says who let the call through: ``Allowed(by="policy")`` or
+        ``Allowed(by="grant:<grant_id>")``, else the approval prompt raised (not waited for)."""
+        body = calls.approval_body(tool, dict(arguments or {}), destructive, question, expires_in_seconds)
+        return self._run(calls.approval_decision(run_id, body, self.reconnect_delay))
 
     def get_prompt(self, prompt_id: str, wait: float = 0) -> Prompt:
         """The prompt; with ``wait`` (≤ 60 s) the call returns as soon as it settles."""
@@ -235,9 +253,21 @@ class Client:
         *,
         content: Any = None,
         from_: str | None = None,
+        grant: GrantMatch | dict[str, Any] | None = None,
     ) -> Prompt:
-        """Accept, decline or cancel an input on behalf of ``from_`` (an operator token)."""
-        return self._run(calls.answer_input(agent, prompt_id, action, content, from_))
+        """Accept, decline or cancel an input on behalf of ``from_`` (an operator token). ``grant`` (with an
+        approve of a tool call) lets the run's later calls matching that pattern through without asking:
+        ``gateway.grants.exact_match(call)`` or ``widened_match(call)`` build one."""
+        return self._run(calls.answer_input(agent, prompt_id, action, content, from_, grant))
+
+    def list_grants(self, run_id: str) -> list[Grant]:
+        """The run's grants in force, each with its ``uses`` (the run's agent token, or an operator's)."""
+        return self._run(calls.list_grants(run_id))
+
+    def revoke_grant(self, run_id: str, grant_id: str, *, from_: str | None = None) -> Grant:
+        """Revoke a grant (``from_``: the person doing it, who must be allowed to answer the run); the grant
+        as it was."""
+        return self._run(calls.revoke_grant(run_id, grant_id, from_))
 
     def respond(
         self,
@@ -267,6 +297,26 @@ class Client:
 
     def get_agent(self, agent: str) -> AgentDefinition:
         return self._run(calls.get_agent(agent))
+
+    def history(
+        self,
+        *,
+        agent: str | None = None,
+        run: str | None = None,
+        thread: str | None = None,
+        by: str | None = None,
+        outcome: str | None = None,
+        since: str | datetime | None = None,
+        until: str | datetime | None = None,
+        after: str | None = None,
+        limit: int = 50,
+        order: Literal["newest", "oldest"] = "newest",
+    ) -> Page[dict[str, Any]]:
+        """One page of settled prompts for the audit (``GET /v1/history``); pass ``cursor`` back as
+        ``after`` for the next, until it is None (a page may be short, even empty, before that)."""
+        filters = {"agent": agent, "run": run, "thread": thread, "by": by, "outcome": outcome}
+        filters |= {"since": calls.moment(since), "until": calls.moment(until)}
+        return self._run(calls.history(filters, after, limit, order))
 
     # Helpers ---------------------------------------------------------------------------------------
 

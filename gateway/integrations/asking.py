@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 import httpx
 
-from gateway.client import Threadgate, ThreadgateError
+from gateway.client import Allowed, Threadgate, ThreadgateError
 from gateway.client.target import Target
 from gateway.client.waiting import say_where
 from gateway.integrations.sessions import NotConfigured, thread_for
@@ -58,9 +58,10 @@ class Ask:
     destructive: bool | None = None
 
 
-async def ask(tg: Threadgate, target: Target, request: Ask) -> Prompt | None:
+async def ask(tg: Threadgate, target: Target, request: Ask) -> Prompt | Allowed:
     """Ask in the session's thread and return the settled prompt (answered, or cancelled with a reason);
-    None when the request is an approval the agent's approval policy allows, so nobody was asked.
+    Allowed when the request is an approval nobody needs asking about: the agent's approval policy allows
+    it (``by: policy``), or a grant a person made for the run matches it (``by: grant:<grant_id>``).
 
     Raises Unavailable when the gateway cannot be reached, the prompt cannot be posted, or ``target.wait_s``
     passes unanswered (the prompt is then cancelled, so the chat shows it is no longer waiting). A resumable
@@ -83,8 +84,8 @@ async def ask(tg: Threadgate, target: Target, request: Ask) -> Prompt | None:
     keep_open = False  # a resumable prompt's run stays open with it; _wait_open ends it once it settles
     try:
         raised = await _raise(tg, run.run_id, request)
-        if raised is None:
-            return None
+        if isinstance(raised, Allowed):
+            return raised
         say_where(raised)
         prompt_id = raised.prompt_id
         if request.call_id is None:
@@ -113,13 +114,13 @@ async def ask(tg: Threadgate, target: Target, request: Ask) -> Prompt | None:
                 await tg.end_run(run.run_id)
 
 
-async def _raise(tg: Threadgate, run_id: str, request: Ask) -> Prompt | None:
+async def _raise(tg: Threadgate, run_id: str, request: Ask) -> Prompt | Allowed:
     kind = request.kind
     if kind == "form" or kind == "url":  # the gateway derives their questions from the body
         return await tg.raise_step(run_id, kind, **(request.body or {}))
     if kind == "approval" and request.tool_call is not None:  # the policy may allow it without asking
         question = request.questions[0].get("question") if request.questions else None
-        return await tg.request_approval(
+        return await tg.approval_decision(
             run_id,
             request.tool_call["name"],
             request.tool_call.get("arguments"),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from gateway.client import Threadgate
+from gateway.client import Allowed, Threadgate
 from gateway.client.target import Target
 from gateway.integrations import hook_output
 from gateway.integrations.asking import Ask, Unavailable, ask
@@ -54,7 +54,7 @@ async def ask_elicitation(
 ) -> hook_output.Output:
     """Ask the form or URL step in chat; the hook's output. Unavailable when nobody could answer."""
     prompt = await ask(tg, target, elicitation_request(data, key=key, header=header))
-    if prompt is None:  # only approvals go through the approval policy; a form is always asked
+    if isinstance(prompt, Allowed):  # only approvals go through the approval policy; a form is always asked
         raise Unavailable("the gateway did not raise the question")
     action, content = elicitation_action(prompt)
     return hook_output.elicitation(action, content)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from gateway.integrations.permissions import Verdict
-from gateway.integrations.prompts import ASK_USER_QUESTION
+from gateway.integrations.prompts import ASK_USER_QUESTION, granted_message
 
 Tool = Literal["claude", "codex"]
 Unanswered = Literal["defer", "ask", "none"]
@@ -41,7 +41,10 @@ def pre_tool_use(tool: Tool, tool_name: str, verdict: Verdict, unanswered: Unans
     if tool == "codex":
         return None  # Codex honours only deny here: an approval lets its own approval flow go on
     if verdict.behavior == "allow":
-        out = _pre_tool_use("allow", f"Approved in chat by {verdict.answered_by or 'a person'}.")
+        reason = f"Approved in chat by {verdict.answered_by or 'a person'}."
+        if verdict.grant_id is not None:
+            reason = granted_message(verdict.grant_id)
+        out = _pre_tool_use("allow", reason)
         if tool_name == ASK_USER_QUESTION and verdict.updated_input is not None:
             out["hookSpecificOutput"]["updatedInput"] = verdict.updated_input
         return out

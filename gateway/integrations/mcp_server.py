@@ -29,12 +29,19 @@ from mcp.server.stdio import stdio_server
 from pydantic import BaseModel, Field
 
 from gateway import __version__
-from gateway.client import Threadgate
+from gateway.client import Allowed, Threadgate
 from gateway.client.target import Target, session_header, session_key
 from gateway.integrations.asking import Ask, Unavailable, ask
 from gateway.integrations.mcp_protocol import KnownNames, WithoutTracebacks, checked_lines
 from gateway.integrations.permissions import ask_permission
-from gateway.integrations.prompts import approval_body, approved, declined, declined_message, denial_message
+from gateway.integrations.prompts import (
+    approval_body,
+    approved,
+    declined,
+    declined_message,
+    denial_message,
+    granted_message,
+)
 from gateway.models import MAX_QUESTIONS, Prompt, PromptState
 
 SERVER_NAME = "threadgate"
@@ -152,7 +159,7 @@ def build_server(asker_for: AskerFor, *, progress_s: float = PROGRESS_EVERY_S) -
     root.handlers[:], root.level = handlers, level  # the SDK sets up the root logger; its host owns it
     server.middleware.append(KnownNames(server))
 
-    async def settle(ctx: Context, question: Callable[[Asker], Ask]) -> Prompt | None:
+    async def settle(ctx: Context, question: Callable[[Asker], Ask]) -> Prompt | Allowed:
         asker = asker_for(ctx)
         async with asker.client() as tg:
             return await patiently(ctx, ask(tg, asker.target, question(asker)), progress_s)
@@ -171,7 +178,7 @@ def build_server(asker_for: AskerFor, *, progress_s: float = PROGRESS_EVERY_S) -
             prompt = await settle(ctx, lambda who: Ask("ask_user_question", asked, who.key, who.header))
         except Unavailable as exc:
             raise _not_asked(exc, "Question") from exc
-        if prompt is None:  # only approvals go through the approval policy
+        if isinstance(prompt, Allowed):  # only approvals go through the approval policy
             raise ToolError("Question unavailable: the gateway did not raise it. Nobody refused; ask again.")
         if prompt.prompt_state is not PromptState.ANSWERED:
             raise _settled_without_answer(prompt, "Question")
@@ -205,7 +212,11 @@ def build_server(asker_for: AskerFor, *, progress_s: float = PROGRESS_EVERY_S) -
             )
         except Unavailable as exc:
             raise _not_asked(exc, "Approval") from exc
-        if prompt is None:
+        if isinstance(prompt, Allowed):
+            if prompt.grant_id is not None:
+                return ApprovalResult(
+                    approved=True, answered_by=None, message=granted_message(prompt.grant_id)
+                )
             return ApprovalResult(approved=True, answered_by=None, message=BY_POLICY)
         if prompt.prompt_state is not PromptState.ANSWERED:
             raise _settled_without_answer(prompt, "Approval")

@@ -14,7 +14,7 @@ from typing import Any, Literal
 import httpx
 
 from gateway.approval_policy import needs_approval
-from gateway.client import Threadgate, ThreadgateError
+from gateway.client import Allowed, Threadgate, ThreadgateError
 from gateway.client.target import Target
 from gateway.integrations.asking import Ask, StillPending, Unavailable, ask
 from gateway.integrations.prompts import (
@@ -40,7 +40,8 @@ class Verdict:
     ``pending`` is set when the prompt is still open and a later attempt at the same call will find it.
     ``updated_permissions`` holds the "always allow" suggestion the person picked, as the tool sent it.
     ``by_policy`` is set when the agent's approval policy asks nobody about the call: no person decided,
-    and the call may run as far as the gateway is concerned.
+    and the call may run as far as the gateway is concerned. ``grant_id`` names the grant that allowed
+    the call when a person approved such calls earlier in the run (``behavior`` is then allow).
     """
 
     behavior: Literal["allow", "deny"] | None
@@ -51,6 +52,7 @@ class Verdict:
     pending: bool = False
     answered_by: str | None = None
     by_policy: bool = False
+    grant_id: str | None = None
 
     def unavailable_message(self, tool_name: str) -> str:
         """The refusal text for callers that must answer something: it says nobody was asked."""
@@ -94,7 +96,9 @@ async def ask_permission(
         return Verdict(None, unavailable=str(exc), pending=True)
     except (Unavailable, ValueError) as exc:
         return Verdict(None, unavailable=str(exc))
-    if prompt is None:
+    if isinstance(prompt, Allowed):
+        if prompt.grant_id is not None:
+            return Verdict("allow", updated_input=tool_input, grant_id=prompt.grant_id)
         return Verdict(None, by_policy=True)
     if prompt.prompt_state is not PromptState.ANSWERED:
         if declined(prompt):

@@ -147,3 +147,10 @@ def denial_message(prompt: Prompt) -> str:
 
 def declined_message(_prompt: Prompt) -> str:
     return "The person declined to answer in chat."
+
+
+def granted_message(grant_id: str) -> str:
+    """Why a call ran without asking: a person approved such calls for the rest of the run."""
+    return (
+        f"Allowed by a grant a person made in chat for the rest of this run ({grant_id}); nobody was asked."
+    )

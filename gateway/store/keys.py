@@ -7,6 +7,7 @@ EXPIRY = "tg:expiry"  # zset: pending prompt ids by expiry time
 DIRTY = "tg:dirty"  # zset: threads whose outbox may hold work, by when it was marked
 MESSAGES = "tg:messages"  # stream: people's messages queued for agents
 EVENTS = "tg:events"  # stream: input.requested / input.resolved / message.received
+HISTORY = "tg:history"  # stream: one record per settled prompt, kept for the audit (gateway.history)
 SETTLED_CHANNEL = "tg:settled"  # pub/sub: "<prompt id> <how it settled>", published when it settles
 CLAIMS = "tg:claims"  # hash: agent -> JSON list of the channels its definition claims
 # One hash tag: the webhook queue's keys share a Cluster slot, so one script can touch them all.
@@ -32,6 +33,11 @@ def prompt_record(thread_id: str, prompt_id: str) -> str:
 
 def run(thread_id: str, run_id: str) -> str:
     return f"{thread_prefix(thread_id)}run:{run_id}"
+
+
+def grants(thread_id: str, run_id: str) -> str:
+    """A hash: a run's grants (``g:<id>`` the record, ``u:<id>`` its uses); deleted when the run ends."""
+    return f"{thread_prefix(thread_id)}grants:{run_id}"
 
 
 def thread_agents(thread_id: str) -> str:

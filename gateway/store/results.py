@@ -104,6 +104,10 @@ class ReadyAnswer:
     def opts(self) -> str:
         return self.verdict.opts()
 
+    # The reply also asks for the same call to be let through for the rest of the run: the caller records
+    # that grant once the answer settled the prompt (the scripts do not read it).
+    grant: bool = False
+
 
 @dataclass(frozen=True, slots=True)
 class Refusal:

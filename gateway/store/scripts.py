@@ -24,6 +24,9 @@ THREAD_SCRIPTS = (
     "start_run",
     "append_item",
     "save_draft",
+    "add_grant",
+    "use_grant",
+    "revoke_grant",
 )
 PLAIN_SCRIPTS = ("drop_dirty", "publish_feed", "release_held", "count_hit")
 LEASE_SCRIPTS = ("take_lease", "renew_lease")

@@ -26,6 +26,7 @@ from gateway.models import (
 )
 from gateway.store import keys
 from gateway.store.codec import RecordCodec
+from gateway.store.grants import RunGrants
 from gateway.store.lru import LRU
 from gateway.store.owners import Ownership
 from gateway.store.results import (
@@ -49,6 +50,8 @@ THREAD_IDLE_MS = 30 * DAY_MS  # a thread's log, owners and outbox after its last
 FEED_MAXLEN = 100_000  # entries kept per feed (tg:events, tg:messages), about
 FEED_MAX_AGE_MS = 7 * DAY_MS  # and none older than this
 FEED_DEDUPE_S = 3600  # how long an appended entry's id is remembered, so a second drain adds nothing
+HISTORY_MAXLEN = 250_000  # records kept in tg:history, about
+HISTORY_MAX_AGE_MS = 90 * DAY_MS  # and none older than this (THREADGATE_HISTORY_DAYS)
 RUNNING_RUN_MS = 365 * DAY_MS  # a run never ended is kept this long past the retain time
 AGENT_CACHE_S = 2.0  # how long a process reuses an agent's default expiry before reading it again
 
@@ -95,6 +98,8 @@ class Store:
         feed_max_age_ms: int = FEED_MAX_AGE_MS,
         thread_idle_ms: int = THREAD_IDLE_MS,
         feed_dedupe_s: int = FEED_DEDUPE_S,
+        history_maxlen: int = HISTORY_MAXLEN,
+        history_max_age_ms: int = HISTORY_MAX_AGE_MS,
     ) -> None:
         self.redis = client
         self.scripts = Scripts()
@@ -106,6 +111,8 @@ class Store:
         self.feed_max_age_ms = feed_max_age_ms
         self.thread_idle_ms = thread_idle_ms
         self.feed_dedupe_s = feed_dedupe_s
+        self.history_maxlen = history_maxlen
+        self.history_max_age_ms = history_max_age_ms
         self._thread_of: LRU[str] = LRU(100_000)
         # Immutable records this process has seen: a run (its state aside) and each thread's latest
         # prompt, so a raise and a starter's reply need not read them back before their one script.
@@ -113,6 +120,7 @@ class Store:
         self._latest: LRU[Prompt] = LRU(10_000)
         self._settings: dict[str, tuple[float, HumanInput]] = {}
         self.owners = Ownership(client)
+        self.grants = RunGrants(client, self.scripts, thread_idle_ms)
 
     async def load(self) -> None:
         await self.scripts.load(self.redis)
@@ -567,12 +575,11 @@ class Store:
         by_feed: dict[str, list[FeedEntry]] = {}
         for one in entries:
             by_feed.setdefault(one.stream, []).append(one)
-        oldest = self._oldest_kept(now_ms)
         calls = [
             (
                 "publish_feed",
                 [stream, *(keys.feed_seen(stream, one.event_id) for one in group)],
-                [self.feed_maxlen, oldest, self.feed_dedupe_s, *(one.json for one in group)],
+                [*self._caps(stream, now_ms), self.feed_dedupe_s, *(one.json for one in group)],
             )
             for stream, group in by_feed.items()
         ]
@@ -595,16 +602,30 @@ class Store:
             return
         await self.scripts.run_commands(self.redis, commands)
 
-    def _oldest_kept(self, now_ms: int) -> str:
-        """The oldest stream id a feed keeps at ``now_ms``: entries before it are past the retention."""
-        return f"{max(now_ms - self.feed_max_age_ms, 0)}-0"
+    def _caps(self, stream: str, now_ms: int) -> tuple[int, str]:
+        """A feed's bounds at ``now_ms``: about how many entries it keeps, and the oldest stream id it
+        keeps (entries before it are past the retention). The history has its own."""
+        if stream == keys.HISTORY:
+            return self.history_maxlen, f"{max(now_ms - self.history_max_age_ms, 0)}-0"
+        return self.feed_maxlen, f"{max(now_ms - self.feed_max_age_ms, 0)}-0"
 
     async def trim_feeds(self, now_ms: int) -> None:
         """Drop feed entries past the retention while no new entry comes to trim them (the sweeper)."""
         pipe = self.redis.pipeline(transaction=False)
-        for stream in (keys.EVENTS, keys.MESSAGES):
-            pipe.xtrim(stream, minid=self._oldest_kept(now_ms), approximate=False)
+        for stream in (keys.EVENTS, keys.MESSAGES, keys.HISTORY):
+            pipe.xtrim(stream, minid=self._caps(stream, now_ms)[1], approximate=False)
         await pipe.execute()
+
+    async def history_rows(
+        self, low: str, high: str, count: int, *, newest_first: bool
+    ) -> list[tuple[str, str]]:
+        """Up to ``count`` history records with stream ids between ``low`` and ``high`` (XRANGE bounds:
+        ``-``, ``+``, ``<ms>``, ``(<id>``), newest or oldest first: (stream id, record JSON) pairs."""
+        if newest_first:
+            rows = await self.redis.xrevrange(keys.HISTORY, max=high, min=low, count=count)
+        else:
+            rows = await self.redis.xrange(keys.HISTORY, min=low, max=high, count=count)
+        return [(str(entry_id), str(fields.get("j", ""))) for entry_id, fields in rows]
 
     async def push_chat(self, thread_id: str, effect: dict[str, Any], now_ms: int) -> None:
         """Queue a chat post for a thread (an agent message), marking the thread dirty first."""

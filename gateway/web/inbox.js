@@ -1,11 +1,13 @@
 // Threadgate operator inbox: every pending prompt across agents and threads, newest first, answered
-// through the API's operator endpoint (POST /v1/agents/{agent}/inputs/{id}), kept live by /v1/events.
+// through the API's operator endpoint (POST /v1/agents/{agent}/inputs/{id}), kept live by /v1/events;
+// the History view of settled prompts is history.js.
 "use strict";
 
 const saved = "threadgate.inbox";
 const cards = new Map(); // prompt_id -> card element
 const settledIds = new Set(); // settled while the list was loading: never shown as pending
 let session = null; // {token, as}
+const runs = new Set(); // run ids of the cards shown: their grants are listed
 let generation = 0; // bumped on sign-out, so an old event stream stops
 
 async function api(method, path, body) {
@@ -39,11 +41,14 @@ function showSignIn(message) {
   session = null;
   generation += 1;
   $("sign-in").hidden = false;
-  $("who").hidden = $("sign-out").hidden = true;
+  $("who").hidden = $("sign-out").hidden = $("views").hidden = true;
+  resetHistory();
   $("sign-in-error").hidden = !message;
   $("sign-in-error").textContent = message || "";
   $("prompts").replaceChildren();
   cards.clear();
+  runs.clear();
+  showGrants([]);
   $("empty").hidden = true;
   $("count").textContent = "";
   setStatus("not signed in");
@@ -54,7 +59,7 @@ async function openInbox(token, as) {
   const mine = ++generation;
   sessionStorage.setItem(saved, JSON.stringify(session));
   $("sign-in").hidden = true;
-  $("who").hidden = $("sign-out").hidden = false;
+  $("who").hidden = $("sign-out").hidden = $("views").hidden = false;
   $("who").textContent = `answering as ${as}`;
   follow(mine);
   try {
@@ -92,6 +97,7 @@ async function loadPending() {
   }
   for (const prompt of found) if (!settledIds.has(prompt.prompt_id)) place(prompt, "end");
   updateCount();
+  refreshGrants();
 }
 
 async function follow(mine) {
@@ -123,13 +129,16 @@ async function follow(mine) {
 
 // New and settled prompts are said politely (a screen reader hears them without losing its place).
 function onEvent(entry) {
+  if (entry.type === "input.resolved") historySettled();
   const prompt = entry.data || {};
   if (entry.type === "input.requested" && !cards.has(prompt.prompt_id) && !settledIds.has(prompt.prompt_id)) {
     place(prompt, "start");
     updateCount();
+    refreshGrants();
     announce(`New ${(KIND_TITLES[prompt.kind] || "prompt").toLowerCase()} from ${prompt.agent} in ${prompt.thread_id}. ${$("count").textContent}.`);
   } else if (entry.type === "input.resolved") {
     settledIds.add(prompt.prompt_id);
+    if (prompt.kind === "approval" && runs.has(prompt.run_id)) refreshGrants(); // a typed "always" grants
     const card = cards.get(prompt.prompt_id);
     if (card && !card.classList.contains("settled")) {
       settle(card, prompt);
@@ -192,6 +201,7 @@ function when(iso) {
 // Ages and expiries move on while the page is open.
 setInterval(() => {
   for (const time of document.querySelectorAll("time[datetime]")) time.textContent = relativeTime(time.dateTime);
+  if (session) refreshGrants(); // their uses move on too
 }, 30_000);
 
 function place(prompt, where) {
@@ -214,9 +224,11 @@ function place(prompt, where) {
   );
   if (prompt.tool_call) card.append(toolCallBlock(prompt.tool_call));
   const form = el("form", {});
+  runs.add(prompt.run_id);
   if (prompt.kind === "approval") {
     form.append(el("p", {}, prompt.questions[0].question));
     form.append(approveDenyActions("approve", "deny"));
+    if (prompt.tool_call) form.append(forSession(prompt));
   } else {
     if (prompt.kind === "form" && prompt.requested_schema) {
       form.append(el("p", { class: "message" }, prompt.message || ""), ...formBlocks(prompt.prompt_id, prompt.requested_schema));
@@ -256,7 +268,10 @@ async function answer(prompt, form, decision) {
   if (prompt.kind === "form") markProblems(form, []);
   let body;
   try {
-    if (prompt.kind === "approval") body = { action: "accept", content: decision === "approve", from: session.as };
+    if (prompt.kind === "approval") {
+      body = { action: "accept", content: decision !== "deny", from: session.as };
+      if (decision === "session") body.grant = { scope: "run", match: chosenPattern(form) };
+    }
     else if (decision === "decline") body = { action: "decline", from: session.as };
     else body = { action: "accept", content: content(prompt, form), from: session.as };
   } catch (problem) {
@@ -271,6 +286,10 @@ async function answer(prompt, form, decision) {
     const settled = await api("POST", `/v1/agents/${encodeURIComponent(prompt.agent)}/inputs/${prompt.prompt_id}`, body);
     settledIds.add(prompt.prompt_id);
     if (!card.classList.contains("settled")) settle(card, settled);
+    if (settled.grant) {
+      showOutcome(card, "answered", `${settledText(settled)}, and for the rest of this run: ${describePattern(settled.grant.match)}`);
+      refreshGrants();
+    }
     updateCount();
   } catch (problem) {
     card.dataset.answering = "";
@@ -280,6 +299,116 @@ async function answer(prompt, form, decision) {
     const first = prompt.kind === "form" && problem.details ? markProblems(form, problem.details.errors) : null;
     (first || firstControl(form)).focus();
   }
+}
+
+// Approve for this session: grants ---------------------------------------------------------------------
+// The pattern a grant lets through (the rule is the gateway's: docs/api.md, "Grants"). Exact by default:
+// a string ending in " *" would widen, so its star is written \* (backslash, star). A command can be
+// widened to its first word ("git *"), that word with any arguments but never a second command; the
+// gateway refuses a pattern it cannot grant (a shell, a command that runs others), and the card says why.
+
+const METACHARACTERS = /[;&|$`<>()\\\u0000-\u001f\u007f]/;
+
+function exactPattern(call) {
+  const exact = (value) =>
+    typeof value === "string" && /[ \\]\*$/.test(value) ? `${value.slice(0, -1)}\\*` : value;
+  const args = Object.fromEntries(Object.entries(call.arguments || {}).map(([key, value]) => [key, exact(value)]));
+  return { name: call.name, arguments: args };
+}
+
+// The first word a string `command` argument may be widened to, or null.
+function firstWord(call) {
+  const command = (call.arguments || {}).command;
+  if (typeof command !== "string" || METACHARACTERS.test(command)) return null;
+  return command.split(" ", 1)[0] || null;
+}
+
+function describePattern(match) {
+  const args = match.arguments || {};
+  return Object.keys(args).length ? `${match.name} ${JSON.stringify(args)}` : `${match.name} with no arguments`;
+}
+
+function forSession(prompt) {
+  const word = firstWord(prompt.tool_call);
+  const shown = el("code", { class: "pattern" }, describePattern(exactPattern(prompt.tool_call)));
+  const box = el("fieldset", { class: "for-session", dataset: { word: word || "" } },
+    el("legend", {}, "For the rest of this run"),
+    el("p", { class: "hint" }, "Approve this call and let later calls of the run that match the pattern run without asking."),
+  );
+  if (word) {
+    const widen = el("input", { type: "checkbox", name: "widen" });
+    widen.addEventListener("change", () => (shown.textContent = describePattern(chosenPattern(box.form))));
+    box.append(el("label", { class: "choice" }, widen,
+      el("span", {}, "Any ", el("code", {}, word), " command (", el("code", {}, `${word} *`),
+        "): that word with any arguments, never a second command")));
+  }
+  box.append(
+    el("p", {}, "Pattern: ", shown),
+    el("div", { class: "actions" },
+      el("button", { type: "submit", name: "decision", value: "session", class: "secondary" }, "Approve for this session")),
+  );
+  box.dataset.call = JSON.stringify(prompt.tool_call);
+  return box;
+}
+
+function chosenPattern(form) {
+  const box = form.querySelector(".for-session");
+  const call = JSON.parse(box.dataset.call);
+  const match = exactPattern(call);
+  const widen = box.querySelector("input[name=widen]");
+  if (widen && widen.checked) match.arguments.command = `${box.dataset.word} *`;
+  return match;
+}
+
+let grantsAsked = 0; // only the latest listing is shown
+
+async function refreshGrants() {
+  if (!session || !runs.size) return showGrants([]);
+  const mine = ++grantsAsked;
+  const found = [];
+  for (const run of runs) {
+    try {
+      found.push(...(await api("GET", `/v1/runs/${encodeURIComponent(run)}/grants`)).items);
+    } catch (problem) {
+      if (problem.status === 404) runs.delete(run); // not this token's, or gone
+    }
+  }
+  if (mine === grantsAsked) showGrants(found);
+}
+
+function showGrants(grants) {
+  $("grants").hidden = !grants.length;
+  $("grant-list").replaceChildren(...grants.map((grant) => {
+    const revoke = el("button", { type: "button", class: "deny" }, "Revoke");
+    revoke.setAttribute("aria-label", `Revoke ${describePattern(grant.match)}`);
+    revoke.addEventListener("click", () => revokeGrant(grant, revoke));
+    return el("li", { dataset: { grantId: grant.grant_id } },
+      el("code", { class: "pattern" }, describePattern(grant.match)),
+      el("span", { class: "meta" }, `run ${grant.run_id} · by ${grant.created_by} · `, when(grant.created_at),
+        ` · used ${grant.uses} ${grant.uses === 1 ? "time" : "times"}`),
+      revoke);
+  }));
+}
+
+async function revokeGrant(grant, button) {
+  const error = $("grants-error");
+  error.hidden = true;
+  button.disabled = true;
+  try {
+    const query = new URLSearchParams({ from: session.as });
+    await api("DELETE", `/v1/runs/${encodeURIComponent(grant.run_id)}/grants/${encodeURIComponent(grant.grant_id)}?${query}`);
+    announce(`Revoked: ${describePattern(grant.match)} is asked about again.`);
+  } catch (problem) {
+    if (problem.status !== 404) {
+      button.disabled = false;
+      error.textContent = problem.message;
+      error.hidden = false;
+      return;
+    }
+  }
+  await refreshGrants();
+  const next = $("grant-list").querySelector("button") || firstControl($("prompts"));
+  if (next) next.focus();
 }
 
 // Start: a link may carry the session in its fragment (#token=…&as=…), which never reaches a server.

@@ -128,6 +128,7 @@ def test_openapi_document_lists_every_contract_path(live: LiveGateway) -> None:
         "/v1/agents/{agent}/inputs/{prompt_id}": {"post"},
         "/v1/agent-runs/{runId}/threads/{threadId}/user-inputs/{requestId}/respond": {"post"},
         "/v1/agents/{agent}": {"get", "put"},
+        "/v1/history": {"get"},
     }
     for path, methods in expected.items():
         assert methods <= set(paths[path]), path

@@ -71,9 +71,10 @@ async def test_prompt_appears_with_seed_text_and_a_reply_of_2_resolves_it_with_a
     await fake.wait_for(lambda: fake.edits)  # the audit item goes out first, then the prompt is edited
     asked_again, audit = fake.posted(CHANNEL_ID)
     assert asked_again["id"] == asked["id"]  # edited in place: the outcome shown, the controls gone
-    assert asked_again["content"] == f"{DEPLOY_TARGET_TEXT}\n\n✓ Answered: production"
+    by = f"-# Answered by <@{ALICE}>"  # a mention Discord shows as the name; messages ping nobody
+    assert asked_again["content"] == f"{DEPLOY_TARGET_TEXT}\n\n✓ Answered: production\n{by}"
     assert asked_again["components"] == []
-    assert audit["content"] == "✓ Answered: production"
+    assert audit["content"] == f"✓ Answered: production\n{by}"
     assert str(audit["message_reference"]["message_id"]) == asked["id"]
     # The reply was taken as the answer, not queued as a message (an answer nobody was waiting for yet
     # is re-driven as a parked answer).

@@ -13,7 +13,16 @@ import pytest
 from channels.discord.choices import NOT_ON_A_FORM
 from gateway import notices
 from gateway.lease import Lease
-from gateway.models import AgentDefinition, Prompt, PromptKind, PromptRequest, PromptState, Question, ToolCall
+from gateway.models import (
+    AgentDefinition,
+    HumanInput,
+    Prompt,
+    PromptKind,
+    PromptRequest,
+    PromptState,
+    Question,
+    ToolCall,
+)
 from gateway.runtime import Runtime
 from tests.channels import discord_support
 from tests.channels.discord_support import (
@@ -273,7 +282,8 @@ async def test_a_prompt_too_long_for_one_message_carries_its_controls_on_the_las
     assert await answers_given(runtime, prompt) == [["option 7"]]
     await fake.wait_for(lambda: fake.edits)
     edited = fake.message(last["id"])
-    assert edited["components"] == [] and edited["content"].endswith("\n\n✓ Answered: option 7")
+    assert edited["components"] == []
+    assert edited["content"].endswith(f"\n\n✓ Answered: option 7\n-# Answered by <@{ALICE}>")
     assert len(edited["content"]) <= 2000
 
 
@@ -291,11 +301,28 @@ async def test_an_answered_prompt_shows_its_outcome_and_has_no_controls_left(
 
     now = fake.message(message["id"])
     assert now["components"] == []
-    assert now["content"] == "Allow db__drop to run?\n  1. Approve\n  2. Deny\n\n✓ Answered: Approve"
+    by = f"-# Approved by <@{ALICE}>"  # small print; Discord shows the mention as Alice's name
+    assert now["content"] == f"Allow db__drop to run?\n  1. Approve\n  2. Deny\n\n✓ Answered: Approve\n{by}"
     assert now["embeds"] == message["embeds"]  # the record of what was approved stays
     audit = fake.posted(CHANNEL_ID)[-1]
-    assert audit["content"] == "✓ Answered: Approve"
+    assert audit["content"] == f"✓ Answered: Approve\n{by}"
     assert str(audit["message_reference"]["message_id"]) == message["id"]
+
+
+async def test_an_answer_given_through_the_api_names_that_identity_on_the_card_and_the_audit_line(
+    fake: FakeDiscord, runtime: Runtime
+) -> None:
+    await runtime.store.put_agent(
+        AgentDefinition(name="ops", human_input=HumanInput(approvers=["web:ops_lead"]))
+    )
+    prompt, message = await ask(fake, runtime, APPROVAL)
+
+    await runtime.gateway.answer(prompt.prompt_id, "web:ops_lead", text="no")
+    await fake.wait_for(lambda: fake.edits)
+
+    by = "-# Denied by web:ops\\_lead"  # markdown escaped, so it reads as written
+    assert fake.message(message["id"])["content"].endswith(f"\n\n✓ Answered: Deny\n{by}")
+    assert fake.posted(CHANNEL_ID)[-1]["content"] == f"✓ Answered: Deny\n{by}"
 
 
 async def test_a_cancelled_prompt_shows_why_and_has_no_controls_left(
@@ -480,7 +507,8 @@ async def test_two_presses_racing_on_two_gateway_processes_give_exactly_one_answ
         )
         await fake.wait_for(lambda: fake.edits)  # after the audit item
         audits = [m for m in fake.posted(CHANNEL_ID) if m["content"].startswith("✓")]
-        assert [m["content"] for m in audits] == [f"✓ Answered: {given[0][0]}"]
+        by = ALICE if given == [["staging"]] else BOB
+        assert [m["content"] for m in audits] == [f"✓ Answered: {given[0][0]}\n-# Answered by <@{by}>"]
 
 
 async def test_a_press_on_a_message_posted_before_a_restart_still_answers(

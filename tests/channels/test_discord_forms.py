@@ -130,7 +130,7 @@ async def test_tool_asks_a_flat_form_and_the_person_submits_it_in_a_modal(
     audit = fake.posted(CHANNEL_ID)[-1]
     assert audit["content"] == (
         "✓ Answered:\nEnvironment: Production\nReplicas: 3\nNotify the team: Yes\nRegions: eu, ap\n"
-        "Owner: ada@example.com"
+        f"Owner: ada@example.com\n-# Answered by <@{ALICE}>"
     )
     assert fake.message(message["id"])["components"] == []
 

@@ -138,6 +138,12 @@ def section_texts(message: dict[str, Any]) -> list[str]:
     return [block["text"]["text"] for block in message["blocks"] if block["type"] == "section"]
 
 
+def context_texts(message: dict[str, Any]) -> list[str]:
+    """The small print under a message: who answered, part marks."""
+    blocks = [block for block in message["blocks"] if block["type"] == "context"]
+    return [element["text"] for block in blocks for element in block["elements"]]
+
+
 async def press(gw: SlackGateway, message: dict[str, Any], label: str, **kwargs: Any) -> None:
     assert await gw.fake.press(gw.events_url, message, label, **kwargs) == 200
     await handled(gw)
@@ -443,10 +449,45 @@ async def test_answered_prompt_shows_its_outcome_and_loses_its_controls(gw: Slac
     now = gw.fake.message(message)
     assert controls(now) == []
     assert section_texts(now) == [section_texts(message)[0], "✓ Answered: staging"]
+    assert context_texts(now) == [f"Answered by <@{ALICE}>"]  # a mention: Slack shows her name
     [update] = gw.fake.calls_to("chat.update")
     assert (update.params["channel"], update.params["ts"]) == (CHANNEL, message["ts"])
     audit = gw.fake.posted(message["thread_ts"])[-1]
     assert (audit["text"], audit["thread_ts"]) == ("✓ Answered: staging", message["thread_ts"])
+    assert (section_texts(audit), context_texts(audit)) == (
+        ["✓ Answered: staging"],
+        [f"Answered by <@{ALICE}>"],
+    )
+
+
+@pytest.mark.parametrize(("label", "line"), [("Approve", "Approved by"), ("Deny", "Denied by")])
+async def test_an_approval_says_who_approved_or_denied_it(gw: SlackGateway, label: str, line: str) -> None:
+    _, message = await ask(gw, DROP)
+    await press(gw, message, label, user=ALICE)
+
+    assert context_texts(gw.fake.message(message)) == [f"{line} <@{ALICE}>"]
+    audit = gw.fake.posted(message["thread_ts"])[-1]
+    assert (audit["text"], context_texts(audit)) == (f"✓ Answered: {label}", [f"{line} <@{ALICE}>"])
+
+
+async def test_an_answer_given_through_the_api_names_that_identity(gw: SlackGateway) -> None:
+    await gw.approvers("web:ops<lead>")
+    prompt, message = await ask(gw, TARGET)
+
+    await gw.runtime.gateway.answer(prompt.prompt_id, "web:ops<lead>", text="production")
+    await handled(gw)
+
+    by = "Answered by web:ops&lt;lead&gt;"  # escaped: it reads as written, never as markup
+    assert context_texts(gw.fake.message(message)) == [by]
+    assert context_texts(gw.fake.posted(message["thread_ts"])[-1]) == [by]
+
+
+async def test_a_cancelled_prompt_names_nobody(gw: SlackGateway) -> None:
+    prompt, message = await ask(gw, TARGET)
+    await gw.runtime.gateway.end_run(prompt.run_id)
+    await handled(gw)
+    assert context_texts(gw.fake.message(message)) == []
+    assert context_texts(gw.fake.posted(message["thread_ts"])[-1]) == []
 
 
 async def test_typed_answer_also_retires_the_controls(gw: SlackGateway) -> None:

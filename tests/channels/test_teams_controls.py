@@ -144,8 +144,31 @@ async def test_a_button_answers_and_the_card_then_shows_the_outcome_and_who_with
     assert card.updates, "the card was updated for everyone"
     assert card.actions() == [] and card.inputs() == {}
     assert "✓ Answered: production" in card.text and "Answered by Alice" in card.text
-    audit = [posted for posted in gw.fake.posts if posted is not card]
-    assert [posted.body.get("text") for posted in audit] == ["✓ Answered: production"]
+    [audit] = [posted for posted in gw.fake.posts if posted is not card]
+    assert audit.body["summary"] == "✓ Answered: production"
+    by = audit.card["body"][-1] if audit.card else {}
+    assert (audit.text, by.get("isSubtle")) == ("✓ Answered: production\nAnswered by Alice", True)
+
+
+@pytest.mark.parametrize(("label", "line"), [("Approve", "Approved by Alice"), ("Deny", "Denied by Alice")])
+async def test_an_approval_says_who_approved_or_denied_it(gw: TeamsGateway, label: str, line: str) -> None:
+    prompt = await gw.ask(THREAD, DROP)
+    card = gw.card_of(prompt)
+    reply = await gw.press(card, label, ALICE)
+    assert [element.get("text") for element in reply["value"]["body"]][-1] == line
+    await gw.settled()
+    assert card.text.endswith(f"✓ Answered: {label}\n{line}")
+    assert gw.fake.posts[-1].text == f"✓ Answered: {label}\n{line}"
+
+
+async def test_an_answer_given_through_the_api_names_that_identity(gw: TeamsGateway) -> None:
+    await gw.approvers("web:operator")
+    prompt = await gw.ask(THREAD, TARGET)
+    card = gw.card_of(prompt)
+    await gw.runtime.gateway.answer(prompt.prompt_id, "web:operator", text="2")
+    await gw.settled()
+    assert card.text.endswith("✓ Answered: production\nAnswered by web:operator")
+    assert gw.fake.posts[-1].text == "✓ Answered: production\nAnswered by web:operator"
 
 
 async def test_approve_and_deny_are_buttons(gw: TeamsGateway) -> None:
@@ -269,7 +292,7 @@ async def test_a_press_delivered_twice_resolves_once(gw: TeamsGateway) -> None:
     assert first.json()["type"] == "application/vnd.microsoft.card.adaptive"
     assert again.json()["value"] == notices.DUPLICATE
     await gw.settled()
-    audits = [posted for posted in gw.fake.posts if posted.card is None]
+    audits = [posted for posted in gw.fake.posts if posted.text.startswith("✓ Answered")]
     assert len(audits) == 1
 
 

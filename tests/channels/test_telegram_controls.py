@@ -211,11 +211,44 @@ async def test_once_answered_the_prompt_message_shows_the_outcome_and_its_button
     await press(fake, ALICE, posted.message_id, "1. staging")
     await answers_of(runtime, prompt.prompt_id)
 
+    by = f"Answered by user{ALICE}"  # the name Telegram gave with her press
     [edit] = [edit for edit in fake.edits if edit.message_id == posted.message_id]
-    assert (edit.text, edit.reply_markup) == (f"{DEPLOY_TEXT}\n\n✓ Answered: staging", None)
+    assert (edit.text, edit.reply_markup) == (f"{DEPLOY_TEXT}\n\n✓ Answered: staging\n{by}", None)
     assert fake.buttons(posted.message_id) == []
     audit = fake.sent[-1]
-    assert (audit.text, audit.reply_to) == ("✓ Answered: staging", posted.message_id)
+    assert (audit.text, audit.reply_to) == (f"✓ Answered: staging\n{by}", posted.message_id)
+
+
+async def test_an_approval_says_who_approved_it_by_the_name_telegram_gave(
+    runtime: Runtime, fake: FakeTelegram
+) -> None:
+    prompt = await open_prompt(runtime, DM, APPROVAL)
+    [posted] = fake.sent
+
+    pressed = await fake.press(
+        ALICE, posted.message_id, fake.button(posted.message_id, "Approve").data, first_name="Alice"
+    )
+    await fake.answered(pressed)
+    await settled(runtime, prompt.prompt_id)
+
+    assert fake.messages[posted.message_id]["text"].endswith("\n\n✓ Answered: Approve\nApproved by Alice")
+    assert fake.sent[-1].text == "✓ Answered: Approve\nApproved by Alice"
+
+
+async def test_an_answer_given_through_the_api_names_that_identity_on_the_message_and_the_audit_line(
+    runtime: Runtime, fake: FakeTelegram
+) -> None:
+    await runtime.store.put_agent(
+        AgentDefinition(name="ops", human_input=HumanInput(approvers=["web:operator"]))
+    )
+    prompt = await open_prompt(runtime, DM, APPROVAL)
+    [posted] = fake.sent
+
+    await runtime.gateway.answer(prompt.prompt_id, "web:operator", text="no")
+    await settled(runtime, prompt.prompt_id)
+
+    assert fake.messages[posted.message_id]["text"].endswith("\n\n✓ Answered: Deny\nDenied by web:operator")
+    assert fake.sent[-1].text == "✓ Answered: Deny\nDenied by web:operator"
 
 
 async def test_when_the_run_ends_the_prompt_message_says_so_and_loses_its_buttons(
@@ -391,7 +424,7 @@ async def test_a_press_delivered_twice_answers_once(fake: FakeTelegram, redis_ur
         await second.gateway.outbox.idle()
 
     assert again == {"text": notices.DUPLICATE, "show_alert": False}
-    assert [sent.text for sent in fake.sent].count("✓ Answered: staging") == 1
+    assert sum(sent.text.startswith("✓ Answered: staging") for sent in fake.sent) == 1
 
 
 class SlowCore:

@@ -82,7 +82,10 @@ async def test_presses_racing_on_two_processes_resolve_the_prompt_once(
         notices = sorted([(await fake.answered(alices))["text"], (await fake.answered(carols))["text"]])
         assert notices == sorted([f"Your answer was recorded: {winner}", settled(resolved)])
         await fake.wait_for(lambda: fake.buttons(posted.message_id) == [], 10)  # after the audit item
-        assert [sent.text for sent in fake.sent[2:]] == [f"✓ Answered: {winner}"]
+        # Named as the process that posts it knows them: this one heard the press, the agent's did not.
+        who = resolved.answered_by or ""
+        [audit] = [sent.text for sent in fake.sent[2:]]
+        assert audit in (f"✓ Answered: {winner}\nAnswered by {name}" for name in (who, f"user{who[9:]}"))
         assert len([edit for edit in fake.edits if edit.message_id == posted.message_id]) == 1
         assert fake.buttons(posted.message_id) == []
     finally:

@@ -110,7 +110,9 @@ async def test_several_questions_are_answered_step_by_step_across_processes_as_o
     await fake.wait_for(lambda: fake.buttons(message) == [])
     settled_text = fake.messages[message]["text"]
     assert settled_text.startswith("Where should the data come from?\n  1. CSV import")
-    assert settled_text.endswith("✓ Answered: CSV import · KPI cards, Table · dark theme")
+    assert settled_text.endswith(
+        f"✓ Answered: CSV import · KPI cards, Table · dark theme\nAnswered by user{ALICE}"
+    )
 
 
 async def test_a_step_pressed_by_someone_not_allowed_does_not_move_the_form_on(

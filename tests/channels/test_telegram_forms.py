@@ -135,7 +135,7 @@ async def test_tool_asks_a_flat_form_and_the_person_fills_it_a_field_at_a_time_w
     audit = fake.sent[-1]
     assert (audit.text, audit.reply_to) == (
         "✓ Answered:\nEnvironment: Production\nReplicas: 3\nNotify the team: Yes\nRegions: eu, ap\n"
-        "Note: (no selection)",
+        f"Note: (no selection)\nAnswered by user{ALICE}",
         message,
     )
     assert fake.messages[message]["text"].endswith("\n\n" + audit.text)  # the form shows it too
@@ -292,7 +292,7 @@ async def test_require_url_step_shows_the_link_and_is_done_by_button(
     resolved = await settled(runtime, prompt.prompt_id)
     assert answered["text"] == "Your answer was recorded: done"
     assert [a.answer for a in resolved.answers or []] == [["done"]]
-    assert fake.messages[posted.message_id]["text"].endswith("✓ Answered: done")
+    assert fake.messages[posted.message_id]["text"].endswith(f"✓ Answered: done\nMarked done by user{ALICE}")
 
 
 async def test_require_url_step_done_by_typing_done(runtime: Runtime, fake: FakeTelegram) -> None:

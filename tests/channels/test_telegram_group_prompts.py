@@ -112,7 +112,10 @@ async def test_a_typed_answer_in_a_group_reaches_the_bot_as_a_reply_to_the_quest
     assert [a.answer for a in resolved.answers or []] == [["production"]]
     assert fake.withheld == []
     audit = fake.sent[-1]
-    assert (audit.text, audit.reply_to) == ("✓ Answered: production", controls.message_id)
+    assert (audit.text, audit.reply_to) == (
+        f"✓ Answered: production\nAnswered by user{ALICE}",
+        controls.message_id,
+    )
 
 
 async def test_privacy_mode_withholds_a_typed_group_message_nobody_asked_for(
@@ -164,7 +167,7 @@ async def test_once_settled_the_controls_message_shows_the_question_and_outcome_
     [edit] = fake.edits
     assert (edit.message_id, edit.text, edit.reply_markup) == (
         controls.message_id,
-        f"{DEPLOY_TEXT}\n\n✓ Answered: staging",
+        f"{DEPLOY_TEXT}\n\n✓ Answered: staging\nAnswered by user{ALICE}",
         None,
     )
     assert fake.buttons(controls.message_id) == []

@@ -102,7 +102,11 @@ async def test_a_reply_of_2_resolves_to_the_second_label_and_the_audit_replies_t
     assert [a.answer for a in resolved.answers or []] == [["production"]]
     assert resolved.answered_by == f"telegram:{ALICE}"
     audit = fake.sent[-1]
-    assert (audit.text, audit.reply_to, audit.chat_id) == ("✓ Answered: production", posted.message_id, ALICE)
+    assert (audit.text, audit.reply_to, audit.chat_id) == (
+        f"✓ Answered: production\nAnswered by user{ALICE}",
+        posted.message_id,
+        ALICE,
+    )
     [parked] = await agent_messages(runtime)  # nobody was waiting: the answer becomes the next turn
     assert (parked["tag"], parked["text"]) == ("parked_answer", "production")
 
@@ -246,7 +250,7 @@ async def test_an_update_sent_again_after_a_restart_resolves_nothing_twice(
         resolved = await second.gateway.get_prompt(prompt.prompt_id)
 
     assert len([call for call in fake.calls_of("getUpdates") if call.status == 200]) >= 2
-    assert [sent.text for sent in fake.sent].count("✓ Answered: production") == 1
+    assert sum(sent.text.startswith("✓ Answered: production") for sent in fake.sent) == 1
     # had the replay been taken for new, "2" would be queued for the agent beside the parked answer
     assert [(m["tag"], m["text"]) for m in messages] == [("parked_answer", "production")]
     assert resolved.answered_by == f"telegram:{ALICE}"

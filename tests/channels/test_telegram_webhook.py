@@ -69,7 +69,10 @@ async def test_a_pushed_message_reaches_the_agent_and_a_pushed_reply_answers_the
 
     resolved = await settled(runtime, prompt.prompt_id)
     assert [a.answer for a in resolved.answers or []] == [["production"]]
-    assert (fake.sent[-1].text, fake.sent[-1].reply_to) == ("✓ Answered: production", fake.sent[0].message_id)
+    assert (fake.sent[-1].text, fake.sent[-1].reply_to) == (
+        f"✓ Answered: production\nAnswered by user{ALICE}",
+        fake.sent[0].message_id,
+    )
 
 
 @pytest.mark.parametrize(
@@ -120,7 +123,7 @@ async def test_an_update_pushed_twice_resolves_once(served: tuple[Runtime, str],
     resolved = await settled(runtime, prompt.prompt_id)
     assert statuses == [200, 200]  # the second is acknowledged, so Telegram stops re-sending it
     assert [a.answer for a in resolved.answers or []] == [["staging"]]
-    assert [sent.text for sent in fake.sent].count("✓ Answered: staging") == 1
+    assert sum(sent.text.startswith("✓ Answered: staging") for sent in fake.sent) == 1
     assert [(m["tag"], m["text"]) for m in await agent_messages(runtime)] == [("parked_answer", "staging")]
 
 

@@ -22,6 +22,7 @@ from redis.exceptions import RedisClusterException, ResponseError
 from gateway import metrics
 from gateway.channel import Channels
 from gateway.feeds import Feeds
+from gateway.history import HistoryQuery, read_history
 from gateway.lease import Lease
 from gateway.models import AgentDefinition, HumanInput, InboundMessage, PromptRequest, ReasonCode, RunRequest
 from gateway.ratelimit import RateLimiter
@@ -164,6 +165,9 @@ async def run_scenario(cluster_client: Any) -> tuple[set[str], set[str]]:
         assert await store.pending_ids(None, None, 10) == ([], None)
         feed = [json.loads(fields["j"]) for _, fields in await cluster_client.xrange(keys.EVENTS)]
         assert {row["type"] for row in feed} == {"input.requested", "input.resolved", "message.received"}
+        await gateway.outbox.sweep(everything=True)
+        audit = await read_history(store, HistoryQuery(agent="ops"), None, 100)  # tg:history's own slot
+        assert {record["outcome"] for record in audit.items} == {"answered", "cancelled", "expired"}
     finally:
         await gateway.stop()
     return ran, stored.called

@@ -162,13 +162,17 @@ async def test_a_feed_entrys_once_marker_expires_after_the_dedupe_window(store: 
     assert 0 < await ttl(store, keys.feed_seen(keys.EVENTS, "prm_1.requested")) <= store.feed_dedupe_s * 1000
 
 
+STREAMS = {keys.EVENTS, keys.MESSAGES, keys.HISTORY}  # a trimmed stream stays, empty
+
+
 async def test_a_workload_leaves_nothing_behind_once_its_lifetimes_pass(redis_server: RedisServer) -> None:
     """Runs, prompts (answered, cancelled, expired, superseded by a run's end), form drafts, queued
     messages, events and a session-like thread, with every lifetime shortened: the keyspace returns to the
-    agent definitions alone (and the two feeds, empty)."""
+    agent definitions alone (and the two feeds and the history, empty)."""
     redis_server.flush()
     client = connect(redis_server.url).client
     short = {"retain_ms": 300, "thread_idle_ms": 300, "dedupe_ttl_s": 1, "feed_max_age_ms": 300}
+    short |= {"history_max_age_ms": 300}
     store = Store(client, feed_dedupe_s=1, **short)
     await store.load()
     skew = [0.0]  # the sweeper's "a while ago" is 10 s: its clock is moved on instead of waited out
@@ -184,16 +188,16 @@ async def test_a_workload_leaves_nothing_behind_once_its_lifetimes_pass(redis_se
         while True:
             await gateway.outbox.sweep(everything=True)
             left = {key async for key in client.scan_iter()} - baseline
-            if left <= {keys.EVENTS, keys.MESSAGES} or time.monotonic() > deadline:
+            if left <= STREAMS or time.monotonic() > deadline:
                 break
             await asyncio.sleep(0.2)
-        feeds = [await client.xlen(keys.EVENTS), await client.xlen(keys.MESSAGES)]
+        feeds = [await client.xlen(stream) for stream in sorted(STREAMS)]
     finally:
         await gateway.stop()
         await client.aclose()
     assert len(grown) > 20  # the workload wrote many key families
-    assert left <= {keys.EVENTS, keys.MESSAGES}, sorted(left)
-    assert feeds == [0, 0]
+    assert left <= STREAMS, sorted(left)
+    assert feeds == [0, 0, 0]
 
 
 async def _workload(gateway: Gateway, store: Store) -> None:

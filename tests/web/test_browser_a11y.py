@@ -5,25 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from axe_playwright_python.async_playwright import Axe
 from playwright.async_api import Page, expect
 
 from tests.web.cards import chat_cards, fill_form, inbox_cards, settle_two
 from tests.web.conftest import AGENT_AUTH, OPERATOR_TOKEN, raise_prompt, start_run, web_gateway
-from tests.web.pages import new_page, sign_in
-
-WCAG_AA = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]}}
-
-
-async def serious_problems(page: Page) -> list[str]:
-    """axe's serious and critical violations of WCAG 2.1 A and AA, one line per element."""
-    results = await Axe().run(page, options=WCAG_AA)
-    return [
-        f"{violation['id']} ({violation['impact']}): {node['target']} {node.get('failureSummary', '')}"
-        for violation in results.response["violations"]
-        if violation["impact"] in ("serious", "critical")
-        for node in violation["nodes"]
-    ]
+from tests.web.pages import new_page, serious_problems, sign_in
 
 
 async def test_axe_finds_nothing_serious_in_the_chat_in_any_card_state(browser: Any) -> None:

@@ -1,4 +1,5 @@
-"""On a phone: with every kind of card on screen, neither page is wider than the screen."""
+"""On two phones and a desktop: with every kind of card on screen (walked through once), neither page is
+wider than the screen and axe finds nothing serious at any of the widths."""
 
 from __future__ import annotations
 
@@ -9,24 +10,22 @@ from playwright.async_api import Page, expect
 
 from tests.web.cards import chat_cards, fill_form, inbox_cards, settle_two
 from tests.web.conftest import OPERATOR_TOKEN, SCREENSHOTS, screenshot_path, web_gateway
-from tests.web.pages import new_page, sign_in
+from tests.web.pages import new_page, serious_problems, sign_in, wider_than_the_screen
 
-PHONES = (360, 390)
-
-
-async def wider_than_the_screen(page: Page) -> list[str]:
-    """What sticks out past the right edge (empty when the page fits its width)."""
-    found: list[str] = await page.evaluate(
-        """() => document.documentElement.scrollWidth <= window.innerWidth ? [] :
-            [...document.querySelectorAll("body *")]
-              .filter((node) => node.getBoundingClientRect().right > window.innerWidth + 0.5)
-              .map((node) => `${node.tagName}.${node.className} ${node.getBoundingClientRect().right}px`)
-              .concat([`scrollWidth ${document.documentElement.scrollWidth}`])"""
-    )
-    return found
+WIDTHS = (360, 390, 1280)  # two common phones, then a desktop
 
 
-async def test_the_chat_fits_a_phone_with_every_kind_of_card(browser: Any, tmp_path: Path) -> None:
+async def fits_every_width(page: Page) -> None:
+    """At each width: nothing sticks out past the right edge, and nothing serious for axe."""
+    for width in WIDTHS:
+        await page.set_viewport_size({"width": width, "height": 800})
+        assert await wider_than_the_screen(page) == [], width
+        assert await serious_problems(page) == [], width
+
+
+async def test_the_chat_fits_a_phone_and_a_desktop_with_every_kind_of_card(
+    browser: Any, tmp_path: Path
+) -> None:
     async with web_gateway() as gateway:
         chat = await new_page(browser, {"width": 390, "height": 844})
         await sign_in(chat, f"{gateway.base_url}/chat/cards", "alice")
@@ -53,9 +52,7 @@ async def test_the_chat_fits_a_phone_with_every_kind_of_card(browser: Any, tmp_p
             await chat.locator(".prompt.cancelled").first.screenshot(
                 path=screenshot_path("phone-chat-cancelled.png", tmp_path)
             )
-        for width in PHONES:
-            await chat.set_viewport_size({"width": width, "height": 800})
-            assert await wider_than_the_screen(chat) == [], width
+        await fits_every_width(chat)
         assert chat.errors == []  # type: ignore[attr-defined]
         await chat.context.close()
 
@@ -71,7 +68,9 @@ KIND_OF = {
 }
 
 
-async def test_the_inbox_fits_a_phone_with_every_kind_of_card(browser: Any, tmp_path: Path) -> None:
+async def test_the_inbox_fits_a_phone_and_a_desktop_with_every_kind_of_card(
+    browser: Any, tmp_path: Path
+) -> None:
     async with web_gateway() as gateway:
         ids = await inbox_cards(gateway)
         inbox = await new_page(browser, {"width": 390, "height": 844})
@@ -87,8 +86,6 @@ async def test_the_inbox_fits_a_phone_with_every_kind_of_card(browser: Any, tmp_
         await expect(form.locator(".field[data-property=contact] .problem")).to_be_visible()
         if SCREENSHOTS:
             await inbox.screenshot(path=screenshot_path("phone-inbox.png", tmp_path))
-        for width in PHONES:
-            await inbox.set_viewport_size({"width": width, "height": 800})
-            assert await wider_than_the_screen(inbox) == [], width
+        await fits_every_width(inbox)
         assert inbox.errors == []  # type: ignore[attr-defined]
         await inbox.context.close()

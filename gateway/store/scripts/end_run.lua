@@ -1,11 +1,12 @@
--- End a run and cancel its pending prompt; the ended run is kept retain ms. ARGV: run_id, reason, now ms,
--- retain ms, reason code (run_ended when absent; aborted for an abort)
+-- End a run and cancel its pending prompt; the ended run is kept retain ms, its grants end with it.
+-- ARGV: run_id, reason, now ms, retain ms, reason code (run_ended when absent; aborted for an abort)
 local run_key = P .. 'run:' .. ARGV[1]
 if redis.call('EXISTS', run_key) == 0 then
   return {'no_run'}
 end
 redis.call('HSET', run_key, 'state', 'ended', 'ended_at', ARGV[3])
 redis.call('PEXPIRE', run_key, ARGV[4])
+redis.call('DEL', P .. 'grants:' .. ARGV[1])
 local cancelled = ''
 local active = redis.call('GET', P .. 'active')
 if active then

@@ -1,0 +1,96 @@
+"""Grants at work: checked on an approve, recorded once that approve settled its prompt, answering the
+run's later matching calls, listed and revoked. The matching rule itself is ``gateway.grants.matches``."""
+
+from __future__ import annotations
+
+import logging
+
+from gateway.errors import GatewayError, not_found, validation_failed
+from gateway.grants import Grant, GrantRequest, grant_problem, matches
+from gateway.ids import new_id
+from gateway.logs import event
+from gateway.models import Prompt, PromptKind, Run, ToolCall, from_ms
+from gateway.store import Store
+from gateway.store.grants import GrantStatus
+
+
+def _refused(problem: str) -> GatewayError:
+    return validation_failed(
+        f"The grant cannot be made: {problem}.", [{"field": "grant", "problem": problem}]
+    )
+
+
+def check_grant(
+    prompt: Prompt, request: GrantRequest, *, approving: bool, call: ToolCall | None = None
+) -> None:
+    """400 VALIDATION_FAILED naming ``grant`` unless it may go with this answer: an approve of an approval
+    of a tool call, for that tool, with a pattern matching ``call`` (the call being approved: the prompt's
+    ``tool_call`` unless the person edited it)."""
+    if prompt.kind is not PromptKind.APPROVAL:
+        raise _refused(f"a grant goes with an approval, and this prompt is {prompt.kind.value}")
+    if not approving:
+        raise _refused("a grant goes with an approve, not a deny")
+    call = call or prompt.tool_call
+    if call is None:
+        raise _refused("this approval names no tool call to allow again")
+    problem = grant_problem(request.match, call)
+    if problem is not None:
+        raise _refused(problem)
+
+
+async def record_grant(
+    store: Store, prompt: Prompt, identity: str, request: GrantRequest, now_ms: int
+) -> Grant | None:
+    """Record the grant an approve asked for, once that approve settled ``prompt``; None when it was not
+    recorded (the run ended meanwhile, or it has as many grants as it may keep), which is logged."""
+    grant = Grant(
+        grant_id=new_id("grt"),
+        run_id=prompt.run_id,
+        match=request.match,
+        created_by=identity,
+        created_at=from_ms(now_ms),
+        prompt_id=prompt.prompt_id,
+    )
+    status = await store.grants.add(prompt.thread_id, grant)
+    if status is not GrantStatus.OK:
+        event(
+            "grant.not_recorded",
+            logging.WARNING,
+            grant_id=grant.grant_id,
+            run_id=grant.run_id,
+            prompt_id=prompt.prompt_id,
+            status=status.value,
+        )
+        return None
+    event(
+        "grant.created",
+        grant_id=grant.grant_id,
+        run_id=grant.run_id,
+        prompt_id=prompt.prompt_id,
+        tool=grant.match.name,
+        by=identity,
+    )
+    return grant
+
+
+async def granted(store: Store, run: Run, call: ToolCall) -> Grant | None:
+    """The run's grant that lets ``call`` through, its use counted; None when none does (or the one that
+    did was revoked, or the run ended, a moment ago)."""
+    for grant in await store.grants.in_force(run.thread_id, run.run_id):
+        if not matches(grant.match, call):
+            continue
+        uses = await store.grants.use(run.thread_id, run.run_id, grant.grant_id)
+        if uses is None:
+            continue
+        event("approval.by_grant", run_id=run.run_id, tool=call.name, grant_id=grant.grant_id, uses=uses)
+        return grant.model_copy(update={"uses": uses})
+    return None
+
+
+async def revoke_grant(store: Store, run: Run, grant_id: str, by: str) -> Grant:
+    """Revoke one of the run's grants; what it was. 404 GRANT_NOT_FOUND when the run has no such grant."""
+    grant = await store.grants.revoke(run.thread_id, run.run_id, grant_id)
+    if grant is None:
+        raise not_found("GRANT_NOT_FOUND", "grant of this run", grant_id)
+    event("grant.revoked", run_id=run.run_id, grant_id=grant_id, by=by, uses=grant.uses)
+    return grant

@@ -1,0 +1,201 @@
+"""Grants ("approve for this session"): which later calls of a run a person's approval lets through.
+
+A grant's ``match`` is a tool name and a pattern for the call's arguments. ``matches`` is the one rule:
+
+- ``name`` equals the call's tool name exactly: a grant never matches another tool;
+- ``arguments`` names exactly the call's arguments, no more and no fewer: an argument the pattern leaves
+  out is not "anything", it makes the call not match;
+- each value equals the call's value, compared as JSON (``1``, ``1.0`` and ``true`` differ), except
+- a string ending in `` *`` (space, star), a *widened* value: it matches a string that is the part before
+  the space alone, or that part followed by a space and anything, provided the whole string holds no shell
+  metacharacter (`` ; & | $ ` < > ( ) \\ `` or a control character such as a newline). ``git *`` matches
+  ``git``, ``git status`` and ``git log -p``, never ``git status; rm -rf /``, ``git $(id)`` or a second
+  line. Only strings at the top of ``arguments`` widen; anything nested compares exactly;
+- a string ending in ``\\*`` matches, exactly, itself with that backslash taken out: how a value that
+  itself ends in `` *`` (``ls *``) is granted as it stands (``exact_match`` writes it so).
+
+A grant is made only for the very call being approved, so its pattern must match that call
+(``grant_problem``), and a widened value cannot start with a shell or a command that runs other commands
+(``bash *``, ``sudo *``, ``env *``): that would be every command.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import Field
+
+from gateway.models import Identity, Model, ToolCall
+
+WIDENED = " *"  # a string argument ending so matches its prefix followed by anything
+LITERAL_STAR = "\\*"  # a string argument ending so ends in a plain star
+# Characters that would let a widened command run something else: chain, pipe, substitute, redirect.
+SHELL_METACHARACTERS = frozenset(";&|$`<>()\\")
+# First words that run whatever their arguments say: widening them would grant every command.
+RUNS_OTHER_COMMANDS = frozenset(
+    {
+        "sh", "bash", "zsh", "dash", "ksh", "fish", "csh", "tcsh", "busybox",
+        "env", "sudo", "doas", "su", "xargs", "eval", "exec", "nohup", "timeout", "nice", "ionice",
+        "time", "command", "builtin", "watch", "ssh", "stdbuf", "setsid", "chroot", "flock",
+        "python", "node", "perl", "ruby", "php", "deno", "bun", "npx", "pwsh", "powershell", "cmd",
+        "osascript", "lua", "tclsh", "awk", "gawk",
+    }
+)  # fmt: skip
+_VERSION_SUFFIX = re.compile(r"[\d.]+$")
+
+
+class GrantMatch(Model):
+    """The calls a grant lets through: one tool, and a pattern for each of its arguments."""
+
+    name: str = Field(min_length=1, max_length=200)
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class GrantRequest(Model):
+    """``grant`` on an approve: let matching calls through for the rest of the run without asking."""
+
+    scope: Literal["run"]
+    match: GrantMatch
+
+
+class Grant(Model):
+    """A grant in force: who made it (approving ``prompt_id``), when, and how often it answered since."""
+
+    grant_id: str
+    run_id: str
+    match: GrantMatch
+    created_by: Identity
+    created_at: datetime
+    prompt_id: str
+    uses: int = 0
+
+    @property
+    def by(self) -> str:
+        """Who allowed a call this grant answers: ``grant:<grant_id>``."""
+        return f"grant:{self.grant_id}"
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _plain_command(value: str) -> bool:
+    """No metacharacter or control character: the string runs one command with its arguments."""
+    return not any(char in SHELL_METACHARACTERS or ord(char) < 0x20 or ord(char) == 0x7F for char in value)
+
+
+def widened_prefix(pattern: Any) -> str | None:
+    """The prefix of a widened value (``git`` for ``git *``); None for a value compared exactly."""
+    if isinstance(pattern, str) and pattern.endswith(WIDENED) and not pattern.endswith(LITERAL_STAR):
+        return pattern[: -len(WIDENED)]
+    return None
+
+
+def _value_matches(pattern: Any, value: Any) -> bool:
+    prefix = widened_prefix(pattern)
+    if prefix is not None:
+        return (
+            isinstance(value, str)
+            and prefix.strip() != ""
+            and _plain_command(value)
+            and (value == prefix or value.startswith(prefix + " "))
+        )
+    if isinstance(pattern, str) and pattern.endswith(LITERAL_STAR):
+        return isinstance(value, str) and value == pattern[: -len(LITERAL_STAR)] + "*"
+    return _json(pattern) == _json(value)
+
+
+def matches(match: GrantMatch, call: ToolCall) -> bool:
+    """Whether the grant pattern ``match`` lets ``call`` through (the rule is the module's docstring)."""
+    if match.name != call.name or match.arguments.keys() != call.arguments.keys():
+        return False
+    return all(_value_matches(pattern, call.arguments[key]) for key, pattern in match.arguments.items())
+
+
+def describe(match: GrantMatch) -> str:
+    """The pattern as people read it: ``Bash {"command": "git *"}`` (``Bash`` with no arguments)."""
+    if not match.arguments:
+        return f"{match.name} with no arguments"
+    return f"{match.name} {json.dumps(match.arguments, ensure_ascii=False)}"
+
+
+def _exact(value: Any) -> Any:
+    """A value as an exact pattern: a string ending in `` *`` or ``\\*`` gets its star escaped."""
+    if isinstance(value, str) and value.endswith("*") and value[:-1].endswith((" ", "\\")):
+        return value[:-1] + LITERAL_STAR
+    return value
+
+
+def exact_match(call: ToolCall) -> GrantMatch:
+    """The default pattern: this call's tool and all its arguments, exactly."""
+    return GrantMatch(name=call.name, arguments={key: _exact(value) for key, value in call.arguments.items()})
+
+
+def first_word(command: str) -> str | None:
+    """The command's first word, when widening to it is allowed: a plain command that does not run others."""
+    word = command.split(" ", 1)[0]
+    if not word or not _plain_command(command) or _runs_other_commands(word):
+        return None
+    return word
+
+
+def widened_match(call: ToolCall, key: str = "command") -> GrantMatch | None:
+    """The exact pattern with the string argument ``key`` widened to its first word (``git *``), or None
+    when the call has no such argument or it cannot be widened (see ``first_word``)."""
+    command = call.arguments.get(key)
+    word = first_word(command) if isinstance(command, str) else None
+    if word is None:
+        return None
+    exact = exact_match(call)
+    return exact.model_copy(update={"arguments": {**exact.arguments, key: word + WIDENED}})
+
+
+def _runs_other_commands(word: str) -> bool:
+    base = word.rsplit("/", 1)[-1].casefold()
+    return base in RUNS_OTHER_COMMANDS or _VERSION_SUFFIX.sub("", base) in RUNS_OTHER_COMMANDS or "=" in base
+
+
+def grant_problem(match: GrantMatch, call: ToolCall) -> str | None:
+    """Why ``match`` cannot be granted while approving ``call``; None when it can."""
+    if match.name != call.name:
+        return f"grant.match.name must be the tool being approved ({call.name!r}), not {match.name!r}"
+    for key, pattern in match.arguments.items():
+        prefix = widened_prefix(pattern)
+        if prefix is None:
+            continue
+        if not prefix.strip():
+            return f"grant.match.arguments.{key} widens nothing: name at least the command's first word"
+        if _runs_other_commands(prefix.split(" ", 1)[0]):
+            return (
+                f"grant.match.arguments.{key} cannot be widened: {prefix.split(' ', 1)[0]!r} runs other "
+                "commands, so the pattern would allow any command; grant the exact call instead"
+            )
+        if not _plain_command(prefix):
+            return f"grant.match.arguments.{key} cannot widen a command holding shell metacharacters"
+    missing = sorted(call.arguments.keys() - match.arguments.keys())
+    extra = sorted(match.arguments.keys() - call.arguments.keys())
+    if missing or extra:
+        return (
+            "grant.match.arguments must name exactly the call's arguments"
+            + (f" (missing {', '.join(missing)})" if missing else "")
+            + (f" (not in the call: {', '.join(extra)})" if extra else "")
+        )
+    if not matches(match, call):
+        return "grant.match does not match the call being approved: a grant covers at least that call"
+    return None
+
+
+__all__ = [
+    "Grant",
+    "GrantMatch",
+    "GrantRequest",
+    "describe",
+    "exact_match",
+    "first_word",
+    "grant_problem",
+    "matches",
+    "widened_match",
+]

@@ -1,0 +1,316 @@
+"""The audit history: one bounded record per settled prompt, written once as it settles, read in pages.
+
+A record is the settled prompt as the API serves it, plus its ``outcome``, who settled it (``by``), every
+vote, the grants used and the escalations taken. The outbox appends it to ``tg:history`` in the step that
+publishes ``input.resolved``, each prompt once (``publish_feed.lua``); the stream keeps records for
+``THREADGATE_HISTORY_DAYS``. Reading scans the stream between ``since`` and ``until`` a page of Redis
+entries at a time, filters in Python, and stops after ``SCAN_BUDGET`` entries with a cursor to go on.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+from gateway.cursors import history_cursor
+from gateway.grants import Grant
+from gateway.models import APPROVE, DENY, Prompt, PromptKind, PromptState, ReasonCode, Run, ToolCall, to_ms
+from gateway.store import FeedEntry, Store, keys
+
+MAX_TEXT = 4_000  # characters kept of any one text in a record (an answer, a note, an argument)
+MAX_ITEMS = 200  # entries kept of any one list or object (a tool call's arguments)
+MAX_DEPTH = 12  # nesting kept (a tool call's arguments)
+MAX_RECORD_BYTES = 32_768  # a record's JSON at most, whatever the prompt held
+SHORT_TEXT = 200  # what a text is cut to when a record is still too large after the rest
+# What a record too large gives up first, in order: schemas, the call's arguments, a form's values.
+BULKY: tuple[tuple[str, ...], ...] = (
+    ("requested_schema",),
+    ("input_schema",),
+    ("tool_call", "arguments"),
+    ("approved_call", "arguments"),
+    ("content",),
+)
+CUT = "…[cut: {} more characters]"
+LISTS = ("votes", "grants_used", "escalations")
+
+SCAN_BUDGET = 1_000  # stream entries one request reads at most, whatever its filters keep
+SCAN_PAGE = 200  # entries per Redis read
+LATE_MS = 3_600_000  # a record written longer than this after its prompt settled counts as settled then
+
+
+class HistoryOutcome(StrEnum):
+    """How a prompt settled, as the history files it."""
+
+    ANSWERED = "answered"  # a question, text, form or URL step answered
+    APPROVED = "approved"  # an approval answered ["Approve"]
+    DENIED = "denied"  # an approval answered ["Deny"] (a deny, a decline, any reply that is not approve)
+    CANCELLED = "cancelled"  # cancelled for any reason but expiry (run ended, superseded, declined, …)
+    EXPIRED = "expired"  # nobody answered before its expiry
+
+
+def outcome_of(prompt: Prompt) -> HistoryOutcome:
+    if prompt.prompt_state is PromptState.CANCELLED:
+        expired = prompt.reason_code is ReasonCode.EXPIRED
+        return HistoryOutcome.EXPIRED if expired else HistoryOutcome.CANCELLED
+    if prompt.kind is PromptKind.APPROVAL and prompt.answers:
+        decision = prompt.answers[0].answer
+        if decision == [APPROVE]:
+            return HistoryOutcome.APPROVED
+        if decision == [DENY]:
+            return HistoryOutcome.DENIED
+    return HistoryOutcome.ANSWERED
+
+
+def history_record(prompt: Prompt, fields: dict[str, str]) -> dict[str, Any]:
+    """The record of a settled prompt (``fields``: its stored hash, which names who cancelled it)."""
+    record = prompt.public()
+    cancelled_by = fields.get("cancelled_by") or None
+    if prompt.prompt_state is PromptState.CANCELLED and cancelled_by:
+        record["cancelled_by"] = cancelled_by
+    record["outcome"] = outcome_of(prompt).value
+    record["by"] = prompt.answered_by if prompt.prompt_state is PromptState.ANSWERED else cancelled_by
+    for name in LISTS:  # filled by the prompt where it carries them, else empty
+        value = record.get(name)
+        record[name] = value if isinstance(value, list) else []
+    return bounded(record)
+
+
+def history_entry(prompt: Prompt, fields: dict[str, str]) -> FeedEntry:
+    """The record as an entry for ``tg:history``, appended once by the prompt's id."""
+    text = json.dumps(history_record(prompt, fields), ensure_ascii=False, separators=(",", ":"))
+    return FeedEntry(keys.HISTORY, prompt.prompt_id, text)
+
+
+def grant_use_entry(run: Run, grant: Grant, call: ToolCall, now_ms: int) -> FeedEntry:
+    """A call a grant let through, as its own history record: an approval nobody was asked about,
+    ``approved`` by ``grant:<grant_id>``, naming the grant (and the prompt whose approval made it) in
+    ``grants_used``. Its id is the grant's use, so a record is written once per use."""
+    at = datetime.fromtimestamp(now_ms / 1000, UTC).isoformat()
+    record: dict[str, Any] = {
+        "prompt_id": None,
+        "run_id": run.run_id,
+        "thread_id": run.thread_id,
+        "agent": run.agent,
+        "kind": PromptKind.APPROVAL.value,
+        "prompt_state": PromptState.ANSWERED.value,
+        "tool_call": call.model_dump(mode="json"),
+        "approved_call": call.model_dump(mode="json"),
+        "answers": [],
+        "answered_by": grant.by,
+        "created_at": at,
+        "settled_at": at,
+        "outcome": HistoryOutcome.APPROVED.value,
+        "by": grant.by,
+        "votes": [],
+        "grants_used": [
+            {
+                "grant_id": grant.grant_id,
+                "match": grant.match.model_dump(mode="json"),
+                "created_by": grant.created_by,
+                "prompt_id": grant.prompt_id,
+                "use": grant.uses,
+            }
+        ],
+        "escalations": [],
+    }
+    text = json.dumps(bounded(record), ensure_ascii=False, separators=(",", ":"))
+    return FeedEntry(keys.HISTORY, f"{grant.grant_id}.{grant.uses}", text)
+
+
+# Bounded size ----------------------------------------------------------------------------------------
+
+
+def _size(record: dict[str, Any]) -> int:
+    return len(json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass"))
+
+
+def _clip(value: Any, text: int, depth: int = 0) -> tuple[Any, bool]:
+    """``value`` with each text cut to ``text`` characters, each list or object to ``MAX_ITEMS`` entries
+    and nesting to ``MAX_DEPTH``, each cut marked; and whether anything was cut."""
+    if isinstance(value, str):
+        if len(value) <= text:
+            return value, False
+        return value[:text] + CUT.format(len(value) - text), True
+    if not isinstance(value, (list, dict)):
+        return value, False
+    if depth >= MAX_DEPTH:
+        return f"…[cut: nested deeper than {MAX_DEPTH} levels]", True
+    cut = len(value) > MAX_ITEMS
+    if isinstance(value, list):
+        kept: list[Any] = []
+        for item in value[:MAX_ITEMS]:
+            clipped, was = _clip(item, text, depth + 1)
+            kept.append(clipped)
+            cut |= was
+        if len(value) > MAX_ITEMS:
+            kept.append(f"…[cut: {len(value) - MAX_ITEMS} more items]")
+        return kept, cut
+    out: dict[str, Any] = {}
+    for key, item in list(value.items())[:MAX_ITEMS]:
+        clipped, was = _clip(item, text, depth + 1)
+        out[key] = clipped
+        cut |= was
+    if len(value) > MAX_ITEMS:
+        out["…"] = f"[cut: {len(value) - MAX_ITEMS} more entries]"
+    return out, cut
+
+
+def _replace_by_size(record: dict[str, Any], path: tuple[str, ...]) -> bool:
+    """Replace the part of ``record`` at ``path`` by a note of its size; whether there was one."""
+    holder: Any = record
+    for key in path[:-1]:
+        holder = holder.get(key) if isinstance(holder, dict) else None
+    if not isinstance(holder, dict) or path[-1] not in holder:
+        return False
+    size = len(json.dumps(holder[path[-1]], ensure_ascii=False))
+    holder[path[-1]] = f"…[cut: {size} characters]"
+    return True
+
+
+def bounded(record: dict[str, Any]) -> dict[str, Any]:
+    """The record within ``MAX_RECORD_BYTES``: texts, lists and nesting cut first; then, while still too
+    large, the bulky parts (schemas, the call's arguments, a form's values) replaced by a note of their
+    size; then texts cut shorter and options dropped. ``truncated`` says whether anything was cut."""
+    clipped: dict[str, Any]
+    clipped, cut = _clip(record, MAX_TEXT)
+    for path in BULKY:
+        if _size(clipped) <= MAX_RECORD_BYTES:
+            break
+        cut |= _replace_by_size(clipped, path)
+    if _size(clipped) > MAX_RECORD_BYTES:
+        clipped = _clip(clipped, SHORT_TEXT)[0]
+        for question in clipped.get("questions") or []:
+            if isinstance(question, dict) and question.get("options"):
+                question["options"] = [{"label": option.get("label", "")} for option in question["options"]]
+        cut = True
+    clipped["truncated"] = cut
+    return clipped
+
+
+# Reading ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryQuery:
+    """What a history read keeps: each filter that is set must match; ``agents`` is the token's scope
+    (None: every agent). ``since_ms`` and ``until_ms`` bound when the prompt settled, ``until`` excluded."""
+
+    agent: str | None = None
+    run: str | None = None
+    thread: str | None = None
+    by: str | None = None
+    outcome: HistoryOutcome | None = None
+    since_ms: int | None = None
+    until_ms: int | None = None
+    agents: frozenset[str] | None = None
+
+    def keeps(self, record: dict[str, Any], recorded_ms: int) -> bool:
+        agent = record.get("agent")
+        if self.agents is not None and agent not in self.agents:
+            return False
+        if self.agent is not None and agent != self.agent:
+            return False
+        if self.run is not None and record.get("run_id") != self.run:
+            return False
+        if self.thread is not None and record.get("thread_id") != self.thread:
+            return False
+        if self.outcome is not None and record.get("outcome") != self.outcome.value:
+            return False
+        if self.by is not None and self.by not in people(record):
+            return False
+        moment = settled_moment(record, recorded_ms)
+        if self.since_ms is not None and moment < self.since_ms:
+            return False
+        return self.until_ms is None or moment < self.until_ms
+
+    def bounds(self) -> tuple[str, str]:
+        """The stream ids to scan: from ``since``, to ``until`` plus the time a record may come late."""
+        low = "-" if self.since_ms is None else str(self.since_ms)
+        high = "+" if self.until_ms is None else str(max(self.until_ms + LATE_MS - 1, 0))
+        return low, high
+
+
+def people(record: dict[str, Any]) -> set[str]:
+    """Who settled the prompt or voted on it."""
+    found = {record.get("answered_by"), record.get("cancelled_by"), record.get("by")}
+    found |= {vote.get("by") for vote in record.get("votes") or [] if isinstance(vote, dict)}
+    return {person for person in found if isinstance(person, str)}
+
+
+def settled_moment(record: dict[str, Any], recorded_ms: int) -> int:
+    """When the record counts as settled for ``since``/``until``: its ``settled_at``, unless it was
+    recorded more than ``LATE_MS`` after that (every gateway process was down meanwhile); then when it was
+    recorded, so a window that has passed never gains a record and none is left out of every window."""
+    try:
+        settled_ms = to_ms(datetime.fromisoformat(str(record.get("settled_at"))))
+    except ValueError:
+        return recorded_ms
+    return settled_ms if recorded_ms - settled_ms <= LATE_MS else recorded_ms
+
+
+def recorded_at(entry_id: str) -> tuple[int, str]:
+    """A stream id's time, in ms and as RFC 3339."""
+    ms = int(entry_id.split("-", 1)[0])
+    return ms, datetime.fromtimestamp(ms / 1000, UTC).isoformat().replace("+00:00", "Z")
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryPage:
+    """Records found, and the cursor to go on after the last entry read (None: nothing is left)."""
+
+    items: list[dict[str, Any]]
+    next: str | None
+
+
+async def read_history(
+    store: Store,
+    query: HistoryQuery,
+    after: str | None,
+    limit: int,
+    *,
+    newest_first: bool = True,
+    budget: int = SCAN_BUDGET,
+) -> HistoryPage:
+    """Up to ``limit`` records the query keeps, after the stream id ``after``. At most ``budget`` entries
+    are read: a page may then hold fewer records than ``limit``, even none, with a cursor to go on."""
+    low, high = query.bounds()
+    items: list[dict[str, Any]] = []
+    scanned = 0
+    last = after
+    while scanned < budget:
+        if last is not None:
+            if newest_first:
+                high = f"({last}"
+            else:
+                low = f"({last}"
+        count = min(SCAN_PAGE, budget - scanned)
+        rows = await store.history_rows(low, high, count, newest_first=newest_first)
+        for entry_id, text in rows:
+            scanned += 1
+            last = entry_id
+            record = _record(entry_id, text, query)
+            if record is not None:
+                items.append(record)
+                if len(items) >= limit:
+                    return HistoryPage(items, history_cursor(entry_id))
+        if len(rows) < count:
+            return HistoryPage(items, None)
+    return HistoryPage(items, history_cursor(last) if last is not None else None)
+
+
+def _record(entry_id: str, text: str, query: HistoryQuery) -> dict[str, Any] | None:
+    """The stored record with when it was recorded, if the query keeps it."""
+    try:
+        record = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(record, dict):
+        return None
+    ms, moment = recorded_at(entry_id)
+    if not query.keeps(record, ms):
+        return None
+    record["recorded_at"] = moment
+    return record

@@ -1,0 +1,56 @@
+"""Typing "always allow" in the web chat (the core's reading, so every channel's typed reply) approves the
+call and lets the same call through for the rest of the run; someone who may not answer grants nothing."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+
+from gateway import notices
+from tests.web.conftest import AGENT_AUTH, WebGateway, start_run, web_gateway
+
+STATUS = {"name": "Bash", "arguments": {"command": "git status"}}
+
+
+@pytest.fixture
+async def web() -> AsyncIterator[WebGateway]:
+    async with web_gateway() as gateway:
+        yield gateway
+
+
+async def ask(agent: httpx.AsyncClient, run_id: str, tool_call: dict[str, Any]) -> httpx.Response:
+    return await agent.post(f"/v1/runs/{run_id}/approvals", json={"tool_call": tool_call})
+
+
+async def test_typing_always_approves_and_grants_the_exact_call_for_the_run(web: WebGateway) -> None:
+    async with web.client() as client, web.client(AGENT_AUTH) as agent:
+        run = await start_run(agent, "always")
+        asked = (await ask(agent, run["run_id"], STATUS)).json()
+        reply = await client.post("/chat/always/messages", json={"name": "alice", "text": "Always allow"})
+        settled = (await agent.get(f"/v1/prompts/{asked['prompt_id']}")).json()
+        (grant,) = (await agent.get(f"/v1/runs/{run['run_id']}/grants")).json()["items"]
+        same = await ask(agent, run["run_id"], STATUS)
+        other = await ask(agent, run["run_id"], {"name": "Bash", "arguments": {"command": "git log"}})
+    assert settled["answers"][0]["answer"] == ["Approve"]
+    assert (grant["match"], grant["created_by"]) == (STATUS, "web:alice")
+    assert reply.json()["outcome"] == "answered"
+    assert "git status" in reply.json()["notice"] and grant["grant_id"] in reply.json()["notice"]
+    assert same.json() == {"decision": "allow", "by": f"grant:{grant['grant_id']}"}
+    assert other.status_code == 201
+
+
+async def test_always_from_someone_who_may_not_answer_grants_nothing(web: WebGateway) -> None:
+    async with web.client() as client, web.client(AGENT_AUTH) as agent:
+        run = await start_run(agent, "guarded-always")
+        asked = (await ask(agent, run["run_id"], STATUS)).json()
+        reply = await client.post(
+            "/chat/guarded-always/messages", json={"name": "mallory", "text": "always allow"}
+        )
+        still = (await agent.get(f"/v1/prompts/{asked['prompt_id']}")).json()
+        grants = (await agent.get(f"/v1/runs/{run['run_id']}/grants")).json()["items"]
+    assert reply.json() == {"outcome": "not_allowed", "notice": notices.NOT_ALLOWED}
+    assert still["prompt_state"] == "pending"
+    assert grants == []
