@@ -53,6 +53,8 @@ ALREADY_VOTED = "Your vote on this approval was already recorded; it needs anoth
 # An argument typed back in a form that edits an approval's call (beside its input).
 NOT_A_NUMBER = "Enter a number."
 CHOOSE_TRUE_OR_FALSE = "Choose true or false."
+# A form with room for only some arguments' own inputs takes the rest as one JSON object.
+REST_NOT_AN_OBJECT = 'Write the other arguments as one JSON object, like {"name": "value"}.'
 
 
 def not_json(why: str) -> str:

@@ -10,6 +10,7 @@ from typing import Any, Self
 
 from gateway import forms
 from gateway.models import (
+    APPROVE,
     Answer,
     Prompt,
     PromptKind,
@@ -214,6 +215,23 @@ def votes_text(approvals: int, approving: list[str], name: Callable[[str], str] 
     return f"Approved {len(approving)} of {approvals}: {names}"
 
 
+def votes_of(item: ThreadItem) -> tuple[int, list[str]] | None:
+    """A ``votes`` item read back (see ``votes_item``): the approvals needed and who approved so far, in
+    order, counting only votes that count; None when the item is not one or does not read."""
+    meta = item.metadata
+    approvals, votes = meta.get("approvals"), meta.get("votes")
+    if item.type != "message" or meta.get("type") != "votes" or type(approvals) is not int:
+        return None
+    if not isinstance(votes, list) or not all(isinstance(vote, dict) for vote in votes):
+        return None
+    approving = [
+        str(vote.get("by"))
+        for vote in votes
+        if vote.get("answer") == APPROVE and vote.get("counted", True) is not False
+    ]
+    return approvals, approving
+
+
 def message_item(text: str, metadata: dict[str, Any] | None = None) -> ThreadItem:
     return ThreadItem(type="message", content=[TextContent(text=text)], metadata=metadata or {})
 
@@ -233,6 +251,7 @@ class PromptView:
     kind: PromptKind
     questions: list[Question]
     tool_call: ToolCall | None = None
+    editable: bool = False  # an approval whose call the person may edit before approving
 
     @classmethod
     def of_metadata(cls, metadata: dict[str, Any]) -> PromptView | None:
@@ -250,13 +269,14 @@ class PromptView:
                 kind=PromptKind(prompt["kind"]),
                 questions=[Question.model_validate(question) for question in prompt["questions"]],
                 tool_call=ToolCall.model_validate(tool_call) if tool_call else None,
+                editable=prompt.get("editable") is True,
             )
         except (KeyError, TypeError, ValueError):
             return None
 
     @classmethod
     def of_prompt(cls, prompt: Prompt) -> PromptView:
-        return cls(prompt.prompt_id, prompt.kind, prompt.questions, prompt.tool_call)
+        return cls(prompt.prompt_id, prompt.kind, prompt.questions, prompt.tool_call, prompt.editable)
 
 
 @dataclass(frozen=True, slots=True)

@@ -265,10 +265,14 @@ class DiscordChannel:
             return self._rest
 
     def _reply_target(self, channel_id: int, item: ThreadItem) -> discord.MessageReference | None:
-        """The prompt's message, for its audit item, when this process posted it."""
-        if item.type != "pending_prompt_resolved":
+        """The prompt's message, for its audit item or its votes line, when this process posted it."""
+        if item.type == "pending_prompt_resolved":
+            prompt_id = prompt_id_of(item)
+        elif item.metadata.get("type") == "votes":
+            prompt_id = item.metadata.get("prompt_id")
+        else:
             return None
-        message_id = self._prompt_messages.get(prompt_id_of(item) or "")
+        message_id = self._prompt_messages.get(prompt_id if isinstance(prompt_id, str) else "")
         if message_id is None:
             return None
         return discord.MessageReference(

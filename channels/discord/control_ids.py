@@ -9,6 +9,7 @@ from enum import StrEnum
 PREFIX = "tg"
 MAX_CUSTOM_ID = 100
 TEXT_FIELD = "text"
+NOTE_FIELD = "note"  # the reason's text field in the deny-with-reason form
 _PROMPT_ID = re.compile(r"prm_[0-9A-HJKMNP-TV-Z]{26}", re.ASCII)
 _INDEX = re.compile(r"0|[1-9][0-9]?", re.ASCII)
 
@@ -28,6 +29,10 @@ class Action(StrEnum):
     PAGE = "page"  # a page of a flat form, submitted
     DONE = "done"  # a button: a URL step is done
     DECLINE = "decline"  # a button: decline a flat form or a URL step
+    REASON = "reason"  # a button that opens the form denying an approval with a reason
+    NOTE = "note"  # that form, submitted
+    EDIT = "edit"  # a button that opens the form of an approval's call, to approve it as edited
+    EDITED = "edited"  # that form, submitted
 
 
 _FIELDS = {
@@ -42,6 +47,10 @@ _FIELDS = {
     Action.PAGE: 1,
     Action.DONE: 0,
     Action.DECLINE: 0,
+    Action.REASON: 0,
+    Action.NOTE: 0,
+    Action.EDIT: 0,
+    Action.EDITED: 0,
 }
 
 

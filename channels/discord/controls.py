@@ -20,6 +20,7 @@ MAX_FORM_FIELDS = 5
 MAX_TEXT_INPUT = 4000
 MAX_ARGUMENTS_CHARS = 1500
 OTHER = "Other…"
+DENY_WITH_REASON, EDIT_AND_APPROVE = "Deny with reason…", "Edit and approve…"
 SECONDARY = discord.ButtonStyle.secondary
 ANSWER = "Answer…"
 
@@ -33,14 +34,17 @@ class PromptControls(PromptView):
     def of(cls, metadata: dict[str, Any]) -> PromptControls | None:
         """From ``item.metadata``; ``None`` when it holds no readable pending prompt."""
         view = PromptView.of_metadata(metadata)
-        return None if view is None else cls(view.prompt_id, view.kind, view.questions, view.tool_call)
+        if view is None:
+            return None
+        return cls(view.prompt_id, view.kind, view.questions, view.tool_call, view.editable)
 
     def control(self, action: Action, question: int = 0, option: int = 0) -> str:
         return ControlId(action, self.prompt_id, question, option).encode()
 
 
 def prompt_view(controls: PromptControls) -> discord.ui.View:
-    """The controls under the prompt's text. Its numbered options stay in the text for typed replies."""
+    """The controls under the prompt's text. Its numbered options stay in the text for typed replies. An
+    approval's: Approve, Deny, Deny with reason… and, where its call may be edited, Edit and approve…."""
     view = discord.ui.View(timeout=None)
     if len(controls.questions) > 1:
         view.add_item(_button(ANSWER, controls.control(Action.FORM), discord.ButtonStyle.primary, 0))
@@ -49,6 +53,9 @@ def prompt_view(controls: PromptControls) -> discord.ui.View:
     if controls.kind is PromptKind.APPROVAL:
         view.add_item(_button("Approve", controls.control(Action.PICK, 0, 0), discord.ButtonStyle.success, 0))
         view.add_item(_button("Deny", controls.control(Action.PICK, 0, 1), discord.ButtonStyle.danger, 0))
+        view.add_item(_button(DENY_WITH_REASON, controls.control(Action.REASON), SECONDARY, 0))
+        if controls.editable and controls.tool_call is not None:
+            view.add_item(_button(EDIT_AND_APPROVE, controls.control(Action.EDIT), SECONDARY, 0))
     elif not question.options:
         view.add_item(_button(ANSWER, controls.control(Action.WRITE), discord.ButtonStyle.primary, 0))
     elif question.multi_select:

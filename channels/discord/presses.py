@@ -11,7 +11,7 @@ from typing import Any
 
 import discord
 
-from channels.discord import choices, forms
+from channels.discord import approvals, choices, forms
 from channels.discord.choices import Refused, Reply, form_fields, option_index
 from channels.discord.control_ids import TEXT_FIELD, Action, BadControl, ControlId, decode
 from channels.discord.controls import PromptControls, answers_form, text_form
@@ -27,8 +27,8 @@ from gateway.models import Prompt
 DEFAULT_ACK_DEADLINE = 2.0  # Discord gives 3 s for the first response; keep room for the round trip
 FORM_DEADLINE = 2.5  # a form cannot be deferred: it must be the first response, or nothing
 PRESSES = frozenset({Action.PICK, Action.MENU, Action.NONE, Action.DONE, Action.DECLINE})
-SUBMITS = frozenset({Action.TEXT, Action.ANSWERS, Action.PAGE})
-FORM_OPENERS = frozenset({Action.WRITE, Action.FORM, Action.FILL})
+SUBMITS = frozenset({Action.TEXT, Action.ANSWERS, Action.PAGE, Action.NOTE, Action.EDITED})
+FORM_OPENERS = frozenset({Action.WRITE, Action.FORM, Action.FILL, Action.REASON, Action.EDIT})
 
 
 class PressHandler:
@@ -106,8 +106,17 @@ class PressHandler:
         if control.action is Action.FILL:
             forms.check_control(prompt, control)
             return forms.page_form(FormPrompt.of_prompt(prompt), control.question, result.next.given)
+        if control.action in (Action.REASON, Action.EDIT):
+            approvals.check_opens(prompt, control)
+            return (
+                approvals.reason_form(prompt)
+                if control.action is Action.REASON
+                else approvals.edit_form(prompt)
+            )
         choices.check_opens_form(prompt, control)
-        controls = PromptControls(prompt.prompt_id, prompt.kind, prompt.questions, prompt.tool_call)
+        controls = PromptControls(
+            prompt.prompt_id, prompt.kind, prompt.questions, prompt.tool_call, prompt.editable
+        )
         if control.action is Action.WRITE:
             return text_form(controls, control.question)
         return answers_form(controls)
@@ -138,6 +147,16 @@ class PressHandler:
             given = forms.page_answers(form, control.question, fields)
             final = control.question == form.pages - 1
             request = self._request(interaction, control, Act.FIELDS, fields=given, final=final)
+        elif action is Action.NOTE:  # the reason's text denies the approval, with it as the note
+            reason = approvals.read_reason(fields)
+            approvals.check_opens(await self._opened(interaction, control), control)
+            request = self._request(interaction, control, Act.TEXT, text=reason)
+        elif action is Action.EDITED:  # the call's arguments as typed: the core reads and checks them
+            prompt = await self._opened(interaction, control)
+            approvals.check_opens(prompt, control)
+            request = self._request(
+                interaction, control, Act.EDIT, fields=approvals.read_edit(prompt, fields)
+            )
         elif action is Action.TEXT:
             text = fields.get(TEXT_FIELD)
             if text is not None and not isinstance(text, str):

@@ -9,8 +9,8 @@ import discord
 
 from channels.discord.inbound import user_id_of
 from gateway import notices
-from gateway.models import ThreadItem
-from gateway.render import form_outcome
+from gateway.models import PromptKind, ThreadItem
+from gateway.render import form_outcome, votes_of, votes_text
 from gateway.text_fit import Marks, keep_end, split_marked
 
 MAX_MESSAGE_CHARS = 2000
@@ -34,8 +34,12 @@ class DiscordMessage:
 
 
 def render_item(item: ThreadItem) -> list[DiscordMessage]:
-    """The messages an item becomes, in order (a pending prompt's controls go on the last)."""
-    parts = split_text(item_text(item))
+    """The messages an item becomes, in order (a pending prompt's controls go on the last); an approval's
+    ends with how a typed reply answers it, and its votes so far are one line."""
+    votes = votes_message(item)
+    if votes is not None:
+        return [votes]
+    parts = split_text(item_text(item) + approval_hint(item))
     prompt_id = prompt_id_of(item)
     if prompt_id is None:
         return [DiscordMessage(part) for part in parts]
@@ -43,6 +47,25 @@ def render_item(item: ThreadItem) -> list[DiscordMessage]:
         DiscordMessage(part, stable_nonce(f"{item.type}:{prompt_id}:{index}"))
         for index, part in enumerate(parts)
     ]
+
+
+def approval_hint(item: ThreadItem) -> str:
+    """Under a pending approval's text, small: how a typed reply denies it (with a reason) or edits it."""
+    prompt = item.metadata.get("prompt")
+    if item.type != "pending_prompt" or not isinstance(prompt, dict):
+        return ""
+    if prompt.get("kind") != PromptKind.APPROVAL.value:
+        return ""
+    return f"\n\n{SMALL}{notices.approval_hint(prompt.get('editable') is True)}"
+
+
+def votes_message(item: ThreadItem) -> DiscordMessage | None:
+    """An approval's votes so far (the core's ``votes`` item) as one short line, approvers by name; None
+    when the item is not one."""
+    votes = votes_of(item)
+    if votes is None:
+        return None
+    return DiscordMessage(split_text(votes_text(*votes, person), max_parts=1)[0])
 
 
 def item_text(item: ThreadItem) -> str:

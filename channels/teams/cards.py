@@ -1,14 +1,17 @@
 """Thread items as Teams activities: text, or an Adaptive Card with a prompt's native controls. Pure.
 
-A pending prompt is one card: its text, then its controls. One question of at most five options (an
-approval too) gets a button per option; every other prompt gets inputs (``Input.ChoiceSet``, multi-select
-where the question is, and an "Other" ``Input.Text`` under each option list) and one Send button. A form
-gets a typed input per property, carrying the schema's limits and required marks; a URL step a link,
-Done and Decline. Inputs help the person; what is a valid answer is decided by the core alone.
+A pending prompt is one card: its text, then its controls. An approval gets Approve and Deny, Deny with
+reason… and, where its call may be edited, Edit and approve… (see ``approvals``), and a line saying how a
+typed reply answers it. One question of at most five options gets a button per option; every other prompt
+gets inputs (``Input.ChoiceSet``, multi-select where the question is, and an "Other" ``Input.Text`` under
+each option list) and one Send button. A form gets a typed input per property, carrying the schema's
+limits and required marks; a URL step a link, Done and Decline. Inputs help the person; what is a valid
+answer is decided by the core alone.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from microsoft_teams.api.activities.message import MessageActivityInput
@@ -26,10 +29,12 @@ from microsoft_teams.cards import (
     ToggleInput,
 )
 
+from channels.teams.approvals import approval_actions
 from channels.teams.control_ids import REF_KEY, ControlRef, Verb, choice_id, field_id, other_id, verb
+from gateway import notices
 from gateway.forms import FormField, SchemaError, check_schema
 from gateway.models import PromptKind, Question, ThreadItem, ToolCall
-from gateway.render import shorten, tool_call_arguments
+from gateway.render import shorten, tool_call_arguments, votes_of, votes_text
 
 TEXT_LIMIT = 20_000  # characters of an item's text in one activity (Teams takes about 28 KB in all)
 TOOL_ARGS_LIMIT = 2_500
@@ -67,6 +72,15 @@ def _choices(labels: list[str]) -> list[Choice]:
 def card_activity(card: AdaptiveCard, summary: str) -> MessageActivityInput:
     activity = MessageActivityInput(summary=shorten(summary, LABEL_LIMIT)).add_card(card)
     return activity
+
+
+def votes_activity(item: ThreadItem, name: Callable[[str], str] = str) -> MessageActivityInput | None:
+    """An approval's votes so far (the core's ``votes`` item) as one short line, each approver shown by
+    ``name``; None when the item is not one."""
+    votes = votes_of(item)
+    if votes is None:
+        return None
+    return MessageActivityInput(text=cut(votes_text(*votes, name)), text_format="plain")
 
 
 def render_item(item: ThreadItem, by: str | None = None) -> MessageActivityInput:
@@ -109,6 +123,10 @@ def prompt_card(prompt: dict[str, Any], text: str) -> AdaptiveCard | None:
             _execute(DECLINE, Verb.DECLINE, ref),
         ]
         return AdaptiveCard(body=body, actions=actions)
+    if kind is PromptKind.APPROVAL:
+        can_edit = prompt.get("editable") is True
+        body.append(_text(notices.approval_hint(can_edit), is_subtle=True, size="Small"))
+        return AdaptiveCard(body=body, actions=approval_actions(ref, tool_call, can_edit=can_edit))
     if kind is PromptKind.FORM:
         body.extend(field_input(field) for field in fields)
         return AdaptiveCard(
@@ -122,8 +140,6 @@ def prompt_card(prompt: dict[str, Any], text: str) -> AdaptiveCard | None:
                 _execute(label, Verb.PICK, ControlRef(ref.prompt_id, 0, index))
                 for index, label in enumerate(question.labels)
             ]
-            if kind is PromptKind.APPROVAL:
-                return AdaptiveCard(body=body, actions=buttons)
             body.append(TextInput(id=other_id(0), label=OTHER, max_length=INPUT_TEXT_LIMIT))
             return AdaptiveCard(body=body, actions=[*buttons, _execute(SEND, Verb.SUBMIT, ref)])
     for index, question in enumerate(questions):

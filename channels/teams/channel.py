@@ -14,7 +14,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from channels.teams.auth import ConnectorAuth, KeysUnavailable, Unauthorized
-from channels.teams.cards import card_activity, render_item, settled_card
+from channels.teams.cards import card_activity, render_item, settled_card, votes_activity
 from channels.teams.connector import Connector
 from channels.teams.inbound import origin, to_inbound
 from channels.teams.presses import message_response, safely
@@ -77,8 +77,11 @@ class TeamsChannel:
 
     async def post(self, thread: ThreadRef, item: ThreadItem) -> MessageRef:
         """Post ``item`` into the conversation; a channel thread's replies go under its root message. An
-        audit item says who answered."""
-        activity = render_item(item, notices.answered_by(item, self.names.shown))
+        audit item says who answered; an approval's votes are one line, people by the names Teams gave this
+        process with their activities."""
+        activity = votes_activity(item, self.names.shown) or render_item(
+            item, notices.answered_by(item, self.names.shown)
+        )
         activity_id = await self.connector.send(conversation_of(thread.thread_id), activity)
         return MessageRef(thread.thread_id, activity_id)
 

@@ -1,9 +1,10 @@
 """What an Adaptive Card's ``Action.Execute`` carries back, and how it is read. Pure.
 
 A press arrives as an ``adaptiveCard/action`` invoke with ``value.action.verb`` (``tg.pick``,
-``tg.submit``, ``tg.done``, ``tg.decline``) and ``value.action.data``: the action's own ``data`` (``tg``:
-``<prompt_id>[.<question index>[.<option index>]]``) merged with the card's input values, keyed by
-input id. Indexes, not labels: the labels an answer carries always come from the stored prompt.
+``tg.submit``, ``tg.done``, ``tg.decline``, ``tg.reason``, ``tg.edit``) and ``value.action.data``: the
+action's own ``data`` (``tg``: ``<prompt_id>[.<question index>[.<option index>]]``) merged with the card's
+input values, keyed by input id. Indexes, not labels: the labels an answer carries always come from the
+stored prompt.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ class Verb(StrEnum):
     SUBMIT = "submit"  # sends the card's inputs (choices, "Other" text, a form's fields)
     DONE = "done"  # completes a URL step
     DECLINE = "decline"  # declines a form or a URL step
+    REASON = "reason"  # denies an approval with the reason typed in its note input
+    EDIT = "edit"  # approves an approval's call with its arguments as typed in the edit inputs
 
 
 def verb(value: Verb) -> str:
@@ -42,6 +45,14 @@ def choice_id(index: int) -> str:
 def other_id(index: int) -> str:
     """The input holding question ``index``'s typed answer ("Other", or the whole answer)."""
     return f"o{index}"
+
+
+def argument_id(index: int) -> str:
+    """The input holding argument ``index`` (in the call's order) of an approval's call, as edited."""
+    return f"a{index}"
+
+
+NOTE_ID = "note"  # the input holding an approval's reason for denying it
 
 
 def field_id(name: str) -> str:

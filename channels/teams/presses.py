@@ -17,15 +17,17 @@ from microsoft_teams.api.models.adaptive_card import (
     AdaptiveCardActionMessageResponse,
 )
 
+from channels.teams.approvals import read_edit, read_reason
 from channels.teams.cards import settled_card
-from channels.teams.control_ids import REF_KEY, decode, verb_of
+from channels.teams.control_ids import REF_KEY, ControlRef, Verb, decode, verb_of
 from channels.teams.inbound import Origin
 from channels.teams.reading import read_press, structured
 from gateway import notices
+from gateway.answer_step import Act, StepRequest, step
 from gateway.channel import InboundSink
 from gateway.errors import GatewayError
 from gateway.logs import event
-from gateway.models import MAX_TEXT_CHARS, InboundMessage, Prompt
+from gateway.models import MAX_TEXT_CHARS, InboundMessage, Prompt, PromptKind
 from gateway.outcomes import Outcome
 from gateway.render import answers_summary, settled_prompt_item
 
@@ -61,6 +63,8 @@ async def answer_press(
         raise
     if prompt.thread_id != where.thread_id:
         return message_response(notices.MISMATCH)
+    if verb in (Verb.REASON, Verb.EDIT):
+        return await _approval_step(sink, activity, where, prompt, verb, ref)
     reading = read_press(prompt, verb, ref, action.data)
     if reading.notice is not None:
         return message_response(reading.notice if prompt.pending else notices.settled(prompt))
@@ -84,6 +88,38 @@ async def answer_press(
     if received.outcome in (Outcome.ANSWERED, Outcome.DECLINED) and received.prompt is not None:
         return card_response(received.prompt, where.name or where.sender)
     return message_response(notices.outcome(received, prompt, summary))
+
+
+async def _approval_step(
+    sink: InboundSink,
+    activity: AdaptiveCardInvokeActivity,
+    where: Origin,
+    prompt: Prompt,
+    verb: Verb,
+    ref: ControlRef,
+) -> dict[str, Any]:
+    """Deny with reason or Approve with edits, through the core's answer step: the reason denies with it
+    as the note; the edited values are read and checked by the core (its refusal is told to the presser)."""
+    data = activity.value.action.data
+    if prompt.kind is not PromptKind.APPROVAL or ref != ControlRef(prompt.prompt_id):
+        return message_response(notices.MISMATCH)
+    common: dict[str, Any] = {"thread_id": prompt.thread_id}
+    if verb is Verb.REASON:
+        reason = read_reason(data)
+        if reason is None:
+            return message_response(notices.MISMATCH)
+        act, common["text"] = Act.TEXT, reason
+    else:
+        edited = read_edit(prompt, data)
+        if edited is None:
+            return message_response(notices.MISMATCH)
+        act, common["fields"] = Act.EDIT, edited
+    request = StepRequest(act, prompt.prompt_id, where.sender, f"teams:{activity.id}"[:200], 0, **common)
+    result = await step(sink, request)
+    event("teams.press", thread_id=prompt.thread_id, prompt_id=prompt.prompt_id, outcome=str(result.outcome))
+    if result.outcome is Outcome.ANSWERED and result.prompt is not None:
+        return card_response(result.prompt, where.name or where.sender)
+    return message_response(result.notice)
 
 
 async def safely(sink: InboundSink, activity: AdaptiveCardInvokeActivity, where: Origin) -> dict[str, Any]:

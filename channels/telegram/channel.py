@@ -31,7 +31,7 @@ from channels.telegram.inbound import (
 )
 from channels.telegram.polling import POLL_TIMEOUT_S, Poller
 from channels.telegram.presses import ACK_DEADLINE_S, Presses
-from channels.telegram.render import Outgoing, fit_tail, render_item, settled_text
+from channels.telegram.render import Outgoing, fit_tail, render_item, settled_text, votes_message
 from channels.telegram.send import MAX_INLINE_WAIT_S, Sender, safe_text
 from channels.telegram.threads import start_thread as start_session_thread
 from channels.telegram.updates import log_unreadable, read_update
@@ -280,12 +280,15 @@ class TelegramChannel:
     def _answered_by(self, item: ThreadItem) -> str | None:
         return notices.answered_by(item, self.names.shown)
 
-    @staticmethod
     def _messages(
-        item: ThreadItem, reply_to: int | None, *, group: bool, by: str | None = None
+        self, item: ThreadItem, reply_to: int | None, *, group: bool, by: str | None = None
     ) -> list[Outgoing]:
-        """A pending question, form or URL step with its buttons; anything else as its text (an audit
-        item ending with who answered, ``by``)."""
+        """A pending question, form or URL step with its buttons; an approval's votes as one line, people
+        by name where this process heard from them; anything else as its text (an audit item ending with
+        who answered, ``by``)."""
+        votes = votes_message(item, self.names.shown)
+        if votes is not None:
+            return [votes]
         if item.type == "pending_prompt":
             view = PromptView.of_metadata(item.metadata)
             if view is not None:

@@ -1,8 +1,9 @@
 """A pending prompt as Telegram messages with inline keyboards: one question's controls at a time.
 
 The text stays the seed's numbered questions, so a typed ``2`` still answers; an approval adds the tool
-call it is about, and a prompt of several questions adds a line saying which question the buttons are
-for. Multi-select ticks live in the keyboard itself (a ``✓`` on the button), so no server keeps them.
+call it is about and how a typed reply answers it (a reason, an edit), and a prompt of several questions
+adds a line saying which question the buttons are for. Multi-select ticks live in the keyboard itself
+(a ``✓`` on the button), so no server keeps them.
 
 In a group the question asks for a reply with a selective ForceReply (with privacy mode on, only replies
 reach the bot) and the buttons follow on a short message of their own: a message has one reply markup.
@@ -19,6 +20,7 @@ from channels.telegram.render import (
     asking_for_reply,
     split_text,
 )
+from gateway import notices
 from gateway.models import PromptKind, ToolCall
 from gateway.render import PromptView, prompt_text, shorten, tool_call_arguments
 
@@ -27,12 +29,13 @@ OTHER = "Other…"
 WRITE = "✎ Answer…"
 SUBMIT = "Submit"
 APPROVE_TEXT, DENY_TEXT = "✅ Approve", "❌ Deny"
+DENY_WITH_REASON = "✎ Deny with reason…"
 MAX_BUTTON_CHARS = 60
 MAX_STEP_QUESTION_CHARS = 200
 STEP_RESERVE = 320  # room kept in the last part for the step (or field) line
 MAX_ARGUMENTS_CHARS = 1500
 PICK_HINT = "Answer with the buttons, or reply with a number or text."
-APPROVE_HINT = "Answer with the buttons, or reply yes or no."
+APPROVE_HINT = "Answer with the buttons."
 WRITE_HINT = "Answer with the button, or reply with your answer."
 STEPS_HINT = "Answer with the buttons, one question at a time."
 
@@ -67,8 +70,17 @@ def with_step_line(body: str, line: str | None) -> list[str]:
     return parts
 
 
+def approval_hint(view: PromptView) -> str:
+    """How a typed reply answers an approval (any other reply denies with its words; ``edit`` lines
+    change the call when it may be edited): Telegram has no forms, so edits are typed."""
+    return notices.approval_hint(view.editable)
+
+
 def prompt_parts(view: PromptView, step: int = 0) -> list[str]:
-    """The prompt's messages; the buttons go on the last, which also names the question they are for."""
+    """The prompt's messages; the buttons go on the last, which also names the question they are for
+    (an approval's, how a typed reply answers it)."""
+    if view.kind is PromptKind.APPROVAL:
+        return with_step_line(prompt_body(view), approval_hint(view))
     return with_step_line(prompt_body(view), step_line(view, step) if len(view.questions) > 1 else None)
 
 
@@ -77,7 +89,7 @@ def controls_text(view: PromptView, step: int = 0) -> str:
     if len(view.questions) > 1:
         return f"{STEPS_HINT}\n\n{step_line(view, step)}"
     if view.kind is PromptKind.APPROVAL:
-        return APPROVE_HINT
+        return f"{APPROVE_HINT} {approval_hint(view)}"
     return PICK_HINT if view.questions[step].options else WRITE_HINT
 
 
@@ -91,15 +103,19 @@ def button_text(number: int, label: str) -> str:
 
 
 def keyboard(view: PromptView, step: int = 0, ticked: frozenset[int] = frozenset()) -> Keyboard:
-    """The buttons of question ``step``: an approval's two, an option each (ticked ones marked ``✓``
-    on a multi-select, with Submit), Other… on every option list, or one button to write an answer."""
+    """The buttons of question ``step``: an approval's Approve and Deny and Deny with reason… (a text
+    request for the reason), an option each (ticked ones marked ``✓`` on a multi-select, with Submit),
+    Other… on every option list, or one button to write an answer."""
     question = view.questions[step]
 
     def button(text: str, action: Action, option: int = 0) -> Button:
         return Button(text, Control(action, view.prompt_id, step, option).encode())
 
     if view.kind is PromptKind.APPROVAL:
-        return ((button(APPROVE_TEXT, Action.PICK, 0), button(DENY_TEXT, Action.PICK, 1)),)
+        return (
+            (button(APPROVE_TEXT, Action.PICK, 0), button(DENY_TEXT, Action.PICK, 1)),
+            (button(DENY_WITH_REASON, Action.WRITE),),
+        )
     if not question.options:
         return ((button(WRITE, Action.WRITE),),)
     if question.multi_select:

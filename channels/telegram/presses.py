@@ -129,12 +129,13 @@ class Presses:
         return Notice.of(result)
 
     async def _ask_text(self, request: StepRequest, prompt: Prompt, user: User, anchor: int) -> StepResult:
-        """Ask the presser for free text with a ForceReply message; its reply is the answer."""
+        """Ask the presser for free text with a ForceReply message; its reply is the answer (on an
+        approval, the reason it is denied with)."""
         assert self.sink is not None
         name = shorten(user.first_name, 64)
         question = shorten(prompt.questions[request.index].question, MAX_ASKED_QUESTION_CHARS)
         ask = Outgoing(
-            notices.ask_text(name, question),
+            notices.ask_text(name, question, prompt),
             force_reply=True,
             reply_to=anchor,
             mention=Mention(user.id, user.first_name, utf16_len("✎ "), utf16_len(name)),

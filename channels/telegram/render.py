@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from gateway.models import ThreadItem
-from gateway.render import form_outcome
+from gateway.render import form_outcome, votes_of, votes_text
 from gateway.text_fit import Marks, keep_end, split_marked, utf16_units
 from gateway.text_fit import utf16_len as utf16_len
 
@@ -83,6 +84,15 @@ def settled_text(item: ThreadItem, by: str | None = None) -> str:
     answered) is the last line."""
     text = form_outcome(item) or item.text
     return f"{text}\n{by}" if by else text
+
+
+def votes_message(item: ThreadItem, name: Callable[[str], str] = str) -> Outgoing | None:
+    """An approval's votes so far (the core's ``votes`` item) as one short line, each approver shown by
+    ``name``; None when the item is not one."""
+    votes = votes_of(item)
+    if votes is None:
+        return None
+    return Outgoing(split_text(votes_text(*votes, name), max_parts=1)[0])
 
 
 def render_item(item: ThreadItem, *, reply_to: int | None = None, by: str | None = None) -> list[Outgoing]:

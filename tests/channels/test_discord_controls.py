@@ -111,11 +111,13 @@ async def test_approval_shows_the_real_tool_call_and_approve_resolves_it(
 ) -> None:
     prompt, message = await ask(fake, runtime, APPROVAL)
 
-    assert message["content"] == "Allow db__drop to run?\n  1. Approve\n  2. Deny"
+    assert message["content"] == (
+        f"Allow db__drop to run?\n  1. Approve\n  2. Deny\n\n-# {notices.approval_hint(editable=False)}"
+    )
     [call] = message["embeds"]
     assert call["title"] == "db__drop"
     assert '"table": "users"' in call["description"] and '"cascade": true' in call["description"]
-    assert [c["label"] for c in fake.controls(message)] == ["Approve", "Deny"]
+    assert [c["label"] for c in fake.controls(message)] == ["Approve", "Deny", "Deny with reason…"]
     pressed = await press(fake, message, "Approve")
 
     assert await answers_given(runtime, prompt) == [["Approve"]]

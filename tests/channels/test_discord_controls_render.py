@@ -80,7 +80,16 @@ SEVERAL = prompt_of(
 
 @pytest.mark.parametrize("action", list(Action))
 def test_custom_ids_round_trip_and_fit_discords_100_characters(action: Action) -> None:
-    whole_prompt = action in (Action.FORM, Action.ANSWERS, Action.DONE, Action.DECLINE)
+    whole_prompt = action in (
+        Action.FORM,
+        Action.ANSWERS,
+        Action.DONE,
+        Action.DECLINE,
+        Action.REASON,
+        Action.NOTE,
+        Action.EDIT,
+        Action.EDITED,
+    )
     control = ControlId(action, PROMPT_ID, 0 if whole_prompt else 3, 24 if action is Action.PICK else 0)
 
     custom_id = control.encode()
@@ -122,7 +131,7 @@ def test_malformed_threadgate_custom_ids_are_refused(custom_id: str) -> None:
 @pytest.mark.parametrize(
     ("prompt", "rows"),
     [
-        pytest.param(APPROVAL, [["Approve", "Deny"]], id="approval"),
+        pytest.param(APPROVAL, [["Approve", "Deny", "Deny with reason…"]], id="approval"),
         pytest.param(SINGLE, [["00xxxxxxxx", "01xxxxxxxx", "Other…"]], id="single-select"),
         pytest.param(MULTI, [["select:3"], ["None of these", "Other…"]], id="multi-select"),
         pytest.param(FREE, [["Answer…"]], id="free-text-question"),

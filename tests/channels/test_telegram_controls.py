@@ -94,7 +94,11 @@ async def test_an_approval_shows_the_tool_call_and_its_buttons_answer_approve_or
     [posted] = fake.sent
     assert posted.text.startswith("Allow db__drop to run?\n  1. Approve\n  2. Deny\n\nTool call: db__drop\n")
     assert '"table": "users"' in posted.text and '"cascade": true' in posted.text
-    assert [b.text for b in fake.buttons(posted.message_id)] == ["✅ Approve", "❌ Deny"]
+    assert [b.text for b in fake.buttons(posted.message_id)] == [
+        "✅ Approve",
+        "❌ Deny",
+        "✎ Deny with reason…",
+    ]
 
     answered = await press(fake, ALICE, posted.message_id, button)
 

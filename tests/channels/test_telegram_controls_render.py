@@ -19,9 +19,10 @@ from channels.telegram.controls import (
     ticked_in,
     tool_call_text,
 )
-from channels.telegram.render import MAX_MESSAGE_UNITS, fit_tail, utf16_len
+from channels.telegram.render import MAX_MESSAGE_UNITS, Outgoing, fit_tail, utf16_len, votes_message
+from gateway import notices
 from gateway.models import PromptKind, Question, ToolCall
-from gateway.render import PromptView, prompt_text
+from gateway.render import PromptView, message_item, prompt_text
 
 PROMPT_ID = "prm_01J0000000000000000000000Z"
 
@@ -91,15 +92,48 @@ def test_an_approval_has_approve_and_deny_and_shows_the_tool_call() -> None:
 
     [only] = prompt_messages(approval)
 
-    assert (
-        only.text
-        == 'Allow db__drop to run?\n  1. Approve\n  2. Deny\n\nTool call: db__drop\n{\n  "table": "users"\n}'
+    assert only.text == (
+        'Allow db__drop to run?\n  1. Approve\n  2. Deny\n\nTool call: db__drop\n{\n  "table": "users"\n}'
+        f"\n\n{notices.approval_hint(editable=False)}"
     )
     assert only.keyboard is not None
-    assert [(b.text, decode(b.data).option) for row in only.keyboard for b in row] == [
-        ("✅ Approve", 0),
-        ("❌ Deny", 1),
+    assert [(b.text, decode(b.data).action, decode(b.data).option) for row in only.keyboard for b in row] == [
+        ("✅ Approve", Action.PICK, 0),
+        ("❌ Deny", Action.PICK, 1),
+        ("✎ Deny with reason…", Action.WRITE, 0),
     ]
+
+
+def test_an_editable_approval_says_its_call_is_edited_by_typing() -> None:
+    approval = PromptView(
+        PROMPT_ID,
+        PromptKind.APPROVAL,
+        [question("Allow deploy to run?", ["Approve", "Deny"])],
+        ToolCall(name="deploy", arguments={"replicas": 2}),
+        editable=True,
+    )
+
+    [only] = prompt_messages(approval)
+    [_asked, controls] = prompt_messages(approval, group=True)
+
+    assert only.text.endswith(f"\n\n{notices.approval_hint(editable=True)}")
+    assert controls.text == f"{APPROVE_HINT} {notices.approval_hint(editable=True)}"
+    assert "reply edit and name: value lines" in controls.text
+
+
+def test_a_votes_item_is_one_line_with_approvers_by_name_and_other_items_are_not_one() -> None:
+    votes = [
+        {"by": "telegram:111", "answer": "Approve", "at": "2026-01-01T00:00:00Z"},
+        {"by": "telegram:333", "answer": "Approve", "at": "2026-01-01T00:00:01Z", "counted": False},
+    ]
+    item = message_item("Approved 1 of 3: telegram:111", {"type": "votes", "approvals": 3, "votes": votes})
+    names = {"telegram:111": "Alice"}
+
+    assert votes_message(item, lambda identity: names.get(identity, identity)) == Outgoing(
+        "Approved 1 of 3: Alice"
+    )
+    assert votes_message(message_item("Approved 1 of 3: telegram:111")) is None
+    assert votes_message(message_item("x", {"type": "votes", "approvals": "3", "votes": votes})) is None
 
 
 def test_long_tool_call_arguments_are_cut_visibly() -> None:
@@ -197,7 +231,7 @@ def test_in_a_group_the_question_asks_for_a_reply_to_the_turn_and_the_buttons_co
     [
         pytest.param(
             PromptView(PROMPT_ID, PromptKind.APPROVAL, [question("Allow it?", ["Approve", "Deny"])]),
-            APPROVE_HINT,
+            f"{APPROVE_HINT} {notices.approval_hint(editable=False)}",
             id="approval",
         ),
         pytest.param(view(question("Which branch?", [])), WRITE_HINT, id="free-text"),

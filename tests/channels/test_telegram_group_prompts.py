@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from channels.telegram.controls import APPROVE_HINT, PICK_HINT
+from gateway import notices
 from gateway.models import PromptState
 from gateway.runtime import Runtime
 from tests.channels import telegram_support
@@ -134,7 +135,7 @@ async def test_a_typed_approval_in_a_group_resolves_and_the_question_shows_the_t
 ) -> None:
     prompt_id, question, controls = await prompt_in_group(runtime, fake, APPROVAL)
     assert question.text.startswith("Allow db__drop to run?\n  1. Approve\n  2. Deny\n\nTool call: db__drop")
-    assert controls.text == APPROVE_HINT
+    assert controls.text == f"{APPROVE_HINT} {notices.approval_hint(editable=False)}"
 
     await handled(fake, await fake.type_message(GROUP, ALICE, "yes"))
 

@@ -8,7 +8,8 @@
   ``Retry-After``, a 5xx) for the next calls.
 - ``deliver()`` signs an activity with the key (or with any claims or key a test wants) and POSTs it to
   the gateway's ``/teams/messages`` as the Bot Connector does; ``press()`` presses an ``Action.Execute`` on
-  a card the gateway posted, with the card's input values, as an ``adaptiveCard/action`` invoke.
+  a card the gateway posted (or on a card one of its ``Action.ShowCard`` shows), with the input values of
+  that card and the cards around it, as an ``adaptiveCard/action`` invoke.
 """
 
 from __future__ import annotations
@@ -81,14 +82,31 @@ class Posted:
         return list((self.card or {}).get("actions") or [])
 
     def action(self, title: str) -> dict[str, Any]:
-        for action in self.actions():
-            if action.get("title") == title:
-                return action
+        """The action titled ``title``: on the card, or on a card an ``Action.ShowCard`` of it shows."""
+        return self._path_to(title)[0]
+
+    def _path_to(self, title: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """The action titled ``title`` and the cards it sits in, outermost first (a person opens each
+        ``Action.ShowCard`` on the way)."""
+        pending = [(self.card or {}, [self.card or {}])]
+        while pending:
+            card, path = pending.pop(0)
+            for action in card.get("actions") or []:
+                if action.get("title") == title:
+                    return action, path
+                if action.get("type") == "Action.ShowCard" and isinstance(action.get("card"), dict):
+                    pending.append((action["card"], [*path, action["card"]]))
         raise AssertionError(f"no action {title!r} on the card: {[a.get('title') for a in self.actions()]}")
 
-    def inputs(self) -> dict[str, dict[str, Any]]:
+    def inputs(self, title: str | None = None) -> dict[str, dict[str, Any]]:
+        """The card's inputs by id; with ``title``, those an action of that title sends: its own card's and
+        the cards around it (an ``Action.ShowCard``'s inputs, and the card's own)."""
+        cards = [self.card or {}] if title is None else self._path_to(title)[1]
         return {
-            e["id"]: e for e in (self.card or {}).get("body") or [] if str(e.get("type")).startswith("Input.")
+            e["id"]: e
+            for card in cards
+            for e in card.get("body") or []
+            if str(e.get("type")).startswith("Input.")
         }
 
 
@@ -305,7 +323,7 @@ class FakeTeams:
         assert action.get("type") == "Action.Execute", action
         values = {
             name: str(element["value"])
-            for name, element in posted.inputs().items()
+            for name, element in posted.inputs(title).items()
             if element.get("value") is not None
         }
         values.update(inputs or {})

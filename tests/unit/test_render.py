@@ -20,12 +20,15 @@ from gateway.models import (
 )
 from gateway.render import (
     FormView,
+    PromptView,
     answers_summary,
     form_outcome,
     pending_prompt_item,
     prompt_text,
     resolved_item,
     tool_call_arguments,
+    votes_item,
+    votes_of,
 )
 
 CREATED = datetime(2024, 4, 5, 12, 0, tzinfo=UTC)
@@ -481,3 +484,30 @@ def test_a_denied_approvals_audit_carries_the_note_and_no_call_allowed() -> None
     )
     meta = resolved_item(prompt).metadata["prompt"]
     assert (meta["note"], "approved_call" in meta, "votes" in meta) == ("use staging", False, False)
+
+
+def test_an_editable_approval_reads_back_as_editable_and_others_do_not() -> None:
+    call = {"name": "deploy", "arguments": {"replicas": 2}}
+    editable = make_prompt("approval", {"question": "Deploy?"}, tool_call=call, editable=True)
+    plain = make_prompt("approval", {"question": "Deploy?"}, tool_call=call)
+
+    views = [PromptView.of_metadata(pending_prompt_item(prompt).metadata) for prompt in (editable, plain)]
+
+    assert [view.editable if view else None for view in views] == [True, False]
+    assert PromptView.of_prompt(editable).editable is True
+
+
+def test_a_votes_item_reads_back_as_the_approvals_needed_and_who_approved_so_far() -> None:
+    votes = [
+        Vote(by="telegram:1", answer="Approve", at=CREATED),
+        Vote(by="telegram:2", answer="Approve", at=CREATED, counted=False),
+        Vote(by="telegram:3", answer="Approve", at=CREATED),
+    ]
+    prompt = make_prompt("approval", {"question": "Deploy?"}, approvals=3, votes=votes)
+
+    assert votes_of(votes_item(prompt)) == (3, ["telegram:1", "telegram:3"])
+    assert votes_of(resolved_item(prompt)) is None
+    unreadable = votes_item(prompt).model_copy(
+        update={"metadata": {"type": "votes", "approvals": 3, "votes": 1}}
+    )
+    assert votes_of(unreadable) is None
