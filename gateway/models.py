@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import unicodedata
 from datetime import UTC, datetime
@@ -34,6 +35,8 @@ MAX_TEXT_CHARS = 40_000
 MAX_URL_CHARS = 2000
 DEFAULT_EXPIRES_IN = 7 * 24 * 3600
 MAX_EXPIRES_IN = 30 * 24 * 3600
+MAX_ESCALATION_STEPS = 5
+MAX_ESCALATION_TARGETS = 10
 APPROVE, DENY = "Approve", "Deny"
 
 
@@ -129,6 +132,74 @@ Channel = Annotated[
     ),
     AfterValidator(check_channel_claim),
 ]
+
+
+# Where an escalation step posts a prompt's copy: a thread, or a channel where a thread is started.
+Target = Annotated[
+    str,
+    Field(
+        min_length=3,
+        max_length=200,
+        pattern=r"^[a-z][a-z0-9_-]{0,31}:[A-Za-z0-9_.:-]+$",
+        description="<platform>:<thread> to post into, or <platform>:<channel> to start a thread in",
+    ),
+]
+
+
+class EscalationStep(Model):
+    """One step of a prompt's escalation: ``after_seconds`` from its raise, remind in its thread and/or
+    post a copy of it to the ``to`` threads or channels (answerable there too)."""
+
+    after_seconds: int = Field(ge=1, le=MAX_EXPIRES_IN, strict=True)
+    remind: StrictBool = False
+    to: list[Target] = Field(default_factory=list, max_length=MAX_ESCALATION_TARGETS)
+
+    @field_validator("to")
+    @classmethod
+    def _distinct(cls, targets: list[str]) -> list[str]:
+        if len(set(targets)) != len(targets):
+            raise ValueError("each target is named once")
+        return targets
+
+    @model_validator(mode="after")
+    def _does_something(self) -> Self:
+        if not self.remind and not self.to:
+            raise ValueError("a step reminds (remind: true), escalates (to: [...]), or both")
+        return self
+
+
+def check_escalation(steps: list[EscalationStep], info: ValidationInfo) -> list[EscalationStep]:
+    """Steps later one after another; each target a channel of an installed platform (unless stored)."""
+    for earlier, later in itertools.pairwise(steps):
+        if later.after_seconds <= earlier.after_seconds:
+            raise ValueError("steps come in order: each after_seconds larger than the one before")
+    if not _stored(info):
+        for step in steps:
+            for target in step.to:
+                if not is_channel_claim(target):
+                    raise ValueError(
+                        f"{target!r} must be a thread or channel of an installed platform, such as "
+                        f"{channel_examples()}"
+                    )
+    return steps
+
+
+Escalation = Annotated[
+    list[EscalationStep],
+    Field(max_length=MAX_ESCALATION_STEPS),
+    AfterValidator(check_escalation),
+]
+
+
+class EscalationTaken(Model):
+    """A step of a prompt's escalation that ran: when, which (its index), what it did and where its
+    copies went (``threads``: the thread each target became)."""
+
+    at: datetime
+    step: int
+    remind: bool | None = None
+    to: list[str] | None = None
+    threads: list[str] | None = None
 
 
 def check_identity(value: str) -> str:
@@ -237,6 +308,8 @@ class PromptRequest(Model):
     message: str | None = Field(default=None, min_length=1, max_length=MAX_QUESTION_CHARS)
     requested_schema: dict[str, Any] | None = None
     url: str | None = Field(default=None, min_length=1, max_length=MAX_URL_CHARS)
+    # None: the agent definition's (human_input.escalation); []: none for this prompt.
+    escalation: Escalation | None = None
 
     # Field validators rather than one model validator, so each error's loc names the field at fault.
     @field_validator("questions")
@@ -368,6 +441,17 @@ class Resolution(StrEnum):
     PARKED = "resolved_parked"
 
 
+_LEFT_OUT_WHEN_NONE = (
+    "message",
+    "requested_schema",
+    "url",
+    "content",
+    "thread_url",
+    "escalation",
+    "escalations",
+)
+
+
 class Prompt(Model):
     """A prompt as stored and served: the request plus where it lives and how it settled."""
 
@@ -395,6 +479,9 @@ class Prompt(Model):
     reason: str | None = None
     reason_code: ReasonCode | None = None
     settled_at: datetime | None = None
+    # Reminders and copies planned when it was raised, and the steps taken so far (kept beside the record).
+    escalation: list[EscalationStep] | None = None
+    escalations: list[EscalationTaken] | None = None
     # Where a person opens the thread (the web chat's room URL, a platform permalink), when its channel
     # can say: served with the prompt, never stored.
     thread_url: str | None = None
@@ -412,7 +499,7 @@ class Prompt(Model):
     def public(self) -> dict[str, Any]:
         """The contract's JSON: answered carries answers and never reason; cancelled the reverse."""
         data = self.model_dump(mode="json", exclude={"started_by", "on_unmatched_reply"})
-        for key in ("message", "requested_schema", "url", "content", "thread_url"):
+        for key in _LEFT_OUT_WHEN_NONE:
             if data.get(key) is None:
                 data.pop(key, None)
         if self.prompt_state is PromptState.ANSWERED:
@@ -432,11 +519,7 @@ class Prompt(Model):
     def public_json(self) -> str:
         """``public()`` as JSON text, serialised in one step (the feeds carry it as text)."""
         left_out = {"started_by", "on_unmatched_reply"}
-        left_out |= {
-            key
-            for key in ("message", "requested_schema", "url", "content", "thread_url")
-            if getattr(self, key) is None
-        }
+        left_out |= {key for key in _LEFT_OUT_WHEN_NONE if getattr(self, key) is None}
         if self.prompt_state is PromptState.ANSWERED:
             left_out |= {"reason", "reason_code"}
         else:
@@ -513,6 +596,8 @@ class HumanInput(Model):
     expires_in_seconds: int = Field(default=DEFAULT_EXPIRES_IN, ge=1, le=MAX_EXPIRES_IN, strict=True)
     approvers: list[Identity] = Field(default_factory=list, max_length=1000)
     on_unmatched_reply: ReplyPolicy = ReplyPolicy.ANSWER
+    # Every prompt of the agent's, unless its raise names its own (``PromptRequest.escalation``).
+    escalation: Escalation = Field(default_factory=list)
 
     @field_validator("approvers")
     @classmethod

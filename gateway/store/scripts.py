@@ -24,8 +24,11 @@ THREAD_SCRIPTS = (
     "start_run",
     "append_item",
     "save_draft",
+    "take_escalation",
+    "record_copy",
+    "mirror_prompt",
 )
-PLAIN_SCRIPTS = ("drop_dirty", "publish_feed", "release_held", "count_hit")
+PLAIN_SCRIPTS = ("drop_dirty", "publish_feed", "release_held", "count_hit", "claim_escalations")
 LEASE_SCRIPTS = ("take_lease", "renew_lease")
 WEBHOOK_SCRIPTS = ("enqueue_webhooks", "claim_webhooks")
 
