@@ -490,6 +490,11 @@ class Prompt(Model):
     def pending(self) -> bool:
         return self.prompt_state is PromptState.PENDING
 
+    @property
+    def copy_threads(self) -> list[str]:
+        """The threads its escalation posted copies of it in: it is answered there too."""
+        return [thread for taken in self.escalations or [] for thread in taken.threads or []]
+
     def form_fields(self) -> list[forms.FormField]:
         """A form's fields (empty for other kinds)."""
         if self.kind is not PromptKind.FORM or self.requested_schema is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +22,7 @@ EMPTY_TEXT = "(empty message)"  # Slack refuses a message with no text
 ANSWERED_MARK = "✓ Answered"
 NO_VALUE = "—"  # an optional field left empty
 _ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+_USER_ID = re.compile(r"[UW][A-Z0-9]{1,30}", re.ASCII)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +69,19 @@ def _group(pieces: list[str], reserve: int = 0) -> list[list[str]]:
     return groups
 
 
+def mention(identity: str) -> str | None:
+    """``<@U0123ABC>`` for a Slack person (Slack notifies them); None for anyone else."""
+    platform, _, user = identity.partition(":")
+    return f"<@{user}>" if platform == "slack" and _USER_ID.fullmatch(user) else None
+
+
+def _mentions(item: ThreadItem) -> str:
+    """The markup that notifies the people an item names (``metadata["mentions"]``), on one line."""
+    named = item.metadata.get("mentions")
+    people = named if isinstance(named, list) else []
+    return " ".join(markup for person in people if isinstance(person, str) and (markup := mention(person)))
+
+
 def render_item(item: ThreadItem) -> list[SlackMessage]:
     """The messages an item becomes, in posting order.
 
@@ -82,6 +97,9 @@ def render_item(item: ThreadItem) -> list[SlackMessage]:
     text = settled_text(item)
     messages = _render_text(text, plain, reserve=CONTROL_RESERVE if controls else 0)
     last = messages[-1]
+    if named := _mentions(item):  # its markup is ours, never the item's text: kept unescaped
+        section = {"type": "section", "text": {"type": "mrkdwn", "text": named}}
+        last = SlackMessage(text=f"{last.text}\n{named}", blocks=[*last.blocks, section])
     messages[-1] = SlackMessage(text=last.text, blocks=last.blocks + controls)
     return messages
 

@@ -3,13 +3,13 @@ the copy in another room is answered there, and both rooms show the outcome."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
 from gateway.store import keys
+from tests.support.conditions import eventually
 from tests.support.feeds import feed_entries
 from tests.support.redis_server import RedisServer
 from tests.web.conftest import AGENT_AUTH, OPERATOR_AUTH, WebGateway, raise_prompt, start_run, web_gateway
@@ -33,14 +33,15 @@ async def web(redis_server: RedisServer) -> AsyncIterator[WebGateway]:
 
 async def room_items(web: WebGateway, room: str, count: int, kind: str | None = None) -> list[dict[str, Any]]:
     """The room's log (what its chat page shows) once it holds ``count`` items (of ``kind``)."""
-    async with asyncio.timeout(10):
-        while True:
-            items = [entry for _, entry in await web.runtime.store.thread_items(f"web:{room}", None, 100)]
-            if kind is not None:
-                items = [item for item in items if item.get("type") == kind]
-            if len(items) >= count:
-                return items
-            await asyncio.sleep(0.05)
+    items: list[dict[str, Any]] = []
+
+    async def logged() -> bool:
+        items[:] = [entry for _, entry in await web.runtime.store.thread_items(f"web:{room}", None, 100)]
+        items[:] = [item for item in items if kind is None or item.get("type") == kind]
+        return len(items) >= count
+
+    await eventually(logged, f"{count} items in web:{room}")
+    return items
 
 
 async def test_a_reminder_then_a_copy_in_another_room_answered_there_settles_the_prompt(
