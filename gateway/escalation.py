@@ -186,9 +186,7 @@ class Escalator:
                 return
             raise
         self._copy_failures.pop(key, None)
-        now_ms = self.now_ms()
-        keep_ms = max(to_ms(prompt.expires_at) - now_ms, 0) + MIRROR_GRACE_MS
-        await self.store.escalations.record_copy(prompt.thread_id, prompt.prompt_id, copy, keep_ms, now_ms)
+        await self.store.escalations.record_copy(prompt.thread_id, prompt.prompt_id, copy, self.now_ms())
         event("prompt.escalated", prompt_id=prompt.prompt_id, step=step, thread_id=copy.thread_id)
 
     async def _post_copy(self, prompt: Prompt, step: int, target: str, waited_s: int) -> Copy:
@@ -205,6 +203,8 @@ class Escalator:
             assert isinstance(channel, StartsThreads)  # resolve_target checked it
             thread = parse_thread_id(await channel.start_thread(ref, header.text))
         await self.store.log_item(thread.thread_id, _entry(header))
+        keep_ms = max(to_ms(prompt.expires_at) - self.now_ms(), 0) + MIRROR_GRACE_MS
+        await self.store.escalations.mirror(thread.thread_id, prompt.prompt_id, prompt.thread_id, keep_ms)
         item = pending_prompt_item(prompt)
         posted = await channel.post(thread, item)
         await self.store.log_item(thread.thread_id, _entry(item))

@@ -161,26 +161,19 @@ class EscalationStore:
         if steps:
             await self.store.redis.zrem(keys.ESCALATION, *(step.member for step in steps))
 
-    async def record_copy(self, origin: str, prompt_id: str, copy: Copy, keep_ms: int, now_ms: int) -> None:
-        """Note a posted copy on the prompt's thread, and on the copy's thread (where replies to it are
-        handed back to ``origin`` for ``keep_ms``)."""
+    async def mirror(self, thread_id: str, prompt_id: str, origin: str, keep_ms: int) -> None:
+        """A copy of ``origin``'s prompt is about to be posted in ``thread_id``: replies to it there are
+        handed to ``origin`` for ``keep_ms`` (set first, so no reply comes too early to be handed on)."""
+        store = self.store
+        args = [*store._lead(), prompt_id, origin, keep_ms]
+        await store.scripts.call(store.redis, "mirror_prompt", [keys.thread_prefix(thread_id)], args)
+
+    async def record_copy(self, origin: str, prompt_id: str, copy: Copy, now_ms: int) -> None:
+        """Note a posted copy on the prompt's thread, so its outcome reaches the copy too."""
         store = self.store
         field = f"{COPY_FIELD}{copy.step}:{copy.target}"
-        await store.scripts.call_many(
-            store.redis,
-            [
-                (
-                    "record_copy",
-                    [keys.thread_prefix(origin)],
-                    [*store._lead(now_ms), prompt_id, field, f"{copy.thread_id} {copy.message_id}"],
-                ),
-                (
-                    "mirror_prompt",
-                    [keys.thread_prefix(copy.thread_id)],
-                    [*store._lead(now_ms), prompt_id, origin, keep_ms],
-                ),
-            ],
-        )
+        args = [*store._lead(now_ms), prompt_id, field, f"{copy.thread_id} {copy.message_id}"]
+        await store.scripts.call(store.redis, "record_copy", [keys.thread_prefix(origin)], args)
 
     async def forget_copy(self, thread_id: str, prompt_id: str) -> None:
         """The prompt settled: replies in ``thread_id`` no longer go to it."""
