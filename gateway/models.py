@@ -22,7 +22,14 @@ from pydantic import (
 )
 
 from gateway import forms
-from gateway.ids import channel_examples, is_channel_claim, is_identity, person_examples
+from gateway.ids import (
+    channel_examples,
+    is_channel_claim,
+    is_identity,
+    is_thread_or_channel,
+    person_examples,
+    thread_forms,
+)
 from gateway.plaintext import form_or_url_text, prompt_text
 from gateway.weburl import UrlError, parse_web_url
 
@@ -140,7 +147,7 @@ Target = Annotated[
     Field(
         min_length=3,
         max_length=200,
-        pattern=r"^[a-z][a-z0-9_-]{0,31}:[A-Za-z0-9_.:-]+$",
+        pattern=r"^[a-z][a-z0-9_-]{0,31}:\S+$",
         description="<platform>:<thread> to post into, or <platform>:<channel> to start a thread in",
     ),
 ]
@@ -176,10 +183,10 @@ def check_escalation(steps: list[EscalationStep], info: ValidationInfo) -> list[
     if not _stored(info):
         for step in steps:
             for target in step.to:
-                if not is_channel_claim(target):
+                if not is_thread_or_channel(target):
                     raise ValueError(
-                        f"{target!r} must be a thread or channel of an installed platform, such as "
-                        f"{channel_examples()}"
+                        f"{target!r} must be a thread ({thread_forms()}) or a channel "
+                        f"({channel_examples()}) of an installed platform"
                     )
     return steps
 

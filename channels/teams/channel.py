@@ -78,6 +78,11 @@ class TeamsChannel:
 
     # Outbound --------------------------------------------------------------------------------------
 
+    def mention(self, identity: str) -> str | None:
+        """None: a Teams mention carries the person's display name, which the gateway does not keep, so a
+        reminder here names nobody (rather than showing their object ids)."""
+        return None
+
     async def post(self, thread: ThreadRef, item: ThreadItem) -> MessageRef:
         """Post ``item`` into the conversation; a channel thread's replies go under its root message."""
         activity_id = await self.connector.send(conversation_of(thread.thread_id), render_item(item))

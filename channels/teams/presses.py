@@ -65,7 +65,7 @@ async def answer_press(
         if exc.status == 404:
             return message_response(notices.MISMATCH)
         raise
-    if prompt.thread_id != where.thread_id:
+    if where.thread_id not in (prompt.thread_id, *prompt.copy_threads):  # its own card, or a copy's
         return message_response(notices.MISMATCH)
     reading = read_press(prompt, verb, ref, action.data)
     if reading.notice is not None:
