@@ -128,9 +128,13 @@ class Threadgate:
         *,
         tool_call: dict[str, Any] | None = None,
         expires_in_seconds: int | None = None,
+        escalation: list[dict[str, Any]] | None = None,
     ) -> Prompt:
-        """Raise a prompt; raises PromptUnavailable when the chat post failed (the question was not asked)."""
-        body = calls.prompt_body(kind, questions, tool_call=tool_call, expires_in_seconds=expires_in_seconds)
+        """Raise a prompt; raises PromptUnavailable when the chat post failed (the question was not asked).
+        ``escalation`` replaces the agent's reminders and copies for this prompt (``[]``: none)."""
+        body = calls.prompt_body(
+            kind, questions, tool_call=tool_call, expires_in_seconds=expires_in_seconds, escalation=escalation
+        )
         return await self._run(calls.raise_prompt(run_id, body, self.reconnect_delay))
 
     async def request_approval(
@@ -257,9 +261,11 @@ class Threadgate:
         expires_in_seconds: int | None = None,
         on_unmatched_reply: Literal["answer", "new_message"] | None = None,
         approval: dict[str, Any] | None = None,
+        escalation: list[dict[str, Any]] | None = None,
     ) -> AgentDefinition:
-        """Define an agent (the whole definition: what is left out takes its default)."""
-        flow = calls.put_agent(agent, approvers, expires_in_seconds, on_unmatched_reply, approval)
+        """Define an agent (the whole definition: what is left out takes its default); ``escalation``:
+        the reminders and copies of its prompts nobody answers (``[{after_seconds, remind, to}]``)."""
+        flow = calls.put_agent(agent, approvers, expires_in_seconds, on_unmatched_reply, approval, escalation)
         return await self._run(flow)
 
     async def get_agent(self, agent: str) -> AgentDefinition:

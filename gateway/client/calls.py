@@ -198,9 +198,13 @@ def prompt_body(
     *,
     tool_call: dict[str, Any] | None = None,
     expires_in_seconds: int | None = None,
+    escalation: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     return _with_set(
-        {"kind": kind, "questions": questions}, tool_call=tool_call, expires_in_seconds=expires_in_seconds
+        {"kind": kind, "questions": questions},
+        tool_call=tool_call,
+        expires_in_seconds=expires_in_seconds,
+        escalation=escalation,
     )
 
 
@@ -316,10 +320,14 @@ def put_agent(
     expires_in_seconds: int | None,
     on_unmatched_reply: str | None = None,
     approval: dict[str, Any] | None = None,
+    escalation: list[dict[str, Any]] | None = None,
 ) -> Flow[AgentDefinition]:
     """Define an agent (the whole definition: what is left out takes its default)."""
     human = _with_set(
-        {"approvers": approvers}, expires_in_seconds=expires_in_seconds, on_unmatched_reply=on_unmatched_reply
+        {"approvers": approvers},
+        expires_in_seconds=expires_in_seconds,
+        on_unmatched_reply=on_unmatched_reply,
+        escalation=escalation,
     )
     body = _with_set({"human_input": human}, approval=approval)
     data = yield Call("PUT", f"/v1/agents/{seg(agent)}", body=body)
