@@ -110,6 +110,7 @@ class Escalator:
             "prompt.escalation_step",
             prompt_id=due.prompt_id,
             thread_id=thread,
+            run_id=prompt.run_id,
             step=due.step,
             remind=plan.remind,
             to=len(plan.to),
@@ -165,6 +166,8 @@ class Escalator:
                 "escalation.copy_failed",
                 logging.WARNING,
                 prompt_id=prompt.prompt_id,
+                thread_id=prompt.thread_id,
+                run_id=prompt.run_id,
                 target=target,
                 error=exc.message,
             )
@@ -177,6 +180,8 @@ class Escalator:
                 "escalation.copy_failed",
                 logging.WARNING,
                 prompt_id=prompt.prompt_id,
+                thread_id=prompt.thread_id,
+                run_id=prompt.run_id,
                 target=target,
                 error=str(exc),
                 tries=failures,
@@ -187,7 +192,14 @@ class Escalator:
             raise
         self._copy_failures.pop(key, None)
         await self.store.escalations.record_copy(prompt.thread_id, prompt.prompt_id, copy, self.now_ms())
-        event("prompt.escalated", prompt_id=prompt.prompt_id, step=step, thread_id=copy.thread_id)
+        event(
+            "prompt.escalated",
+            prompt_id=prompt.prompt_id,
+            thread_id=prompt.thread_id,
+            run_id=prompt.run_id,
+            step=step,
+            copy_thread=copy.thread_id,
+        )
 
     async def _post_copy(self, prompt: Prompt, step: int, target: str, waited_s: int) -> Copy:
         ref, is_thread = resolve_target(self.channels, target)

@@ -15,9 +15,11 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    SerializerFunctionWrapHandler,
     StrictBool,
     ValidationInfo,
     field_validator,
+    model_serializer,
     model_validator,
 )
 
@@ -207,6 +209,11 @@ class EscalationTaken(Model):
     remind: bool | None = None
     to: list[str] | None = None
     threads: list[str] | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_absent(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """What a step did not do is left out (``remind``, ``to``, ``threads``), not written as null."""
+        return {key: value for key, value in handler(self).items() if value is not None}
 
 
 def check_identity(value: str) -> str:

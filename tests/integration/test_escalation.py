@@ -100,9 +100,7 @@ async def test_a_reminder_is_posted_once_when_due_naming_who_may_answer(
     assert prompt.pending, "a reminder settles nothing"
     assert prompt.escalations is not None
     assert [(taken.step, taken.remind) for taken in prompt.escalations] == [(0, True)]
-    assert prompt.public()["escalations"] == [
-        {"at": "2027-01-15T08:01:00Z", "step": 0, "remind": True, "to": None, "threads": None}
-    ]
+    assert prompt.public()["escalations"] == [{"at": "2027-01-15T08:01:00Z", "step": 0, "remind": True}]
 
 
 async def test_the_agents_escalation_applies_unless_the_raise_names_its_own(
