@@ -154,7 +154,7 @@ async def step(sink: StepSink, request: StepRequest) -> StepResult:
         if request.act is Act.REPLY:
             return await _reply(sink, request)
         prompt = await _prompt(sink, request.prompt_id)
-        if not _here(request, prompt.thread_id):
+        if not any(_here(request, thread) for thread in (prompt.thread_id, *prompt.copy_threads)):
             return refused(notices.MISMATCH)
         return await _Steps(sink, request, prompt).run()
     except _Refused as refusal:

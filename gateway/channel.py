@@ -83,6 +83,16 @@ class StartsThreads(Protocol):
 
 
 @runtime_checkable
+class Mentions(Protocol):
+    """Capability: a post can notify people by name. ``mention`` is the platform's markup that notifies
+    ``identity`` (one of its own people), or None for one it cannot notify. The channel renders the
+    identities an item lists under ``metadata["mentions"]`` that way (a reminder's approvers); a channel
+    without it gets their names in the item's text instead."""
+
+    def mention(self, identity: str) -> str | None: ...
+
+
+@runtime_checkable
 class Permalinks(Protocol):
     """Capability: the URL where a person opens a thread (None when the platform cannot say)."""
 

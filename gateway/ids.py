@@ -68,6 +68,14 @@ def channel_examples() -> str:
     return platforms.either(found.channel_example for found in platforms.installed())
 
 
+def is_thread_or_channel(value: str) -> bool:
+    """True for a thread id or a channel reference of an installed platform, as its grammar spells it."""
+    platform = platforms.platform(platforms.prefix(value)) if isinstance(value, str) else None
+    return platform is not None and bool(
+        platform.threads.fullmatch(value) or platform.channels.fullmatch(value)
+    )
+
+
 def is_channel_claim(value: str) -> bool:
     """True for a channel an agent may claim: ``<platform>:<coordinates>`` of an installed platform."""
     head = platforms.prefix(value) if isinstance(value, str) else ""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import unicodedata
 from datetime import UTC, datetime
@@ -14,14 +15,23 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    SerializerFunctionWrapHandler,
     StrictBool,
     ValidationInfo,
     field_validator,
+    model_serializer,
     model_validator,
 )
 
 from gateway import call_schema, forms
-from gateway.ids import channel_examples, is_channel_claim, is_identity, person_examples
+from gateway.ids import (
+    channel_examples,
+    is_channel_claim,
+    is_identity,
+    is_thread_or_channel,
+    person_examples,
+    thread_forms,
+)
 from gateway.plaintext import form_or_url_text, prompt_text
 from gateway.weburl import UrlError, parse_web_url
 
@@ -36,6 +46,8 @@ MAX_APPROVALS = 10
 MAX_NOTE_CHARS = 2000
 DEFAULT_EXPIRES_IN = 7 * 24 * 3600
 MAX_EXPIRES_IN = 30 * 24 * 3600
+MAX_ESCALATION_STEPS = 5
+MAX_ESCALATION_TARGETS = 10
 APPROVE, DENY = "Approve", "Deny"
 
 
@@ -131,6 +143,79 @@ Channel = Annotated[
     ),
     AfterValidator(check_channel_claim),
 ]
+
+
+# Where an escalation step posts a prompt's copy: a thread, or a channel where a thread is started.
+Target = Annotated[
+    str,
+    Field(
+        min_length=3,
+        max_length=200,
+        pattern=r"^[a-z][a-z0-9_-]{0,31}:\S+$",
+        description="<platform>:<thread> to post into, or <platform>:<channel> to start a thread in",
+    ),
+]
+
+
+class EscalationStep(Model):
+    """One step of a prompt's escalation: ``after_seconds`` from its raise, remind in its thread and/or
+    post a copy of it to the ``to`` threads or channels (answerable there too)."""
+
+    after_seconds: int = Field(ge=1, le=MAX_EXPIRES_IN, strict=True)
+    remind: StrictBool = False
+    to: list[Target] = Field(default_factory=list, max_length=MAX_ESCALATION_TARGETS)
+
+    @field_validator("to")
+    @classmethod
+    def _distinct(cls, targets: list[str]) -> list[str]:
+        if len(set(targets)) != len(targets):
+            raise ValueError("each target is named once")
+        return targets
+
+    @model_validator(mode="after")
+    def _does_something(self) -> Self:
+        if not self.remind and not self.to:
+            raise ValueError("a step reminds (remind: true), escalates (to: [...]), or both")
+        return self
+
+
+def check_escalation(steps: list[EscalationStep], info: ValidationInfo) -> list[EscalationStep]:
+    """Steps later one after another; each target a channel of an installed platform (unless stored)."""
+    for earlier, later in itertools.pairwise(steps):
+        if later.after_seconds <= earlier.after_seconds:
+            raise ValueError("steps come in order: each after_seconds larger than the one before")
+    if not _stored(info):
+        for step in steps:
+            for target in step.to:
+                if not is_thread_or_channel(target):
+                    raise ValueError(
+                        f"{target!r} must be a thread ({thread_forms()}) or a channel "
+                        f"({channel_examples()}) of an installed platform"
+                    )
+    return steps
+
+
+Escalation = Annotated[
+    list[EscalationStep],
+    Field(max_length=MAX_ESCALATION_STEPS),
+    AfterValidator(check_escalation),
+]
+
+
+class EscalationTaken(Model):
+    """A step of a prompt's escalation that ran: when, which (its index), what it did and where its
+    copies went (``threads``: the thread each target became)."""
+
+    at: datetime
+    step: int
+    remind: bool | None = None
+    to: list[str] | None = None
+    threads: list[str] | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_absent(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """What a step did not do is left out (``remind``, ``to``, ``threads``), not written as null."""
+        return {key: value for key, value in handler(self).items() if value is not None}
 
 
 def check_identity(value: str) -> str:
@@ -245,6 +330,8 @@ class PromptRequest(Model):
     input_schema: dict[str, Any] | None = None
     approvals: int = Field(default=1, ge=1, le=MAX_APPROVALS, strict=True)
     starter_counts: StrictBool = True
+    # None: the agent definition's (human_input.escalation); []: none for this prompt.
+    escalation: Escalation | None = None
 
     # Field validators rather than one model validator, so each error's loc names the field at fault.
     @field_validator("questions")
@@ -409,6 +496,18 @@ class Resolution(StrEnum):
     PARKED = "resolved_parked"
 
 
+_LEFT_OUT_WHEN_NONE = (
+    "message",
+    "requested_schema",
+    "url",
+    "content",
+    "thread_url",
+    "input_schema",
+    "escalation",
+    "escalations",
+)
+
+
 class Prompt(Model):
     """A prompt as stored and served: the request plus where it lives and how it settled."""
 
@@ -445,6 +544,9 @@ class Prompt(Model):
     starter_counts: bool = True
     approved_call: ToolCall | None = None
     votes: list[Vote] = Field(default_factory=list)
+    # Reminders and copies planned when it was raised, and the steps taken so far (kept beside the record).
+    escalation: list[EscalationStep] | None = None
+    escalations: list[EscalationTaken] | None = None
     # Where a person opens the thread (the web chat's room URL, a platform permalink), when its channel
     # can say: served with the prompt, never stored.
     thread_url: str | None = None
@@ -452,6 +554,11 @@ class Prompt(Model):
     @property
     def pending(self) -> bool:
         return self.prompt_state is PromptState.PENDING
+
+    @property
+    def copy_threads(self) -> list[str]:
+        """The threads its escalation posted copies of it in: it is answered there too."""
+        return [thread for taken in self.escalations or [] for thread in taken.threads or []]
 
     def form_fields(self) -> list[forms.FormField]:
         """A form's fields (empty for other kinds)."""
@@ -468,11 +575,7 @@ class Prompt(Model):
         """Fields the contract's JSON leaves out: internal ones, empty optional ones, an approval's
         decision fields on other kinds, and how it settled while pending (answers xor reason)."""
         left_out = {"started_by", "on_unmatched_reply"}
-        left_out |= {
-            key
-            for key in ("message", "requested_schema", "url", "content", "thread_url", "input_schema")
-            if getattr(self, key) is None
-        }
+        left_out |= {key for key in _LEFT_OUT_WHEN_NONE if getattr(self, key) is None}
         if self.kind is not PromptKind.APPROVAL:
             left_out |= {"note", "editable", "approvals", "starter_counts", "approved_call", "votes"}
         if self.prompt_state is PromptState.ANSWERED:
@@ -562,6 +665,8 @@ class HumanInput(Model):
     expires_in_seconds: int = Field(default=DEFAULT_EXPIRES_IN, ge=1, le=MAX_EXPIRES_IN, strict=True)
     approvers: list[Identity] = Field(default_factory=list, max_length=1000)
     on_unmatched_reply: ReplyPolicy = ReplyPolicy.ANSWER
+    # Every prompt of the agent's, unless its raise names its own (``PromptRequest.escalation``).
+    escalation: Escalation = Field(default_factory=list)
 
     @field_validator("approvers")
     @classmethod

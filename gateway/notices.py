@@ -101,6 +101,31 @@ def granted(grant: Grant) -> str:
     )
 
 
+def reminder(names: list[str]) -> str:
+    """A reminder posted in a prompt's thread by its escalation; ``names``: the people who may answer it,
+    when the platform cannot mention them."""
+    waiting = f" Waiting on {', '.join(names)}." if names else ""
+    return f"🔔 Reminder: this prompt is still waiting for an answer.{waiting}"
+
+
+def escalated(origin: str, waited_s: int) -> str:
+    """The note above a copy of a prompt posted elsewhere by its escalation."""
+    return (
+        f"⏫ Escalated: a prompt in {origin} has waited {duration(waited_s)} for an answer. Answer it here "
+        "or there; the first answer counts. Only the person who started its run and the agent's approvers "
+        "can answer."
+    )
+
+
+def duration(seconds: int) -> str:
+    """``45 seconds``, ``15 minutes``, ``2 hours``, ``3 days``: the largest whole unit."""
+    for unit, size in (("day", 86_400), ("hour", 3600), ("minute", 60)):
+        if (seconds >= size and seconds % size == 0) or seconds >= 2 * size:
+            count = seconds // size
+            return f"{count} {unit}{'s' if count != 1 else ''}"
+    return f"{seconds} second{'s' if seconds != 1 else ''}"
+
+
 def answered(summary: str) -> str:
     return f"Your answer was recorded: {summary}"
 

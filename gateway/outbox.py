@@ -24,6 +24,8 @@ from typing import Any, cast
 from gateway import metrics
 from gateway.channel import ChannelError, Channels, EditsMessages, MessageRef
 from gateway.errors import GatewayError
+from gateway.escalation import EVENT_TYPES as ESCALATION_EVENTS
+from gateway.escalation import Escalator, event_data
 from gateway.history import history_entry
 from gateway.ids import parse_thread_id
 from gateway.logs import event
@@ -112,6 +114,8 @@ class Outbox:
         self._holding: dict[str, str] = {}  # thread -> token of each lock this process holds now
         self._renewer: asyncio.Task[None] | None = None
         self._released = asyncio.Event()
+        # Reminders and copies of escalation steps, and the outcome for those copies.
+        self.escalator = Escalator(store, channels, clock, self.kick)
 
     def kick(self, thread_id: str) -> None:
         """Drain ``thread_id`` soon, in the background, with whatever else is due."""
@@ -333,6 +337,10 @@ class Outbox:
                     settled.append(prompt)
                 elif kind == "parked":
                     entries.extend(_message_entries(parked_message(prompt, effect["turn"])))
+                elif kind in ESCALATION_EVENTS:
+                    event_id = f"{prompt.prompt_id}.{kind}.{effect['step']}"
+                    data = event_data(prompt, effect["step"])
+                    entries.append(_event(event_id, ESCALATION_EVENTS[kind], data))
         if entries or settled:
             await self.store.publish(entries, settled)
 
@@ -356,6 +364,7 @@ class Outbox:
                 item.metadata["prompt_message_id"] = ref
             await channel.post(thread, item)
             await self._retire_controls(channel, thread_id, prompt, ref)
+            await self.escalator.settled(prompt, fields[effect["pid"]])
             return log_entry("gateway", item)
         if effect["t"] == "message":
             item = ThreadItem.model_validate(effect["item"])
@@ -371,6 +380,26 @@ class Outbox:
                 item.metadata["prompt_message_id"] = ref
             await channel.post(thread, item)
             return log_entry("gateway", item)
+        return await self._post_escalation(thread_id, effect, fields, prompts)
+
+    async def _post_escalation(
+        self,
+        thread_id: str,
+        effect: dict[str, Any],
+        fields: dict[str, dict[str, str]],
+        prompts: dict[str, Prompt],
+    ) -> str | None:
+        """An escalation step's reminder or copies, or a settled prompt's outcome for its copy here."""
+        if effect["t"] == "copy_settled":
+            return await self.escalator.copy_settled(thread_id, effect)
+        prompt = prompts.get(effect.get("pid", ""))
+        if prompt is None:
+            return None
+        if effect["t"] == "remind":
+            item = await self.escalator.remind(prompt)
+            return log_entry("gateway", item) if item is not None else None
+        if effect["t"] == "escalate":
+            await self.escalator.escalate(prompt, int(effect["step"]), fields[effect["pid"]])
         return None
 
     async def _retire_controls(

@@ -17,6 +17,7 @@ from gateway.approval_policy import needs_approval, tool_rule
 from gateway.authz import may_answer
 from gateway.channel import ChannelError, Channels, PrivateNotices
 from gateway.errors import GatewayError, not_found
+from gateway.escalation import check_targets
 from gateway.feeds import Feeds
 from gateway.granting import granted, record_grant
 from gateway.grants import Grant, GrantRequest, exact_match
@@ -126,6 +127,9 @@ class Gateway:
         self._tasks = [
             asyncio.create_task(self._every(self.sweep_interval, self.outbox.sweep), name="threadgate.sweep"),
             asyncio.create_task(self._every(self.sweep_interval, self.expire_due), name="threadgate.expiry"),
+            asyncio.create_task(
+                self._every(self.sweep_interval, self.escalate_due), name="threadgate.escalation"
+            ),
             asyncio.create_task(self._every(POOL_TRIM_S, self.trim_pool), name="threadgate.pool_trim"),
         ]
 
@@ -227,9 +231,11 @@ class Gateway:
             raise GatewayError("RUN_ENDED", f"Run {run_id} has ended; start a new run to ask.", 409)
         thread = parse_thread_id(run.thread_id)
         channel = self.channels.for_thread(thread)
+        check_targets(self.channels, request.escalation)
         now_ms = self.now_ms()
         settings = await self.store.human_input(run.agent)
         expires_in = request.expires_in_seconds or settings.expires_in_seconds
+        escalation = settings.escalation if request.escalation is None else request.escalation
         assert request.questions is not None  # every kind has them once validated (forms derive theirs)
         prompt = Prompt(
             prompt_id=new_id("prm"),
@@ -250,6 +256,7 @@ class Gateway:
             input_schema=request.input_schema,
             approvals=request.approvals,
             starter_counts=request.starter_counts,
+            escalation=escalation or None,
         )
         status, superseded = await self.store.open_prompt(prompt, SUPERSEDED_REASON, now_ms)
         if status is OpenStatus.NO_RUN:
@@ -527,6 +534,11 @@ class Gateway:
                 await self.store.forget_pending(prompt_id, prompt.agent if prompt else "")
         return expired
 
+    async def escalate_due(self) -> int:
+        """Take every due escalation step of a pending prompt, once across processes (see
+        ``gateway.escalation``)."""
+        return await self.outbox.escalator.run_due()
+
     # People's messages -----------------------------------------------------------------------------
 
     async def receive(self, message: InboundMessage) -> Received:
@@ -565,6 +577,8 @@ class Gateway:
         decision = await self.store.receive(
             thread.thread_id, message.event_id, message.prompt_id, entry, now_ms, ready
         )
+        if decision.status is DecisionStatus.MIRROR and decision.mirror is not None:
+            return await self._answer_copy(thread.thread_id, message, entry, *decision.mirror)
         if decision.status is DecisionStatus.ACTIVE:
             # Nothing is recorded yet, the event not even marked seen: this process decides who may
             # answer and reads the reply, and a second script applies that and marks the event together.
@@ -585,6 +599,28 @@ class Gateway:
             if decision.status is DecisionStatus.REFUSED:
                 return await self._refused(thread.thread_id, prompt, message)
         return await self._received(thread.thread_id, message, decision, latest, ready, now_ms)
+
+    async def _answer_copy(
+        self, thread_id: str, message: InboundMessage, entry: dict[str, Any], origin: str, prompt_id: str
+    ) -> Received:
+        """A reply or press on a copy of another thread's prompt (posted by its escalation): the prompt's
+        own thread takes it, by the same rules (who may answer, the mapper, first answer wins); what the
+        sender is told, and the message itself, stay in the thread they wrote in."""
+        if origin == thread_id:
+            return Received(Outcome.STALE)
+        routed = message.model_copy(update={"thread_id": origin, "prompt_id": prompt_id, "notify": False})
+        received = await self.receive(routed)
+        shown = received.outcome not in (Outcome.DUPLICATE, Outcome.STALE)
+        await self.store.note_copy_reply(thread_id, message.event_id, entry if shown else None)
+        if not message.notify:
+            return received
+        if received.outcome is Outcome.NOT_ALLOWED:
+            await self._tell_privately(thread_id, message.sender, notices.NOT_ALLOWED)
+        elif received.outcome is Outcome.STALE:
+            await self._tell_privately(thread_id, message.sender, notices.STALE)
+        elif received.outcome is Outcome.KEPT and received.notice:
+            await self._tell(thread_id, message.sender, received.notice)
+        return received
 
     async def _decide(self, prompt: Prompt, message: InboundMessage, entry: dict[str, Any]) -> Received:
         """Apply what a reply from someone allowed to answer makes of the handed-back prompt."""

@@ -21,7 +21,14 @@ from channels.discord.forms import FormPrompt
 from channels.discord.forms import prompt_view as form_view
 from channels.discord.inbound import user_id_of
 from channels.discord.presses import DEFAULT_ACK_DEADLINE, PressHandler
-from channels.discord.render import DiscordMessage, fit_edit, item_text, prompt_id_of, render_item
+from channels.discord.render import (
+    DiscordMessage,
+    fit_edit,
+    item_text,
+    mention_id,
+    prompt_id_of,
+    render_item,
+)
 from channels.discord.threads import channel_id_of
 from channels.discord.threads import start_thread as start_session_thread
 from gateway.channel import ChannelContext, ChannelError, HandOver, InboundSink, MessageRef
@@ -33,6 +40,17 @@ from gateway.models import InboundMessage, ThreadItem
 DEFAULT_API_BASE_URL = "https://discord.com/api/v10"
 DEFAULT_GATEWAY_URL = "wss://gateway.discord.gg/"
 NO_MENTIONS = discord.AllowedMentions.none()
+
+
+def _notifying(users: tuple[int, ...]) -> discord.AllowedMentions:
+    """Mentions Discord acts on: these people's only (none for most messages)."""
+    if not users:
+        return NO_MENTIONS
+    return discord.AllowedMentions(
+        everyone=False, roles=False, replied_user=False, users=[discord.Object(user) for user in users]
+    )
+
+
 SEND_ERRORS = (discord.DiscordException, aiohttp.ClientError, OSError, asyncio.TimeoutError)
 RECEIVE = HandOver(tries=4, first_delay_s=0.2, max_delay_s=30.0)
 
@@ -163,7 +181,7 @@ class DiscordChannel:
         doing = f"posting to channel {channel_id}"
         reference = self._reply_target(channel_id, item)
         controls = _controls_of(item)
-        parts = render_item(item)
+        parts = render_item(item, channel_id)
         first: int | None = None
         last: int | None = None
         try:
@@ -193,6 +211,11 @@ class DiscordChannel:
             await message.edit(content=fit_edit(item_text(item)), view=None, allowed_mentions=NO_MENTIONS)
         except SEND_ERRORS as exc:
             raise channel_error(exc, doing) from exc
+
+    def mention(self, identity: str) -> str | None:
+        """``<@id>``: a reminder notifies the people it names."""
+        user = mention_id(identity)
+        return None if user is None else f"<@{user}>"
 
     async def start_thread(self, channel: ThreadRef, text: str) -> str:
         """A header message in the channel and a thread started from it: the agent session's thread."""
@@ -225,7 +248,7 @@ class DiscordChannel:
         # discord.py retries a POST after a 5xx; the nonce makes Discord keep only the first copy.
         options: dict[str, Any] = {
             "nonce": part.nonce or uuid.uuid4().hex[:24],
-            "allowed_mentions": NO_MENTIONS,
+            "allowed_mentions": _notifying(part.mentions),
         }
         if reference is not None:
             options["reference"] = reference

@@ -31,20 +31,44 @@ class DiscordMessage:
 
     content: str
     nonce: str | None = None
+    # The people it notifies (the only mentions Discord is allowed to act on in it).
+    mentions: tuple[int, ...] = ()
 
 
-def render_item(item: ThreadItem) -> list[DiscordMessage]:
+def mention_id(identity: str) -> int | None:
+    """The user id a Discord person is mentioned by (``<@id>``); None for anyone else."""
+    platform, _, raw = identity.partition(":")
+    return int(raw) if platform == "discord" and raw.isdigit() and len(raw) <= 25 else None
+
+
+def render_item(item: ThreadItem, channel_id: int | None = None) -> list[DiscordMessage]:
     """The messages an item becomes, in order (a pending prompt's controls go on the last); an approval's
-    ends with how a typed reply answers it, and its votes so far are one line."""
+    ends with how a typed reply answers it, and its votes so far are one line. The people an item names
+    (``metadata["mentions"]``) are mentioned on a line of its last message. A prompt's nonces are its own
+    in ``channel_id`` (its copy in another channel is another message)."""
     votes = votes_message(item)
     if votes is not None:
         return [votes]
     parts = split_text(item_text(item) + approval_hint(item))
+    named = item.metadata.get("mentions")
+    people = tuple(
+        dict.fromkeys(
+            user for person in named if isinstance(person, str) and (user := mention_id(person)) is not None
+        )
+        if isinstance(named, list)
+        else ()
+    )
+    if people:
+        line = " ".join(f"<@{user}>" for user in people)
+        return [
+            *(DiscordMessage(part) for part in parts[:-1]),
+            DiscordMessage(f"{parts[-1]}\n{line}", None, people),
+        ]
     prompt_id = prompt_id_of(item)
     if prompt_id is None:
         return [DiscordMessage(part) for part in parts]
     return [
-        DiscordMessage(part, stable_nonce(f"{item.type}:{prompt_id}:{index}"))
+        DiscordMessage(part, stable_nonce(f"{channel_id or ''}:{item.type}:{prompt_id}:{index}"))
         for index, part in enumerate(parts)
     ]
 

@@ -21,7 +21,7 @@ from channels.slack.identity import AppIdentity
 from channels.slack.inbound import BotIdentity, to_inbound
 from channels.slack.presses import Presses
 from channels.slack.redeliver import Redeliver
-from channels.slack.render import SlackMessage, render_item, render_notice, render_settled
+from channels.slack.render import SlackMessage, mention, render_item, render_notice, render_settled
 from channels.slack.socket import SocketModeLink
 from channels.slack.threads import start_thread as start_session_thread
 from channels.slack.verify import check_body, is_signed
@@ -182,6 +182,10 @@ class SlackChannel:
         self._partial[key] = posted
         while len(self._partial) > _PARTIAL_MEMORY:
             self._partial.popitem(last=False)
+
+    def mention(self, identity: str) -> str | None:
+        """``<@U…>``: a reminder notifies the people it names."""
+        return mention(identity)
 
     async def start_thread(self, channel: ThreadRef, text: str) -> str:
         """A top-level message in the channel; the agent session's thread grows from it."""

@@ -84,6 +84,19 @@ def _group(pieces: list[str], reserve: int = 0) -> list[list[str]]:
     return groups
 
 
+def mention(identity: str) -> str | None:
+    """``<@U0123ABC>`` for a Slack person (Slack notifies them); None for anyone else."""
+    platform, _, user = identity.partition(":")
+    return f"<@{user}>" if platform == "slack" and _SLACK_USER.fullmatch(user) else None
+
+
+def _mentions(item: ThreadItem) -> str:
+    """The markup that notifies the people an item names (``metadata["mentions"]``), on one line."""
+    named = item.metadata.get("mentions")
+    people = named if isinstance(named, list) else []
+    return " ".join(markup for person in people if isinstance(person, str) and (markup := mention(person)))
+
+
 def render_item(item: ThreadItem) -> list[SlackMessage]:
     """The messages an item becomes, in posting order.
 
@@ -102,6 +115,9 @@ def render_item(item: ThreadItem) -> list[SlackMessage]:
     text = settled_text(item)
     messages = _render_text(text, plain, reserve=CONTROL_RESERVE if extra else 0)
     last = messages[-1]
+    if named := _mentions(item):  # its markup is ours, never the item's text: kept unescaped
+        section = {"type": "section", "text": {"type": "mrkdwn", "text": named}}
+        last = SlackMessage(text=f"{last.text}\n{named}", blocks=[*last.blocks, section])
     messages[-1] = SlackMessage(text=last.text, blocks=last.blocks + extra)
     return messages
 

@@ -75,6 +75,11 @@ class TeamsChannel:
 
     # Outbound --------------------------------------------------------------------------------------
 
+    def mention(self, identity: str) -> str | None:
+        """None: a Teams mention carries the person's display name, which the gateway does not keep, so a
+        reminder here names nobody (rather than showing their object ids)."""
+        return None
+
     async def post(self, thread: ThreadRef, item: ThreadItem) -> MessageRef:
         """Post ``item`` into the conversation; a channel thread's replies go under its root message. An
         audit item says who answered; an approval's votes are one line, people by the names Teams gave this

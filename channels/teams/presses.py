@@ -61,7 +61,7 @@ async def answer_press(
         if exc.status == 404:
             return message_response(notices.MISMATCH)
         raise
-    if prompt.thread_id != where.thread_id:
+    if where.thread_id not in (prompt.thread_id, *prompt.copy_threads):  # its own card, or a copy's
         return message_response(notices.MISMATCH)
     if verb in (Verb.REASON, Verb.EDIT):
         return await _approval_step(sink, activity, where, prompt, verb, ref)

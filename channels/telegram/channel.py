@@ -31,7 +31,7 @@ from channels.telegram.inbound import (
 )
 from channels.telegram.polling import POLL_TIMEOUT_S, Poller
 from channels.telegram.presses import ACK_DEADLINE_S, Presses
-from channels.telegram.render import Outgoing, fit_tail, render_item, settled_text, votes_message
+from channels.telegram.render import Outgoing, fit_tail, render_item, settled_text, user_id, votes_message
 from channels.telegram.send import MAX_INLINE_WAIT_S, Sender, safe_text
 from channels.telegram.threads import start_thread as start_session_thread
 from channels.telegram.updates import log_unreadable, read_update
@@ -307,6 +307,11 @@ class TelegramChannel:
             return
         address = address_of(parse_thread_id(ref.thread_id))
         await self.sender.edit(address, message_id, fit_tail(settled_text(item, self._answered_by(item))))
+
+    def mention(self, identity: str) -> str | None:
+        """A mention of the person by their user id (a text mention notifies them)."""
+        user = user_id(identity)
+        return None if user is None else str(user)
 
     async def start_thread(self, channel: ThreadRef, text: str) -> str:
         """The header goes into the chat or topic named; that chat or topic is the session's thread."""

@@ -55,6 +55,8 @@ class Outgoing:
     reply_to: int | None = None
     keyboard: Keyboard | None = None
     mention: Mention | None = None
+    # People the message notifies besides (a reminder's): each named by their user id in the text.
+    named: tuple[Mention, ...] = ()
 
 
 def split_text(text: str, limit: int = MAX_MESSAGE_UNITS, max_parts: int = MAX_PARTS) -> list[str]:
@@ -95,13 +97,38 @@ def votes_message(item: ThreadItem, name: Callable[[str], str] = str) -> Outgoin
     return Outgoing(split_text(votes_text(*votes, name), max_parts=1)[0])
 
 
+def user_id(identity: str) -> int | None:
+    """The user id of a Telegram person (``telegram:<id>``); None for anyone else."""
+    platform, _, raw = identity.partition(":")
+    return int(raw) if platform == "telegram" and raw.isdigit() and len(raw) <= 15 else None
+
+
 def render_item(item: ThreadItem, *, reply_to: int | None = None, by: str | None = None) -> list[Outgoing]:
     """The messages an item becomes: a pending prompt asks for a reply; the first answers ``reply_to``;
-    an audit item ends with ``by``, who answered."""
+    an audit item ends with ``by``, who answered. The people an item names (``metadata["mentions"]``) are
+    mentioned on a line of its last message."""
     text = settled_text(item, by)
     parts = split_text(text if text.strip() else EMPTY)
     if item.type == "pending_prompt":
         return asking_for_reply(parts, reply_to=reply_to)
-    return [
+    messages = [
         Outgoing(text=part, reply_to=reply_to if index == 0 else None) for index, part in enumerate(parts)
     ]
+    people = _named(item)
+    if people:
+        last = messages[-1]
+        line, named = [], []
+        offset = utf16_len(last.text) + 1
+        for person in people:
+            label = str(person)
+            named.append(Mention(person, label, offset, utf16_len(label)))
+            line.append(label)
+            offset += utf16_len(label) + 2
+        messages[-1] = Outgoing(f"{last.text}\n{', '.join(line)}", reply_to=last.reply_to, named=tuple(named))
+    return messages
+
+
+def _named(item: ThreadItem) -> list[int]:
+    named = item.metadata.get("mentions")
+    people = named if isinstance(named, list) else []
+    return list(dict.fromkeys(user for one in people if isinstance(one, str) and (user := user_id(one))))

@@ -109,7 +109,7 @@ class Sender:
                 message_thread_id=address.topic_id,
                 reply_parameters=_reply_to(outgoing.reply_to),
                 reply_markup=markup,
-                entities=_mention(outgoing.mention),
+                entities=_mentions(outgoing.mention, *outgoing.named),
             )
 
         return (await self._call(address.chat_id, call)).message_id
@@ -171,11 +171,18 @@ def _inline_button(button: Button) -> InlineKeyboardButton:
     return InlineKeyboardButton(button.text, callback_data=button.data)
 
 
-def _mention(mention: Mention | None) -> list[MessageEntity] | None:
-    if mention is None:
-        return None
-    user = User(id=mention.user_id, first_name=mention.first_name, is_bot=False)
-    return [MessageEntity(MessageEntity.TEXT_MENTION, mention.offset, mention.length, user=user)]
+def _mentions(*mentions: Mention | None) -> list[MessageEntity] | None:
+    entities = [
+        MessageEntity(
+            MessageEntity.TEXT_MENTION,
+            mention.offset,
+            mention.length,
+            user=User(id=mention.user_id, first_name=mention.first_name, is_bot=False),
+        )
+        for mention in mentions
+        if mention is not None
+    ]
+    return entities or None
 
 
 def _reply_to(message_id: int | None) -> ReplyParameters | None:

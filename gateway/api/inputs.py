@@ -16,6 +16,7 @@ from gateway.api.runs import PromptId
 from gateway.api.schemas import AgentBody, AnsweredInput, InputAction, PromptList
 from gateway.api.scope import require_agent, visible
 from gateway.cursors import PAGE_CURSOR
+from gateway.escalation import check_targets
 from gateway.models import AgentDefinition
 
 router = APIRouter(prefix="/v1", tags=["human side"])
@@ -60,8 +61,10 @@ async def answer_input(
 async def put_agent(agent: AgentName, body: AgentBody, core: Core, caller: OperatorCaller) -> AgentDefinition:
     """Define the agent: how long its inputs wait, who besides the run's starter may answer them, what
     an unmatched chat reply does (``on_unmatched_reply``), which tool calls need approval, and which
-    channels' messages are its (``channels``; omitted keeps the current claims)."""
+    channels' messages are its (``channels``; omitted keeps the current claims), and how its prompts are
+    reminded and escalated while nobody answers (``human_input.escalation``)."""
     require_agent(caller, agent)
+    check_targets(core.channels, body.human_input.escalation)
     definition = AgentDefinition(
         name=agent, human_input=body.human_input, approval=body.approval, channels=body.channels
     )

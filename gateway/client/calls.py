@@ -215,6 +215,7 @@ def prompt_body(
     input_schema: dict[str, Any] | None = None,
     approvals: int | None = None,
     starter_counts: bool | None = None,
+    escalation: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The raise body: the approval's decision fields (contract §9) only when set, so other kinds never
     carry them."""
@@ -226,6 +227,7 @@ def prompt_body(
         input_schema=input_schema,
         approvals=approvals,
         starter_counts=starter_counts,
+        escalation=escalation,
     )
 
 
@@ -386,10 +388,14 @@ def put_agent(
     expires_in_seconds: int | None,
     on_unmatched_reply: str | None = None,
     approval: dict[str, Any] | None = None,
+    escalation: list[dict[str, Any]] | None = None,
 ) -> Flow[AgentDefinition]:
     """Define an agent (the whole definition: what is left out takes its default)."""
     human = _with_set(
-        {"approvers": approvers}, expires_in_seconds=expires_in_seconds, on_unmatched_reply=on_unmatched_reply
+        {"approvers": approvers},
+        expires_in_seconds=expires_in_seconds,
+        on_unmatched_reply=on_unmatched_reply,
+        escalation=escalation,
     )
     body = _with_set({"human_input": human}, approval=approval)
     data = yield Call("PUT", f"/v1/agents/{seg(agent)}", body=body)

@@ -137,11 +137,13 @@ class Client:
         input_schema: dict[str, Any] | None = None,
         approvals: int | None = None,
         starter_counts: bool | None = None,
+        escalation: list[dict[str, Any]] | None = None,
     ) -> Prompt:
         """Raise a prompt; raises PromptUnavailable when the chat post failed (the question was not asked).
 
         An approval may take edits (``editable``, checked against ``input_schema``) or need ``approvals``
-        distinct people (``starter_counts``: whether the run's starter is one of them)."""
+        distinct people (``starter_counts``: whether the run's starter is one of them). ``escalation``
+        replaces the agent's reminders and copies for this prompt (``[]``: none)."""
         body = calls.prompt_body(
             kind,
             questions,
@@ -151,6 +153,7 @@ class Client:
             input_schema=input_schema,
             approvals=approvals,
             starter_counts=starter_counts,
+            escalation=escalation,
         )
         return self._run(calls.raise_prompt(run_id, body, self.reconnect_delay))
 
@@ -342,9 +345,11 @@ class Client:
         expires_in_seconds: int | None = None,
         on_unmatched_reply: Literal["answer", "new_message"] | None = None,
         approval: dict[str, Any] | None = None,
+        escalation: list[dict[str, Any]] | None = None,
     ) -> AgentDefinition:
-        """Define an agent (the whole definition: what is left out takes its default)."""
-        flow = calls.put_agent(agent, approvers, expires_in_seconds, on_unmatched_reply, approval)
+        """Define an agent (the whole definition: what is left out takes its default); ``escalation``:
+        the reminders and copies of its prompts nobody answers (``[{after_seconds, remind, to}]``)."""
+        flow = calls.put_agent(agent, approvers, expires_in_seconds, on_unmatched_reply, approval, escalation)
         return self._run(flow)
 
     def get_agent(self, agent: str) -> AgentDefinition:

@@ -35,6 +35,7 @@ def change_command(args: argparse.Namespace) -> int:
             expires_in_seconds=current.human_input.expires_in_seconds,
             on_unmatched_reply=current.human_input.on_unmatched_reply.value,
             approval=current.approval.model_dump(mode="json"),
+            escalation=[step.model_dump(mode="json") for step in current.human_input.escalation],
         )
         return _show(args, updated.human_input.approvers)
 

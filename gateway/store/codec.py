@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from gateway.models import Answer, Prompt, PromptState, ReasonCode, Resolution, ToolCall, Vote, from_ms
+from gateway.store.escalations import taken
 from gateway.store.lru import LRU
 
 RECORDS_KEPT = 8192  # parsed records a codec keeps
@@ -68,5 +69,9 @@ class RecordCodec:
         return prompt
 
     def decode(self, fields: dict[str, str]) -> Prompt:
-        """A prompt from its hash's fields and its record (``rec``): the record plus how it settled."""
-        return with_settlement(self.pending(fields["rec"]), fields)
+        """A prompt from its hash's fields and its record (``rec``): the record plus how it settled, and
+        the escalation steps it took (``esc``)."""
+        prompt = with_settlement(self.pending(fields["rec"]), fields)
+        if fields.get("esc"):
+            prompt = prompt.model_copy(update={"escalations": taken(prompt, fields["esc"]) or None})
+        return prompt

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 PENDING = "tg:pending"  # zset: pending prompt ids by creation time (the inbox)
 EXPIRY = "tg:expiry"  # zset: pending prompt ids by expiry time
+ESCALATION = "tg:escalation"  # zset: "<prompt id>:<step>" escalation steps by when they are due
 DIRTY = "tg:dirty"  # zset: threads whose outbox may hold work, by when it was marked
 MESSAGES = "tg:messages"  # stream: people's messages queued for agents
 EVENTS = "tg:events"  # stream: input.requested / input.resolved / message.received
@@ -29,6 +30,22 @@ def prompt(thread_id: str, prompt_id: str) -> str:
 def prompt_record(thread_id: str, prompt_id: str) -> str:
     """A prompt's immutable record (its JSON), apart from its hash so the hash stays a compact listpack."""
     return f"{thread_prefix(thread_id)}r:{prompt_id}"
+
+
+def escalation(thread_id: str, prompt_id: str) -> str:
+    """A hash: the escalation steps a prompt took (``s:<step>`` -> when) and the copies they posted
+    (``c:<step>:<target>`` -> "<thread id> <message id>")."""
+    return f"{thread_prefix(thread_id)}e:{prompt_id}"
+
+
+def mirrors(thread_id: str) -> str:
+    """A hash: prompt id -> its own thread, for each copy of another thread's prompt posted here."""
+    return f"{thread_prefix(thread_id)}mirrors"
+
+
+def mirror(thread_id: str) -> str:
+    """The prompt of the latest copy posted here: a reply typed while the thread has no prompt answers it."""
+    return f"{thread_prefix(thread_id)}mirror"
 
 
 def run(thread_id: str, run_id: str) -> str:

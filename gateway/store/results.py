@@ -44,6 +44,7 @@ class DecisionStatus(StrEnum):
     MISSING = "missing"
     VOTED = "voted"
     ALREADY_VOTED = "already_voted"
+    MIRROR = "mirror"  # it is for a copy of another thread's prompt: that thread decides
 
 
 class OutboxMode(StrEnum):
@@ -75,11 +76,14 @@ class Decision:
     ``answered`` (the answer settled the active prompt, with ``resolution``), ``cancelled`` (the reply
     cancelled it instead: a new message superseding it, queued too, or a decline), ``kept`` (logged, the
     prompt left pending), ``queued`` for the agent, ``refused`` (the sender may not answer), or, for a
-    decided answer whose prompt settled meanwhile, ``settled`` (``prompt`` says how) or ``missing``."""
+    decided answer whose prompt settled meanwhile, ``settled`` (``prompt`` says how) or ``missing``; or
+    ``mirror``: nothing was done here, the message is for a copy of another thread's prompt (``mirror``:
+    that thread and the prompt id)."""
 
     status: DecisionStatus
     prompt: Prompt | None = None
     resolution: Resolution | None = None
+    mirror: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,8 +27,11 @@ THREAD_SCRIPTS = (
     "add_grant",
     "use_grant",
     "revoke_grant",
+    "take_escalation",
+    "record_copy",
+    "mirror_prompt",
 )
-PLAIN_SCRIPTS = ("drop_dirty", "publish_feed", "release_held", "count_hit")
+PLAIN_SCRIPTS = ("drop_dirty", "publish_feed", "release_held", "count_hit", "claim_escalations")
 LEASE_SCRIPTS = ("take_lease", "renew_lease")
 WEBHOOK_SCRIPTS = ("enqueue_webhooks", "claim_webhooks")
 

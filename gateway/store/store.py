@@ -26,6 +26,7 @@ from gateway.models import (
 )
 from gateway.store import keys
 from gateway.store.codec import RecordCodec
+from gateway.store.escalations import EscalationStore, schedule, unscheduled
 from gateway.store.grants import RunGrants
 from gateway.store.lru import LRU
 from gateway.store.owners import Ownership
@@ -121,6 +122,7 @@ class Store:
         self._settings: dict[str, tuple[float, HumanInput]] = {}
         self.owners = Ownership(client)
         self.grants = RunGrants(client, self.scripts, thread_idle_ms)
+        self.escalations = EscalationStore(self)
 
     async def load(self) -> None:
         await self.scripts.load(self.redis)
@@ -231,6 +233,7 @@ class Store:
             ("ZADD", keys.PENDING, created, prompt.prompt_id),
             ("ZADD", keys.agent_pending(prompt.agent), created, prompt.prompt_id),
             ("ZADD", keys.DIRTY, now_ms, thread),
+            *schedule(prompt),
         ]
         record = self.codec.encode(prompt)
         args = [
@@ -347,6 +350,23 @@ class Store:
     ) -> None:
         """Remember where a prompt was posted (to retire its controls later) and log the item."""
         await self._append_item(thread_id, entry, [prompt_id, message_id])
+
+    async def note_copy_reply(
+        self, thread_id: str, event_id: str | None, entry: dict[str, Any] | None
+    ) -> None:
+        """A message handed to another thread (a reply to a copy of its prompt): its platform event is
+        marked seen here as well, so a redelivery after the copy is gone is still a duplicate; ``entry``,
+        when given, is logged here too."""
+        prelude: list[tuple[Any, ...]] = []
+        if event_id:
+            prelude.append(("SET", keys.seen(thread_id, event_id), "1", "EX", self.dedupe_ttl_s))
+        if entry is None:
+            if prelude:
+                await self.scripts.run_commands(self.redis, prelude)
+            return
+        args = [*self._lead(), self.items_maxlen, json.dumps(entry, ensure_ascii=False)]
+        prefix = [keys.thread_prefix(thread_id)]
+        await self.scripts.run_after(self.redis, prelude, "append_item", prefix, args)
 
     async def _append_item(self, thread_id: str, entry: dict[str, Any], posted: list[str]) -> str:
         args = [*self._lead(), self.items_maxlen, json.dumps(entry, ensure_ascii=False), *posted]
@@ -468,6 +488,8 @@ class Store:
             return Decision(DecisionStatus.ACTIVE, prompt)
         if reply[0] == "settled":
             return Decision(DecisionStatus.SETTLED, self.codec.decode(_pairs(reply[1:])))
+        if reply[0] == "mirror":
+            return Decision(DecisionStatus.MIRROR, mirror=(str(reply[1]), str(reply[2])))
         return Decision(DecisionStatus(reply[0]))
 
     # Agents and approvers ---------------------------------------------------------------------------
@@ -593,6 +615,7 @@ class Store:
             commands += [("ZREM", keys.agent_pending(name), *group) for name, group in by_agent.items()]
             # The index lives as long as the settled prompt it points to (set at open: past its expiry).
             commands += [("PEXPIRE", keys.prompt_index(pid), self.retain_ms) for pid in ids]
+            commands += unscheduled(settled)
         if isinstance(self.redis, RedisCluster):  # the streams and indexes live on several nodes
             await self.scripts.call_many(self.redis, calls)
             pipe = self.redis.pipeline(transaction=False)

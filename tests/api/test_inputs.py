@@ -218,7 +218,12 @@ async def test_agent_definition_round_trips_and_defaults_when_undefined(operator
     got = (await operator.get("/v1/agents/ops")).json()
     assert got == {
         "name": "ops",
-        "human_input": {"expires_in_seconds": 86400, "approvers": [APPROVER], "on_unmatched_reply": "answer"},
+        "human_input": {
+            "expires_in_seconds": 86400,
+            "approvers": [APPROVER],
+            "on_unmatched_reply": "answer",
+            "escalation": [],
+        },
         "channels": [],
         "approval": {"default": "always", "tools": {}},
     }
@@ -227,6 +232,7 @@ async def test_agent_definition_round_trips_and_defaults_when_undefined(operator
         "expires_in_seconds": 604800,
         "approvers": [],
         "on_unmatched_reply": "answer",
+        "escalation": [],
     }
 
 

@@ -116,6 +116,7 @@ async def slack_gateway(
     lease_ttl_ms: int = 2_000,
     max_inline_wait: float | None = None,
     identity_retry: Retry | None = None,
+    sweep_interval: float | None = None,
 ) -> AsyncIterator[SlackGateway]:
     """Build the Slack channel from settings, as ``threadgate serve`` does, and serve the gateway."""
     settings = Settings(
@@ -133,5 +134,7 @@ async def slack_gateway(
     if identity_retry is not None:
         channel.identity.retry = identity_retry
     runtime = Runtime.build(settings, channels=[channel])
+    if sweep_interval is not None:
+        runtime.gateway.sweep_interval = sweep_interval
     async with serve_app(create_app(runtime)) as base_url:
         yield SlackGateway(fake, runtime, channel, base_url)

@@ -117,9 +117,13 @@ async def fake_bot_framework() -> AsyncIterator[FakeTeams]:
 
 
 @asynccontextmanager
-async def teams_gateway(fake: FakeTeams, redis_url: str | None) -> AsyncIterator[TeamsGateway]:
+async def teams_gateway(
+    fake: FakeTeams, redis_url: str | None, sweep_interval: float | None = None
+) -> AsyncIterator[TeamsGateway]:
     """Build the Teams channel from its settings, as ``threadgate serve`` does, and serve the gateway."""
     channel = build(teams_settings(fake))
     runtime = Runtime.build(Settings(_env_file=None, redis_url=redis_url), channels=[channel])
+    if sweep_interval is not None:
+        runtime.gateway.sweep_interval = sweep_interval
     async with serve_app(create_app(runtime)) as base_url:
         yield TeamsGateway(fake, runtime, channel, base_url)

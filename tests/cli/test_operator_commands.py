@@ -6,6 +6,7 @@ import httpx
 import pytest
 
 from gateway.cli import build_parser, main
+from gateway.demo import Demo
 from tests.cli.conftest import Cli, raise_in
 
 APPROVAL = {"kind": "approval", "questions": [{"question": "Drop the staging database?"}]}
@@ -128,6 +129,21 @@ async def test_approvers_add_list_remove(cli: Cli, agent: httpx.AsyncClient) -> 
     prompt = await raise_in(agent, "approver", APPROVAL)
     ran = await cli("prompts", "answer", prompt["prompt_id"], "--as", "web:bob", "yes")
     assert ran.code == 0  # an approver added from the CLI may answer
+
+
+async def test_approvers_add_keeps_the_agents_escalation(cli: Cli, demo: Demo) -> None:
+    plan = [
+        {"after_seconds": 900, "remind": True, "to": []},
+        {"after_seconds": 3600, "remind": False, "to": ["web:oncall"]},
+    ]
+    headers = {"Authorization": f"Bearer {demo.operator_token}"}
+    async with httpx.AsyncClient(base_url=demo.base_url, headers=headers, timeout=10) as operator:
+        defined = await operator.put("/v1/agents/ops", json={"human_input": {"escalation": plan}})
+        assert defined.status_code == 200, defined.text
+        added = await cli("approvers", "add", "ops", "web:bob", "--json")
+        kept = (await operator.get("/v1/agents/ops")).json()["human_input"]
+    assert added.code == 0 and kept["approvers"] == ["web:bob"]
+    assert kept["escalation"] == plan
 
 
 async def test_approvers_need_an_operator_token(cli: Cli) -> None:

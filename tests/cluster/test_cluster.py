@@ -147,6 +147,7 @@ async def run_scenario(cluster_client: Any) -> tuple[set[str], set[str]]:
         assert (await store.approval_policy("ops")).default.value == "always"
         for thread in THREADS:
             await drive_one_thread(gateway, store, thread, clock)
+        await drive_an_escalation(gateway, store, clock)
         await store.forget_pending("prm_gone", "ops")  # what adoption and expiry do with a settled one
         await store.watch(THREADS[0], "prm_gone", 1000)  # what an SSE stream marks (long-polls read and mark)
         assert await store.is_watched(THREADS[0], "prm_gone")
@@ -164,7 +165,13 @@ async def run_scenario(cluster_client: Any) -> tuple[set[str], set[str]]:
         assert await store.pending_ids("ops", None, 10) == ([], None)
         assert await store.pending_ids(None, None, 10) == ([], None)
         feed = [json.loads(fields["j"]) for _, fields in await cluster_client.xrange(keys.EVENTS)]
-        assert {row["type"] for row in feed} == {"input.requested", "input.resolved", "message.received"}
+        assert {row["type"] for row in feed} == {
+            "input.requested",
+            "input.resolved",
+            "message.received",
+            "input.reminded",
+            "input.escalated",
+        }
         await gateway.outbox.sweep(everything=True)
         audit = await read_history(store, HistoryQuery(agent="ops"), None, 100)  # tg:history's own slot
         assert {record["outcome"] for record in audit.items} == {"answered", "cancelled", "expired"}
@@ -241,6 +248,26 @@ async def drive_one_thread(gateway: Gateway, store: Store, thread: str, clock: l
     items = await store.thread_items(thread, None, 100)
     resolved = [row for _, row in items if row.get("type") == "pending_prompt_resolved"]
     assert len(resolved) == 6  # superseded, answered hot, answered parked, cancelled, expired, run ended
+
+
+async def drive_an_escalation(gateway: Gateway, store: Store, clock: list[float]) -> None:
+    """A prompt on one master reminded, then copied to a thread on another and answered there."""
+    home, elsewhere = THREADS[0], THREADS[1]
+    run = await gateway.create_run(RunRequest(thread_id=home, agent="ops", started_by="slack:UALICE"))
+    steps = [{"after_seconds": 60, "remind": True}, {"after_seconds": 120, "to": [elsewhere]}]
+    prompt = await gateway.raise_prompt(
+        run.run_id, PromptRequest.model_validate({**QUESTION, "escalation": steps})
+    )
+    clock[0] += 121
+    assert await gateway.escalate_due() == 2
+    await gateway.outbox.idle()
+    copy = InboundMessage(thread_id=elsewhere, sender="slack:UBOB", text="main", event_id="e-copy")
+    assert (await gateway.receive(copy)).outcome is Outcome.ANSWERED
+    await gateway.outbox.idle()
+    await gateway.outbox.idle()
+    settled = await gateway.get_prompt(prompt.prompt_id)
+    assert settled.escalations is not None and settled.escalations[1].threads == [elsewhere]
+    assert await store.redis.hlen(keys.mirrors(elsewhere)) == 0, "the copy is forgotten once it settled"
 
 
 async def test_leases_waiters_rate_limits_webhooks_and_metrics_work_on_the_cluster(

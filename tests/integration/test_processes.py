@@ -75,6 +75,24 @@ async def test_50_concurrent_raises_leave_exactly_one_active_prompt(url: str) ->
     assert {p.reason_code for p in cancelled} == {"superseded"}
 
 
+async def test_a_reminder_due_while_two_processes_sweep_is_posted_once(url: str) -> None:
+    async with workers.gateway_on(url) as service:  # raises, and stops before the step is due
+        run = await service.create_run(RunRequest(thread_id=workers.THREAD, agent="ops", started_by=ALICE))
+        body = {**workers.QUESTION, "escalation": [{"after_seconds": 2, "remind": True}]}
+        prompt = await service.raise_prompt(run.run_id, PromptRequest.model_validate(body))
+        await service.outbox.idle()
+
+    with SPAWN.Pool(2) as pool:
+        reminded = pool.starmap(workers.sweep_for, [(url, 5.0), (url, 5.0)])
+
+    assert sorted(reminded, key=len) == [[], [prompt.prompt_id]]
+    async with workers.gateway_on(url) as service:
+        events = await feed_entries(service.store.redis, keys.EVENTS)
+        taken = (await service.get_prompt(prompt.prompt_id)).escalations
+    assert [e["data"]["step"] for e in events if e["type"] == "input.reminded"] == [0]
+    assert taken is not None and [one.step for one in taken] == [0]
+
+
 async def test_prompt_raised_by_a_killed_process_is_answered_by_a_new_one(url: str, tmp_path: Path) -> None:
     report = tmp_path / "raised.json"
     child = SPAWN.Process(target=workers.raise_and_hang, args=(url, ALICE, str(report)))

@@ -32,11 +32,16 @@ QUESTION = {
 
 @asynccontextmanager
 async def gateway_on(
-    url: str, channel: MemoryChannel | None = None, store_type: type[Store] = Store
+    url: str,
+    channel: MemoryChannel | None = None,
+    store_type: type[Store] = Store,
+    sweep_interval: float = 3600,
 ) -> AsyncIterator[Gateway]:
     connection = connect(url)
     service = Gateway(
-        store_type(connection.client), Channels([channel or MemoryChannel("slack")]), sweep_interval=3600
+        store_type(connection.client),
+        Channels([channel or MemoryChannel("slack")]),
+        sweep_interval=sweep_interval,
     )
     await service.start()
     try:
@@ -78,6 +83,24 @@ def raise_many(url: str, run_id: str, count: int, start_at: float) -> list[str]:
             prompts = await asyncio.gather(*(service.raise_prompt(run_id, request) for _ in range(count)))
             await service.outbox.idle()
             return [prompt.prompt_id for prompt in prompts]
+
+    return asyncio.run(main())
+
+
+def sweep_for(url: str, seconds: float) -> list[str]:
+    """Run a gateway whose sweepers run every 0.1 s for ``seconds``; the ids of the prompts it posted a
+    reminder for."""
+
+    async def main() -> list[str]:
+        channel = MemoryChannel("slack")
+        async with gateway_on(url, channel, sweep_interval=0.1) as service:
+            await asyncio.sleep(seconds)
+            await service.outbox.idle()
+        return [
+            str(posted.item.metadata.get("prompt_id"))
+            for posted in channel.posts
+            if posted.item.metadata.get("type") == "reminder"
+        ]
 
     return asyncio.run(main())
 

@@ -9,6 +9,7 @@ import pytest
 from gateway.models import Prompt, PromptKind, Question
 from gateway.store import codec
 from gateway.store.codec import RecordCodec, prompt_record
+from gateway.store.escalations import StepStatus
 from gateway.store.results import DecisionStatus, OpenStatus, OutboxMode, SettlementStatus
 
 ASKED = datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC)
@@ -81,8 +82,10 @@ def test_the_codec_module_holds_no_cache() -> None:
                 "missing",
                 "voted",
                 "already_voted",
+                "mirror",
             },
         ),
+        (StepStatus, {"ok", "taken", "settled", "missing"}),
     ],
 )
 def test_store_statuses_are_the_scripts_replies(kind: type, values: set[str]) -> None:

@@ -97,11 +97,12 @@ async def web_gateway(
     limits: WebLimits | None = None,
     options: ApiOptions | None = None,
     api_tokens: str = "",
+    sweep_interval: float | None = None,
     **extra: Any,
 ) -> AsyncIterator[WebGateway]:
     """The gateway with only the web channel (sign-in ``tokens``, or open), served on a free port, with
     the server options ``threadgate serve`` gives it; ``extra`` settings on top, ``api_tokens`` besides the
-    agent token of every agent and the operator token."""
+    agent token of every agent and the operator token; ``sweep_interval``: how often its sweepers run."""
     settings = Settings(  # type: ignore[call-arg]
         _env_file=None,
         redis_url=redis_url,
@@ -112,6 +113,8 @@ async def web_gateway(
         **extra,
     )
     runtime = Runtime.build(settings, channels=[WebChannel(tokens, heartbeat_s=0.2, limits=limits)])
+    if sweep_interval is not None:
+        runtime.gateway.sweep_interval = sweep_interval
     app = create_app(runtime, options or ApiOptions(max_wait_s=5, sse_heartbeat_s=0.2))
     sock = bind("127.0.0.1", 0)
     server = uvicorn.Server(

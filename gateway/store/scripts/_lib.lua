@@ -21,13 +21,19 @@ local function prompt_record(pid)
   return redis.call('GET', record_key(pid)) or redis.call('HGET', prompt_key(pid), 'rec')
 end
 
--- The hash's fields plus 'rec', the record: everything a prompt is rebuilt from.
+-- The hash's fields plus 'rec', the record, and 'esc', the escalation steps it took (a JSON array of
+-- their field and value pairs, when it took any): everything a prompt is rebuilt from.
 local function prompt_fields(pid)
   local fields = redis.call('HGETALL', prompt_key(pid))
   local rec = redis.call('GET', record_key(pid))
   if rec then
     table.insert(fields, 'rec')
     table.insert(fields, rec)
+  end
+  local esc = redis.call('HGETALL', P .. 'e:' .. pid)
+  if #esc > 0 then
+    table.insert(fields, 'esc')
+    table.insert(fields, cjson.encode(esc))
   end
   return fields
 end
@@ -70,6 +76,7 @@ local function settle(pid, fields, retain_ms, audit)
   redis.call('HSET', key, unpack(fields))
   redis.call('PEXPIRE', key, retain_ms)
   redis.call('PEXPIRE', record_key(pid), retain_ms)
+  redis.call('PEXPIRE', P .. 'e:' .. pid, retain_ms)
   if redis.call('GET', P .. 'active') == pid then
     redis.call('DEL', P .. 'active')
   end

@@ -12,6 +12,7 @@
 -- active, settled only if it is); 'answer' (the caller's answer to the prompt this script handed back; if
 -- that prompt settled meanwhile, how it settled); 'refuse' (the sender may not answer that prompt);
 -- 'keep' (the reply leaves the prompt pending: a form's step, or a value not taken).
+-- {'mirror', thread, prompt id}: the message is for a copy of that thread's prompt (see mirror_prompt.lua).
 local event_id, hint, msg, mode, pid = ARGV[1], ARGV[3], ARGV[4], ARGV[6] or '', ARGV[7] or ''
 local seen_key = P .. 'd:' .. event_id
 if event_id ~= '' and redis.call('EXISTS', seen_key) == 1 then
@@ -29,6 +30,11 @@ end
 
 local active = redis.call('GET', P .. 'active')
 if hint ~= '' and hint ~= active then
+  -- A control on a copy of another thread's prompt (posted here by an escalation): that thread decides.
+  local origin = redis.call('HGET', P .. 'mirrors', hint)
+  if origin then
+    return {'mirror', origin, hint}
+  end
   if event_id ~= '' then
     redis.call('SET', seen_key, '1', 'EX', tonumber(ARGV[2]))
   end
@@ -81,6 +87,15 @@ if mode == 'answer' then
 end
 if pending then
   return {'active', active, prompt_record(active)}
+end
+-- No prompt of the thread's own is open: a reply to the latest copy of another thread's prompt posted
+-- here is handed to that thread, nothing marked here.
+if mode == '' or mode == 'guess' then
+  local copy = redis.call('GET', P .. 'mirror')
+  local origin = copy and redis.call('HGET', P .. 'mirrors', copy)
+  if origin then
+    return {'mirror', origin, copy}
+  end
 end
 take()
 redis.call('RPUSH', P .. 'pub', cjson.encode({t = 'message', m = msg}))

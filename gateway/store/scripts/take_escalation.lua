@@ -1,0 +1,29 @@
+-- Take one step of a pending prompt's escalation, once across processes: note when, and queue what it owes
+-- (a reminder posted in the thread, copies posted elsewhere, and their events) in the thread's outbox.
+-- A settled prompt takes no step. ARGV: pid, step, remind (1|0), escalate (1|0)
+local pid, step = ARGV[1], tonumber(ARGV[2])
+local state = redis.call('HGET', prompt_key(pid), 'state')
+if not state then
+  return {'missing'}
+end
+if state ~= 'pending' then
+  return {'settled'}
+end
+local key = P .. 'e:' .. pid
+if redis.call('HSETNX', key, 's:' .. step, NOW) == 0 then
+  return {'taken'}
+end
+local left = redis.call('PTTL', prompt_key(pid))
+if left > 0 then
+  redis.call('PEXPIRE', key, left)
+end
+if ARGV[3] == '1' then
+  redis.call('RPUSH', P .. 'chat', cjson.encode({t = 'remind', pid = pid, step = step}))
+  redis.call('RPUSH', P .. 'pub', cjson.encode({t = 'reminded', pid = pid, step = step}))
+end
+if ARGV[4] == '1' then
+  redis.call('RPUSH', P .. 'chat', cjson.encode({t = 'escalate', pid = pid, step = step}))
+  redis.call('RPUSH', P .. 'pub', cjson.encode({t = 'escalated', pid = pid, step = step}))
+end
+keep_thread()
+return {'ok'}

@@ -1,0 +1,74 @@
+"""Reminders and escalation on Teams, against the fake Bot Framework: a reminder names nobody by object
+id, and a copy's card in another conversation answers the prompt, both cards then show the outcome."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from gateway.models import PromptRequest, PromptState
+from tests.channels.teams_support import (
+    BOB,
+    CHANNEL_THREAD,
+    GROUP,
+    TeamsGateway,
+    fake_bot_framework,
+    teams_gateway,
+)
+from tests.fakes.teams import Posted, identity
+from tests.support.conditions import eventually
+
+THREAD = f"teams:{CHANNEL_THREAD}"
+ONCALL = f"teams:{GROUP}"
+
+
+@pytest.fixture
+async def gw(real_redis: str) -> AsyncIterator[TeamsGateway]:
+    async with fake_bot_framework() as fake, teams_gateway(fake, real_redis, sweep_interval=0.1) as gateway:
+        await gateway.approvers(identity(BOB))
+        yield gateway
+
+
+def deploy(escalation: list[dict[str, object]]) -> PromptRequest:
+    return PromptRequest.model_validate(
+        {"kind": "approval", "questions": [{"question": "Deploy?"}], "escalation": escalation}
+    )
+
+
+def posted_in(gw: TeamsGateway, conversation: str) -> list[Posted]:
+    return [posted for posted in gw.fake.posts if posted.conversation_id == conversation]
+
+
+async def test_a_reminder_names_nobody_by_object_id(gw: TeamsGateway) -> None:
+    await gw.ask(THREAD, deploy([{"after_seconds": 1, "remind": True}]))
+
+    async def reminded() -> bool:
+        return any("Reminder" in posted.text for posted in posted_in(gw, CHANNEL_THREAD))
+
+    await eventually(reminded, "a reminder in the thread")
+    [reminder] = [posted for posted in posted_in(gw, CHANNEL_THREAD) if "Reminder" in posted.text]
+    assert reminder.text == "🔔 Reminder: this prompt is still waiting for an answer."
+
+
+async def test_a_copys_card_in_another_conversation_answers_the_prompt(gw: TeamsGateway) -> None:
+    prompt = await gw.ask(THREAD, deploy([{"after_seconds": 1, "to": [ONCALL]}]))
+    original = gw.card_of(prompt)
+
+    async def copied() -> bool:
+        return any(posted.actions() for posted in posted_in(gw, GROUP))
+
+    await eventually(copied, "a copy of the prompt in the group chat")
+    [copy] = [posted for posted in posted_in(gw, GROUP) if posted.actions()]
+    await gw.press(copy, "Approve", BOB)
+    await gw.settled()
+
+    answered = await gw.prompt(prompt.prompt_id)
+    assert (answered.prompt_state, answered.answered_by) == (PromptState.ANSWERED, identity(BOB))
+    assert original.conversation_id == CHANNEL_THREAD
+
+    async def both_show_it() -> bool:
+        return all(card.actions() == [] for card in (original, copy))
+
+    await eventually(both_show_it, "both cards without their controls")
+    assert "✓ Answered: Approve" in copy.text and "✓ Answered: Approve" in original.text
