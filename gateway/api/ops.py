@@ -43,7 +43,8 @@ async def readyz(request: Request) -> JSONResponse:
 
 
 async def readiness(runtime: Runtime) -> dict[str, dict[str, Any]]:
-    """Each check as ``{"ok": bool, "detail": str}``, keyed ``process``, ``redis`` and ``lease:<name>``."""
+    """Each check as ``{"ok": bool, "detail": str}``, keyed ``process``, ``redis``, ``adoption`` (always
+    ok) and ``lease:<name>``."""
     checks: dict[str, dict[str, Any]] = {
         "process": {"ok": not runtime.stopping, "detail": "shutting down" if runtime.stopping else "running"}
     }
@@ -60,6 +61,8 @@ async def readiness(runtime: Runtime) -> dict[str, dict[str, Any]]:
             event("readiness.redis_failed", logging.WARNING, error=str(exc) or type(exc).__name__)
         checks["redis"] = {"ok": False, "detail": f"Redis did not answer: {type(exc).__name__}"}
         return checks
+    # Informational: the process serves every prompt while it still adopts the waiting ones.
+    checks["adoption"] = {"ok": True, "detail": runtime.gateway.adoption.describe()}
     for name, lease in runtime.leases.items():
         checks[f"lease:{name}"] = await _lease_check(lease)
     return checks
