@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -22,9 +23,9 @@ CHECK_TIMEOUT_S = 1.0
 
 
 @router.get("/healthz")
-async def healthz() -> dict[str, str]:
-    """The process is up and serving."""
-    return {"status": "ok"}
+async def healthz() -> dict[str, str | int]:
+    """The process is up and serving; ``pid`` tells the workers of ``serve --workers`` apart."""
+    return {"status": "ok", "pid": os.getpid()}
 
 
 @router.get("/readyz")
@@ -86,7 +87,6 @@ async def _lease_check(lease: Lease) -> dict[str, Any]:
 async def prometheus_metrics(request: Request) -> Response:
     """Prometheus text exposition; the outbox and webhook queue gauges are read from Redis now."""
     runtime: Runtime = request.app.state.runtime
-    metrics.OPEN_STREAMS.set(runtime.streams.open_streams + runtime.browser_streams.open_streams)
     try:
         await asyncio.wait_for(metrics.refresh(runtime.store), CHECK_TIMEOUT_S)
     except Exception as exc:  # the counters are still worth serving while Redis is away

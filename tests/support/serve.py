@@ -47,6 +47,7 @@ class ServeProcess:
     name: str = "serve"
     port: int = field(default_factory=free_port)
     program: tuple[str, ...] = (sys.executable, "-m", "gateway.cli")
+    options: tuple[str, ...] = ()  # more ``serve`` options, such as ``--workers 2``
     popen: subprocess.Popen[bytes] | None = None
 
     @property
@@ -72,7 +73,7 @@ class ServeProcess:
     def launch(self) -> None:
         """Launch the process without waiting for it (``wait_ready`` does)."""
         self.workdir.mkdir(parents=True, exist_ok=True)
-        command = [*self.program, "serve", "--host", "127.0.0.1", "--port", str(self.port)]
+        command = [*self.program, "serve", "--host", "127.0.0.1", "--port", str(self.port), *self.options]
         with self.log.open("ab") as log:
             self.popen = subprocess.Popen(
                 command, cwd=self.workdir, env=self.env, stdout=log, stderr=subprocess.STDOUT
