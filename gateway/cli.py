@@ -89,7 +89,8 @@ def _serve_one(settings: Settings, sock: socket.socket, host: str, bound: int) -
 
 def _supervise(settings: Settings, sock: socket.socket, host: str, bound: int, count: int) -> int:
     """Start ``count`` workers on the bound socket and watch over them (see ``gateway.workers``)."""
-    from gateway.workers import STOP_MARGIN_S, Supervisor, worker_command
+    from gateway.commands import Exit, fail
+    from gateway.workers import STOP_MARGIN_S, Supervisor, shared_dir, worker_command
 
     warnings = start_warnings(settings)
 
@@ -99,12 +100,17 @@ def _supervise(settings: Settings, sock: socket.socket, host: str, bound: int, c
         pids = ", ".join(str(worker.get("pid")) for worker in ready)
         print(f"Workers: {len(ready)} (pids {pids})", flush=True)
 
+    try:
+        metrics_dir = shared_dir()
+    except OSError as exc:
+        return fail(f"cannot make a directory for the workers' metrics ({exc}); set TMPDIR", Exit.FAILED)
     supervisor = Supervisor(
         sock,
         count,
         lambda seat: worker_command(seat, host, bound),
         announce,
         stop_timeout_s=settings.threadgate_shutdown_grace_s + STOP_MARGIN_S,
+        metrics_dir=metrics_dir,
     )
     return supervisor.run()
 

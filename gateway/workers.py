@@ -113,6 +113,7 @@ class Supervisor:
         announce: Callable[[list[dict[str, Any]]], None],
         stop_timeout_s: float,
         clock: Callable[[], float] = time.monotonic,
+        metrics_dir: str = "",
     ) -> None:
         self.sock = sock
         self.count = count
@@ -124,12 +125,12 @@ class Supervisor:
         self.exits: list[float] = []  # when workers exited on their own, within the window
         self.signals: list[int] = []  # received, in order: each is forwarded to every worker
         self.announced = False
-        self.metrics_dir = ""
+        self.metrics_dir = metrics_dir  # the workers' shared metrics files, removed at the end
         self.selector = selectors.DefaultSelector()
 
     def run(self) -> int:
         """Supervise until stopped: 0 when every worker stopped cleanly on a signal, else 1."""
-        self.metrics_dir = tempfile.mkdtemp(prefix="threadgate-metrics-")
+        self.metrics_dir = self.metrics_dir or shared_dir()
         wake_read, wake_write = socket.socketpair()
         wake_read.setblocking(False)
         wake_write.setblocking(False)
@@ -267,6 +268,13 @@ class Supervisor:
                 worker.process.kill()
             worker.process.wait()
             self._forget(worker)
+
+
+def shared_dir(memory: Path = Path("/dev/shm")) -> str:
+    """A new directory for the workers' shared metrics files: in shared memory where it can be written
+    (a container's read-only root filesystem leaves it writable), else in the temporary directory."""
+    where = str(memory) if memory.is_dir() and os.access(memory, os.W_OK) else None
+    return tempfile.mkdtemp(prefix="threadgate-metrics-", dir=where)
 
 
 def _mark_dead(pid: int, metrics_dir: str) -> None:

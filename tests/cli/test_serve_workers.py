@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import socket
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ import pytest
 from gateway import workers
 from gateway.cli import main
 from gateway.commands import Exit
-from gateway.workers import MAX_WORKERS, Supervisor, WorkerSeat, usable_cores, worker_count
+from gateway.workers import MAX_WORKERS, Supervisor, WorkerSeat, shared_dir, usable_cores, worker_count
 
 
 @pytest.mark.parametrize("given", ["0", "-1", "two", "1.5", str(MAX_WORKERS + 1), ""])
@@ -36,6 +37,13 @@ def test_a_container_cpu_quota_lowers_auto(tmp_path: Path, cpu_max: str, ceiling
     quota.write_text(cpu_max + "\n")
     cores = usable_cores(tmp_path / "missing")
     assert usable_cores(quota) == (min(cores, ceiling) if ceiling else cores)
+
+
+def test_the_shared_metrics_go_to_memory_where_it_can_be_written(tmp_path: Path) -> None:
+    memory = tmp_path / "shm"
+    memory.mkdir()
+    assert Path(shared_dir(memory)).parent == memory
+    assert Path(shared_dir(tmp_path / "no-such-place")).parent == Path(tempfile.gettempdir())
 
 
 def test_workers_are_refused_on_the_embedded_store_in_one_line(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import time
 from collections.abc import Callable, Iterator
@@ -16,6 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
+from gateway.workers import METRICS_DIR
 from tests.support.redis_server import RedisServer
 from tests.support.serve import ServeProcess, serve_env
 
@@ -149,7 +151,12 @@ def test_a_worker_killed_with_sigkill_is_reported_and_started_again(server: Serv
 
 def test_workers_stop_by_themselves_when_their_parent_is_killed(server: ServeProcess) -> None:
     pids = pids_serving(server.url)
+    environ = Path(f"/proc/{min(pids)}/environ").read_bytes().split(b"\0")
+    [shared] = [
+        entry.split(b"=", 1)[1].decode() for entry in environ if entry.startswith(METRICS_DIR.encode() + b"=")
+    ]
     server.kill()
+    shutil.rmtree(shared)  # what the parent would have removed had it stopped
     until(lambda: not any(alive(pid) for pid in pids), "both workers gone", timeout=30)
     assert {line["worker"] for line in events(server, "serve.parent_gone")} == {0, 1}
     assert {line["worker"] for line in events(server, "shutdown.finished")} == {0, 1}
