@@ -224,7 +224,10 @@ class Supervisor:
         worker.buffer += data
         if worker.ready is None and b"\n" in worker.buffer:
             line, worker.buffer = worker.buffer.split(b"\n", 1)
-            worker.ready = json.loads(line)
+            try:
+                worker.ready = dict(json.loads(line))
+            except (ValueError, TypeError):  # said it is ready, if not in so many words
+                worker.ready = {}
             event("serve.worker_ready", worker=worker.index, pid=worker.process.pid)
         if not self.announced and all(w.ready is not None for w in self.workers.values()):
             self.announced = True
