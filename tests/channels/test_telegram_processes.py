@@ -109,6 +109,7 @@ async def test_workers_of_one_serve_poll_one_at_a_time_under_the_lease(
     client = redis.asyncio.from_url(real_redis, decode_responses=True)
     with serving(server, ready_path=None):
         await asyncio.to_thread(server.wait_ready, "/readyz", 120)
+        await asyncio.to_thread(server.wait_workers, 120)
         try:
             for text in ("hello", "again", "and again"):
                 update = await fake.say(ALICE, ALICE, text)

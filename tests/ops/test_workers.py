@@ -88,6 +88,7 @@ def server(redis_server: RedisServer, tmp_path: Path) -> Iterator[ServeProcess]:
     serving.launch()
     try:
         serving.wait_ready("/readyz", timeout=START_TIMEOUT_S)
+        serving.wait_workers(timeout=START_TIMEOUT_S)
         yield serving
     finally:
         serving.stop(timeout=60)

@@ -86,6 +86,17 @@ class ServeProcess:
             lambda: answers(url), self.running, f"threadgate serve {self.name}", self.log, timeout
         )
 
+    def wait_workers(self, timeout: float = 120.0) -> None:
+        """With ``--workers``: wait until the parent says every worker accepts connections (its
+        ``Workers:`` line); ``/readyz`` answers as soon as the first one does."""
+        processes.wait_until_answers(
+            lambda: "\nWorkers: " in "\n" + processes.log_tail(self.log, 1_000_000),
+            self.running,
+            f"threadgate serve {self.name}'s workers",
+            self.log,
+            timeout,
+        )
+
     def kill(self) -> None:
         """kill -9: no shutdown at all."""
         if self.popen is not None:
