@@ -17,15 +17,27 @@ class Profile:
     http_ops: int
     idle_long_polls: int
     idle_streams: int
+    restart_pending: int  # prompts waiting in Redis when a fresh serve starts (figure 7)
+    workers: tuple[int, ...] = (1, 2)  # serve --workers counts of figure 6
 
 
 PROFILES = {
     "full": Profile(
-        "full", ((1, 1000), (16, 4000), (256, 4096)), 1000, 1_000_000, 2000, 16, 16, 2000, 10_000, 2000
+        "full",
+        ((1, 1000), (16, 4000), (256, 4096)),
+        1000,
+        1_000_000,
+        2000,
+        16,
+        16,
+        2000,
+        10_000,
+        2000,
+        1_000_000,
     ),
     # the idle-waiter figure runs at full size in the quick profile too
     "quick": Profile(
-        "quick", ((1, 300), (16, 1200), (256, 1024)), 1000, 50_000, 500, 16, 16, 300, 10_000, 2000
+        "quick", ((1, 300), (16, 1200), (256, 1024)), 1000, 50_000, 500, 16, 16, 300, 10_000, 2000, 50_000
     ),
-    "smoke": Profile("smoke", ((1, 10), (16, 32), (256, 256)), 100, 1000, 40, 4, 4, 12, 200, 40),
+    "smoke": Profile("smoke", ((1, 10), (16, 32), (256, 256)), 100, 1000, 40, 4, 4, 12, 200, 40, 200),
 }

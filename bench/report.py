@@ -9,6 +9,7 @@ from bench.http import HttpFigure
 from bench.idle import IdleFigure
 from bench.machine import Machine
 from bench.resolve import ResolveFigure
+from bench.restart import RestartFigure
 from bench.roundtrips import RoundTrips
 from bench.scale import ScaleFigure
 
@@ -24,6 +25,8 @@ class Results:
     scale: ScaleFigure
     http: HttpFigure
     idle: IdleFigure
+    http_workers: dict[str, float]  # serve --workers N → HTTP operations per second
+    restart: RestartFigure
 
     @property
     def resolve_vs_floor_ratio(self) -> float:
@@ -51,6 +54,8 @@ class Results:
             "scale": self.scale.as_dict(),
             "http": self.http.as_dict(),
             "idle_waiters": self.idle.as_dict(),
+            "http_workers": self.http_workers,
+            "restart_with_pending": self.restart.as_dict(),
             "machine": self.machine.as_dict(),
         }
 
@@ -159,5 +164,27 @@ def markdown(results: Results) -> str:
         _row(*["---"] * 8),
         _row(_n(idle.held), idle.redis_connections, _n(idle.bytes_per_waiter), _ms(idle.wake_ms[0]),
              _ms(idle.wake_ms[1]), _ms(idle.list_ms[0]), _ms(idle.list_ms[1]), idle.ready_status),
+    ]  # fmt: skip
+    lines += [
+        "",
+        f"**6. HTTP through one `threadgate serve --workers N`** (figure 4's operation, agent and operator "
+        f"on the one port, {http.concurrency} concurrent agents)",
+        "",
+        _row("workers", "operations/s"),
+        _row(*["---"] * 2),
+        *(_row(count, _n(per_second)) for count, per_second in results.http_workers.items()),
+    ]
+    restart = results.restart
+    lines += [
+        "",
+        f"**7. A restart with {_n(restart.pending)} prompts waiting** (seconds from launching "
+        "`threadgate serve`; beside a launch on the empty Redis in the same run)",
+        "",
+        _row("waiting", "`/readyz` 200", "a raise and its answer done", "adoption done (background)",
+             "prompts adopted"),
+        _row(*["---"] * 5),
+        *(_row(_n(count), f"{start.ready_s:.2f}", f"{start.first_resolve_s:.2f}", f"{start.adopted_s:.1f}",
+               _n(start.adopted))
+          for count, start in ((0, restart.empty), (restart.pending, restart.loaded))),
     ]  # fmt: skip
     return "\n".join(lines)

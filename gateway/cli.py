@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import socket
 import sys
 from collections.abc import Sequence
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -14,6 +15,8 @@ from gateway import __version__
 from gateway.logs import configure, redact
 
 if TYPE_CHECKING:
+    import uvicorn
+
     from gateway.settings import Settings
 
 
@@ -27,22 +30,29 @@ def listen_address(args: argparse.Namespace, settings: Settings) -> tuple[str, i
 def _serve(args: argparse.Namespace) -> int:
     import asyncio
 
-    import uvicorn
-
-    from gateway import serving
-    from gateway.api import create_app
-    from gateway.api.client_address import proxy_options
     from gateway.commands import Exit, fail
-    from gateway.preflight import CannotListen, bind, reachable_url, store_problem
-    from gateway.runtime import Runtime
+    from gateway.preflight import CannotListen, bind, store_problem
     from gateway.settings import Settings
     from gateway.webhook_targets import refuse_or_warn
+    from gateway.workers import worker_count
 
     settings = Settings()
     host, port = listen_address(args, settings)
     settings = settings.model_copy(update={"threadgate_host": host})  # the bound address is an allowed Host
+    if args.worker is not None:
+        return _serve_worker(settings, host, port, args.worker)
     configure(settings.threadgate_log_level)
     refuse_or_warn(settings)
+    workers = (
+        worker_count(args.workers)
+        if args.workers is not None
+        else worker_count(settings.threadgate_workers, "THREADGATE_WORKERS")
+    )
+    if workers > 1 and not settings.redis_url:
+        return fail(
+            f"{workers} workers need REDIS_URL: on the embedded store each would keep state of its own",
+            Exit.USAGE,
+        )
     try:
         sock = bind(host, port)
     except CannotListen as exc:
@@ -51,34 +61,115 @@ def _serve(args: argparse.Namespace) -> int:
         if settings.redis_url and (problem := asyncio.run(store_problem(settings.redis_url))):
             return fail(problem, Exit.STORE_UNREACHABLE)
         bound = sock.getsockname()[1]
-        runtime = Runtime.build(
-            settings, public_url=settings.threadgate_public_url or reachable_url(host, bound)
-        )
-        app = create_app(runtime)
-        warnings = start_warnings(settings)
-
-        def announce() -> None:
-            platforms = ", ".join(channel.platform for channel in runtime.channels) or "none configured"
-            print(f"Threadgate {__version__} listening on http://{host}:{bound}", flush=True)
-            print(f"Store: {runtime.connection.description}", flush=True)
-            for warning in warnings:
-                print(f"Warning: {warning}", flush=True)
-            print(f"Channels: {platforms}", flush=True)
-
-        # On SIGTERM the server stops accepting, ends every long-poll and event stream at once (answered
-        # as a timeout would be), gives in-flight requests the grace period, then the runtime stops.
-        config = uvicorn.Config(
-            app,
-            host=host,
-            port=bound,
-            log_level="warning",
-            log_config=None,  # its warnings go out as our JSON lines (configured above)
-            lifespan="on",
-            timeout_graceful_shutdown=settings.threadgate_shutdown_grace_s,
-            **proxy_options(settings),
-        )
-        serving.DrainingServer(config, runtime, announce).run(sockets=[sock])
+        if workers > 1:
+            return _supervise(settings, sock, host, bound, workers)
+        _serve_one(settings, sock, host, bound)
     return 0
+
+
+def _serve_one(settings: Settings, sock: socket.socket, host: str, bound: int) -> None:
+    """One process serves the bound socket until stopped."""
+    from gateway import serving
+    from gateway.api import create_app
+    from gateway.preflight import reachable_url
+    from gateway.runtime import Runtime
+
+    runtime = Runtime.build(settings, public_url=settings.threadgate_public_url or reachable_url(host, bound))
+    app = create_app(runtime)
+    warnings = start_warnings(settings)
+
+    def announce() -> None:
+        platforms = [channel.platform for channel in runtime.channels]
+        print_banner(host, bound, runtime.connection.description, warnings, platforms)
+
+    # On SIGTERM the server stops accepting, ends every long-poll and event stream at once (answered
+    # as a timeout would be), gives in-flight requests the grace period, then the runtime stops.
+    serving.DrainingServer(_server_config(app, settings, host, bound), runtime, announce).run(sockets=[sock])
+
+
+def _supervise(settings: Settings, sock: socket.socket, host: str, bound: int, count: int) -> int:
+    """Start ``count`` workers on the bound socket and watch over them (see ``gateway.workers``)."""
+    from gateway.commands import Exit, fail
+    from gateway.workers import STOP_MARGIN_S, Supervisor, shared_dir, worker_command
+
+    warnings = start_warnings(settings)
+
+    def announce(ready: list[dict[str, Any]]) -> None:
+        first = ready[0]
+        print_banner(host, bound, str(first.get("store")), warnings, list(first.get("channels", [])))
+        pids = ", ".join(str(worker.get("pid")) for worker in ready)
+        print(f"Workers: {len(ready)} (pids {pids})", flush=True)
+
+    try:
+        metrics_dir = shared_dir()
+    except OSError as exc:
+        return fail(f"cannot make a directory for the workers' metrics ({exc}); set TMPDIR", Exit.FAILED)
+    supervisor = Supervisor(
+        sock,
+        count,
+        lambda seat: worker_command(seat, host, bound),
+        announce,
+        stop_timeout_s=settings.threadgate_shutdown_grace_s + STOP_MARGIN_S,
+        metrics_dir=metrics_dir,
+    )
+    return supervisor.run()
+
+
+def _serve_worker(settings: Settings, host: str, port: int, seat_text: str) -> int:
+    """One worker of ``serve --workers``: serve the inherited socket, tell the parent once it does."""
+    import contextlib
+
+    from gateway import serving
+    from gateway.api import create_app
+    from gateway.preflight import reachable_url
+    from gateway.runtime import Runtime
+    from gateway.workers import WorkerSeat, report_ready
+
+    seat = WorkerSeat.parse(seat_text)
+    configure(settings.threadgate_log_level, worker=seat.index)
+    sock = socket.socket(fileno=seat.listen_fd)
+    parent = socket.socket(fileno=seat.control_fd)
+    runtime = Runtime.build(
+        settings,
+        public_url=settings.threadgate_public_url or reachable_url(host, port),
+        adopts=seat.index == 0,  # one adoption per start is enough: it only repairs the shared indexes
+    )
+    app = create_app(runtime)
+
+    def announce() -> None:
+        channels = [channel.platform for channel in runtime.channels]
+        with contextlib.suppress(OSError):  # the parent is gone: the server sees that and stops
+            report_ready(parent, store=runtime.connection.description, channels=channels)
+
+    config = _server_config(app, settings, host, port)
+    serving.DrainingServer(config, runtime, announce, parent=parent).run(sockets=[sock])
+    return 0
+
+
+def _server_config(app: Any, settings: Settings, host: str, port: int) -> uvicorn.Config:
+    import uvicorn
+
+    from gateway.api.client_address import proxy_options
+
+    return uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        log_config=None,  # its warnings go out as our JSON lines (configured above)
+        lifespan="on",
+        timeout_graceful_shutdown=settings.threadgate_shutdown_grace_s,
+        **proxy_options(settings),
+    )
+
+
+def print_banner(host: str, port: int, store: str, warnings: list[str], platforms: list[str]) -> None:
+    """What ``serve`` prints once it accepts connections: the address, the store, warnings, channels."""
+    print(f"Threadgate {__version__} listening on http://{host}:{port}", flush=True)
+    print(f"Store: {store}", flush=True)
+    for warning in warnings:
+        print(f"Warning: {warning}", flush=True)
+    print(f"Channels: {', '.join(platforms) or 'none configured'}", flush=True)
 
 
 def start_warnings(settings: Settings) -> list[str]:
@@ -207,6 +298,13 @@ def build_parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="run the gateway: HTTP API, platform ingress and channels")
     serve.add_argument("--host", help="address to listen on (default THREADGATE_HOST or 127.0.0.1)")
     serve.add_argument("--port", type=int, help="port to listen on (default THREADGATE_PORT or 8787)")
+    serve.add_argument(
+        "--workers",
+        metavar="N",
+        help="processes serving the port, each a whole gateway on the same Redis: a number, or auto for "
+        "one per core (default THREADGATE_WORKERS or 1)",
+    )
+    serve.add_argument("--worker", help=argparse.SUPPRESS)  # set by the parent of --workers on its workers
     serve.set_defaults(handler=_serve)
     _add_operator_commands(commands)
     _add_integration_commands(commands)

@@ -50,7 +50,12 @@ def failure(exc: BaseException | None, *, with_traceback: bool = False) -> dict[
 
 class JsonFormatter(logging.Formatter):
     """Every record as one JSON object on one line: ours with their fields, a library's with its logger
-    name, its message (cut short) and any traceback folded into the ``exc`` field."""
+    name, its message (cut short) and any traceback folded into the ``exc`` field. ``always`` are fields
+    every line carries (a ``serve --workers`` worker's number)."""
+
+    def __init__(self, always: dict[str, Any] | None = None) -> None:
+        super().__init__()
+        self.always = always or {}
 
     def format(self, record: logging.LogRecord) -> str:
         ours = record.name == LOGGER.name
@@ -67,6 +72,7 @@ class JsonFormatter(logging.Formatter):
         }
         if not ours:
             payload["logger"] = record.name
+        payload.update(self.always)
         payload.update(getattr(record, "fields", {}) or {})
         if record.exc_info and record.exc_info[1] is not None:
             payload.setdefault("error", type(record.exc_info[1]).__name__)
@@ -74,11 +80,12 @@ class JsonFormatter(logging.Formatter):
         return redact(json.dumps(payload, default=str, ensure_ascii=False))
 
 
-def configure(level: str = "INFO") -> None:
+def configure(level: str = "INFO", *, worker: int | None = None) -> None:
     """Send every log line to stderr as JSON: threadgate's events at ``level``, the libraries' (the HTTP
-    server, the platform SDKs, asyncio, Python warnings) at WARNING and above, and uncaught exceptions."""
+    server, the platform SDKs, asyncio, Python warnings) at WARNING and above, and uncaught exceptions.
+    A worker of ``serve --workers`` names itself on every line."""
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(JsonFormatter())
+    handler.setFormatter(JsonFormatter({"worker": worker} if worker is not None else None))
     LOGGER.handlers[:] = [handler]
     LOGGER.setLevel(level.upper())
     LOGGER.propagate = False

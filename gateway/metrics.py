@@ -1,8 +1,13 @@
-"""Prometheus metrics: one-line calls the core makes as things happen, and gauges read at scrape time."""
+"""Prometheus metrics: one-line calls the core makes as things happen, and gauges read at scrape time.
+
+Under ``serve --workers`` each worker records into files shared through ``PROMETHEUS_MULTIPROC_DIR``
+(set by the parent), so whichever worker answers a scrape reports the whole process group.
+"""
 
 from __future__ import annotations
 
 import functools
+import os
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -16,10 +21,13 @@ from prometheus_client import (
     ProcessCollector,
     generate_latest,
 )
+from prometheus_client.multiprocess import MultiProcessCollector
 
+SHARED = bool(os.environ.get("PROMETHEUS_MULTIPROC_DIR"))  # one of several workers
 REGISTRY = CollectorRegistry()
-ProcessCollector(registry=REGISTRY)
-PlatformCollector(registry=REGISTRY)
+if not SHARED:  # a worker's own CPU and memory, shown as the group's, would mislead
+    ProcessCollector(registry=REGISTRY)
+    PlatformCollector(registry=REGISTRY)
 
 # People answer in seconds to days; buckets span that range rather than an HTTP latency's.
 HOUR, DAY = 3600, 86400
@@ -67,25 +75,38 @@ WEBHOOK_DELIVERIES = Counter(
     ["outcome"],
     registry=REGISTRY,
 )
+# Across workers: the streams and leases of the live ones are summed; the queue gauges, read from Redis
+# at each scrape, are the latest reading.
 OPEN_STREAMS = Gauge(
-    "threadgate_open_streams", "Event streams and long-polls this process holds open now.", registry=REGISTRY
+    "threadgate_open_streams",
+    "Event streams and long-polls this process holds open now.",
+    registry=REGISTRY,
+    multiprocess_mode="livesum",
 )
 OUTBOX_THREADS = Gauge(
-    "threadgate_outbox_threads", "Threads whose outbox may still owe a post or an event.", registry=REGISTRY
+    "threadgate_outbox_threads",
+    "Threads whose outbox may still owe a post or an event.",
+    registry=REGISTRY,
+    multiprocess_mode="mostrecent",
 )
 OUTBOX_DEPTH = Gauge(
     "threadgate_outbox_depth",
     f"Chat posts and events waiting in outboxes (counted over at most {DEPTH_SAMPLE} threads).",
     registry=REGISTRY,
+    multiprocess_mode="mostrecent",
 )
 WEBHOOK_QUEUE = Gauge(
-    "threadgate_webhook_queue", "Webhook deliveries waiting or retrying.", registry=REGISTRY
+    "threadgate_webhook_queue",
+    "Webhook deliveries waiting or retrying.",
+    registry=REGISTRY,
+    multiprocess_mode="mostrecent",
 )
 LEASE_HELD = Gauge(
     "threadgate_lease_held",
     "1 while this process holds the channel's connection lease, else 0.",
     ["channel", "lease"],
     registry=REGISTRY,
+    multiprocess_mode="livesum",
 )
 
 
@@ -173,5 +194,9 @@ async def refresh(source: QueueSource) -> None:
 
 
 def render() -> tuple[bytes, str]:
-    """The exposition text and its content type."""
-    return generate_latest(REGISTRY), CONTENT_TYPE_LATEST
+    """The exposition text and its content type: under ``serve --workers``, of every worker together."""
+    if not SHARED:
+        return generate_latest(REGISTRY), CONTENT_TYPE_LATEST
+    group = CollectorRegistry()
+    MultiProcessCollector(group)  # type: ignore[no-untyped-call]
+    return generate_latest(group), CONTENT_TYPE_LATEST

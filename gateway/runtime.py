@@ -39,6 +39,8 @@ class Runtime:
     browser_streams: StreamCaps = field(default_factory=StreamCaps)
     # Where people open this gateway (THREADGATE_PUBLIC_URL, else the bound address): links into its pages.
     public_url: str | None = None
+    # Whether this process adopts the prompts waiting in Redis at start: of ``serve --workers``, one does.
+    adopts: bool = True
 
     @classmethod
     def build(
@@ -47,6 +49,7 @@ class Runtime:
         channels: list[ChannelRuntime] | None = None,
         *,
         public_url: str | None = None,
+        adopts: bool = True,
     ) -> Runtime:
         if channels is None:
             channels = build_channels(settings)
@@ -80,6 +83,7 @@ class Runtime:
             streams=streams,
             browser_streams=browser_streams,
             public_url=public_url or settings.threadgate_public_url,
+            adopts=adopts,
         )
 
     def lease(self, name: str) -> Lease:
@@ -100,7 +104,7 @@ class Runtime:
             )
         else:
             event("startup.store", store=self.connection.description)
-        await self.gateway.start()
+        await self.gateway.start(adopt=self.adopts)
         if self.webhooks is not None:
             await self.webhooks.start()
         context = ChannelContext(

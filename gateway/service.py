@@ -13,6 +13,7 @@ from enum import StrEnum
 from typing import Any
 
 from gateway import metrics, notices
+from gateway.adoption import Adoption
 from gateway.approval_policy import needs_approval, tool_rule
 from gateway.authz import may_answer
 from gateway.channel import ChannelError, Channels, PrivateNotices
@@ -109,6 +110,7 @@ class Gateway:
         self.waiters = Waiters(store.redis, health=self.health)
         self.feeds = Feeds(store.redis, report=self.health.report)
         self.sweep_interval = sweep_interval
+        self.adoption = Adoption(store, self.health)
         self._tasks: list[asyncio.Task[Any]] = []
 
     def now_ms(self) -> int:
@@ -116,22 +118,23 @@ class Gateway:
 
     # Lifecycle -------------------------------------------------------------------------------------
 
-    async def start(self) -> None:
-        """Load scripts, listen for settled prompts, adopt pending prompts, start the sweepers."""
+    async def start(self, *, adopt: bool = True) -> None:
+        """Load scripts and listen for settled prompts, then serve at once: adopting the waiting prompts
+        (unless ``adopt`` is False: another process of the same start does it), the first sweep of
+        outboxes left behind and the periodic sweepers all run in the background."""
         await self.store.load()
         await self.waiters.start()
         await self.feeds.start()
-        adopted = await self.adopt()
-        event("startup.adopted", pending=adopted)
-        await self.outbox.sweep(everything=True)
         self._tasks = [
-            asyncio.create_task(self._every(self.sweep_interval, self.outbox.sweep), name="threadgate.sweep"),
+            asyncio.create_task(self._sweep_all_then_every(self.sweep_interval), name="threadgate.sweep"),
             asyncio.create_task(self._every(self.sweep_interval, self.expire_due), name="threadgate.expiry"),
             asyncio.create_task(
                 self._every(self.sweep_interval, self.escalate_due), name="threadgate.escalation"
             ),
             asyncio.create_task(self._every(POOL_TRIM_S, self.trim_pool), name="threadgate.pool_trim"),
         ]
+        if adopt:
+            self._tasks.append(self.adoption.start())
 
     async def stop(self) -> None:
         await cancel_and_wait(self._tasks)
@@ -140,20 +143,43 @@ class Gateway:
         await self.feeds.stop()
         await self.waiters.stop()
 
+    async def _sweep_all_then_every(self, interval: float) -> None:
+        """Deliver every outbox left behind (by a process that died, however recently), retried every
+        ``interval`` until it went through; then sweep the ones left a while ago every ``interval``."""
+        swept_all = False
+        while True:
+            if swept_all:
+                await self._attempt(self.outbox.sweep)
+            else:
+                swept_all = await self._attempt(self.sweep_left_behind)
+            await asyncio.sleep(interval)
+
+    async def sweep_left_behind(self) -> int:
+        """Drain every thread marked dirty, however recently."""
+        return await self.outbox.sweep(everything=True)
+
     async def _every(self, interval: float, job: Callable[[], Any]) -> None:
         while True:
-            try:
-                await job()
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                name = getattr(job, "__name__", "?")
-                if not self.health.report(exc, name):  # an outage is logged once, by the health record
-                    event("background.failed", logging.WARNING, job=name, error=str(exc))
+            await self._attempt(job)
+            await asyncio.sleep(interval)
+
+    async def _attempt(self, job: Callable[[], Any]) -> bool:
+        """Run a background job once: False when it failed (logged; a store outage once, by the health
+        record)."""
+        try:
+            await job()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            name = getattr(job, "__name__", "?")
+            if not self.health.report(exc, name):
+                event("background.failed", logging.WARNING, job=name, error=str(exc))
+            return False
+        finally:
             # redis-py may swallow a cancellation that lands mid-command; honour it here, or stop() hangs.
             if (task := asyncio.current_task()) is not None and task.cancelling():
                 raise asyncio.CancelledError
-            await asyncio.sleep(interval)
+        return True
 
     async def trim_pool(self) -> None:
         """Close the Redis connections a burst of requests opened and left idle: waiting agents hold
@@ -161,19 +187,8 @@ class Gateway:
         await trim_idle(self.store.redis, IDLE_CONNECTIONS_KEPT)
 
     async def adopt(self) -> int:
-        """Take back every pending prompt from Redis: repair its indexes, count it, forget settled ones."""
-        adopted = 0
-        stale: list[str] = []
-        async for batch in self.store.pending_states():
-            for prompt_id, state in batch:
-                if state == "pending":
-                    adopted += 1
-                else:
-                    stale.append(prompt_id)
-        for prompt_id in stale:  # after the scan, so removing entries does not shift its pages
-            prompt = await self.store.get_prompt(prompt_id)
-            await self.store.forget_pending(prompt_id, prompt.agent if prompt else "")
-        return adopted
+        """Take back every pending prompt from Redis: count it, forget settled ones (see ``Adoption``)."""
+        return await self.adoption.adopt()
 
     # Runs ------------------------------------------------------------------------------------------
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import socket
 from collections.abc import Callable
 from types import FrameType
 
 import uvicorn
 
+from gateway.logs import event
 from gateway.runtime import Runtime
 
 
@@ -18,21 +20,46 @@ class DrainingServer(uvicorn.Server):
     normal answer, so the grace period is spent only on requests that are doing work.
 
     ``announce`` runs once the server accepts connections (the runtime started, the sockets listening).
+    A worker of ``serve --workers`` is given its end of the socket pair with its parent as ``parent``:
+    when the parent's end closes (the parent died), the worker stops as on SIGTERM.
     """
 
     def __init__(
-        self, config: uvicorn.Config, runtime: Runtime, announce: Callable[[], None] = lambda: None
+        self,
+        config: uvicorn.Config,
+        runtime: Runtime,
+        announce: Callable[[], None] = lambda: None,
+        parent: socket.socket | None = None,
     ) -> None:
         super().__init__(config)
         self.runtime = runtime
         self.announce = announce
+        self.parent = parent
         self._loop: asyncio.AbstractEventLoop | None = None
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         self._loop = asyncio.get_running_loop()
         await super().startup(sockets)
         if self.started:
+            if self.parent is not None:
+                self.parent.setblocking(False)
+                self._loop.add_reader(self.parent.fileno(), self._parent_spoke)
             self.announce()
+
+    def _parent_spoke(self) -> None:
+        """The parent never writes: readable means its end closed (or broke), so the parent is gone."""
+        assert self.parent is not None and self._loop is not None
+        try:
+            if self.parent.recv(64):
+                return
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            pass
+        self._loop.remove_reader(self.parent.fileno())
+        event("serve.parent_gone", logging.WARNING)
+        self.should_exit = True
+        self.runtime.drain()
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         super().handle_exit(sig, frame)

@@ -65,6 +65,7 @@ class Settings(BaseSettings):
     threadgate_api_tokens: SecretStr | None = None
     threadgate_host: str = "127.0.0.1"
     threadgate_port: int = Field(default=8787, ge=1, le=65535)
+    threadgate_workers: str = "1"  # processes serving the port: a number or "auto" (see gateway.workers)
     threadgate_log_level: str = "INFO"
     threadgate_webhooks: str | None = None
     threadgate_webhook_secret: SecretStr | None = None
@@ -97,6 +98,14 @@ class Settings(BaseSettings):
         if level not in LOG_LEVELS:
             raise ValueError(f"THREADGATE_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}")
         return level
+
+    @field_validator("threadgate_workers")
+    @classmethod
+    def _workers(cls, value: str) -> str:
+        from gateway.workers import worker_count
+
+        worker_count(value, "THREADGATE_WORKERS")  # a ValueError names what it takes
+        return value.strip().lower()
 
     @field_validator("threadgate_public_url")
     @classmethod

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -22,9 +23,9 @@ CHECK_TIMEOUT_S = 1.0
 
 
 @router.get("/healthz")
-async def healthz() -> dict[str, str]:
-    """The process is up and serving."""
-    return {"status": "ok"}
+async def healthz() -> dict[str, str | int]:
+    """The process is up and serving; ``pid`` tells the workers of ``serve --workers`` apart."""
+    return {"status": "ok", "pid": os.getpid()}
 
 
 @router.get("/readyz")
@@ -43,7 +44,8 @@ async def readyz(request: Request) -> JSONResponse:
 
 
 async def readiness(runtime: Runtime) -> dict[str, dict[str, Any]]:
-    """Each check as ``{"ok": bool, "detail": str}``, keyed ``process``, ``redis`` and ``lease:<name>``."""
+    """Each check as ``{"ok": bool, "detail": str}``, keyed ``process``, ``redis``, ``adoption`` (always
+    ok) and ``lease:<name>``."""
     checks: dict[str, dict[str, Any]] = {
         "process": {"ok": not runtime.stopping, "detail": "shutting down" if runtime.stopping else "running"}
     }
@@ -60,6 +62,8 @@ async def readiness(runtime: Runtime) -> dict[str, dict[str, Any]]:
             event("readiness.redis_failed", logging.WARNING, error=str(exc) or type(exc).__name__)
         checks["redis"] = {"ok": False, "detail": f"Redis did not answer: {type(exc).__name__}"}
         return checks
+    # Informational: the process serves every prompt while it still adopts the waiting ones.
+    checks["adoption"] = {"ok": True, "detail": runtime.gateway.adoption.describe()}
     for name, lease in runtime.leases.items():
         checks[f"lease:{name}"] = await _lease_check(lease)
     return checks
@@ -83,7 +87,6 @@ async def _lease_check(lease: Lease) -> dict[str, Any]:
 async def prometheus_metrics(request: Request) -> Response:
     """Prometheus text exposition; the outbox and webhook queue gauges are read from Redis now."""
     runtime: Runtime = request.app.state.runtime
-    metrics.OPEN_STREAMS.set(runtime.streams.open_streams + runtime.browser_streams.open_streams)
     try:
         await asyncio.wait_for(metrics.refresh(runtime.store), CHECK_TIMEOUT_S)
     except Exception as exc:  # the counters are still worth serving while Redis is away

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from gateway import metrics
 from gateway.errors import GatewayError
 
 RETRY_AFTER_S = 5  # streams end as their clients leave; a short wait usually finds room
@@ -58,10 +59,12 @@ class StreamCaps:
             )
         self._open[credential] += 1
         self._count += 1
+        metrics.OPEN_STREAMS.inc()
         return StreamSlot(self, credential)
 
     def _release(self, credential: str) -> None:
         self._count -= 1
+        metrics.OPEN_STREAMS.dec()
         self._open[credential] -= 1
         if self._open[credential] <= 0:
             del self._open[credential]

@@ -413,32 +413,37 @@ class Store:
         more = len(ids) > limit
         return ids[:limit], (str(start + limit) if more else None)
 
+    async def pending_count(self) -> int:
+        """How many entries the inbox holds."""
+        return int(await self.redis.zcard(keys.PENDING))
+
     async def pending_states(self, batch: int = 1000) -> AsyncIterator[list[tuple[str, str | None]]]:
         """The inbox's prompt ids with their stored state (None: no record), a batch at a time.
 
-        Two pipelined round trips per batch, so a million waiting prompts are read in seconds.
+        ``ZSCAN`` walks the inbox by cursor, so entries added or removed meanwhile (prompts raised and
+        settled while this runs) never make it skip one that stays; one may come twice. Three pipelined
+        round trips per batch, so a million waiting prompts are read in seconds.
         """
-        start = 0
+        cursor = 0
         while True:
-            ids = [str(pid) for pid in await self.redis.zrange(keys.PENDING, start, start + batch - 1)]
-            if not ids:
+            cursor, members = await self.redis.zscan(keys.PENDING, cursor, count=batch)
+            ids = [str(pid) for pid, _score in members]
+            if ids:
+                pipe = self.redis.pipeline(transaction=False)
+                for prompt_id in ids:
+                    pipe.get(keys.prompt_index(prompt_id))
+                threads = await pipe.execute()
+                pipe = self.redis.pipeline(transaction=False)
+                for prompt_id, thread in zip(ids, threads, strict=True):
+                    if thread is not None:
+                        pipe.hget(keys.prompt(thread, prompt_id), "state")
+                states = iter(await pipe.execute())
+                yield [
+                    (pid, next(states) if thread is not None else None)
+                    for pid, thread in zip(ids, threads, strict=True)
+                ]
+            if not cursor:
                 return
-            pipe = self.redis.pipeline(transaction=False)
-            for prompt_id in ids:
-                pipe.get(keys.prompt_index(prompt_id))
-            threads = await pipe.execute()
-            pipe = self.redis.pipeline(transaction=False)
-            for prompt_id, thread in zip(ids, threads, strict=True):
-                if thread is not None:
-                    pipe.hget(keys.prompt(thread, prompt_id), "state")
-            states = iter(await pipe.execute())
-            yield [
-                (pid, next(states) if thread is not None else None)
-                for pid, thread in zip(ids, threads, strict=True)
-            ]
-            if len(ids) < batch:
-                return
-            start += batch
 
     # Inbound messages -------------------------------------------------------------------------------
 

@@ -66,7 +66,7 @@ def test_a_smoke_run_ends_with_one_json_line_carrying_the_headline_ratio() -> No
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=240,
+        timeout=480,
         check=False,
     )
     assert done.returncode == 0, done.stderr[-2000:]
@@ -78,4 +78,8 @@ def test_a_smoke_run_ends_with_one_json_line_carrying_the_headline_ratio() -> No
     assert last["http"]["gateway"]["ops"] == 12
     idle = last["idle_waiters"]
     assert idle["count"] >= 239 and idle["redis_connections"] <= 8 and idle["wake_p99_ms"] > 0
-    assert "| threads | resolves/s |" in done.stdout
+    assert set(last["http_workers"]) == {"1", "2"} and all(v > 0 for v in last["http_workers"].values())
+    restart = last["restart_with_pending"]
+    assert restart["pending"] == 200 and restart["adopted"] >= 200
+    assert 0 < restart["ready_s"] <= restart["first_resolve_s"]
+    assert "| threads | resolves/s |" in done.stdout and "| workers | operations/s |" in done.stdout

@@ -94,3 +94,29 @@ async def test_two_processes_poll_one_at_a_time_and_after_kill_9_the_other_answe
     finally:
         await agent.stop()
         await client.aclose()
+
+
+async def test_workers_of_one_serve_poll_one_at_a_time_under_the_lease(
+    fake: FakeTelegram, real_redis: str, tmp_path: Path
+) -> None:
+    env = serve_env(
+        REDIS_URL=real_redis,
+        TELEGRAM_BOT_TOKEN=TOKEN,
+        TELEGRAM_BASE_URL=fake.base_url,
+        THREADGATE_LEASE_TTL_MS=str(LEASE_TTL_MS),
+    )
+    server = ServeProcess(env, tmp_path, options=("--workers", "2"))
+    client = redis.asyncio.from_url(real_redis, decode_responses=True)
+    with serving(server, ready_path=None):
+        await asyncio.to_thread(server.wait_ready, "/readyz", 120)
+        await asyncio.to_thread(server.wait_workers, 120)
+        try:
+            for text in ("hello", "again", "and again"):
+                update = await fake.say(ALICE, ALICE, text)
+                await fake.confirmed(update["update_id"], timeout=10)
+            holder = holder_pid(await Lease(client, lease_name("telegram", TOKEN)).current_holder())
+            workers = [line for line in server.log.read_text().splitlines() if line.startswith("Workers:")]
+            assert str(holder) in workers[0] and holder != server.running.pid  # a worker holds it
+            assert (fake.max_concurrent_polls, fake.conflicts) == (1, 0)  # exactly one worker polls
+        finally:
+            await client.aclose()

@@ -166,7 +166,9 @@ def test_systemd_unit_runs_one_unprivileged_process_per_port_and_stops_gracefull
     unit = systemd_unit()
     assert set(unit) == {"Unit", "Service", "Install"}
     service = unit["Service"]
-    assert service["ExecStart"].startswith("/") and service["ExecStart"].endswith(" serve --port %i")
+    assert service["ExecStart"].startswith("/")
+    assert service["ExecStart"].endswith(" serve --port %i --workers 1")
+    assert service["KillMode"] == "mixed"  # SIGTERM to the parent alone, which stops its workers
     assert service["User"] not in ("", "root", "0") and service["NoNewPrivileges"] == "yes"
     assert service["KillSignal"] == "SIGTERM" and int(service["TimeoutStopSec"]) >= 10
     assert service["Restart"] == "on-failure"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 
 import httpx
@@ -35,7 +36,7 @@ async def get(runtime: Runtime, path: str) -> httpx.Response:
 
 async def test_healthz_answers_while_the_process_runs(runtime: Runtime) -> None:
     response = await get(runtime, "/healthz")
-    assert (response.status_code, response.json()) == (200, {"status": "ok"})
+    assert (response.status_code, response.json()) == (200, {"status": "ok", "pid": os.getpid()})
 
 
 async def test_ready_when_redis_answers_and_no_channel_needs_a_connection(runtime: Runtime) -> None:

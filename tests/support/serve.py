@@ -47,6 +47,7 @@ class ServeProcess:
     name: str = "serve"
     port: int = field(default_factory=free_port)
     program: tuple[str, ...] = (sys.executable, "-m", "gateway.cli")
+    options: tuple[str, ...] = ()  # more ``serve`` options, such as ``--workers 2``
     popen: subprocess.Popen[bytes] | None = None
 
     @property
@@ -72,7 +73,7 @@ class ServeProcess:
     def launch(self) -> None:
         """Launch the process without waiting for it (``wait_ready`` does)."""
         self.workdir.mkdir(parents=True, exist_ok=True)
-        command = [*self.program, "serve", "--host", "127.0.0.1", "--port", str(self.port)]
+        command = [*self.program, "serve", "--host", "127.0.0.1", "--port", str(self.port), *self.options]
         with self.log.open("ab") as log:
             self.popen = subprocess.Popen(
                 command, cwd=self.workdir, env=self.env, stdout=log, stderr=subprocess.STDOUT
@@ -83,6 +84,17 @@ class ServeProcess:
         url = f"{self.url}{path}"
         processes.wait_until_answers(
             lambda: answers(url), self.running, f"threadgate serve {self.name}", self.log, timeout
+        )
+
+    def wait_workers(self, timeout: float = 120.0) -> None:
+        """With ``--workers``: wait until the parent says every worker accepts connections (its
+        ``Workers:`` line); ``/readyz`` answers as soon as the first one does."""
+        processes.wait_until_answers(
+            lambda: "\nWorkers: " in "\n" + processes.log_tail(self.log, 1_000_000),
+            self.running,
+            f"threadgate serve {self.name}'s workers",
+            self.log,
+            timeout,
         )
 
     def kill(self) -> None:
