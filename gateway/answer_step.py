@@ -75,6 +75,7 @@ class StepRequest:
     # handed to the core with the answer, which decides what they count for.
     note: str | None = None
     arguments: dict[str, Any] | None = None
+    grant: bool = False  # with a PICK of Approve: "Approve for this session", the exact call for the run
 
 
 @dataclass(frozen=True, slots=True)
@@ -474,6 +475,7 @@ class _Steps:
                 decline=decline,
                 note=None if said is None else said[:MAX_TEXT_CHARS],
                 arguments=arguments if arguments is not None else self.request.arguments,
+                grant=self.request.grant,
             )
         )
         event(

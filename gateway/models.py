@@ -629,6 +629,8 @@ class InboundMessage(Model):
     # An approval control's words (a deny-with-reason form) and the call's arguments as edited (an edit form).
     note: str | None = Field(default=None, max_length=MAX_TEXT_CHARS)
     arguments: dict[str, Any] | None = None
+    # An "Approve for this session" control: with an approve, the exact call is granted for the run.
+    grant: StrictBool = False
 
     @field_validator("sender")
     @classmethod

@@ -114,12 +114,14 @@ def read_reply(
     decline: bool = False,
     note: str | None = None,
     arguments: dict[str, Any] | None = None,
+    grant: bool = False,
 ) -> Reading:
     """What ``text`` (or structured answers) from someone allowed to answer does to the pending ``prompt``.
 
     ``draft`` is a form's values so far (a property at a time), as ``read_draft`` returns them.
     ``decline`` is a Decline control's press, which declines a form or a URL step. ``note`` and
-    ``arguments`` are an approval control's words and edited arguments (a deny-with-reason or edit form).
+    ``arguments`` are an approval control's words and edited arguments (a deny-with-reason or edit form);
+    ``grant`` an "Approve for this session" control's approve (the exact call, for the rest of the run).
     """
     if decline and prompt.kind in (PromptKind.FORM, PromptKind.URL):
         return Reading(ReplyAction.DECLINE)
@@ -128,7 +130,7 @@ def read_reply(
     if prompt.kind is PromptKind.URL:
         return _read_url(prompt, text, structured)
     if prompt.kind is PromptKind.APPROVAL:
-        return _read_approval(prompt, text, structured, note, arguments)
+        return _read_approval(prompt, text, structured, note, arguments, grant)
     if structured is not None and check_structured(prompt.questions, structured) is not None:
         return Reading(ReplyAction.ANSWER, map_reply(prompt.kind, prompt.questions, text, structured))
     if prompt.on_unmatched_reply is ReplyPolicy.NEW_MESSAGE and not _fits(prompt, text):
@@ -137,16 +139,22 @@ def read_reply(
 
 
 def _read_approval(
-    prompt: Prompt, text: str, structured: Any, note: str | None, arguments: dict[str, Any] | None
+    prompt: Prompt,
+    text: str,
+    structured: Any,
+    note: str | None,
+    arguments: dict[str, Any] | None,
+    grant: bool = False,
 ) -> Reading:
-    """An approval's reply: a control's answer (with its note or edited arguments), a typed edit, or
-    typed words: approve tokens approve, anything else denies and its words become the note (seed 000)."""
+    """An approval's reply: a control's answer (with its note or edited arguments; ``grant``: an "Approve
+    for this session" control), a typed edit, or typed words: approve tokens approve, anything else denies
+    and its words become the note (seed 000)."""
     if arguments is not None:
         return _edited(prompt, arguments, note)
     if structured is not None and check_structured(prompt.questions, structured) is not None:
-        return Reading(
-            ReplyAction.ANSWER, map_reply(prompt.kind, prompt.questions, text, structured), note=note
-        )
+        answers = map_reply(prompt.kind, prompt.questions, text, structured)
+        granted = grant and prompt.tool_call is not None and answers[0].answer == [APPROVE]
+        return Reading(ReplyAction.ANSWER, answers, note=note, grant=granted)
     try:
         typed = typed_edit(prompt, text)
     except NotAnEdit as exc:

@@ -587,6 +587,7 @@ class Gateway:
                 decline=message.decline,
                 note=message.note,
                 arguments=message.arguments,
+                grant=message.grant,
             )
             ready = _ready(latest, reading, message.sender, now_ms, decided=False)
         decision = await self.store.receive(
@@ -650,6 +651,7 @@ class Gateway:
             decline=message.decline,
             note=message.note,
             arguments=message.arguments,
+            grant=message.grant,
         )
         now_ms = self.now_ms()
         ready = _ready(prompt, reading, message.sender, now_ms, decided=True)

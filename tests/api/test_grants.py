@@ -10,6 +10,7 @@ import httpx
 import pytest
 from redis.asyncio import from_url
 
+from gateway.models import InboundMessage
 from tests.api.conftest import (
     OPERATOR_AUTH,
     STARTER,
@@ -329,3 +330,34 @@ async def test_each_call_a_grant_lets_through_is_in_the_history_naming_the_grant
     assert [(record["outcome"], record["approved_call"]) for record in by_grant] == [("approved", log)]
     assert by_grant[0]["grants_used"][0]["grant_id"] == grant["grant_id"]
     assert by_grant[0]["grants_used"][0]["created_by"] == STARTER
+
+
+async def test_an_approve_for_this_session_control_grants_the_exact_call(
+    served: Served, agent: httpx.AsyncClient
+) -> None:
+    run = await start_run(agent)
+    asked = (await ask(agent, run["run_id"], GIT_STATUS)).json()
+    approve = [{"question_id": "q1", "answer": ["Approve"]}]
+    pressed = InboundMessage(
+        thread_id=run["thread_id"], sender=STARTER, answers=approve, prompt_id=asked["prompt_id"], grant=True
+    )
+    await served.runtime.gateway.receive(pressed)
+    (grant,) = (await agent.get(f"/v1/runs/{run['run_id']}/grants")).json()["items"]
+    assert (grant["match"], grant["created_by"]) == (GIT_STATUS, STARTER)
+    again = await ask(agent, run["run_id"], GIT_STATUS)
+    assert again.json() == {"decision": "allow", "by": f"grant:{grant['grant_id']}"}
+    other = await ask(agent, run["run_id"], {"name": "Bash", "arguments": {"command": "git log"}})
+    assert other.status_code == 201, "the control grants the exact call only"
+
+
+async def test_a_deny_pressed_with_the_session_flag_grants_nothing(
+    served: Served, agent: httpx.AsyncClient
+) -> None:
+    run = await start_run(agent)
+    asked = (await ask(agent, run["run_id"], GIT_STATUS)).json()
+    deny = [{"question_id": "q1", "answer": ["Deny"]}]
+    pressed = InboundMessage(
+        thread_id=run["thread_id"], sender=STARTER, answers=deny, prompt_id=asked["prompt_id"], grant=True
+    )
+    await served.runtime.gateway.receive(pressed)
+    assert (await agent.get(f"/v1/runs/{run['run_id']}/grants")).json()["items"] == []
