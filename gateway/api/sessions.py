@@ -14,13 +14,16 @@ from gateway.api.errors import error_responses
 from gateway.api.scope import (
     own_prompt,
     own_session,
+    require_agent,
     require_thread,
+    session_agent,
     session_not_found,
     thread_open,
     visible,
 )
 from gateway.errors import GatewayError
-from gateway.models import Model, Prompt, PromptState, ToolCall
+from gateway.models import Model, Prompt, PromptState, Run, RunRequest, ToolCall
+from gateway.session_runs import session_run
 from gateway.session_threads import SessionThreads
 
 router = APIRouter(prefix="/v1", tags=["agent side"])
@@ -123,6 +126,42 @@ async def get_session_thread(
     assert thread_id is not None
     url = core.channels.permalink(thread_id)
     return SessionThreadOut(session_key=session_key, thread_id=thread_id, created=False, thread_url=url)
+
+
+class SessionRunOut(Model):
+    session_key: str
+    run: Run
+    created: bool
+
+
+@router.put(
+    "/sessions/{session_key}/run",
+    response_model=SessionRunOut,
+    responses={201: {"model": SessionRunOut}, **error_responses(400, 403, 404)},
+)
+async def ensure_session_run(
+    session_key: SessionKey, body: RunRequest, core: Core, caller: AgentCaller
+) -> JSONResponse:
+    """The run the session's questions share in ``thread_id``: 200 with the running one, or 201 after
+    starting it (on first use, or when the one it had ended). A grant a person makes on one of the
+    session's prompts lasts as long as this run, so it answers the session's later identical calls.
+
+    404 SESSION_NOT_FOUND for another agent's session; 403 FORBIDDEN for an agent the token does not act
+    for, one the session key does not name, or a thread only other agents own.
+    """
+    own_session(caller, session_key)
+    require_agent(caller, body.agent)
+    if session_agent(session_key) != body.agent:
+        raise GatewayError(
+            "FORBIDDEN",
+            f"Session {session_key!r} is not agent {body.agent!r}'s (session keys are <agent>:<session>).",
+            403,
+            {"session_key": session_key, "agent": body.agent},
+        )
+    await require_thread(core.store, caller, body.thread_id)
+    run, created = await session_run(core, session_key, body)
+    out = SessionRunOut(session_key=session_key, run=run, created=created)
+    return JSONResponse(out.model_dump(mode="json"), status_code=201 if created else 200)
 
 
 def _call_mismatch(session_key: str, call_id: str, prompt_id: str, why: str) -> GatewayError:

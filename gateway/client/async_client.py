@@ -88,6 +88,14 @@ class Threadgate:
         posting ``header`` into ``channel`` (``<platform>:<channel>``)."""
         return await self._run(calls.session_thread(session_key, channel, header))
 
+    async def session_run(
+        self, session_key: str, thread_id: str, agent: str, started_by: str | None = None
+    ) -> Run:
+        """The run a session's questions share in ``thread_id``: the running one, or a new one when it has
+        none or it ended. A grant made on one of its prompts then answers the session's later identical
+        calls; leave the run open between questions (don't end it after each)."""
+        return await self._run(calls.session_run(session_key, thread_id, agent, started_by))
+
     async def session_call(self, session_key: str, call_id: str) -> str | None:
         """The prompt bound to one tool call of a session (``bind_session_call``); None when none is."""
         return await self._run(calls.session_call(session_key, call_id))

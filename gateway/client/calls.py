@@ -156,6 +156,12 @@ def session_thread(session_key: str, channel: str, header: str) -> Flow[str]:
     return str(data["thread_id"])
 
 
+def session_run(session_key: str, thread_id: str, agent: str, started_by: str | None) -> Flow[Run]:
+    body = {"thread_id": thread_id, "agent": agent, "started_by": started_by}
+    data = yield Call("PUT", f"/v1/sessions/{seg(session_key)}/run", body=body)
+    return Run.model_validate(data["run"])
+
+
 def session_call(session_key: str, call_id: str) -> Flow[str | None]:
     try:
         data = yield Call("GET", f"/v1/sessions/{seg(session_key)}/calls/{seg(call_id)}")

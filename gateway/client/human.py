@@ -21,7 +21,7 @@ from gateway.client.calls import Approval, Flow
 from gateway.client.errors import PromptCancelled, ThreadgateError
 from gateway.client.sync_client import Client
 from gateway.client.target import Target, session_header, session_key
-from gateway.client.waiting import say_where
+from gateway.client.waiting import GAVE_UP_REASON, say_where
 from gateway.mapper import NEGATIVE
 from gateway.models import Prompt, ReasonCode
 
@@ -60,8 +60,9 @@ class Human:
 
     ``from_env`` reads the integrations' environment (``THREADGATE_THREAD`` or
     ``THREADGATE_SESSION_CHANNEL``, ``THREADGATE_STARTED_BY``, ``THREADGATE_AGENT``,
-    ``THREADGATE_WAIT_SECONDS``, ``THREADGATE_URL``, ``THREADGATE_TOKEN``). Each question is its own run
-    in the thread, ended once answered, so a wait that gives up closes the prompt in the chat.
+    ``THREADGATE_WAIT_SECONDS``, ``THREADGATE_URL``, ``THREADGATE_TOKEN``). Every question of a session
+    is asked in the session's one run, so a grant a person makes on one ("approve for this session")
+    answers its later identical calls; a wait that gives up cancels its prompt in the chat.
     """
 
     target: Target
@@ -153,7 +154,7 @@ class Human:
         editable: bool = False,
         input_schema: dict[str, Any] | None = None,
     ) -> Flow[Approval]:
-        def decide(run_id: str) -> Flow[Approval]:
+        def decide(run_id: str, on_raised: Callable[[Prompt], None]) -> Flow[Approval]:
             return calls.approval(
                 run_id,
                 tool,
@@ -162,7 +163,7 @@ class Human:
                 expires_in_seconds=None,
                 timeout=self.target.wait_s,
                 reconnect_delay=reconnect_delay,
-                on_raised=say_where,
+                on_raised=on_raised,
                 editable=editable,
                 input_schema=input_schema,
             )
@@ -180,7 +181,7 @@ class Human:
         return decision
 
     def _question(self, question: str, options: list[str] | None, reconnect_delay: float) -> Flow[str]:
-        def answer(run_id: str) -> Flow[list[str]]:
+        def answer(run_id: str, on_raised: Callable[[Prompt], None]) -> Flow[list[str]]:
             return calls.ask(
                 run_id,
                 question,
@@ -190,7 +191,7 @@ class Human:
                 expires_in_seconds=None,
                 timeout=self.target.wait_s,
                 reconnect_delay=reconnect_delay,
-                on_raised=say_where,
+                on_raised=on_raised,
             )
 
         try:
@@ -199,36 +200,38 @@ class Human:
             raise HumanUnavailable(_cancelled(exc.prompt)) from exc
         return ", ".join(answers)
 
-    def _in_run(self, asking: Callable[[str], Flow[T]]) -> Flow[T]:
-        """Start a run in the thread, ask, end the run; every failure to ask becomes HumanUnavailable."""
+    def _in_run(self, asking: Callable[[str, Callable[[Prompt], None]], Flow[T]]) -> Flow[T]:
+        """Ask in the session's run (started on first use, never ended here); every failure to ask
+        becomes HumanUnavailable, and a prompt given up on is cancelled so the chat stops waiting."""
         target = self.target
+        key = session_key(target.agent, self.session)
         try:
             if target.thread is not None:
                 thread = target.thread
             elif target.session_channel is not None:
-                key = session_key(target.agent, self.session)
                 header = session_header(self.product, os.getcwd(), self.session)
                 thread = yield from calls.session_thread(key, target.session_channel, header)
             else:
                 raise HumanUnavailable(
                     "nowhere to ask: set THREADGATE_SESSION_CHANNEL (a channel) or THREADGATE_THREAD"
                 )
-            run = yield from calls.create_run(thread, target.agent, target.started_by)
+            run = yield from calls.session_run(key, thread, target.agent, target.started_by)
         except (httpx.HTTPError, ThreadgateError) as exc:
             raise HumanUnavailable(f"the gateway could not start the question ({_describe(exc)})") from exc
+        raised: list[str] = []
+
+        def on_raised(prompt: Prompt) -> None:
+            raised.append(prompt.prompt_id)
+            say_where(prompt)
+
         try:
-            result = yield from asking(run.run_id)
+            return (yield from asking(run.run_id, on_raised))
         except TimeoutError as exc:
-            yield from _end_quietly(run.run_id)  # ending the run closes the prompt in the chat
+            yield from _cancel_quietly(raised)
             raise HumanUnavailable(f"nobody answered within {target.wait_s} s") from exc
         except (httpx.HTTPError, ThreadgateError) as exc:
-            yield from _end_quietly(run.run_id)
+            yield from _cancel_quietly(raised)
             raise HumanUnavailable(_describe(exc)) from exc
-        except PromptCancelled:
-            yield from _end_quietly(run.run_id)
-            raise
-        yield from _end_quietly(run.run_id)
-        return result
 
 
 def reason_given(note: str | None) -> str | None:
@@ -239,10 +242,11 @@ def reason_given(note: str | None) -> str | None:
     return note
 
 
-def _end_quietly(run_id: str) -> Flow[None]:
-    # An unreachable gateway ends nothing; the prompt then expires on its own.
-    with contextlib.suppress(httpx.HTTPError, ThreadgateError):
-        yield from calls.end_run(run_id)
+def _cancel_quietly(prompt_ids: list[str]) -> Flow[None]:
+    # An unreachable gateway cancels nothing; the prompt then expires on its own.
+    for prompt_id in prompt_ids:
+        with contextlib.suppress(httpx.HTTPError, ThreadgateError):
+            yield from calls.cancel_prompt(prompt_id, GAVE_UP_REASON)
 
 
 def _cancelled(prompt: Prompt) -> str:

@@ -6,6 +6,8 @@ import sys
 
 from gateway.models import Prompt
 
+GAVE_UP_REASON = "the agent stopped waiting for an answer"  # why a prompt nobody answered in time is closed
+
 
 def where_it_waits(prompt: Prompt) -> str:
     """``waiting for an answer in web:ops-1a2b at http://…/chat/ops-1a2b`` (the link when the gateway

@@ -1,4 +1,8 @@
-"""One question to a person, start to finish: find the thread, start a run, raise, wait, end the run.
+"""One question to a person, start to finish: find the session's thread and run, raise, wait.
+
+Every question of a session is asked in the session's one run (``PUT /v1/sessions/{key}/run``), which
+outlives the question: a grant a person makes on one ("approve for this session") answers the session's
+later identical calls.
 
 An approval of a tool call goes through the agent's approval policy (``POST /v1/runs/{run_id}/approvals``):
 the gateway either allows the call outright, asking nobody (the policy, or a person's grant for the run),
@@ -16,13 +20,12 @@ import httpx
 
 from gateway.client import Allowed, Threadgate, ThreadgateError
 from gateway.client.target import Target
-from gateway.client.waiting import say_where
+from gateway.client.waiting import GAVE_UP_REASON, say_where
 from gateway.integrations.sessions import NotConfigured, thread_for
 from gateway.models import Prompt, PromptState, ReasonCode, call_digest
 
 logger = logging.getLogger("threadgate.integrations")
 
-GAVE_UP_REASON = "the agent stopped waiting for an answer"
 CALL_CHANGED_REASON = "the agent made a different call under the same id"
 
 
@@ -66,7 +69,7 @@ class Ask:
 async def ask(tg: Threadgate, target: Target, request: Ask) -> Prompt | Allowed:
     """Ask in the session's thread and return the settled prompt (answered, or cancelled with a reason);
     Allowed when the request is an approval nobody needs asking about: the agent's approval policy allows
-    it (``by: policy``), or a grant a person made for the run matches it (``by: grant:<grant_id>``).
+    it (``by: policy``), or a grant a person made for the session's run matches it (``by: grant:<grant_id>``).
 
     Raises Unavailable when the gateway cannot be reached, the prompt cannot be posted, or ``target.wait_s``
     passes unanswered (the prompt is then cancelled, so the chat shows it is no longer waiting). A resumable
@@ -80,13 +83,15 @@ async def ask(tg: Threadgate, target: Target, request: Ask) -> Prompt | Allowed:
                 return found
             stale = found
         thread = await thread_for(tg, target, key=request.session_key, header=request.header)
-        run = await tg.create_run(thread, target.agent, target.started_by)
+        run = await tg.session_run(request.session_key, thread, target.agent, target.started_by)
     except NotConfigured as exc:
         raise Unavailable(str(exc)) from exc
     except (httpx.HTTPError, ThreadgateError) as exc:
         raise Unavailable(f"the gateway could not start the question ({_describe(exc)})") from exc
+    # The session's run outlives the question (a grant made on it answers the session's later calls):
+    # only a prompt left behind is cancelled, never the run ended.
     prompt_id: str | None = None
-    keep_open = False  # a resumable prompt's run stays open with it; _wait_open ends it once it settles
+    nothing_to_cancel = False  # it settled, or stays open for the next attempt (resumable)
     try:
         raised = await _raise(tg, run.run_id, request)
         if isinstance(raised, Allowed):
@@ -94,29 +99,29 @@ async def ask(tg: Threadgate, target: Target, request: Ask) -> Prompt | Allowed:
         say_where(raised)
         prompt_id = raised.prompt_id
         if request.call_id is None:
-            return await tg.wait_prompt(prompt_id, timeout=target.wait_s)
+            settled = await tg.wait_prompt(prompt_id, timeout=target.wait_s)
+            nothing_to_cancel = True
+            return settled
         bound = await tg.bind_session_call(
             request.session_key, request.call_id, prompt_id, replaces=stale, tool_call=request.tool_call
         )
         if bound != prompt_id:  # another process asked about this call first: wait on its prompt
             with contextlib.suppress(httpx.HTTPError, ThreadgateError):
                 await tg.cancel_prompt(prompt_id, "asked twice")
+            nothing_to_cancel = True
             if not asks_about(await tg.get_prompt(bound), request):
                 raise Unavailable("another call with the same id is being asked about; try again")
             return await _wait_open(tg, target, bound)
-        keep_open = True
+        nothing_to_cancel = True
         return await _wait_open(tg, target, prompt_id)
     except TimeoutError as exc:
-        if prompt_id is not None:
-            with contextlib.suppress(httpx.HTTPError, ThreadgateError):
-                await tg.cancel_prompt(prompt_id, GAVE_UP_REASON)
         raise Unavailable(f"nobody answered within {target.wait_s} s") from exc
     except (httpx.HTTPError, ThreadgateError) as exc:
         raise Unavailable(_describe(exc)) from exc
     finally:
-        if not keep_open:
+        if prompt_id is not None and not nothing_to_cancel:  # timed out, failed or interrupted while waiting
             with contextlib.suppress(httpx.HTTPError, ThreadgateError):
-                await tg.end_run(run.run_id)
+                await tg.cancel_prompt(prompt_id, GAVE_UP_REASON)
 
 
 async def _raise(tg: Threadgate, run_id: str, request: Ask) -> Prompt | Allowed:
@@ -150,7 +155,6 @@ async def _resume(tg: Threadgate, target: Target, request: Ask) -> Prompt | str 
         # The ids are the same but the call is not: its decision is not this call's, so ask afresh.
         with contextlib.suppress(httpx.HTTPError, ThreadgateError):
             await tg.cancel_prompt(prompt_id, CALL_CHANGED_REASON)
-            await tg.end_run(bound.run_id)
         return prompt_id
     prompt = await _wait_open(tg, target, prompt_id)
     if prompt.prompt_state is PromptState.CANCELLED and prompt.reason_code is not ReasonCode.DECLINED:
@@ -174,14 +178,11 @@ def asks_about(prompt: Prompt, request: Ask) -> bool:
 
 async def _wait_open(tg: Threadgate, target: Target, prompt_id: str) -> Prompt:
     """Wait up to ``target.wait_s`` for a resumable prompt; StillPending (it stays open) when it does not
-    settle, and its run ended once it has."""
+    settle. Its run is the session's and goes on."""
     try:
-        prompt = await tg.wait_prompt(prompt_id, timeout=target.wait_s)
+        return await tg.wait_prompt(prompt_id, timeout=target.wait_s)
     except TimeoutError as exc:
         raise StillPending(f"nobody has answered yet (prompt {prompt_id})", prompt_id) from exc
-    with contextlib.suppress(httpx.HTTPError, ThreadgateError):
-        await tg.end_run(prompt.run_id)
-    return prompt
 
 
 def _describe(exc: BaseException) -> str:

@@ -181,3 +181,8 @@ def feed_seen(stream: str, event_id: str) -> str:
 
     Tagged ``{<stream>}``: the slot of the feed's own untagged key, so one script touches both."""
     return f"tg:seen:{{{stream}}}:{event_id}"
+
+
+def session_run(thread_id: str, session_key: str) -> str:
+    """The run an agent session's questions share in this thread (a grant outlives one question)."""
+    return f"{thread_prefix(thread_id)}session-run:{session_key}"

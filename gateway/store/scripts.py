@@ -30,6 +30,7 @@ THREAD_SCRIPTS = (
     "take_escalation",
     "record_copy",
     "mirror_prompt",
+    "adopt_session_run",
 )
 PLAIN_SCRIPTS = ("drop_dirty", "publish_feed", "release_held", "count_hit", "claim_escalations")
 LEASE_SCRIPTS = ("take_lease", "renew_lease")

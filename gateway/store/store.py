@@ -44,6 +44,7 @@ from gateway.store.results import (
     SettlementStatus,
 )
 from gateway.store.scripts import Scripts
+from gateway.store.session_runs import SessionRuns
 
 DAY_MS = 24 * 3600 * 1000
 RETAIN_MS = 30 * DAY_MS  # a settled prompt, an ended run
@@ -122,6 +123,7 @@ class Store:
         self._settings: dict[str, tuple[float, HumanInput]] = {}
         self.owners = Ownership(client)
         self.grants = RunGrants(client, self.scripts, thread_idle_ms)
+        self.session_runs = SessionRuns(client, self.scripts, thread_idle_ms)
         self.escalations = EscalationStore(self)
 
     async def load(self) -> None:

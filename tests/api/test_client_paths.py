@@ -21,6 +21,7 @@ CALLS: list[tuple[str, Callable[[str], tuple[Any, ...]], str]] = [
     ("end_run", lambda i: (i,), "/v1/runs/{}/end"),
     ("abort_run", lambda i: (i,), "/v1/runs/{}/abort"),
     ("session_thread", lambda i: (i, "web:ops", "h"), "/v1/sessions/{}/thread"),
+    ("session_run", lambda i: (i, "web:ops-1", "ops"), "/v1/sessions/{}/run"),
     ("session_call", lambda i: ("ops:s1", i), "/v1/sessions/{}/calls/{}"),
     ("bind_session_call", lambda i: (i, i, "prm_1"), "/v1/sessions/{}/calls/{}"),
     ("raise_prompt", lambda i: (i, "text", [{"question": "q"}]), "/v1/runs/{}/prompts"),

@@ -29,12 +29,12 @@ TARGET = Target(agent="claude-code", thread="web:room", started_by="web:alice", 
 
 
 def fake_gateway(by: str) -> httpx.MockTransport:
-    """Answers a run's start and end, and every approval with ``{"decision": "allow", "by": by}``."""
+    """Answers the session's run, and every approval with ``{"decision": "allow", "by": by}``."""
 
     def answer(request: httpx.Request) -> httpx.Response:
         path = request.url.path
-        if path == "/v1/runs" or path.endswith("/end"):
-            return httpx.Response(201 if path == "/v1/runs" else 200, json=RUN)
+        if request.method == "PUT" and path.endswith("/run"):
+            return httpx.Response(201, json={"session_key": "k", "run": RUN, "created": True})
         if path.endswith("/approvals"):
             assert json.loads(request.content)["tool_call"]["name"] == "Bash"
             return httpx.Response(200, json={"decision": "allow", "by": by})

@@ -1,8 +1,8 @@
 """A call a grant of the run lets through is an allow the person made, named as such in every integration's
 shape: never a policy pass (which leaves the tool's own rules to decide) and never a denial.
 
-The gateway side is a wire-level stand-in answering the routes one question takes (thread, run, approvals,
-end), so the grant's answer can be given exactly as the gateway words it."""
+The gateway side is a wire-level stand-in answering the routes one question takes (thread, the session's
+run, approvals), so the grant's answer can be given exactly as the gateway words it."""
 
 from __future__ import annotations
 
@@ -37,13 +37,11 @@ def gateway_answering(decision: dict[str, Any]) -> Callable[[httpx.Request], htt
             return httpx.Response(
                 200, json={"session_key": "ops:s1", "thread_id": RUN["thread_id"], "created": False}
             )
-        if path == "/v1/runs":
-            return httpx.Response(201, json=RUN)
+        if request.method == "PUT" and path.endswith("/run"):
+            return httpx.Response(200, json={"session_key": "ops:s1", "run": RUN, "created": False})
         if path.endswith("/approvals"):
             assert json.loads(request.content)["tool_call"]["name"] == "Bash"
             return httpx.Response(200, json=decision)
-        if path.endswith("/end"):
-            return httpx.Response(200, json={**RUN, "state": "ended"})
         return httpx.Response(404, json={"error": {"code": "NOT_FOUND", "message": path, "details": {}}})
 
     return handle
