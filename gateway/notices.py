@@ -38,6 +38,8 @@ UNANSWERED = {
 }
 # Who settled a prompt: a line under its settled message and its audit item, on every channel.
 APPROVED_BY = "Approved by {who}"
+# The approval card's control that approves the call and lets the same call through for the rest of the run.
+APPROVE_FOR_SESSION = "Approve for this session"
 DENIED_BY = "Denied by {who}"
 MARKED_DONE_BY = "Marked done by {who}"
 ANSWERED_BY = "Answered by {who}"
@@ -143,7 +145,7 @@ def settled(prompt: Prompt | None) -> str:
 def outcome(received: Received, prompt: Prompt | None, summary: str) -> str:
     """What a person is told once the core took (or did not take) what they sent about ``prompt``."""
     if received.outcome is Outcome.ANSWERED:
-        return answered(summary)
+        return received.notice or answered(summary)  # an approve that granted the call says so
     if received.outcome is Outcome.DECLINED:
         return DECLINED
     if received.outcome is Outcome.SUPERSEDED:

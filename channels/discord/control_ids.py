@@ -33,6 +33,7 @@ class Action(StrEnum):
     NOTE = "note"  # that form, submitted
     EDIT = "edit"  # a button that opens the form of an approval's call, to approve it as edited
     EDITED = "edited"  # that form, submitted
+    SESSION = "session"  # a button: Approve, and grant the approval's call for the rest of the run
 
 
 _FIELDS = {
@@ -51,6 +52,7 @@ _FIELDS = {
     Action.NOTE: 0,
     Action.EDIT: 0,
     Action.EDITED: 0,
+    Action.SESSION: 0,
 }
 
 

@@ -7,6 +7,7 @@ from typing import Any
 import discord
 
 from channels.discord.control_ids import TEXT_FIELD, Action, ControlId, field_id
+from gateway import notices
 from gateway.models import PromptKind, Question, ToolCall
 from gateway.render import PromptView, shorten, tool_call_arguments
 
@@ -44,7 +45,8 @@ class PromptControls(PromptView):
 
 def prompt_view(controls: PromptControls) -> discord.ui.View:
     """The controls under the prompt's text. Its numbered options stay in the text for typed replies. An
-    approval's: Approve, Deny, Deny with reason… and, where its call may be edited, Edit and approve…."""
+    approval's: Approve, Deny, Approve for this session (when it is about a call), Deny with reason… and,
+    where its call may be edited, Edit and approve… (five at most: one row)."""
     view = discord.ui.View(timeout=None)
     if len(controls.questions) > 1:
         view.add_item(_button(ANSWER, controls.control(Action.FORM), discord.ButtonStyle.primary, 0))
@@ -53,6 +55,9 @@ def prompt_view(controls: PromptControls) -> discord.ui.View:
     if controls.kind is PromptKind.APPROVAL:
         view.add_item(_button("Approve", controls.control(Action.PICK, 0, 0), discord.ButtonStyle.success, 0))
         view.add_item(_button("Deny", controls.control(Action.PICK, 0, 1), discord.ButtonStyle.danger, 0))
+        if controls.tool_call is not None:
+            session = controls.control(Action.SESSION)
+            view.add_item(_button(notices.APPROVE_FOR_SESSION, session, discord.ButtonStyle.success, 0))
         view.add_item(_button(DENY_WITH_REASON, controls.control(Action.REASON), SECONDARY, 0))
         if controls.editable and controls.tool_call is not None:
             view.add_item(_button(EDIT_AND_APPROVE, controls.control(Action.EDIT), SECONDARY, 0))

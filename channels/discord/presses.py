@@ -26,7 +26,7 @@ from gateway.models import Prompt
 
 DEFAULT_ACK_DEADLINE = 2.0  # Discord gives 3 s for the first response; keep room for the round trip
 FORM_DEADLINE = 2.5  # a form cannot be deferred: it must be the first response, or nothing
-PRESSES = frozenset({Action.PICK, Action.MENU, Action.NONE, Action.DONE, Action.DECLINE})
+PRESSES = frozenset({Action.PICK, Action.MENU, Action.NONE, Action.DONE, Action.DECLINE, Action.SESSION})
 SUBMITS = frozenset({Action.TEXT, Action.ANSWERS, Action.PAGE, Action.NOTE, Action.EDITED})
 FORM_OPENERS = frozenset({Action.WRITE, Action.FORM, Action.FILL, Action.REASON, Action.EDIT})
 
@@ -166,6 +166,8 @@ class PressHandler:
             request = self._request(interaction, control, Act.CHOOSE, options=tuple(indexes))
         elif action is Action.NONE:
             request = self._request(interaction, control, Act.SUBMIT, ticked=frozenset())
+        elif action is Action.SESSION:  # Approve (option 0), with the call granted for the run
+            request = self._request(interaction, control, Act.PICK, options=(0,), grant=True)
         else:
             act = {Action.PICK: Act.PICK, Action.DONE: Act.DONE, Action.DECLINE: Act.DECLINE}[action]
             request = self._request(interaction, control, act, options=(control.option,))

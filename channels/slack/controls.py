@@ -124,16 +124,18 @@ def _toggle_blocks(prompt_id: str, question: Question) -> list[dict[str, Any]]:
     ]
 
 
-def _approval_blocks(prompt_id: str, *, editable: bool) -> list[dict[str, Any]]:
-    """Approve and Deny, Deny with reason… (a modal for the reason) and, where the call may be edited,
-    Edit and approve… (a modal with its arguments); then how a typed reply answers it."""
+def _approval_blocks(prompt_id: str, *, editable: bool, session: bool) -> list[dict[str, Any]]:
+    """Approve and Deny, Approve for this session (where there is a call to grant), Deny with reason… (a
+    modal for the reason) and, where the call may be edited, Edit and approve… (a modal with its
+    arguments); then how a typed reply answers it."""
     approve = button("Approve", action_id(Verb.PICK, 0), ControlRef(prompt_id, 0, 0).encode(), "primary")
     deny = button("Deny", action_id(Verb.PICK, 1), ControlRef(prompt_id, 0, 1).encode(), "danger")
-    elements = [
-        approve,
-        deny,
-        button(DENY_WITH_REASON, action_id(Verb.REASON), ControlRef(prompt_id).encode()),
-    ]
+    elements = [approve, deny]
+    if session:
+        elements.append(
+            button(notices.APPROVE_FOR_SESSION, action_id(Verb.SESSION), ControlRef(prompt_id, 0, 0).encode())
+        )
+    elements.append(button(DENY_WITH_REASON, action_id(Verb.REASON), ControlRef(prompt_id).encode()))
     if editable:
         elements.append(button(EDIT_AND_APPROVE, action_id(Verb.EDIT), ControlRef(prompt_id).encode()))
     hint = {"type": "context", "elements": [plain(notices.approval_hint(editable))]}
@@ -149,7 +151,8 @@ def control_blocks(prompt_meta: dict[str, Any]) -> list[dict[str, Any]]:
     if kind is PromptKind.APPROVAL:
         if prompt_meta.get("tool_call"):
             blocks.append(tool_call_block(ToolCall.model_validate(prompt_meta["tool_call"])))
-        return blocks + _approval_blocks(prompt_id, editable=prompt_meta.get("editable") is True)
+        editable, session = prompt_meta.get("editable") is True, bool(prompt_meta.get("tool_call"))
+        return blocks + _approval_blocks(prompt_id, editable=editable, session=session)
     if len(questions) == 1 and questions[0].options:
         question = questions[0]
         if question.multi_select:

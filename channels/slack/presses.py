@@ -42,6 +42,7 @@ _ACTS = {
     Verb.SUBMIT: Act.SUBMIT,
     Verb.DONE: Act.DONE,
     Verb.DECLINE: Act.DECLINE,
+    Verb.SESSION: Act.PICK,  # Approve, with the call granted for the run
 }
 
 NotifyPrivate = Callable[[ThreadRef, str, str], Awaitable[None]]
@@ -149,6 +150,7 @@ class Presses:
             options=() if ref.option is None else (ref.option,),
             ticked=_ticks(ref, body) if verb is Verb.SUBMIT else frozenset(),
             thread_id=_thread_of(body),
+            grant=verb is Verb.SESSION,
         )
         result = await self.step(request)
         if request.act is not Act.OPEN or result.refused or result.prompt is None:

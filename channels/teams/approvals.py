@@ -87,7 +87,8 @@ def _argument_input(index: int, name: str, value: Any) -> CardElement:
 
 
 def approval_actions(ref: ControlRef, tool_call: ToolCall | None, *, can_edit: bool) -> list[Any]:
-    """Approve, Deny, Deny with reason… and (``can_edit``) Edit and approve…."""
+    """Approve, Deny, Approve for this session (with a call), Deny with reason… and (``can_edit``) Edit
+    and approve…."""
     reason = TextInput(
         id=NOTE_ID,
         label=REASON_LABEL,
@@ -102,8 +103,10 @@ def approval_actions(ref: ControlRef, tool_call: ToolCall | None, *, can_edit: b
     actions: list[Any] = [
         _execute(APPROVE, Verb.PICK, ControlRef(ref.prompt_id, 0, 0), "positive"),
         _execute(DENY, Verb.PICK, ControlRef(ref.prompt_id, 0, 1), "destructive"),
-        ShowCardAction(title=DENY_WITH_REASON, card=reason_card),
     ]
+    if tool_call is not None:
+        actions.append(_execute(notices.APPROVE_FOR_SESSION, Verb.SESSION, ControlRef(ref.prompt_id, 0, 0)))
+    actions.append(ShowCardAction(title=DENY_WITH_REASON, card=reason_card))
     if can_edit and tool_call is not None:
         inputs, kept = editable(tool_call.arguments)
         body = [_argument_input(index, name, tool_call.arguments[name]) for index, name in enumerate(inputs)]

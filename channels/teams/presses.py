@@ -39,11 +39,12 @@ def message_response(text: str) -> dict[str, Any]:
     return AdaptiveCardActionMessageResponse(value=text).model_dump(by_alias=True, exclude_none=True)
 
 
-def card_response(prompt: Prompt, who: str) -> dict[str, Any]:
+def card_response(prompt: Prompt, who: str, notice: str | None = None) -> dict[str, Any]:
     """An invoke response replacing the card with how its prompt settled, and by whom (the core's line:
-    a declined prompt has no answers)."""
+    a declined prompt has no answers), then the core's ``notice`` of it (what an approve granted)."""
     answers = None if prompt.answers is None else [answer.answer for answer in prompt.answers]
-    card = settled_card(settled_prompt_item(prompt), notices.settled_by(prompt.kind, answers, who))
+    line = notices.settled_by(prompt.kind, answers, who)
+    card = settled_card(settled_prompt_item(prompt), f"{line}. {notice}" if notice else line)
     return AdaptiveCardActionCardResponse(value=card).model_dump(by_alias=True, exclude_none=True)
 
 
@@ -80,13 +81,14 @@ async def answer_press(
             event_id=f"teams:{activity.id}"[:200],
             notify=False,
             decline=reading.decline,
+            grant=verb is Verb.SESSION,
         )
     )
     event(
         "teams.press", thread_id=prompt.thread_id, prompt_id=prompt.prompt_id, outcome=received.outcome.value
     )
     if received.outcome in (Outcome.ANSWERED, Outcome.DECLINED) and received.prompt is not None:
-        return card_response(received.prompt, where.name or where.sender)
+        return card_response(received.prompt, where.name or where.sender, received.notice)
     return message_response(notices.outcome(received, prompt, summary))
 
 

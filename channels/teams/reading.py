@@ -65,6 +65,9 @@ def read_press(prompt: Prompt, verb: Verb, ref: ControlRef, data: dict[str, Any]
         return Reading(decline=True) if fits else MISMATCH
     if verb is Verb.PICK:
         return _pick(prompt, ref)
+    if verb is Verb.SESSION:  # Approve for this session: an approval's Approve, about a call
+        fits = prompt.kind is PromptKind.APPROVAL and prompt.tool_call is not None
+        return _pick(prompt, ref) if fits and ref == ControlRef(prompt.prompt_id, 0, 0) else MISMATCH
     if ref != ControlRef(prompt.prompt_id) or prompt.kind is PromptKind.URL:
         return MISMATCH
     if prompt.kind is PromptKind.FORM:

@@ -103,17 +103,20 @@ def button_text(number: int, label: str) -> str:
 
 
 def keyboard(view: PromptView, step: int = 0, ticked: frozenset[int] = frozenset()) -> Keyboard:
-    """The buttons of question ``step``: an approval's Approve and Deny and Deny with reason… (a text
-    request for the reason), an option each (ticked ones marked ``✓`` on a multi-select, with Submit),
-    Other… on every option list, or one button to write an answer."""
+    """The buttons of question ``step``: an approval's Approve and Deny, Approve for this session (when it
+    is about a tool call) and Deny with reason… (a text request for the reason), an option each (ticked
+    ones marked ``✓`` on a multi-select, with Submit), Other… on every option list, or one button to write
+    an answer."""
     question = view.questions[step]
 
     def button(text: str, action: Action, option: int = 0) -> Button:
         return Button(text, Control(action, view.prompt_id, step, option).encode())
 
     if view.kind is PromptKind.APPROVAL:
+        session = ((button(notices.APPROVE_FOR_SESSION, Action.GRANT, 0),),) if view.tool_call else ()
         return (
             (button(APPROVE_TEXT, Action.PICK, 0), button(DENY_TEXT, Action.PICK, 1)),
+            *session,
             (button(DENY_WITH_REASON, Action.WRITE),),
         )
     if not question.options:

@@ -39,6 +39,7 @@ _ACTS = {
     Action.SKIP: Act.SKIP,
     Action.DONE: Act.DONE,
     Action.DECLINE: Act.DECLINE,
+    Action.GRANT: Act.PICK,  # Approve, with the call granted for the run
 }
 
 
@@ -121,6 +122,7 @@ class Presses:
             options=(control.option,),
             ticked=shown_ticks(message, control.prompt_id, control.question),
             in_thread=lambda thread_id: in_thread(message, thread_id),
+            grant=control.action is Action.GRANT,
         )
         result = await step(self.sink, request)
         if request.act is Act.ASK and not result.refused and result.prompt is not None:

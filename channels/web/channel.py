@@ -54,6 +54,7 @@ class WebPost(BaseModel):
     # An approval's Deny-with-reason words, and the call's arguments from its Edit-and-approve form.
     note: str | None = Field(default=None, max_length=MAX_NOTE_CHARS)
     arguments: dict[str, Any] | None = None
+    grant: StrictBool = False  # "Approve for this session": with Approve, the exact call for the run
 
 
 class SignIn(BaseModel):
@@ -93,11 +94,14 @@ def _bearer(request: Request) -> str | None:
 
 
 def _with_typing_hint(item: dict[str, Any]) -> None:
-    """A pending approval's card says how typing answers it in the core's words (``typing_hint``)."""
+    """A pending approval's card says how typing answers it in the core's words (``typing_hint``) and, when
+    it is about a call, labels its "Approve for this session" button in them (``session_label``)."""
     meta = item.get("metadata")
     prompt = meta.get("prompt") if isinstance(meta, dict) and item.get("type") == "pending_prompt" else None
     if isinstance(prompt, dict) and prompt.get("kind") == PromptKind.APPROVAL:
         prompt["typing_hint"] = notices.approval_hint(prompt.get("editable") is True)
+        if prompt.get("tool_call"):
+            prompt["session_label"] = notices.APPROVE_FOR_SESSION
 
 
 class WebChannel:
@@ -270,6 +274,7 @@ class WebChannel:
             decline=post.decline,
             note=post.note,
             arguments=post.arguments,
+            grant=post.grant,
             event_id=f"web:{post.client_id}" if post.client_id else None,
             notify=False,  # the page shows the notice to its sender itself
         )

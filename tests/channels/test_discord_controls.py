@@ -117,7 +117,12 @@ async def test_approval_shows_the_real_tool_call_and_approve_resolves_it(
     [call] = message["embeds"]
     assert call["title"] == "db__drop"
     assert '"table": "users"' in call["description"] and '"cascade": true' in call["description"]
-    assert [c["label"] for c in fake.controls(message)] == ["Approve", "Deny", "Deny with reason…"]
+    assert [c["label"] for c in fake.controls(message)] == [
+        "Approve",
+        "Deny",
+        notices.APPROVE_FOR_SESSION,
+        "Deny with reason…",
+    ]
     pressed = await press(fake, message, "Approve")
 
     assert await answers_given(runtime, prompt) == [["Approve"]]

@@ -89,6 +89,7 @@ def test_custom_ids_round_trip_and_fit_discords_100_characters(action: Action) -
         Action.NOTE,
         Action.EDIT,
         Action.EDITED,
+        Action.SESSION,
     )
     control = ControlId(action, PROMPT_ID, 0 if whole_prompt else 3, 24 if action is Action.PICK else 0)
 
@@ -131,7 +132,9 @@ def test_malformed_threadgate_custom_ids_are_refused(custom_id: str) -> None:
 @pytest.mark.parametrize(
     ("prompt", "rows"),
     [
-        pytest.param(APPROVAL, [["Approve", "Deny", "Deny with reason…"]], id="approval"),
+        pytest.param(
+            APPROVAL, [["Approve", "Deny", "Approve for this session", "Deny with reason…"]], id="approval"
+        ),
         pytest.param(SINGLE, [["00xxxxxxxx", "01xxxxxxxx", "Other…"]], id="single-select"),
         pytest.param(MULTI, [["select:3"], ["None of these", "Other…"]], id="multi-select"),
         pytest.param(FREE, [["Answer…"]], id="free-text-question"),

@@ -23,6 +23,7 @@ from gateway.runtime import Runtime
 from tests.channels import discord_support
 from tests.channels.discord_support import ALICE, BOB, CHANNEL_ID, GUILD_ID, eventually, start_run
 from tests.fakes.discord import FakeDiscord, Interaction
+from tests.support.session_grants import asked_again, grants_of
 
 fake = discord_support.fake
 runtime = discord_support.runtime_on_redis
@@ -110,7 +111,7 @@ async def test_approval_offers_a_deny_with_reason_and_says_how_a_reply_answers(
     fake: FakeDiscord, runtime: Runtime
 ) -> None:
     _, message = await ask(fake, runtime, DROP)
-    assert labels(message) == ["Approve", "Deny", DENY_WITH_REASON]
+    assert labels(message) == ["Approve", "Deny", notices.APPROVE_FOR_SESSION, DENY_WITH_REASON]
     assert message["content"] == (
         f"Allow db__drop to run?\n  1. Approve\n  2. Deny\n\n-# {notices.approval_hint(editable=False)}"
     )
@@ -119,8 +120,36 @@ async def test_approval_offers_a_deny_with_reason_and_says_how_a_reply_answers(
 
 async def test_editable_approval_also_offers_edit_and_approve(fake: FakeDiscord, runtime: Runtime) -> None:
     _, message = await ask(fake, runtime, DEPLOY)
-    assert labels(message) == ["Approve", "Deny", DENY_WITH_REASON, EDIT_AND_APPROVE]
+    assert labels(message) == [
+        "Approve",
+        "Deny",
+        notices.APPROVE_FOR_SESSION,
+        DENY_WITH_REASON,
+        EDIT_AND_APPROVE,
+    ]
+    assert len(message["components"]) == 1, "five buttons: one action row"
     assert message["content"].endswith(notices.approval_hint(editable=True))
+
+
+# Approve for this session -----------------------------------------------------------------------------
+
+
+async def test_approve_for_this_session_approves_and_grants_the_exact_call_for_the_run(
+    fake: FakeDiscord, runtime: Runtime
+) -> None:
+    await approvers(runtime, BOB)
+    prompt, message = await ask(fake, runtime, DROP)
+    refused = await press(fake, message, notices.APPROVE_FOR_SESSION, user=EVE)
+    assert refused.private and refused.notice == notices.NOT_ALLOWED
+    assert await grants_of(runtime, prompt) == []
+
+    pressed = await press(fake, message, notices.APPROVE_FOR_SESSION, user=BOB)
+    approved = await agents(runtime, prompt)
+    assert (approved["answered_by"], approved["answers"][0]["answer"]) == (f"discord:{BOB}", ["Approve"])
+    [grant] = await grants_of(runtime, prompt)
+    assert (grant.created_by, grant.prompt_id) == (f"discord:{BOB}", prompt.prompt_id)
+    assert pressed.private and grant.grant_id in pressed.notice
+    assert await asked_again(runtime, prompt) == grant.by
 
 
 # Deny with a reason --------------------------------------------------------------------------------------
@@ -200,7 +229,13 @@ async def test_an_edit_the_tools_schema_refuses_is_told_privately_and_the_approv
     )
     still = await now(runtime, prompt)
     assert (still.prompt_state, still.approved_call) == (PromptState.PENDING, None)
-    assert labels(fake.message(message["id"])) == ["Approve", "Deny", DENY_WITH_REASON, EDIT_AND_APPROVE]
+    assert labels(fake.message(message["id"])) == [
+        "Approve",
+        "Deny",
+        notices.APPROVE_FOR_SESSION,
+        DENY_WITH_REASON,
+        EDIT_AND_APPROVE,
+    ]
 
     await submit(fake, opened, {"replicas": "4"})
     assert (await agents(runtime, prompt))["approved_call"]["arguments"]["replicas"] == 4

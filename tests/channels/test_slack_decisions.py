@@ -20,6 +20,7 @@ from gateway import notices
 from gateway.models import Prompt, PromptKind, PromptRequest, PromptState, Question, ToolCall
 from tests.channels.slack_support import ALICE, BOB, CHANNEL, EVE, SlackGateway, slack_gateway
 from tests.fakes.slack import FakeSlack
+from tests.support.session_grants import asked_again, grants_of
 
 DROP = PromptRequest(
     kind=PromptKind.APPROVAL,
@@ -117,15 +118,42 @@ def inputs(view: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 async def test_approval_card_offers_a_deny_with_reason_and_says_how_a_reply_answers(gw: SlackGateway) -> None:
     _, message = await ask(gw, DROP)
-    assert buttons(message) == ["Approve", "Deny", DENY_WITH_REASON]
+    assert buttons(message) == ["Approve", "Deny", notices.APPROVE_FOR_SESSION, DENY_WITH_REASON]
     assert hint(message) == notices.approval_hint(editable=False)
     assert "any other reply denies it" in hint(message)
 
 
 async def test_editable_approval_card_also_offers_edit_and_approve(gw: SlackGateway) -> None:
     _, message = await ask(gw, DEPLOY)
-    assert buttons(message) == ["Approve", "Deny", DENY_WITH_REASON, EDIT_AND_APPROVE]
+    assert buttons(message) == [
+        "Approve",
+        "Deny",
+        notices.APPROVE_FOR_SESSION,
+        DENY_WITH_REASON,
+        EDIT_AND_APPROVE,
+    ]
     assert "reply edit" in hint(message)
+
+
+# Approve for this session -----------------------------------------------------------------------------
+
+
+async def test_approve_for_this_session_approves_and_grants_the_exact_call_for_the_run(
+    gw: SlackGateway,
+) -> None:
+    await gw.approvers(f"slack:{BOB}")
+    prompt, message = await ask(gw, DROP)
+    await press(gw, message, notices.APPROVE_FOR_SESSION, user=EVE)  # not an approver: nothing granted
+    assert (await now(gw, prompt)).prompt_state is PromptState.PENDING
+    assert await grants_of(gw.runtime, prompt) == []
+
+    await press(gw, message, notices.APPROVE_FOR_SESSION, user=BOB)
+    settled = await now(gw, prompt)
+    assert (settled.answered_by, settled.answers[0].answer) == (f"slack:{BOB}", ["Approve"])
+    [grant] = await grants_of(gw.runtime, prompt)
+    assert (grant.created_by, grant.prompt_id) == (f"slack:{BOB}", prompt.prompt_id)
+    assert await asked_again(gw.runtime, prompt) == grant.by
+    assert grant.grant_id in gw.fake.private_notices()[-1]
 
 
 # Deny with a reason --------------------------------------------------------------------------------------

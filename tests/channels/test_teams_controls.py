@@ -174,7 +174,12 @@ async def test_an_answer_given_through_the_api_names_that_identity(gw: TeamsGate
 async def test_approve_and_deny_are_buttons(gw: TeamsGateway) -> None:
     prompt = await gw.ask(THREAD, DROP)
     card = gw.card_of(prompt)
-    assert [action["title"] for action in card.actions()] == ["Approve", "Deny", "Deny with reason…"]
+    assert [action["title"] for action in card.actions()] == [
+        "Approve",
+        "Deny",
+        notices.APPROVE_FOR_SESSION,
+        "Deny with reason…",
+    ]
     await gw.press(card, "Deny", ALICE)
     assert _answers(await gw.prompt(prompt.prompt_id)) == [["Deny"]]
 

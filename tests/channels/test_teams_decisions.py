@@ -39,6 +39,7 @@ from tests.channels.teams_support import (
     teams_gateway,
 )
 from tests.fakes.teams import Posted, identity
+from tests.support.session_grants import asked_again, grants_of
 
 THREAD = f"teams:{CHANNEL_THREAD}"
 DROP = PromptRequest(
@@ -93,7 +94,7 @@ def titles(card: Posted) -> list[str]:
 
 async def test_approval_card_offers_a_deny_with_reason_and_says_how_a_reply_answers(gw: TeamsGateway) -> None:
     _, card = await ask(gw, DROP)
-    assert titles(card) == ["Approve", "Deny", DENY_WITH_REASON]
+    assert titles(card) == ["Approve", "Deny", notices.APPROVE_FOR_SESSION, DENY_WITH_REASON]
     assert card.action(DENY_WITH_REASON)["type"] == "Action.ShowCard"
     assert list(card.inputs(SEND_REASON)) == ["note"]
     assert notices.approval_hint(editable=False) in card.text
@@ -101,7 +102,13 @@ async def test_approval_card_offers_a_deny_with_reason_and_says_how_a_reply_answ
 
 async def test_editable_approval_card_offers_an_input_per_argument_filled_in(gw: TeamsGateway) -> None:
     _, card = await ask(gw, DEPLOY)
-    assert titles(card) == ["Approve", "Deny", DENY_WITH_REASON, EDIT_AND_APPROVE]
+    assert titles(card) == [
+        "Approve",
+        "Deny",
+        notices.APPROVE_FOR_SESSION,
+        DENY_WITH_REASON,
+        EDIT_AND_APPROVE,
+    ]
     assert notices.approval_hint(editable=True) in card.text
     shown = card.inputs(SEND_EDIT)
     assert {
@@ -112,6 +119,27 @@ async def test_editable_approval_card_offers_an_input_per_argument_filled_in(gw:
         "a2": ("canary", "Input.Toggle", "true"),
         "a3": ("regions", "Input.Text", '["eu"]'),
     }
+
+
+# Approve for this session -----------------------------------------------------------------------------
+
+
+async def test_approve_for_this_session_approves_and_grants_the_exact_call_for_the_run(
+    gw: TeamsGateway,
+) -> None:
+    await gw.approvers(identity(BOB))
+    prompt, card = await ask(gw, DROP)
+    refused = await gw.press(card, notices.APPROVE_FOR_SESSION, EVE)
+    assert refused == {"statusCode": 200, "type": MESSAGE, "value": notices.NOT_ALLOWED}
+    assert await grants_of(gw.runtime, prompt) == []
+
+    reply = await gw.press(card, notices.APPROVE_FOR_SESSION, BOB)
+    shown = await agents(gw, prompt)
+    assert (shown["answered_by"], shown["answers"][0]["answer"]) == (identity(BOB), ["Approve"])
+    [grant] = await grants_of(gw.runtime, prompt)
+    assert (grant.created_by, grant.prompt_id) == (identity(BOB), prompt.prompt_id)
+    assert reply["type"] == ADAPTIVE_CARD and grant.grant_id in str(reply["value"])  # the settled card says
+    assert await asked_again(gw.runtime, prompt) == grant.by
 
 
 # Deny with a reason --------------------------------------------------------------------------------------
@@ -166,7 +194,13 @@ async def test_an_edit_the_tools_schema_refuses_is_told_to_the_presser_and_the_a
     )
     still = await gw.prompt(prompt.prompt_id)
     assert (still.prompt_state, still.approved_call) == (PromptState.PENDING, None)
-    assert titles(card) == ["Approve", "Deny", DENY_WITH_REASON, EDIT_AND_APPROVE]
+    assert titles(card) == [
+        "Approve",
+        "Deny",
+        notices.APPROVE_FOR_SESSION,
+        DENY_WITH_REASON,
+        EDIT_AND_APPROVE,
+    ]
 
     await gw.press(card, SEND_EDIT, ALICE, {"a1": "4"})
     assert (await agents(gw, prompt))["approved_call"]["arguments"]["replicas"] == 4
@@ -230,7 +264,12 @@ async def test_two_approvers_each_vote_shows_as_a_line_until_enough_approve(gw: 
     await gw.settled()
     lines = [posted.body.get("text") for posted in gw.fake.posts if posted is not card]
     assert lines == ["Approved 1 of 2: Alice"]  # by the name Teams gave with the press
-    assert titles(card) == ["Approve", "Deny", DENY_WITH_REASON]  # still open for the second approver
+    assert titles(card) == [
+        "Approve",
+        "Deny",
+        notices.APPROVE_FOR_SESSION,
+        DENY_WITH_REASON,
+    ]  # still open for the second approver
 
     again = await gw.press(card, "Approve", ALICE)
     assert again["value"] == notices.ALREADY_VOTED

@@ -97,6 +97,7 @@ async def test_an_approval_shows_the_tool_call_and_its_buttons_answer_approve_or
     assert [b.text for b in fake.buttons(posted.message_id)] == [
         "✅ Approve",
         "❌ Deny",
+        notices.APPROVE_FOR_SESSION,
         "✎ Deny with reason…",
     ]
 

@@ -100,6 +100,7 @@ def test_an_approval_has_approve_and_deny_and_shows_the_tool_call() -> None:
     assert [(b.text, decode(b.data).action, decode(b.data).option) for row in only.keyboard for b in row] == [
         ("✅ Approve", Action.PICK, 0),
         ("❌ Deny", Action.PICK, 1),
+        (notices.APPROVE_FOR_SESSION, Action.GRANT, 0),
         ("✎ Deny with reason…", Action.WRITE, 0),
     ]
 

@@ -20,6 +20,7 @@ from gateway.runtime import Runtime
 from tests.channels import telegram_support
 from tests.channels.telegram_support import ALICE, BOB, CAROL, GROUP, open_prompt, settled
 from tests.fakes.telegram import FakeTelegram, Sent
+from tests.support.session_grants import asked_again, grants_of
 
 pytestmark = [
     pytest.mark.redis,
@@ -99,6 +100,7 @@ async def test_approval_card_offers_a_deny_with_reason_and_says_how_a_reply_answ
     assert [button.text for button in fake.buttons(controls.message_id)] == [
         APPROVE_TEXT,
         DENY_TEXT,
+        notices.APPROVE_FOR_SESSION,
         DENY_WITH_REASON,
     ]
     assert controls.text.endswith(notices.approval_hint(editable=False))
@@ -111,6 +113,27 @@ async def test_editable_approval_card_says_edits_are_typed(runtime: Runtime, fak
     assert card.text.endswith(notices.approval_hint(editable=True))
     assert "reply edit" in card.text
     assert DENY_WITH_REASON in [button.text for button in fake.buttons(card.message_id)]
+
+
+# Approve for this session -----------------------------------------------------------------------------
+
+
+async def test_approve_for_this_session_approves_and_grants_the_exact_call_for_the_run(
+    runtime: Runtime, fake: FakeTelegram
+) -> None:
+    await approvers(runtime, f"telegram:{BOB}")
+    prompt, controls = await in_group(runtime, fake, DROP)
+    refused = await press(fake, CAROL, controls.message_id, notices.APPROVE_FOR_SESSION)
+    assert refused == {"text": notices.NOT_ALLOWED, "show_alert": True}
+    assert await grants_of(runtime, prompt) == []
+
+    answer = await press(fake, BOB, controls.message_id, notices.APPROVE_FOR_SESSION)
+    approved = await settled(runtime, prompt.prompt_id)
+    assert (approved.answered_by, approved.answers[0].answer) == (f"telegram:{BOB}", ["Approve"])
+    [grant] = await grants_of(runtime, prompt)
+    assert (grant.created_by, grant.prompt_id) == (f"telegram:{BOB}", prompt.prompt_id)
+    assert grant.grant_id in answer["text"]
+    assert await asked_again(runtime, prompt) == grant.by
 
 
 # Deny with a reason --------------------------------------------------------------------------------------

@@ -51,6 +51,27 @@ async def deny_with_reason(card: Locator, reason: str) -> None:
     await card.get_by_role("button", name="Deny with this reason").click()
 
 
+# Approve for this session ------------------------------------------------------------------------------
+
+
+async def test_approve_for_this_session_from_the_chat_grants_the_call_and_the_page_says_so(
+    browser: Any,
+) -> None:
+    async with web_gateway() as gateway, gateway.client(AGENT_AUTH) as agent:
+        page = await chat_as(browser, gateway, "session")
+        run = await start_run(agent, "session")
+        prompt = await raise_prompt(agent, run["run_id"], tool_call=CALL)
+        card = page.locator(".prompt")
+        await card.get_by_role("button", name=notices.APPROVE_FOR_SESSION).click()
+        await expect(card.locator(".outcome")).to_contain_text("Approved by web:alice")
+        await expect(page.locator("#notice")).to_contain_text("Revoke it in the inbox")  # once answered
+        (grant,) = (await agent.get(f"/v1/runs/{run['run_id']}/grants")).json()["items"]
+        await expect(page.locator("#notice")).to_contain_text(grant["grant_id"])
+        assert (grant["prompt_id"], grant["match"]) == (prompt["prompt_id"], CALL)
+        assert page.errors == []  # type: ignore[attr-defined]
+        await page.context.close()
+
+
 # Deny with a reason -------------------------------------------------------------------------------------
 
 

@@ -11,6 +11,7 @@ import pytest
 
 from gateway import notices
 from tests.web.conftest import AGENT_AUTH, WebGateway, start_run, web_gateway
+from tests.web.test_web_channel import read_items
 
 STATUS = {"name": "Bash", "arguments": {"command": "git status"}}
 
@@ -54,3 +55,33 @@ async def test_always_from_someone_who_may_not_answer_grants_nothing(web: WebGat
     assert reply.json() == {"outcome": "not_allowed", "notice": notices.NOT_ALLOWED}
     assert still["prompt_state"] == "pending"
     assert grants == []
+
+
+async def test_approve_for_this_session_posts_grant_and_the_exact_call_is_granted(web: WebGateway) -> None:
+    async with web.client() as client, web.client(AGENT_AUTH) as agent:
+        run = await start_run(agent, "session")
+        asked = (await ask(agent, run["run_id"], STATUS)).json()
+        [card] = await read_items(client, "session", 1)
+        approve = [{"question_id": "q1", "answer": ["Approve"]}]
+        post = {"name": "mallory", "answers": approve, "prompt_id": asked["prompt_id"], "grant": True}
+        refused = await client.post("/chat/session/messages", json=post)
+        nothing = (await agent.get(f"/v1/runs/{run['run_id']}/grants")).json()["items"]
+        reply = await client.post("/chat/session/messages", json={**post, "name": "alice"})
+        settled = (await agent.get(f"/v1/prompts/{asked['prompt_id']}")).json()
+        (grant,) = (await agent.get(f"/v1/runs/{run['run_id']}/grants")).json()["items"]
+        same = await ask(agent, run["run_id"], STATUS)
+    assert card["metadata"]["prompt"]["session_label"] == notices.APPROVE_FOR_SESSION
+    assert (refused.json()["outcome"], nothing) == ("not_allowed", [])
+    assert (settled["answered_by"], settled["answers"][0]["answer"]) == ("web:alice", ["Approve"])
+    assert (grant["match"], grant["created_by"]) == (STATUS, "web:alice")
+    assert reply.json() == {"outcome": "answered", "notice": reply.json()["notice"]}
+    assert grant["grant_id"] in reply.json()["notice"]
+    assert same.json() == {"decision": "allow", "by": f"grant:{grant['grant_id']}"}
+
+
+async def test_grant_must_be_json_true(web: WebGateway) -> None:
+    async with web.client() as client:
+        reply = await client.post(
+            "/chat/strict/messages", json={"name": "alice", "text": "yes", "grant": "yes"}
+        )
+    assert reply.status_code == 400 and reply.json()["error"]["code"] == "VALIDATION_FAILED"

@@ -302,7 +302,14 @@ function questionsPrompt(meta) {
   const questions = meta.questions || [];
   const form = el("form", { class: "answer" });
   if (meta.kind === "approval") {
-    form.append(approveDenyActions("Approve", "Deny"));
+    const actions = approveDenyActions("Approve", "Deny");
+    // Approve, and the same call for the rest of the run (a grant): only on an approval about a call.
+    if (meta.session_label) {
+      const session = el("button", { type: "submit", name: "decision", value: "Approve", class: "secondary" }, meta.session_label);
+      session.dataset.grant = "true";
+      actions.children[0].after(session);
+    }
+    form.append(actions);
   } else {
     questions.forEach((question, index) => form.append(questionField(meta.prompt_id, question, index, "Your answer")));
     form.append(el("div", { class: "actions" }, el("button", { type: "submit" }, "Send answer")));
@@ -325,7 +332,8 @@ async function submitAnswers(meta, questions, form, submitter) {
     notify(error.message);
     return;
   }
-  await send({ text: answerSummary(answers), answers, prompt_id: meta.prompt_id });
+  const grant = Boolean(submitter && submitter.dataset.grant);
+  await send({ text: answerSummary(answers), answers, prompt_id: meta.prompt_id, ...(grant ? { grant } : {}) });
 }
 
 // Send a decision from an approval's Deny-with-reason or Edit-and-approve form; what the gateway did not
