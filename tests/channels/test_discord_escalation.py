@@ -54,5 +54,6 @@ async def test_a_copy_in_another_channel_is_answered_there(
     settled = await runtime.gateway.wait_prompt(prompt.prompt_id, timeout=5)
 
     assert (settled.prompt_state, settled.answered_by) == (PromptState.ANSWERED, f"discord:{BOB}")
-    await eventually(lambda: any(m["content"] == "✓ Answered: Approve" for m in fake.posted(ONCALL_ID)))
-    await eventually(lambda: any(m["content"] == "✓ Answered: Approve" for m in fake.posted(CHANNEL_ID)))
+    audit = "✓ Answered: Approve\n"  # then who answered, in small print
+    await eventually(lambda: any(m["content"].startswith(audit) for m in fake.posted(ONCALL_ID)))
+    await eventually(lambda: any(m["content"].startswith(audit) for m in fake.posted(CHANNEL_ID)))

@@ -57,7 +57,7 @@ async def test_a_copy_in_another_chat_is_answered_there(fake: FakeTelegram, runt
     assert (answered.prompt_state, answered.answered_by) == (PromptState.ANSWERED, f"telegram:{BOB}")
     await fake.wait_for(
         lambda: all(
-            any(sent.chat_id == chat and sent.text == "✓ Answered: Approve" for sent in fake.sent)
+            any(sent.chat_id == chat and sent.text.startswith("✓ Answered: Approve\n") for sent in fake.sent)
             for chat in (GROUP, ONCALL)
         )
     )

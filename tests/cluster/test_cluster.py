@@ -22,11 +22,22 @@ from redis.exceptions import RedisClusterException, ResponseError
 from gateway import metrics
 from gateway.channel import Channels
 from gateway.feeds import Feeds
+from gateway.granting import granted, record_grant
+from gateway.grants import GrantRequest, exact_match
 from gateway.history import HistoryQuery, read_history
 from gateway.lease import Lease
-from gateway.models import AgentDefinition, HumanInput, InboundMessage, PromptRequest, ReasonCode, RunRequest
+from gateway.models import (
+    AgentDefinition,
+    HumanInput,
+    InboundMessage,
+    PromptRequest,
+    ReasonCode,
+    RunRequest,
+    ToolCall,
+)
 from gateway.ratelimit import RateLimiter
 from gateway.service import AnswerStatus, Gateway, Outcome
+from gateway.session_runs import session_run
 from gateway.store import Store, connect, keys
 from gateway.store.scripts import LEASE_SCRIPTS, PLAIN_SCRIPTS, THREAD_SCRIPTS, WEBHOOK_SCRIPTS, Scripts
 from gateway.store.stream_reader import StreamReader, StreamSource
@@ -148,6 +159,7 @@ async def run_scenario(cluster_client: Any) -> tuple[set[str], set[str]]:
         for thread in THREADS:
             await drive_one_thread(gateway, store, thread, clock)
         await drive_an_escalation(gateway, store, clock)
+        await drive_a_grant_and_a_session_run(gateway, store)
         await store.forget_pending("prm_gone", "ops")  # what adoption and expiry do with a settled one
         await store.watch(THREADS[0], "prm_gone", 1000)  # what an SSE stream marks (long-polls read and mark)
         assert await store.is_watched(THREADS[0], "prm_gone")
@@ -174,7 +186,8 @@ async def run_scenario(cluster_client: Any) -> tuple[set[str], set[str]]:
         }
         await gateway.outbox.sweep(everything=True)
         audit = await read_history(store, HistoryQuery(agent="ops"), None, 100)  # tg:history's own slot
-        assert {record["outcome"] for record in audit.items} == {"answered", "cancelled", "expired"}
+        outcomes = {record["outcome"] for record in audit.items}
+        assert outcomes == {"answered", "approved", "cancelled", "expired"}
     finally:
         await gateway.stop()
     return ran, stored.called
@@ -248,6 +261,32 @@ async def drive_one_thread(gateway: Gateway, store: Store, thread: str, clock: l
     items = await store.thread_items(thread, None, 100)
     resolved = [row for _, row in items if row.get("type") == "pending_prompt_resolved"]
     assert len(resolved) == 6  # superseded, answered hot, answered parked, cancelled, expired, run ended
+
+
+async def drive_a_grant_and_a_session_run(gateway: Gateway, store: Store) -> None:
+    """A session's run, an approve with a grant, the grant used and revoked: their scripts, in the slot of
+    the run's thread."""
+    request = RunRequest(thread_id=THREADS[2], agent="ops", started_by="slack:UALICE")
+    run, created = await session_run(gateway, "ops:cluster-session", request)
+    again, created_again = await session_run(gateway, "ops:cluster-session", request)
+    assert (created, created_again, again.run_id) == (True, False, run.run_id)
+    call = ToolCall(name="Bash", arguments={"command": "git status"})
+    asked = PromptRequest(kind="approval", questions=[{"question": "Run it?"}], tool_call=call)
+    prompt = await gateway.raise_prompt(run.run_id, asked)
+    answered = await gateway.answer(prompt.prompt_id, "slack:UALICE", text="approve")
+    assert answered.status is AnswerStatus.ANSWERED
+    grant = await record_grant(
+        store,
+        answered.prompt,
+        "slack:UALICE",
+        GrantRequest(scope="run", match=exact_match(call)),
+        gateway.now_ms(),
+    )
+    assert grant is not None
+    used = await granted(store, run, call)
+    assert used is not None and used.uses == 1
+    assert await store.grants.revoke(run.thread_id, run.run_id, grant.grant_id) is not None
+    assert await granted(store, run, call) is None
 
 
 async def drive_an_escalation(gateway: Gateway, store: Store, clock: list[float]) -> None:
