@@ -9,8 +9,8 @@ from typing import Any
 from channels.slack.controls import control_blocks
 from channels.slack.forms import form_controls, url_controls
 from gateway import notices
-from gateway.models import APPROVE, PromptKind, Question, ThreadItem
-from gateway.render import PromptView, form_outcome, prompt_text, votes_text
+from gateway.models import PromptKind, Question, ThreadItem
+from gateway.render import PromptView, form_outcome, prompt_text, votes_of, votes_text
 from gateway.text_fit import one, split_text
 
 SECTION_LIMIT = 3_000  # characters in one section block's text
@@ -187,18 +187,10 @@ def _person(identity: str) -> str:
 def render_votes(item: ThreadItem) -> SlackMessage | None:
     """An approval's votes so far (the core's ``votes`` item) as one small context line in the thread,
     approvers by name; None when the item is not one, or its votes do not read."""
-    meta = item.metadata
-    approvals, votes = meta.get("approvals"), meta.get("votes")
-    if item.type != "message" or meta.get("type") != "votes" or not isinstance(approvals, int):
+    votes = votes_of(item)
+    if votes is None:
         return None
-    if not isinstance(votes, list) or not all(isinstance(vote, dict) for vote in votes):
-        return None
-    approving = [
-        str(vote.get("by"))
-        for vote in votes
-        if vote.get("answer") == APPROVE and vote.get("counted", True) is not False
-    ]
-    line = votes_text(approvals, approving, _person)
+    line = votes_text(*votes, _person)
     block = {"type": "context", "elements": [{"type": "mrkdwn", "text": line[:SECTION_LIMIT]}]}
     return SlackMessage(text=line[:MESSAGE_TEXT_LIMIT], blocks=[block])
 
