@@ -69,11 +69,12 @@ async def test_a_stale_outbox_lock_is_taken_over_once_it_lapses(store: Store) ->
     lock_ms = 300
     channel = MemoryChannel("slack")
     gateway = Gateway(store, Channels([channel]), sweep_interval=3600, outbox_lock_ms=lock_ms)
+    # Held before the gateway starts: its first sweep, in the background, finds the lock taken too.
+    now_ms = int(time.time() * 1000)
+    await _queue_a_message(store, now_ms)
+    assert await store.take_outboxes([OutboxPass(THREAD, "dead", lock_ms, OutboxMode.ACQUIRE)]) != [None]
     await gateway.start()
     try:
-        now_ms = int(time.time() * 1000)
-        await _queue_a_message(store, now_ms)
-        assert await store.take_outboxes([OutboxPass(THREAD, "dead", lock_ms, OutboxMode.ACQUIRE)]) != [None]
         started = time.monotonic()
         assert not await gateway.outbox.drain(THREAD)  # held by the dead process
         while not await gateway.outbox.drain(THREAD):
