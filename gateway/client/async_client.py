@@ -177,16 +177,17 @@ class Threadgate:
         """Ask the agent's approval policy about a tool call without waiting: None when it (or a grant)
         allows it (nobody is asked), else the approval prompt it raised (``editable``: the person may edit
         the arguments, to fit ``input_schema``). PromptUnavailable when the post failed."""
-        body = calls.approval_body(
+        decided = await self.approval_decision(
+            run_id,
             tool,
-            dict(arguments or {}),
-            destructive,
-            question,
-            expires_in_seconds,
+            arguments,
+            destructive=destructive,
+            question=question,
+            expires_in_seconds=expires_in_seconds,
             editable=editable,
             input_schema=input_schema,
         )
-        return await self._run(calls.request_approval(run_id, body, self.reconnect_delay))
+        return None if isinstance(decided, Allowed) else decided
 
     async def approval_decision(
         self,
