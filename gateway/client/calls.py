@@ -505,12 +505,6 @@ def approval_decision(run_id: str, body: dict[str, Any], reconnect_delay: float)
     return Prompt.model_validate(data)
 
 
-def request_approval(run_id: str, body: dict[str, Any], reconnect_delay: float) -> Flow[Prompt | None]:
-    """``approval_decision`` without saying who allowed: None when nobody needs asking."""
-    decided = yield from approval_decision(run_id, body, reconnect_delay)
-    return None if isinstance(decided, Allowed) else decided
-
-
 def approval(
     run_id: str,
     tool: str,
