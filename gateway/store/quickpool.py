@@ -15,7 +15,7 @@ import hiredis
 import redis.asyncio as aioredis
 from redis.asyncio.connection import AbstractConnection
 from redis.connection import HiredisRespSerializer
-from redis.exceptions import ResponseError
+from redis.exceptions import ConnectionError, ResponseError
 
 _PACK = HiredisRespSerializer().pack
 CHUNK = 6000  # bytes per write of a pipeline, as redis-py's own packer cuts them
@@ -70,6 +70,15 @@ _QUICK: dict[type, type] = {
 }
 
 
+async def _stale(connection: Any) -> bool:
+    """Whether an idle connection cannot take a command as it is: data left unread on it, or a server that
+    closed it (a Redis restart), which newer redis-py reports by raising rather than as readable data."""
+    try:
+        return bool(await connection.can_read())
+    except (ConnectionError, OSError):
+        return True
+
+
 class QuickBlockingPool(aioredis.BlockingConnectionPool):
     """A ``BlockingConnectionPool`` (a burst beyond ``max_connections`` waits) with a direct fast path."""
 
@@ -86,7 +95,7 @@ class QuickBlockingPool(aioredis.BlockingConnectionPool):
             try:
                 if not idle.is_connected:
                     await idle.connect()
-                if await idle.can_read():  # left with unread data: the full check reconnects it
+                if await _stale(idle):  # the full check reconnects it
                     await self.ensure_connection(idle)
             except BaseException:
                 await self.release(idle)

@@ -316,3 +316,23 @@ async def test_a_call_begun_after_a_recovery_that_fails_starts_a_new_outage_howe
         await health.close()
     assert len(logged(caplog, "store.unavailable")) == 2
     assert len(logged(caplog, "store.recovered")) == 2
+
+
+async def test_pooled_connections_a_restart_closed_are_replaced_before_a_command_uses_them(
+    own_redis: RedisServer,
+) -> None:
+    """Every idle connection in the pool saw Redis close it; each is reconnected when taken, so no
+    command after the restart fails (a failure there would start a new outage: 503s after recovery)."""
+    connection = connect(own_redis.url)
+    pool = connection.client.connection_pool
+    try:
+        await asyncio.gather(*(pool.execute([("SET", f"k{n}", n)]) for n in range(12)))
+        assert len(pool._available_connections) >= 6
+        own_redis.kill()
+        own_redis.start()
+        await asyncio.sleep(0.3)  # the loop sees each socket's end
+        for _ in range(3):
+            replies = await asyncio.gather(*(pool.execute([("GET", f"k{n}")]) for n in range(12)))
+            assert replies == [[str(n)] for n in range(12)]
+    finally:
+        await connection.client.aclose()
