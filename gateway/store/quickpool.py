@@ -9,7 +9,7 @@ synchronous client does.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import hiredis
 import redis.asyncio as aioredis
@@ -17,7 +17,7 @@ from redis.asyncio.connection import AbstractConnection
 from redis.connection import HiredisRespSerializer
 from redis.exceptions import ConnectionError, ResponseError
 
-_PACK = HiredisRespSerializer().pack
+_PACK = cast(Any, HiredisRespSerializer)().pack  # typed in some redis-py releases, not in others
 CHUNK = 6000  # bytes per write of a pipeline, as redis-py's own packer cuts them
 
 
