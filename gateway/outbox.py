@@ -106,8 +106,9 @@ class Outbox:
         self._due: dict[str, None] = {}  # kicked threads, in order, not yet in a pass
         self._active: set[str] = set()  # threads in the drainer's pass now
         self._flushing: dict[str, int] = {}  # threads a flush is draining itself
+        self._passing: dict[str, int] = {}  # threads in a drain of this process now, by any path
         self._drainer: asyncio.Task[None] | None = None
-        self._passed = asyncio.Event()  # set as each of the drainer's passes ends (and replaced)
+        self._passed = asyncio.Event()  # set as each drain pass of this process ends (and replaced)
         self._retry_at: dict[str, float] = {}
         self._failures: dict[str, int] = {}
         self._edits: dict[type, bool] = {}
@@ -125,14 +126,20 @@ class Outbox:
 
     def busy(self, thread_id: str) -> bool:
         """Whether this process has a drain of ``thread_id`` running or due."""
-        return thread_id in self._due or thread_id in self._active or thread_id in self._flushing
+        return (
+            thread_id in self._due
+            or thread_id in self._active
+            or thread_id in self._flushing
+            or thread_id in self._passing
+        )
 
     async def flush(self, thread_id: str) -> bool:
-        """Drain one thread now, after any drain of it this process already has running."""
+        """Drain one thread now, after any drain of it this process already has running (the drainer's,
+        a sweep's, another flush's): theirs holds the thread's lock, so this one would find it busy."""
         self._flushing[thread_id] = self._flushing.get(thread_id, 0) + 1
         self._due.pop(thread_id, None)
         try:
-            while thread_id in self._active:  # in the drainer's pass now: after that pass, then
+            while thread_id in self._active or thread_id in self._passing:  # after that pass, then
                 await self._passed.wait()
             return await self.drain(thread_id)
         finally:
@@ -162,7 +169,7 @@ class Outbox:
                     event("outbox.drain_failed", logging.WARNING, error=str(exc) or type(exc).__name__)
             finally:
                 self._active.difference_update(threads)
-                self._passed.set()
+                self._passed.set()  # also when no drain ran (every thread backing off)
                 self._passed = asyncio.Event()
 
     async def drain(self, thread_id: str) -> bool:
@@ -177,6 +184,19 @@ class Outbox:
         ready = [thread for thread in dict.fromkeys(thread_ids) if self._retry_at.get(thread, 0.0) <= now]
         if not ready:
             return done
+        for thread in ready:
+            self._passing[thread] = self._passing.get(thread, 0) + 1
+        try:
+            return await self._take_and_drain(ready, done)
+        finally:
+            for thread in ready:
+                left = self._passing.pop(thread) - 1
+                if left:
+                    self._passing[thread] = left
+            self._passed.set()
+            self._passed = asyncio.Event()
+
+    async def _take_and_drain(self, ready: list[str], done: dict[str, bool]) -> dict[str, bool]:
         tokens = {thread: uuid.uuid4().hex for thread in ready}
         taken = await self.store.take_outboxes(
             [
