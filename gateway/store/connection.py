@@ -66,13 +66,13 @@ def connect(url: str | None, max_connections: int = 256) -> Connection:
         return Connection(fake, "embedded in-process store (state is lost when the process exits)", False)
     if url.startswith(("redis+cluster://", "rediss+cluster://")):
         # Any one node is enough: the client learns the others and follows resharding. Keys are
-        # hash-tagged (see keys.py) so each script and transaction stays in one slot.
-        from redis.asyncio.cluster import RedisCluster
+        # hash-tagged (see keys.py) so each script and transaction stays in one slot. A burst beyond
+        # max_connections waits for a turn, as on one server (cluster_client).
+        from gateway.store.cluster_client import WaitingRedisCluster
 
         plain = url.replace("+cluster", "", 1)
-        return Connection(
-            RedisCluster.from_url(plain, decode_responses=True), f"Redis Cluster at {redact_url(plain)}", True
-        )
+        client = WaitingRedisCluster.from_url(plain, decode_responses=True, max_connections=max_connections)
+        return Connection(client, f"Redis Cluster at {redact_url(plain)}", True)
     # A blocking pool: a burst beyond max_connections waits for a free connection instead of failing.
     # An idle connection is PINGed before reuse (health check), and a failed command is retried on a new one.
     # Its checkout and command packing take the fast path of quickpool (half the client CPU per command).

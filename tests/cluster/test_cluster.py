@@ -97,6 +97,32 @@ async def test_redis_cluster_url_opens_the_cluster_client(redis_cluster: RedisCl
         await connection.client.aclose()
 
 
+async def test_a_burst_beyond_the_connection_limit_waits_for_a_connection_instead_of_failing(
+    redis_cluster: RedisCluster,
+) -> None:
+    # redis-py's own cluster client raises MaxConnectionsError once a node's connections are all busy.
+    connection = connect(redis_cluster.url, max_connections=4)
+    client = connection.client
+    try:
+        await client.initialize()
+        keys_on_every_node = [keys.thread_prefix(thread) + "burst" for thread in THREADS]
+        writes = [client.set(keys_on_every_node[i % 3], i) for i in range(300)]
+
+        async def pipelined(i: int) -> list[Any]:
+            pipe = client.pipeline(transaction=False)
+            for key in keys_on_every_node:
+                pipe.incr(key + ":n")
+            return list(await pipe.execute())
+
+        results = await asyncio.gather(*writes, *(pipelined(i) for i in range(100)))
+        assert all(results[:300])
+        assert sorted(result[0] for result in results[300:]) == list(range(1, 101))
+        # No node was asked for more connections than the limit and the few a subscription may borrow.
+        assert max(len(node._connections) for node in client.get_nodes()) <= 4 + 8
+    finally:
+        await client.aclose()
+
+
 async def test_the_test_threads_live_on_three_different_masters(cluster_client: Any) -> None:
     nodes = {cluster_client.get_node_from_key(keys.thread_prefix(thread)).name for thread in THREADS}
     assert len(nodes) == 3
