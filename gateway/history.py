@@ -66,6 +66,10 @@ def outcome_of(prompt: Prompt) -> HistoryOutcome:
 
 def history_record(prompt: Prompt, fields: dict[str, str]) -> dict[str, Any]:
     """The record of a settled prompt (``fields``: its stored hash, which names who cancelled it)."""
+    return bounded(_whole_record(prompt, fields))
+
+
+def _whole_record(prompt: Prompt, fields: dict[str, str]) -> dict[str, Any]:
     record = prompt.public()
     cancelled_by = fields.get("cancelled_by") or None
     if prompt.prompt_state is PromptState.CANCELLED and cancelled_by:
@@ -75,13 +79,12 @@ def history_record(prompt: Prompt, fields: dict[str, str]) -> dict[str, Any]:
     for name in LISTS:  # filled by the prompt where it carries them, else empty
         value = record.get(name)
         record[name] = value if isinstance(value, list) else []
-    return bounded(record)
+    return record
 
 
 def history_entry(prompt: Prompt, fields: dict[str, str]) -> FeedEntry:
     """The record as an entry for ``tg:history``, appended once by the prompt's id."""
-    text = json.dumps(history_record(prompt, fields), ensure_ascii=False, separators=(",", ":"))
-    return FeedEntry(keys.HISTORY, prompt.prompt_id, text)
+    return FeedEntry(keys.HISTORY, prompt.prompt_id, bounded_json(_whole_record(prompt, fields)))
 
 
 def grant_use_entry(run: Run, grant: Grant, call: ToolCall, now_ms: int) -> FeedEntry:
@@ -116,15 +119,46 @@ def grant_use_entry(run: Run, grant: Grant, call: ToolCall, now_ms: int) -> Feed
         ],
         "escalations": [],
     }
-    text = json.dumps(bounded(record), ensure_ascii=False, separators=(",", ":"))
-    return FeedEntry(keys.HISTORY, f"{grant.grant_id}.{grant.uses}", text)
+    return FeedEntry(keys.HISTORY, f"{grant.grant_id}.{grant.uses}", bounded_json(record))
 
 
 # Bounded size ----------------------------------------------------------------------------------------
 
 
+def _json(record: dict[str, Any]) -> str:
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+
+
 def _size(record: dict[str, Any]) -> int:
-    return len(json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass"))
+    return len(_json(record).encode("utf-8", "surrogatepass"))
+
+
+def _fits(value: Any, depth: int = 0) -> bool:
+    """Whether ``_clip`` would leave ``value`` as it is (no text, list, object or nesting to cut)."""
+    if isinstance(value, str):
+        return len(value) <= MAX_TEXT
+    if isinstance(value, dict):
+        items: Any = value.values()
+    elif isinstance(value, list):
+        items = value
+    else:
+        return True
+    if depth >= MAX_DEPTH or len(value) > MAX_ITEMS:
+        return False
+    return all(_fits(item, depth + 1) for item in items)
+
+
+def bounded_json(record: dict[str, Any]) -> str:
+    """``bounded(record)`` as JSON. A record with nothing to cut (nearly all) is encoded once, as it is."""
+    if _fits(record):
+        text = _json({**record, "truncated": False})
+        # Each character takes at most 4 bytes; only a record near the bound is measured in bytes.
+        size = len(text) * 4
+        if size > MAX_RECORD_BYTES:
+            size = len(text.encode("utf-8", "surrogatepass"))
+        if size <= MAX_RECORD_BYTES:
+            return text
+    return _json(bounded(record))
 
 
 def _clip(value: Any, text: int, depth: int = 0) -> tuple[Any, bool]:
