@@ -98,7 +98,7 @@ async def stream(
     are this subscriber's own filters (its query, its token's scope).
     """
     tail = feeds.events
-    position = cursor or tail.head
+    position = cursor or await feeds.head(tail)
     every_s = max(0.05, options.sse_heartbeat_s)
     if marker is not None:
         await marker.mark()  # before the first line: once a listener sees it, answers resolve hot

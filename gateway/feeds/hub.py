@@ -21,9 +21,11 @@ LINGER_S = 30.0  # a thread's log stays followed this long after its last reader
 class Feeds:
     """Each Redis stream read once per process, its entries handed to every local reader from memory.
 
+    A stream is followed once it is read: the event and message feeds from their first reader on (a
+    process nobody reads them from spends nothing on them), a thread's log while it is being read.
     On one Redis server a single follower reads every stream in one blocking ``XREAD`` on one connection.
     On Redis Cluster a multi-key ``XREAD`` must stay in one slot, and every thread has its own, so each
-    followed stream gets its own follower: the two feeds, plus one per thread whose log is being read
+    followed stream gets its own follower: each feed, plus one per thread whose log is being read
     (per thread, not per reader). Readers wait on an in-memory signal and hold no connection.
     """
 
@@ -46,21 +48,34 @@ class Feeds:
         self.draining = False  # set at shutdown: waits end now, and event streams close
         self.events = Tail(keys.EVENTS, keep, once=True)
         self.messages = Tail(keys.MESSAGES, keep, once=True)
+        self._feeds_following = asyncio.Lock()  # one first reader of a feed starts following it
 
     async def start(self) -> None:
-        """Follow the event and message feeds from their current ends."""
-        if self._started:
-            return
+        """Ready to read; the feeds are followed from their first reader on (see ``head``)."""
         self._started = True
-        for tail in (self.events, self.messages):
-            tail.start_at(await self._streams.latest(tail.key))
-            await self._follow(tail)
 
     async def stop(self) -> None:
         for follower in list(self._followers.values()):
             await follower.stop()
         self._followers.clear()
         self._started = False
+        # Followed again from their ends if read after a restart of the feeds.
+        self.events = Tail(keys.EVENTS, self._keep, once=True)
+        self.messages = Tail(keys.MESSAGES, self._keep, once=True)
+
+    async def head(self, tail: Tail) -> str:
+        """The last entry id ``tail`` (a feed or a thread's log) holds, following the feed first if this
+        is its first reader: a reader that starts "from now" starts here."""
+        await self._followed(tail)
+        return tail.head
+
+    async def _followed(self, tail: Tail) -> None:
+        if tail.ready.is_set() or tail.key not in (self.events.key, self.messages.key):
+            return
+        async with self._feeds_following:
+            if not tail.ready.is_set():
+                tail.start_at(await self._streams.latest(tail.key))
+                await self._follow(tail)
 
     def drain(self) -> None:
         """The process is stopping: every reader waiting for an entry gets what there is now (maybe none)."""
@@ -70,8 +85,8 @@ class Feeds:
 
     @property
     def followed(self) -> int:
-        """How many streams this process follows now (two feeds plus the threads being read)."""
-        return 2 + len(self._tails)
+        """How many streams this process follows now (the feeds read so far, the threads being read)."""
+        return sum(tail.ready.is_set() for tail in (self.events, self.messages)) + len(self._tails)
 
     def waiting(self, key: str) -> int:
         """How many readers wait for the next entry of stream ``key`` now (0 if it is not followed)."""
@@ -91,6 +106,7 @@ class Feeds:
         """
         loop = asyncio.get_running_loop()
         deadline = loop.time() + wait_s
+        await self._followed(tail)
         while True:
             changed = tail.changed  # taken before looking: an entry landing meanwhile still wakes us
             rows = tail.after(after, limit)

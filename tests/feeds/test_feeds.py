@@ -53,7 +53,7 @@ async def test_a_reader_resuming_from_far_back_gets_every_entry_once_across_repl
 
 
 async def test_one_entry_reaches_every_waiting_reader(feeds: Feeds, redis_client: Any) -> None:
-    start = feeds.events.head
+    start = await feeds.head(feeds.events)
     readers = [asyncio.create_task(feeds.read(feeds.events, start, 10, wait_s=10)) for _ in range(50)]
     await asyncio.sleep(0)  # let each reader take the wake-up signal before the entry lands
     [entry_id] = await _add(redis_client, keys.EVENTS, 1)
@@ -72,13 +72,27 @@ async def test_a_thread_log_is_followed_live_while_read_and_dropped_after(
         [after] = await _add(redis_client, key, 1, start=1)
         rows = await asyncio.wait_for(waiting, 10)
         assert [row.id for row in rows] == [after]
-        assert feeds.followed == 3
+        assert feeds.followed == 1  # the feeds are not read here, so not followed
 
     async def dropped() -> bool:  # once it lingered with no reader
-        return feeds.followed == 2
+        return feeds.followed == 0
 
     await eventually(dropped, "the thread's log no longer followed")
 
 
 async def test_a_read_with_nothing_new_returns_empty_after_its_wait(feeds: Feeds) -> None:
-    assert await feeds.read(feeds.messages, feeds.messages.head, 10, wait_s=0.05) == []
+    assert await feeds.read(feeds.messages, await feeds.head(feeds.messages), 10, wait_s=0.05) == []
+
+
+async def test_a_feed_is_followed_from_its_first_reader_on_and_not_before(
+    feeds: Feeds, redis_client: Any
+) -> None:
+    [old] = await _add(redis_client, keys.EVENTS, 1)
+    assert feeds.followed == 0  # a process nobody reads the feeds from reads nothing of them
+    assert await feeds.head(feeds.events) == old  # "from now" is the end at the first reader
+    assert feeds.followed == 1
+    waiting = asyncio.create_task(feeds.read(feeds.events, old, 10, wait_s=10))
+    [new] = await _add(redis_client, keys.EVENTS, 1, start=1)
+    assert [row.id for row in await asyncio.wait_for(waiting, 10)] == [new]
+    assert [row.id for row in await feeds.read(feeds.messages, None, 10)] == []  # read: followed too
+    assert feeds.followed == 2

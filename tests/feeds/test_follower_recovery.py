@@ -32,7 +32,7 @@ async def test_a_follower_whose_connection_is_killed_logs_once_and_resumes_witho
     feeds = Feeds(client)
     await feeds.start()
     try:
-        start = feeds.events.head
+        start = await feeds.head(feeds.events)
         with caplog.at_level(logging.INFO, logger="threadgate"):
             await client.client_kill_filter(_id=await _blocked_reader(client))
             ids = [str(await client.xadd(keys.EVENTS, {"j": json.dumps({"n": n})})) for n in range(3)]
