@@ -10,6 +10,7 @@ from typing import Any
 
 from bench.counting import count_round_trips
 from gateway.channel import Channels, MessageRef
+from gateway.collector import tune_collector
 from gateway.ids import ThreadRef
 from gateway.models import PromptRequest, RunRequest, ThreadItem
 from gateway.service import Gateway
@@ -78,6 +79,7 @@ async def running_gateway(url: str, *, counted: bool = True) -> AsyncIterator[Ga
         count_round_trips(connection.client)
     gateway = Gateway(Store(connection.client), Channels([NullChannel()]), sweep_interval=3600)
     await gateway.start()
+    tune_collector()  # as `threadgate serve` does once started
     try:
         yield gateway
     finally:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from gateway.audience import Audiences
 from gateway.channel import ChannelContext, ChannelRuntime, Channels, CountedInbound
+from gateway.collector import tune_collector
 from gateway.feeds import StreamCaps
 from gateway.lease import Lease
 from gateway.logs import event, observe_loop
@@ -120,6 +121,7 @@ class Runtime:
         for channel in self.channels:
             await channel.start(context)
             event("startup.channel", platform=channel.platform)
+        tune_collector()  # what start-up built stays; requests' garbage is collected less often
 
     def drain(self) -> None:
         """The server was told to stop (SIGTERM), before it waits for open requests: every long-poll

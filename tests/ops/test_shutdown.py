@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import gc
 from dataclasses import dataclass, field
 
 from starlette.routing import BaseRoute
 
 from gateway.channel import ChannelContext, MessageRef
+from gateway.collector import YOUNG_THRESHOLD
 from gateway.ids import ThreadRef
 from gateway.lease import Lease
 from gateway.models import PromptRequest, ReasonCode, RunRequest, ThreadItem
@@ -88,3 +90,18 @@ async def test_stop_marks_the_process_as_stopping_first() -> None:
     assert not runtime.stopping
     await runtime.stop()
     assert runtime.stopping
+
+
+async def test_a_started_process_freezes_what_start_up_built_and_collects_less_often() -> None:
+    runtime = runtime_with(RecordingChannel())
+    before = gc.get_threshold()
+    gc.set_threshold(700, *before[1:])  # Python's own, whatever an earlier start in this process set
+    gc.unfreeze()
+    try:
+        await runtime.start()
+        assert gc.get_threshold()[0] == YOUNG_THRESHOLD
+        assert gc.get_freeze_count() > 0
+        await runtime.stop()
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*before)
