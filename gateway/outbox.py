@@ -33,7 +33,7 @@ from gateway.models import Prompt, PromptState, ThreadItem, from_ms, utcnow
 from gateway.render import answers_summary, resolved_item, settled_prompt_item, votes_item
 from gateway.store import FeedEntry, OutboxBatch, OutboxPass, Store, keys
 from gateway.store.outage import StoreHealth
-from gateway.store.results import OutboxMode
+from gateway.store.results import HeldOutbox, OutboxClaim, OutboxMode
 
 DRAINER_TASK = "threadgate.outbox.drainer"
 RENEWER_TASK = "threadgate.outbox.renewer"
@@ -113,13 +113,23 @@ class Outbox:
         self._failures: dict[str, int] = {}
         self._edits: dict[type, bool] = {}
         self._holding: dict[str, str] = {}  # thread -> token of each lock this process holds now
+        # Locks a settling script took for this process (see ``claim``): thread -> (token, first batch).
+        self._handed: dict[str, HeldOutbox] = {}
         self._renewer: asyncio.Task[None] | None = None
         self._released = asyncio.Event()
         # Reminders and copies of escalation steps, and the outcome for those copies.
         self.escalator = Escalator(store, channels, clock, self.kick)
 
-    def kick(self, thread_id: str) -> None:
-        """Drain ``thread_id`` soon, in the background, with whatever else is due."""
+    def claim(self) -> OutboxClaim:
+        """A claim for a settling script to take a thread's outbox lock with (see ``kick``'s ``held``)."""
+        return OutboxClaim(uuid.uuid4().hex, self.lock_ttl_ms, BATCH)
+
+    def kick(self, thread_id: str, held: HeldOutbox | None = None) -> None:
+        """Drain ``thread_id`` soon, in the background, with whatever else is due. ``held``: the lock and
+        first batch a settling script took under this process's claim (the drain starts from that batch,
+        without a step of its own to acquire the lock)."""
+        if held is not None:
+            self._handed[thread_id] = held
         self._due[thread_id] = None
         if self._drainer is None or self._drainer.done():
             self._drainer = asyncio.create_task(self._drain_due(), name=DRAINER_TASK)
@@ -181,7 +191,11 @@ class Outbox:
         of its lists are empty afterwards (False: another process holds it, or a post failed)."""
         now = self.clock()
         done = dict.fromkeys(thread_ids, False)
-        ready = [thread for thread in dict.fromkeys(thread_ids) if self._retry_at.get(thread, 0.0) <= now]
+        ready = [
+            thread
+            for thread in dict.fromkeys(thread_ids)
+            if self._retry_at.get(thread, 0.0) <= now or thread in self._handed  # its lock is ours
+        ]
         if not ready:
             return done
         for thread in ready:
@@ -197,15 +211,22 @@ class Outbox:
             self._passed = asyncio.Event()
 
     async def _take_and_drain(self, ready: list[str], done: dict[str, bool]) -> dict[str, bool]:
-        tokens = {thread: uuid.uuid4().hex for thread in ready}
-        taken = await self.store.take_outboxes(
-            [
-                OutboxPass(thread, tokens[thread], self.lock_ttl_ms, OutboxMode.ACQUIRE, size=BATCH)
-                for thread in ready
-            ]
+        handed = {thread: self._handed.pop(thread) for thread in ready if thread in self._handed}
+        acquire = [thread for thread in ready if thread not in handed]
+        tokens = {thread: uuid.uuid4().hex for thread in acquire}
+        tokens.update((thread, held.token) for thread, held in handed.items())
+        taken = (
+            await self.store.take_outboxes(
+                [
+                    OutboxPass(thread, tokens[thread], self.lock_ttl_ms, OutboxMode.ACQUIRE, size=BATCH)
+                    for thread in acquire
+                ]
+            )
+            if acquire
+            else []
         )
-        held: dict[str, OutboxBatch] = {}
-        for thread, batch in zip(ready, taken, strict=True):
+        held: dict[str, OutboxBatch] = {thread: one.batch for thread, one in handed.items()}
+        for thread, batch in zip(acquire, taken, strict=True):
             if batch is not None and batch.empty:
                 done[thread] = True
             elif batch is not None:
@@ -228,11 +249,20 @@ class Outbox:
     async def _renew(self) -> None:
         """Renew the locks this process holds every third of their TTL while its passes run (a slow post
         must not let another process deliver the same batch); ends when it holds none. A lock that lapsed
-        anyway is not taken back: its renewal, and the drain's acknowledgement, find it is not ours."""
+        anyway is not taken back: its renewal, and the drain's acknowledgement, find it is not ours.
+
+        A release only wakes it to see whether any lock is left: renewals keep their own clock, so passes
+        back to back do not each cost a renewal, and a long-held lock is renewed in time whatever ends."""
+        loop = asyncio.get_running_loop()
+        every_s = self.lock_ttl_ms / 3000
+        due = loop.time() + every_s
         while self._holding:
             self._released.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._released.wait(), self.lock_ttl_ms / 3000)
+            if (left := due - loop.time()) > 0:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._released.wait(), left)
+                continue
+            due = loop.time() + every_s
             held = list(self._holding.items())
             if held:
                 with contextlib.suppress(Exception):  # the next acknowledgement says whether it held

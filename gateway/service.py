@@ -484,9 +484,17 @@ class Gateway:
         now_ms, turn_id = self.now_ms(), new_id("turn")
         decided = verdict(prompt, answers, identity, now_ms, note=note, edited=edited)
         settlement = await self.store.resolve(
-            prompt.thread_id, prompt.prompt_id, answers, identity, turn_id, now_ms, content, decided.opts()
+            prompt.thread_id,
+            prompt.prompt_id,
+            answers,
+            identity,
+            turn_id,
+            now_ms,
+            content,
+            decided.opts(),
+            self.outbox.claim(),
         )
-        self.outbox.kick(prompt.thread_id)
+        self.outbox.kick(prompt.thread_id, settlement.held)
         if settlement.status is SettlementStatus.MISSING:
             raise not_found("PROMPT_NOT_FOUND", "prompt", prompt.prompt_id)
         if settlement.status is SettlementStatus.VOTED:
@@ -590,8 +598,9 @@ class Gateway:
                 grant=message.grant,
             )
             ready = _ready(latest, reading, message.sender, now_ms, decided=False)
+        claim = self.outbox.claim() if ready is not None else None
         decision = await self.store.receive(
-            thread.thread_id, message.event_id, message.prompt_id, entry, now_ms, ready
+            thread.thread_id, message.event_id, message.prompt_id, entry, now_ms, ready, claim
         )
         if decision.status is DecisionStatus.MIRROR and decision.mirror is not None:
             return await self._answer_copy(thread.thread_id, message, entry, *decision.mirror)
@@ -657,7 +666,10 @@ class Gateway:
         ready = _ready(prompt, reading, message.sender, now_ms, decided=True)
         hint, thread_id = message.prompt_id, prompt.thread_id
         if ready is not None:
-            decision = await self.store.receive(thread_id, message.event_id, hint, entry, now_ms, ready)
+            claim = self.outbox.claim()
+            decision = await self.store.receive(
+                thread_id, message.event_id, hint, entry, now_ms, ready, claim
+            )
             return await self._received(thread_id, message, decision, prompt, ready, now_ms)
         # A form's step or a value not taken: logged and marked seen first, so a redelivered step is
         # never read as the next property's value.
@@ -688,7 +700,7 @@ class Gateway:
     ) -> Received:
         """What a receive script's decision means to the channel, with the notice it owes the sender."""
         if decision.status is DecisionStatus.ANSWERED and prompt is not None and ready is not None:
-            self.outbox.kick(thread_id)
+            self.outbox.kick(thread_id, decision.held)
             answered = await self._answered_now(
                 prompt,
                 ready.answers,

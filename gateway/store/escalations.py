@@ -122,7 +122,7 @@ class ScriptHost(Protocol):
     redis: Any
     scripts: Scripts
 
-    def _lead(self, now_ms: int | None = None) -> list[int]: ...
+    def _lead(self, now_ms: int | None = None) -> list[int | str]: ...
 
     async def _thread_script(
         self,

@@ -35,7 +35,7 @@ class RunGrants:
         self.max_per_run = max_per_run
 
     async def _script(self, name: str, thread_id: str, args: list[Any]) -> list[Any]:
-        lead = [int(time.time() * 1000), self.thread_idle_ms]
+        lead = [int(time.time() * 1000), self.thread_idle_ms, ""]  # no outbox claim
         reply = await self.scripts.call(self.redis, name, [keys.thread_prefix(thread_id)], [*lead, *args])
         return list(reply)
 

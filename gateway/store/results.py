@@ -63,6 +63,7 @@ class Settlement:
     status: SettlementStatus
     prompt: Prompt | None = None
     resolution: Resolution | None = None
+    held: HeldOutbox | None = None  # the outbox's lock and first batch, taken under the caller's claim
 
     @property
     def ok(self) -> bool:
@@ -84,6 +85,7 @@ class Decision:
     prompt: Prompt | None = None
     resolution: Resolution | None = None
     mirror: tuple[str, str] | None = None
+    held: HeldOutbox | None = None  # on ``answered``: the outbox's lock and first batch, as claimed
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +142,29 @@ class OutboxBatch:
     @property
     def empty(self) -> bool:
         return not self.pub and not self.chat
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxClaim:
+    """Asks the script that settles a prompt to take its thread's outbox lock for ``token`` in the same step,
+    if it is free, and hand back the first batch (``size`` of each list): one step fewer per answer."""
+
+    token: str
+    ttl_ms: int
+    size: int
+
+    @property
+    def arg(self) -> str:
+        return f"{self.token} {self.ttl_ms} {self.size}"
+
+
+@dataclass(frozen=True, slots=True)
+class HeldOutbox:
+    """A thread's outbox lock, taken for ``token`` by the script that settled its prompt, and the first
+    batch it took under it: the caller drains from there (``Outbox.kick``)."""
+
+    token: str
+    batch: OutboxBatch
 
 
 @dataclass(frozen=True, slots=True)

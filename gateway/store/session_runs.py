@@ -27,7 +27,7 @@ class SessionRuns:
     async def adopt(self, thread_id: str, session_key: str, run_id: str, stale: str | None) -> str:
         """Make ``run_id`` the session's run unless another running one already is (``stale`` aside);
         the session's run id either way."""
-        lead = [int(time.time() * 1000), self.thread_idle_ms]
+        lead = [int(time.time() * 1000), self.thread_idle_ms, ""]  # no outbox claim
         args = [*lead, session_key, run_id, stale or ""]
         prefix = [keys.thread_prefix(thread_id)]
         return str(await self.scripts.call(self.redis, "adopt_session_run", prefix, args))

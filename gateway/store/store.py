@@ -34,9 +34,11 @@ from gateway.store.results import (
     Decision,
     DecisionStatus,
     FeedEntry,
+    HeldOutbox,
     Kept,
     OpenStatus,
     OutboxBatch,
+    OutboxClaim,
     OutboxPass,
     ReadyAnswer,
     Refusal,
@@ -73,6 +75,12 @@ def _outbox_batch(reply: list[Any]) -> OutboxBatch | None:
         [json.loads(raw) for raw in chat],
         {str(prompts[i]): _pairs(prompts[i + 1]) for i in range(0, len(prompts), 2)},
     )
+
+
+def _held(claim: OutboxClaim | None, rest: list[Any]) -> HeldOutbox | None:
+    """The outbox a settling script took under ``claim``: its reply's trailing batch, when it has one."""
+    batch = _outbox_batch(rest[0]) if claim is not None and rest else None
+    return HeldOutbox(claim.token, batch) if claim is not None and batch is not None else None
 
 
 def _forget(pipe: Any, prompt_id: str, agent: str) -> None:
@@ -133,9 +141,11 @@ class Store:
         """One round trip to Redis (raises when it cannot answer)."""
         await self.redis.ping()
 
-    def _lead(self, now_ms: int | None = None) -> list[int]:
-        """The two arguments every thread script starts with: the clock, and the thread's idle lifetime."""
-        return [now_ms if now_ms is not None else int(time.time() * 1000), self.thread_idle_ms]
+    def _lead(self, now_ms: int | None = None, claim: OutboxClaim | None = None) -> list[int | str]:
+        """The three arguments every thread script starts with: the clock, the thread's idle lifetime and
+        an outbox claim ('' for none; only the settling scripts act on one)."""
+        now = now_ms if now_ms is not None else int(time.time() * 1000)
+        return [now, self.thread_idle_ms, claim.arg if claim is not None else ""]
 
     async def _thread_script(
         self,
@@ -144,12 +154,14 @@ class Store:
         args: list[Any],
         now_ms: int,
         prelude: list[tuple[Any, ...]] | None = None,
+        claim: OutboxClaim | None = None,
     ) -> list[Any]:
         """Run a thread script after marking the thread dirty for the outbox (and any other ``prelude``
         commands), in one round trip."""
         commands = [("ZADD", keys.DIRTY, now_ms, thread_id), *(prelude or [])]
         prefix = [keys.thread_prefix(thread_id)]
-        reply = await self.scripts.run_after(self.redis, commands, name, prefix, [*self._lead(now_ms), *args])
+        lead = self._lead(now_ms, claim)
+        reply = await self.scripts.run_after(self.redis, commands, name, prefix, [*lead, *args])
         return list(reply)
 
     # Runs -------------------------------------------------------------------------------------------
@@ -289,10 +301,12 @@ class Store:
         now_ms: int,
         content: dict[str, Any] | None = None,
         opts: str = "",
+        claim: OutboxClaim | None = None,
     ) -> Settlement:
         """Answer a prompt; the first resolution wins. Hot if the agent is watching, else parked.
 
-        ``opts`` carries an approval's decision (see ``gateway.verdicts``): a vote may leave it pending."""
+        ``opts`` carries an approval's decision (see ``gateway.verdicts``): a vote may leave it pending.
+        With ``claim``, an answer also takes the thread's outbox lock when free (``Settlement.held``)."""
         payload = json.dumps([answer.model_dump(mode="json") for answer in answers], ensure_ascii=False)
         args = [
             prompt_id,
@@ -304,9 +318,10 @@ class Store:
             _content_json(content),
             opts,
         ]
-        reply = await self._thread_script("resolve_prompt", thread_id, args, now_ms)
+        reply = await self._thread_script("resolve_prompt", thread_id, args, now_ms, claim=claim)
         if reply[0] == "ok":
-            return Settlement(SettlementStatus.OK, resolution=Resolution(reply[1]))
+            held = _held(claim, reply[2:])
+            return Settlement(SettlementStatus.OK, resolution=Resolution(reply[1]), held=held)
         if reply[0] in (SettlementStatus.VOTED, SettlementStatus.ALREADY_VOTED):
             return Settlement(SettlementStatus(reply[0]))
         return self._settlement(reply)
@@ -461,11 +476,13 @@ class Store:
         message: dict[str, Any],
         now_ms: int,
         ready: ReadyAnswer | Refusal | Kept | None = None,
+        claim: OutboxClaim | None = None,
     ) -> Decision:
         """Dedupe a person's message, then answer, queue or refuse it, or hand back the active prompt.
 
         The event is marked seen in the same script that applies its effect; an ``active`` decision marks
-        nothing, so the caller's second call (with a decided ``ReadyAnswer`` or a ``Refusal``) does.
+        nothing, so the caller's second call (with a decided ``ReadyAnswer`` or a ``Refusal``) does. With
+        ``claim``, an answer also takes the thread's outbox lock when free (``Decision.held``).
         """
         args: list[Any] = [
             event_id or "",
@@ -484,11 +501,12 @@ class Store:
             args += [mode, ready.prompt_id, answers, ready.answered_by, now_ms, self.retain_ms, ready.turn_id]
             code = ready.cancel_code.value if ready.cancel_code is not None else ""
             args += [_content_json(ready.content), code, ready.cancel_reason, ready.opts]
-        reply = await self._thread_script("receive_message", thread_id, args, now_ms)
+        reply = await self._thread_script("receive_message", thread_id, args, now_ms, claim=claim)
         if reply[0] in ("answered", "queued", "settled", "cancelled"):  # no prompt of the thread is open
             self._latest.pop(thread_id, None)
         if reply[0] == "answered":
-            return Decision(DecisionStatus.ANSWERED, resolution=Resolution(reply[1]))
+            held = _held(claim, reply[2:])
+            return Decision(DecisionStatus.ANSWERED, resolution=Resolution(reply[1]), held=held)
         if reply[0] == "active":
             prompt = self.codec.pending(reply[2])
             self._latest.put(thread_id, prompt)

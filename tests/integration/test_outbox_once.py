@@ -8,9 +8,9 @@ import time
 from gateway.channel import Channels, MessageRef
 from gateway.feeds.tail import Entry, Tail
 from gateway.ids import ThreadRef
-from gateway.models import ThreadItem
+from gateway.models import InboundMessage, PromptRequest, RunRequest, ThreadItem
 from gateway.outbox import LOCK_TTL_MS, Outbox
-from gateway.service import Gateway
+from gateway.service import Gateway, Outcome
 from gateway.settings import Settings
 from gateway.store import OutboxPass, Store, keys
 from gateway.store.results import OutboxMode
@@ -18,6 +18,7 @@ from tests.support.memory_channel import MemoryChannel
 
 THREAD = "slack:C0456:1712345678.000100"
 ALICE = "slack:UALICE"
+QUESTION = {"kind": "text", "questions": [{"question": "Which branch?"}]}
 
 
 async def events(store: Store) -> list[str]:
@@ -124,3 +125,60 @@ async def test_a_drain_longer_than_the_lock_keeps_it_and_delivers_once(store: St
 def test_the_outbox_lock_is_ten_seconds_by_default() -> None:
     assert LOCK_TTL_MS == 10_000
     assert Settings(_env_file=None).threadgate_outbox_lock_ms == 10_000  # type: ignore[call-arg]
+
+
+async def test_a_long_held_lock_is_renewed_in_time_while_other_passes_start_and_end_around_it(
+    store: Store,
+) -> None:
+    """Each pass that ends wakes the renewer; that must not put off renewing a lock still held."""
+    lock_ms = 300
+    slow = HeldChannel()  # slack: THREAD's post waits
+    first = Outbox(store, Channels([slow, MemoryChannel("telegram")]), lock_ttl_ms=lock_ms)
+    second = Outbox(store, Channels([MemoryChannel("slack")]), lock_ttl_ms=lock_ms)
+    item = {"type": "message", "content": [{"type": "text", "text": "hi"}]}
+    now_ms = int(time.time() * 1000)
+    await store.push_chat(THREAD, {"t": "message", "item": item}, now_ms)
+    draining = asyncio.create_task(first.drain(THREAD))
+    await slow.posting.wait()
+    loop = asyncio.get_running_loop()
+    deadline, n = loop.time() + 3 * lock_ms / 1000, 0
+    while loop.time() < deadline:  # first's own passes on other threads, one ending every few ms
+        other = f"telegram:{100 + n}"
+        await store.push_chat(other, {"t": "message", "item": item}, now_ms)
+        assert await first.drain(other)
+        n += 1
+    assert n > 3
+    assert not await second.drain(THREAD)  # THREAD's lock was renewed, whatever ended meanwhile
+    slow.go.set()
+    assert await draining
+
+
+async def test_answers_back_to_back_cost_no_renewal_of_their_outbox_locks(store: Store) -> None:
+    """Renewals keep their own clock (a third of the lock's TTL): answers one after another, each pass
+    starting as the last ends and done long before then, renew nothing."""
+    gateway = Gateway(store, Channels([MemoryChannel("slack")]), sweep_interval=3600)
+    await gateway.start()
+    try:
+        opened = []
+        for n in range(20):
+            run = await gateway.create_run(
+                RunRequest(thread_id=f"slack:C0999:{n}.000100", agent="ops", started_by=ALICE)
+            )
+            opened.append(await gateway.raise_prompt(run.run_id, PromptRequest.model_validate(QUESTION)))
+        await gateway.outbox.idle()
+        modes: list[OutboxMode] = []
+        take = store.take_outboxes
+
+        async def recorded(passes: list[OutboxPass]) -> list[object]:
+            modes.extend(one.mode for one in passes)
+            return list(await take(passes))
+
+        store.take_outboxes = recorded  # type: ignore[method-assign,assignment]
+        for n, prompt in enumerate(opened):
+            message = InboundMessage(thread_id=prompt.thread_id, sender=ALICE, text="main", event_id=f"e{n}")
+            assert (await gateway.receive(message)).outcome is Outcome.ANSWERED
+        await gateway.outbox.idle()
+        assert OutboxMode.CONTINUE in modes
+        assert OutboxMode.RENEW not in modes
+    finally:
+        await gateway.stop()

@@ -5,6 +5,10 @@ local P = KEYS[1]
 -- starts at 1: the caller's clock (ms) and how long the thread's keys live after its last write (ms).
 local NOW = tonumber(table.remove(ARGV, 1))
 local IDLE = tonumber(table.remove(ARGV, 1))
+-- The third is '' or an outbox claim "<token> <lock ttl ms> <batch size>": a settling script then takes the
+-- thread's outbox lock for the caller in the same step, if it is free, and hands back the first batch
+-- (see hand_outbox), which saves the caller a step of its own to acquire it.
+local OUTBOX = table.remove(ARGV, 1)
 
 local function prompt_key(pid)
   return P .. 'p:' .. pid
@@ -36,6 +40,45 @@ local function prompt_fields(pid)
     table.insert(fields, cjson.encode(esc))
   end
   return fields
+end
+
+-- The next batch of the thread's outbox under the lock the caller holds now: {'batch', pub events, chat
+-- posts, the fields of every prompt they name}, or {'released'} (the lock freed) when both lists are empty.
+local function outbox_batch(size, ttl)
+  local lock = P .. 'lock'
+  local pub = redis.call('LRANGE', P .. 'pub', 0, size - 1)
+  local chat = redis.call('LRANGE', P .. 'chat', 0, size - 1)
+  if #pub == 0 and #chat == 0 then
+    redis.call('DEL', lock)
+    return {'released'}
+  end
+  redis.call('PEXPIRE', lock, ttl)
+  local prompts, seen = {}, {}
+  for _, list in ipairs({pub, chat}) do
+    for _, raw in ipairs(list) do
+      local pid = cjson.decode(raw).pid
+      if pid and not seen[pid] then
+        seen[pid] = true
+        table.insert(prompts, pid)
+        table.insert(prompts, prompt_fields(pid))
+      end
+    end
+  end
+  return {'batch', pub, chat, prompts}
+end
+
+-- ``reply`` with the outbox's first batch appended, taken under the caller's claim (OUTBOX) when it made
+-- one and the lock is free; otherwise ``reply`` as it is, and the caller drains the thread the usual way.
+local function hand_outbox(reply)
+  local token, ttl, size = string.match(OUTBOX or '', '^(%S+) (%d+) (%d+)$')
+  if not token or not redis.call('SET', P .. 'lock', token, 'NX', 'PX', ttl) then
+    return reply
+  end
+  local batch = outbox_batch(tonumber(size), ttl)
+  if batch[1] == 'batch' then
+    table.insert(reply, batch)
+  end
+  return reply
 end
 
 -- The thread's long-lived keys (its item log, its owners and starters, its session mark, its outbox lists) live IDLE ms after its last

@@ -12,6 +12,7 @@
 -- active, settled only if it is); 'answer' (the caller's answer to the prompt this script handed back; if
 -- that prompt settled meanwhile, how it settled); 'refuse' (the sender may not answer that prompt);
 -- 'keep' (the reply leaves the prompt pending: a form's step, or a value not taken).
+-- An answer's reply carries the outbox's first batch when the caller claimed it (see hand_outbox).
 -- {'mirror', thread, prompt id}: the message is for a copy of that thread's prompt (see mirror_prompt.lua).
 local event_id, hint, msg, mode, pid = ARGV[1], ARGV[3], ARGV[4], ARGV[6] or '', ARGV[7] or ''
 local seen_key = P .. 'd:' .. event_id
@@ -75,7 +76,7 @@ if pending and (mode == 'guess' or mode == 'answer') and pid == active then
   if status ~= 'ok' then
     return {status}
   end
-  return {'answered', resolution}
+  return hand_outbox({'answered', resolution})
 end
 if mode == 'answer' then
   -- The prompt handed back settled (or was superseded) between the two calls: the message answered it.

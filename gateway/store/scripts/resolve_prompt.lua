@@ -10,4 +10,4 @@ local status, resolution = answer(pid, ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[
 if status ~= 'ok' then
   return {status}
 end
-return {'ok', resolution}
+return hand_outbox({'ok', resolution})  -- with the outbox's first batch, when claimed and free

@@ -33,23 +33,4 @@ if mode == 'release' then
   redis.call('DEL', lock)
   return {'released'}
 end
-local size = tonumber(ARGV[6])
-local pub = redis.call('LRANGE', P .. 'pub', 0, size - 1)
-local chat = redis.call('LRANGE', P .. 'chat', 0, size - 1)
-if #pub == 0 and #chat == 0 then
-  redis.call('DEL', lock)
-  return {'released'}
-end
-redis.call('PEXPIRE', lock, ARGV[2])
-local prompts, seen = {}, {}
-for _, list in ipairs({pub, chat}) do
-  for _, raw in ipairs(list) do
-    local pid = cjson.decode(raw).pid
-    if pid and not seen[pid] then
-      seen[pid] = true
-      table.insert(prompts, pid)
-      table.insert(prompts, prompt_fields(pid))
-    end
-  end
-end
-return {'batch', pub, chat, prompts}
+return outbox_batch(tonumber(ARGV[6]), ARGV[2])
