@@ -180,5 +180,32 @@ async def test_answers_back_to_back_cost_no_renewal_of_their_outbox_locks(store:
         await gateway.outbox.idle()
         assert OutboxMode.CONTINUE in modes
         assert OutboxMode.RENEW not in modes
+        assert OutboxMode.ACQUIRE not in modes  # each answer's own script took its thread's lock
     finally:
         await gateway.stop()
+
+
+async def test_an_answer_takes_a_free_outbox_lock_for_its_claim_and_hands_back_the_first_batch(
+    store: Store,
+) -> None:
+    gateway = Gateway(store, Channels([MemoryChannel("slack")]), sweep_interval=3600)
+    run = await gateway.create_run(RunRequest(thread_id=THREAD, agent="ops", started_by=ALICE))
+    prompt = await gateway.raise_prompt(run.run_id, PromptRequest.model_validate(QUESTION))
+    assert await gateway.outbox.drain(THREAD)
+    await store.redis.set(keys.thread_prefix(THREAD) + "lock", "another", px=60_000)
+    now_ms = int(time.time() * 1000)
+    claim = gateway.outbox.claim()
+    busy = await store.resolve(THREAD, prompt.prompt_id, [], ALICE, "t1", now_ms, claim=claim)
+    assert busy.ok and busy.held is None  # the lock is another's: the answer stands, the drain waits
+
+    await store.redis.delete(keys.thread_prefix(THREAD) + "lock")
+    second = await gateway.raise_prompt(run.run_id, PromptRequest.model_validate(QUESTION))
+    await store.take_outboxes([OutboxPass(THREAD, "x", 60_000, OutboxMode.ACQUIRE)])
+    await store.take_outboxes([OutboxPass(THREAD, "x", 60_000, OutboxMode.RELEASE)])
+    claim = gateway.outbox.claim()
+    settled = await store.resolve(THREAD, second.prompt_id, [], ALICE, "t2", now_ms, claim=claim)
+    assert settled.ok and settled.held is not None
+    assert settled.held.token == claim.token
+    assert await store.redis.get(keys.thread_prefix(THREAD) + "lock") == claim.token
+    assert [effect["t"] for effect in settled.held.batch.chat][-1] == "audit"
+    assert second.prompt_id in settled.held.batch.prompts
