@@ -72,6 +72,12 @@ def thread_session(thread_id: str) -> str:
     return f"{thread_prefix(thread_id)}session"
 
 
+def thread_kept(thread_id: str) -> str:
+    """When the thread's long-lived keys were last given their lifetime (see ``keep_thread`` in _lib.lua):
+    a write to one of them from outside the scripts deletes it, so the next script sets them all."""
+    return f"{thread_prefix(thread_id)}keep"
+
+
 def active(thread_id: str) -> str:
     return f"{thread_prefix(thread_id)}active"
 

@@ -189,7 +189,10 @@ class Store:
         return Audience(frozenset(agents), frozenset(starters), session, bool(logged) or bool(agents))
 
     async def mark_session_thread(self, thread_id: str, session_key: str) -> None:
-        await self.redis.set(keys.thread_session(thread_id), session_key, px=self.thread_idle_ms)
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.set(keys.thread_session(thread_id), session_key, px=self.thread_idle_ms)
+        pipe.delete(keys.thread_kept(thread_id))  # the next script gives it the thread's own lifetime
+        await pipe.execute()
 
     async def run_thread(self, run_id: str) -> str | None:
         return await self._indexed_thread(run_id, keys.run_index(run_id))
@@ -680,6 +683,7 @@ class Store:
         pipe = self.redis.pipeline(transaction=False)
         pipe.zadd(keys.DIRTY, {thread_id: now_ms})
         pipe.rpush(keys.chat_outbox(thread_id), json.dumps(effect, ensure_ascii=False))
+        pipe.delete(keys.thread_kept(thread_id))  # the drain's script gives the list the thread's lifetime
         await pipe.execute()
 
     # Rate limits ------------------------------------------------------------------------------------

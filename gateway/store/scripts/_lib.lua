@@ -81,11 +81,16 @@ local function hand_outbox(reply)
   return reply
 end
 
--- The thread's long-lived keys (its item log, its owners and starters, its session mark, its outbox lists) live IDLE ms after its last
--- write, and while a prompt is pending IDLE ms past that prompt's expiry, so they outlive it. Each write
--- sets that lifetime afresh (a settled prompt no longer holds the thread), but only where it is a
--- hundredth of IDLE off, so a busy thread does not rewrite its expiries (and the AOF) on every write.
-local function keep_thread()
+-- The thread's long-lived keys (its item log, its owners and starters, its session mark, its outbox lists)
+-- live IDLE ms after its last write, and while a prompt is pending IDLE ms past that prompt's expiry, so they
+-- outlive it. Each write sets that lifetime afresh (a settled prompt no longer holds the thread), but only
+-- where it is a hundredth of IDLE off what they were last given, so a busy thread does not rewrite its
+-- expiries (and the AOF) on every write. When they were last given one is kept in the key 'keep' (which dies
+-- with them): a write within that hundredth reads only it, and gives any key it names in ``fresh`` (ones it
+-- may have just created: an outbox list emptied and refilled, a new log) the same expiry if it has none.
+-- A write from outside the scripts to one of these keys deletes 'keep', so the next write sets them all.
+local LONG_LIVED = {'items', 'agents', 'starters', 'session', 'chat', 'pub'}
+local function keep_thread(fresh)
   local ms = IDLE
   local active = redis.call('GET', P .. 'active')
   if active then
@@ -94,12 +99,20 @@ local function keep_thread()
       ms = exp - NOW + IDLE
     end
   end
-  for _, name in ipairs({'items', 'agents', 'starters', 'session', 'chat', 'pub'}) do
-    local left = redis.call('PTTL', P .. name)
-    if left == -1 or (left >= 0 and math.abs(left - ms) > IDLE / 100) then
-      redis.call('PEXPIRE', P .. name, ms)
+  local at = NOW + ms
+  local kept = tonumber(redis.call('GET', P .. 'keep'))
+  if kept and math.abs(kept - at) <= IDLE / 100 then
+    for _, name in ipairs(fresh or {}) do
+      if redis.call('PTTL', P .. name) == -1 then
+        redis.call('PEXPIRE', P .. name, math.max(kept - NOW, 1))
+      end
     end
+    return
   end
+  for _, name in ipairs(LONG_LIVED) do  -- relative to the caller's clock, as 'keep' is: never absolute
+    redis.call('PEXPIRE', P .. name, ms)
+  end
+  redis.call('SET', P .. 'keep', at, 'PX', ms)
 end
 
 -- Drop the drafts kept for a prompt (a form's values so far, a pending text request): they die with it.
@@ -128,7 +141,7 @@ local function settle(pid, fields, retain_ms, audit)
   end
   redis.call('RPUSH', P .. 'pub', cjson.encode({t = 'resolved', pid = pid}))
   drop_drafts(pid)
-  keep_thread()
+  keep_thread({'chat', 'pub'})
   redis.call('PUBLISH', 'tg:settled', pid .. ' ' .. cjson.encode(fields))
 end
 
@@ -179,7 +192,7 @@ local function decide(pid, opts, fields)
     if o.vote.answer == 'Approve' and counted < tonumber(o.need) then
       redis.call('HSET', prompt_key(pid), 'votes', encoded)
       redis.call('RPUSH', P .. 'chat', cjson.encode({t = 'votes', pid = pid}))
-      keep_thread()
+      keep_thread({'chat'})
       return 'voted'
     end
     table.insert(fields, 'votes')

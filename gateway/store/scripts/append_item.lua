@@ -4,5 +4,5 @@ if ARGV[3] then
   redis.call('HSET', prompt_key(ARGV[3]), 'msg', ARGV[4])
 end
 local id = redis.call('XADD', P .. 'items', 'MAXLEN', '~', ARGV[1], '*', 'j', ARGV[2])
-keep_thread()
+keep_thread({'items'})
 return id

@@ -34,5 +34,5 @@ if ARGV[8] and ARGV[8] ~= '' then
 end
 redis.call('SET', P .. 'active', pid)
 redis.call('RPUSH', P .. 'pub', cjson.encode({t = 'requested', pid = pid}))
-keep_thread()
+keep_thread({'agents', 'pub'})
 return {'ok', superseded}

@@ -26,7 +26,7 @@ local function take()
     redis.call('SET', seen_key, '1', 'EX', tonumber(ARGV[2]))
   end
   redis.call('XADD', P .. 'items', 'MAXLEN', '~', ARGV[5], '*', 'j', msg)
-  keep_thread()
+  keep_thread({'items', 'pub'})
 end
 
 local active = redis.call('GET', P .. 'active')
@@ -65,8 +65,8 @@ if cancel_code ~= '' and (mode == 'guess' or mode == 'answer') then
     return {'cancelled'}
   end
   if cancel_code == 'new_message' and mode == 'answer' then
-    take()
     redis.call('RPUSH', P .. 'pub', cjson.encode({t = 'message', m = msg}))
+    take()  -- after the push: the outbox list it may have created gets the thread's lifetime
     return {'queued'}
   end
 end
@@ -98,6 +98,6 @@ if mode == '' or mode == 'guess' then
     return {'mirror', origin, copy}
   end
 end
-take()
 redis.call('RPUSH', P .. 'pub', cjson.encode({t = 'message', m = msg}))
+take()  -- after the push: the outbox list it may have created gets the thread's lifetime
 return {'queued'}

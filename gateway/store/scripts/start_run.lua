@@ -8,5 +8,5 @@ redis.call('SADD', P .. 'agents', ARGV[4])
 if ARGV[5] ~= '' then
   redis.call('SADD', P .. 'starters', ARGV[5])
 end
-keep_thread()
+keep_thread({'agents', 'starters'})
 return 'ok'

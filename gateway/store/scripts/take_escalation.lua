@@ -25,5 +25,5 @@ if ARGV[4] == '1' then
   redis.call('RPUSH', P .. 'chat', cjson.encode({t = 'escalate', pid = pid, step = step}))
   redis.call('RPUSH', P .. 'pub', cjson.encode({t = 'escalated', pid = pid, step = step}))
 end
-keep_thread()
+keep_thread({'chat', 'pub'})
 return {'ok'}

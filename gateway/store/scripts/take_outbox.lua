@@ -24,7 +24,7 @@ for i = 8, #ARGV do
   redis.call('XADD', P .. 'items', 'MAXLEN', '~', ARGV[7], '*', 'j', ARGV[i])
 end
 if #ARGV >= 8 then
-  keep_thread()
+  keep_thread({'items'})
 end
 if tonumber(ARGV[5]) > 0 then
   redis.call('LTRIM', P .. 'chat', ARGV[5], -1)
