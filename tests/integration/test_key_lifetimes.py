@@ -93,6 +93,35 @@ async def test_a_threads_keys_outlive_its_pending_prompt(store: Store) -> None:
     assert all(kept_ms - MINUTE_MS < left <= kept_ms + MINUTE_MS for left in prompt_keys)
 
 
+async def test_keys_a_busy_thread_creates_or_is_given_from_outside_get_its_lifetime(store: Store) -> None:
+    """A write within a hundredth of the thread's lifetime sets no expiry it already has, yet a key it
+    creates gets one: the outbox list an undelivered answer leaves, the list an agent message starts."""
+    failing = MemoryChannel("slack")
+    gateway = Gateway(store, Channels([failing]), sweep_interval=3600)
+    await gateway.start()
+    try:
+        run = await gateway.create_run(RunRequest(thread_id=THREAD, agent="ops", started_by=ALICE))
+        prompt = await gateway.raise_prompt(run.run_id, ask())
+        await gateway.outbox.idle()
+        failing.fail_next = 10  # the audit post fails: the chat list stays, created by the answer
+        reply = InboundMessage(thread_id=THREAD, sender=ALICE, text="1", event_id="e1")
+        await gateway.receive(reply)
+        await gateway.outbox.idle()
+        chat = keys.chat_outbox(THREAD)
+        assert await store.redis.llen(chat) >= 1
+        assert store.thread_idle_ms - MINUTE_MS < await ttl(store, chat) <= store.thread_idle_ms
+        assert (await gateway.get_prompt(prompt.prompt_id)).answers
+
+        await store.redis.delete(chat)
+        await store.push_chat(THREAD, {"t": "message", "id": "itm_1", "item": {}}, int(time.time() * 1000))
+        assert await ttl(store, chat) == -1  # written from outside the scripts: no lifetime yet ...
+        await gateway.receive(InboundMessage(thread_id=THREAD, sender=ALICE, text="next", event_id="e2"))
+        assert store.thread_idle_ms - MINUTE_MS < await ttl(store, chat) <= store.thread_idle_ms  # ... now
+    finally:
+        failing.fail_next = 0
+        await gateway.stop()
+
+
 @pytest.mark.parametrize("how", ["answered", "cancelled", "expired", "superseded", "run_ended"])
 async def test_a_prompts_drafts_are_deleted_when_it_settles(store: Store, how: str) -> None:
     gateway = await started(store)
