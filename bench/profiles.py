@@ -19,6 +19,7 @@ class Profile:
     idle_streams: int
     restart_pending: int  # prompts waiting in Redis when a fresh serve starts (figure 7)
     workers: tuple[int, ...] = (1, 2)  # serve --workers counts of figure 6
+    cluster_ops: int = 4000  # resolves at 16 threads on the 3-master cluster (figure 8)
 
 
 PROFILES = {
@@ -37,7 +38,20 @@ PROFILES = {
     ),
     # the idle-waiter figure runs at full size in the quick profile too
     "quick": Profile(
-        "quick", ((1, 300), (16, 1200), (256, 1024)), 1000, 50_000, 500, 16, 16, 300, 10_000, 2000, 50_000
+        "quick",
+        ((1, 300), (16, 1200), (256, 1024)),
+        1000,
+        50_000,
+        500,
+        16,
+        16,
+        300,
+        10_000,
+        2000,
+        50_000,
+        cluster_ops=1200,
     ),
-    "smoke": Profile("smoke", ((1, 10), (16, 32), (256, 256)), 100, 1000, 40, 4, 4, 12, 200, 40, 200),
+    "smoke": Profile(
+        "smoke", ((1, 10), (16, 32), (256, 256)), 100, 1000, 40, 4, 4, 12, 200, 40, 200, cluster_ops=64
+    ),
 }

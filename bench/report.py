@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from bench.cluster import ClusterSpread
 from bench.http import HttpFigure
 from bench.idle import IdleFigure
 from bench.machine import Machine
@@ -27,6 +28,7 @@ class Results:
     idle: IdleFigure
     http_workers: dict[str, float]  # serve --workers N → HTTP operations per second
     restart: RestartFigure
+    cluster: ClusterSpread
 
     @property
     def resolve_vs_floor_ratio(self) -> float:
@@ -56,6 +58,7 @@ class Results:
             "idle_waiters": self.idle.as_dict(),
             "http_workers": self.http_workers,
             "restart_with_pending": self.restart.as_dict(),
+            "cluster_spread": self.cluster.as_dict(),
             "machine": self.machine.as_dict(),
         }
 
@@ -186,5 +189,20 @@ def markdown(results: Results) -> str:
         *(_row(_n(count), f"{start.ready_s:.2f}", f"{start.first_resolve_s:.2f}", f"{start.adopted_s:.1f}",
                _n(start.adopted))
           for count, start in ((0, restart.empty), (restart.pending, restart.loaded))),
+    ]  # fmt: skip
+    cluster = results.cluster
+    lines += [
+        "",
+        f"**8. Spread over a {cluster.masters}-master Redis Cluster** (figure 1's resolve path, "
+        f"{_n(cluster.ops)} resolves at 16 threads; each master's share of the commands, scripts' own "
+        "included, and of the CPU, in the timed window)",
+        "",
+        _row("master", "commands", "CPU ms"),
+        _row(*["---"] * 3),
+        *(_row(index + 1, _n(calls), f"{cpu * 1000:.1f}")
+          for index, (calls, cpu) in enumerate(zip(cluster.commands, cluster.cpu_s, strict=True))),
+        "",
+        f"Largest share: commands {cluster.max_share_commands:.3f}, CPU {cluster.max_share_cpu:.3f} "
+        f"(an even spread: {1 / cluster.masters:.3f}).",
     ]  # fmt: skip
     return "\n".join(lines)

@@ -13,6 +13,8 @@ import asyncio
 import cProfile
 import resource
 import time
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,8 +65,10 @@ async def _agents_waiting(gateway: Gateway, opened: list[tuple[str, str]]) -> li
 
 
 async def _redis_cpu_s(gateway: Gateway) -> float:
+    """Redis's CPU seconds so far (on a cluster, every node's summed)."""
     info = await gateway.store.redis.info("cpu")
-    return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
+    nodes = [info] if "used_cpu_user" in info else [node for node in info.values() if isinstance(node, dict)]
+    return sum(float(node["used_cpu_user"]) + float(node["used_cpu_sys"]) for node in nodes)
 
 
 def _process_cpu_s() -> float:
@@ -73,9 +77,14 @@ def _process_cpu_s() -> float:
 
 
 async def measure_gateway(
-    gateway: Gateway, concurrency: int, ops: int, profile: cProfile.Profile | None = None
+    gateway: Gateway,
+    concurrency: int,
+    ops: int,
+    profile: cProfile.Profile | None = None,
+    window: Callable[[], AbstractAsyncContextManager[object]] = nullcontext,
 ) -> Measured:
-    """The timed window: ``ops`` hot answers by ``concurrency`` workers (``profile`` enabled only inside)."""
+    """The timed window: ``ops`` hot answers by ``concurrency`` workers (``profile`` enabled only inside,
+    and ``window()`` entered around it alone, after the prompts are raised and their waiters registered)."""
     opened = await open_prompts(gateway, ops)
     waiters = await _agents_waiting(gateway, opened)
     work = iter(range(ops))
@@ -92,15 +101,16 @@ async def measure_gateway(
             if received.outcome is not Outcome.ANSWERED or answered.pending:
                 raise RuntimeError(f"a benchmark answer was not taken: {received.outcome}")
 
-    redis_before, process_before = await _redis_cpu_s(gateway), _process_cpu_s()
-    began = time.perf_counter()
-    if profile is not None:
-        profile.enable()
-    await asyncio.gather(*(worker() for _ in range(concurrency)))
-    await gateway.outbox.idle()
-    elapsed = time.perf_counter() - began
-    if profile is not None:
-        profile.disable()
+    async with window():
+        redis_before, process_before = await _redis_cpu_s(gateway), _process_cpu_s()
+        began = time.perf_counter()
+        if profile is not None:
+            profile.enable()
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        await gateway.outbox.idle()
+        elapsed = time.perf_counter() - began
+        if profile is not None:
+            profile.disable()
     process_cpu, redis_cpu = _process_cpu_s() - process_before, await _redis_cpu_s(gateway) - redis_before
     return Measured(Summary.of(latencies, elapsed), process_cpu / ops * 1e6, redis_cpu / ops * 1e6)
 

@@ -82,4 +82,7 @@ def test_a_smoke_run_ends_with_one_json_line_carrying_the_headline_ratio() -> No
     restart = last["restart_with_pending"]
     assert restart["pending"] == 200 and restart["adopted"] >= 200
     assert 0 < restart["ready_s"] <= restart["first_resolve_s"]
+    spread = last["cluster_spread"]
+    assert spread["masters"] == 3 and sum(spread["commands_per_master"]) > 64
+    assert 1 / 3 <= spread["max_share_commands"] <= 1 and 1 / 3 <= spread["max_share_cpu"] <= 1
     assert "| threads | resolves/s |" in done.stdout and "| workers | operations/s |" in done.stdout
