@@ -112,7 +112,17 @@ async def _load_prompts(store: Store, first: int, count: int, now_ms: int) -> No
             pipe.zadd(keys.EXPIRY, {prompt_id: expires_ms})
             pipe.zadd(keys.PENDING, {prompt_id: now_ms})
             pipe.zadd(keys.agent_pending(AGENT), {prompt_id: now_ms})
-            args = [prompt_id, run_id, record, now_ms, expires_ms, store.retain_ms, SUPERSEDED_REASON]
+            args = [
+                *store._lead(now_ms),
+                prompt_id,
+                run_id,
+                record,
+                now_ms,
+                expires_ms,
+                store.retain_ms,
+                SUPERSEDED_REASON,
+                AGENT,
+            ]
             pipe.evalsha(sha, 1, keys.thread_prefix(thread), *args)
             pipe.hset(keys.prompt(thread, prompt_id), "msg", f"m{index}")
             pipe.delete(keys.pub_outbox(thread))
