@@ -79,7 +79,8 @@ def markdown(results: Results) -> str:
     lines = [f"Machine: {results.machine.describe()}", ""]
     lines += [
         "**1. Resolve path in-process** (reply → mapped → resolved → agent's waiter woken → audit queued; "
-        "floor: one raw `EVALSHA` of a trivial script per operation, same pool)",
+        "floor: one raw `EVALSHA` of a trivial script per operation, same pool; a raise: a run started and "
+        "its prompt raised, 64 at a time, before the window)",
         "",
         _row(
             "threads",
@@ -92,8 +93,10 @@ def markdown(results: Results) -> str:
             "ratio",
             "CPU µs/resolve: gateway",
             "Redis",
+            "CPU µs/raise: gateway",
+            "Redis",
         ),
-        _row(*["---"] * 10),
+        _row(*["---"] * 12),
     ]
     for figure in results.resolve:
         gateway, floor = figure.gateway, figure.floor
@@ -109,6 +112,8 @@ def markdown(results: Results) -> str:
                 f"{figure.ratio:.3f}",
                 _n(figure.process_cpu_us),
                 _n(figure.redis_cpu_us),
+                _n(figure.raise_process_cpu_us),
+                _n(figure.raise_redis_cpu_us),
             )
         )
     lines += [

@@ -35,17 +35,24 @@ class Measured:
     summary: Summary
     process_cpu_us: float
     redis_cpu_us: float
+    # The same for the setup before the window: per prompt, a run started and the prompt raised in it.
+    raise_process_cpu_us: float = 0.0
+    raise_redis_cpu_us: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
 class ResolveFigure(BesideFloor):
     process_cpu_us: float
     redis_cpu_us: float
+    raise_process_cpu_us: float = 0.0
+    raise_redis_cpu_us: float = 0.0
 
     def own(self) -> dict[str, Any]:
         return {
             "process_cpu_us_per_op": round(self.process_cpu_us),
             "redis_cpu_us_per_op": round(self.redis_cpu_us),
+            "process_cpu_us_per_raise": round(self.raise_process_cpu_us),
+            "redis_cpu_us_per_raise": round(self.raise_redis_cpu_us),
         }
 
 
@@ -85,7 +92,10 @@ async def measure_gateway(
 ) -> Measured:
     """The timed window: ``ops`` hot answers by ``concurrency`` workers (``profile`` enabled only inside,
     and ``window()`` entered around it alone, after the prompts are raised and their waiters registered)."""
+    raise_redis, raise_process = await _redis_cpu_s(gateway), _process_cpu_s()
     opened = await open_prompts(gateway, ops)
+    raise_process = _process_cpu_s() - raise_process
+    raise_redis = await _redis_cpu_s(gateway) - raise_redis
     waiters = await _agents_waiting(gateway, opened)
     work = iter(range(ops))
     latencies: list[float] = []
@@ -112,7 +122,13 @@ async def measure_gateway(
         if profile is not None:
             profile.disable()
     process_cpu, redis_cpu = _process_cpu_s() - process_before, await _redis_cpu_s(gateway) - redis_before
-    return Measured(Summary.of(latencies, elapsed), process_cpu / ops * 1e6, redis_cpu / ops * 1e6)
+    return Measured(
+        Summary.of(latencies, elapsed),
+        process_cpu / ops * 1e6,
+        redis_cpu / ops * 1e6,
+        raise_process / ops * 1e6,
+        raise_redis / ops * 1e6,
+    )
 
 
 async def measure_floor(client: Any, concurrency: int, ops: int) -> Summary:
@@ -135,7 +151,13 @@ async def resolve_figures(url: str, levels: list[tuple[int, int]]) -> list[Resol
             measured = await measure_gateway(gateway, concurrency, ops)
             figures.append(
                 ResolveFigure(
-                    concurrency, measured.summary, floor, measured.process_cpu_us, measured.redis_cpu_us
+                    concurrency,
+                    measured.summary,
+                    floor,
+                    measured.process_cpu_us,
+                    measured.redis_cpu_us,
+                    measured.raise_process_cpu_us,
+                    measured.raise_redis_cpu_us,
                 )
             )
     return figures
