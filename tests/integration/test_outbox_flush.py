@@ -7,29 +7,13 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from gateway.channel import Channels, MessageRef
-from gateway.ids import ThreadRef
-from gateway.models import ThreadItem
+from gateway.channel import Channels
 from gateway.render import message_item
 from gateway.service import Gateway
 from gateway.store import Store
-from tests.support.memory_channel import MemoryChannel
+from tests.support.memory_channel import HeldChannel
 
 THREAD = "slack:C0456:1712345678.000100"
-
-
-class HeldChannel(MemoryChannel):
-    """Posts wait while ``gate`` is clear: a slow platform."""
-
-    def __init__(self) -> None:
-        super().__init__("slack")
-        self.gate = asyncio.Event()
-        self.waiting = asyncio.Event()
-
-    async def post(self, thread: ThreadRef, item: ThreadItem) -> MessageRef:
-        self.waiting.set()
-        await self.gate.wait()
-        return await super().post(thread, item)
 
 
 @pytest.fixture
@@ -38,7 +22,7 @@ async def held(store: Store) -> AsyncIterator[tuple[Gateway, HeldChannel]]:
     service = Gateway(store, Channels([channel]), sweep_interval=3600)
     await service.start()
     yield service, channel
-    channel.gate.set()
+    channel.go.set()
     await service.stop()
 
 
@@ -50,11 +34,11 @@ async def test_a_flush_waits_for_the_sweep_that_holds_the_thread_instead_of_find
     item = message_item("deploying now").model_dump(mode="json")
     await store.push_chat(THREAD, {"t": "message", "id": "itm_1", "item": item}, 0)
     sweeping = asyncio.create_task(service.outbox.sweep(everything=True))
-    await asyncio.wait_for(channel.waiting.wait(), 5)  # the sweep holds the thread's lock, mid-post
+    await asyncio.wait_for(channel.posting.wait(), 5)  # the sweep holds the thread's lock, mid-post
     flushing = asyncio.create_task(service.outbox.flush(THREAD))
     await asyncio.sleep(0.2)
     assert not flushing.done()  # waiting for the sweep's pass, not told the thread is busy
-    channel.gate.set()
+    channel.go.set()
     assert await asyncio.wait_for(flushing, 5) is True
     await asyncio.wait_for(sweeping, 5)  # (the start's own sweep may be the one that drained it)
     assert len(channel.posts) == 1

@@ -5,16 +5,15 @@ from __future__ import annotations
 import asyncio
 import time
 
-from gateway.channel import Channels, MessageRef
+from gateway.channel import Channels
 from gateway.feeds.tail import Entry, Tail
-from gateway.ids import ThreadRef
-from gateway.models import InboundMessage, PromptRequest, RunRequest, ThreadItem
+from gateway.models import InboundMessage, PromptRequest, RunRequest
 from gateway.outbox import LOCK_TTL_MS, Outbox
 from gateway.service import Gateway, Outcome
 from gateway.settings import Settings
 from gateway.store import OutboxPass, Store, keys
 from gateway.store.results import OutboxMode
-from tests.support.memory_channel import MemoryChannel
+from tests.support.memory_channel import HeldChannel, MemoryChannel
 
 THREAD = "slack:C0456:1712345678.000100"
 ALICE = "slack:UALICE"
@@ -85,20 +84,6 @@ async def test_a_stale_outbox_lock_is_taken_over_once_it_lapses(store: Store) ->
         await gateway.stop()
     assert await store.redis.xlen(keys.MESSAGES) == 1
     assert taken_after < lock_ms / 1000 + 2.0
-
-
-class HeldChannel(MemoryChannel):
-    """A channel whose posts wait until the test lets them go (a platform answering slowly)."""
-
-    def __init__(self) -> None:
-        super().__init__("slack")
-        self.posting = asyncio.Event()
-        self.go = asyncio.Event()
-
-    async def post(self, thread: ThreadRef, item: ThreadItem) -> MessageRef:
-        self.posting.set()
-        await self.go.wait()
-        return await super().post(thread, item)
 
 
 async def test_a_drain_longer_than_the_lock_keeps_it_and_delivers_once(store: Store) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 
 from gateway.channel import ChannelError, MessageRef
@@ -43,3 +44,17 @@ class MemoryChannel:
 
     def items_of(self, kind: str) -> list[ThreadItem]:
         return [posted.item for posted in self.posts if posted.item.type == kind]
+
+
+class HeldChannel(MemoryChannel):
+    """A channel whose posts wait until the test lets them go (a platform answering slowly)."""
+
+    def __init__(self) -> None:
+        super().__init__("slack")
+        self.posting = asyncio.Event()
+        self.go = asyncio.Event()
+
+    async def post(self, thread: ThreadRef, item: ThreadItem) -> MessageRef:
+        self.posting.set()
+        await self.go.wait()
+        return await super().post(thread, item)
