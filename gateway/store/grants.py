@@ -3,13 +3,12 @@ end with the run (``end_run.lua`` deletes them, and a run no longer running lets
 
 from __future__ import annotations
 
-import time
 from enum import StrEnum
 from typing import Any
 
 from gateway.grants import Grant
 from gateway.store import keys
-from gateway.store.scripts import Scripts
+from gateway.store.scripts import Scripts, thread_lead
 
 MAX_GRANTS_PER_RUN = 100
 
@@ -35,7 +34,7 @@ class RunGrants:
         self.max_per_run = max_per_run
 
     async def _script(self, name: str, thread_id: str, args: list[Any]) -> list[Any]:
-        lead = [int(time.time() * 1000), self.thread_idle_ms, ""]  # no outbox claim
+        lead = thread_lead(self.thread_idle_ms)
         reply = await self.scripts.call(self.redis, name, [keys.thread_prefix(thread_id)], [*lead, *args])
         return list(reply)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import time
 from importlib import resources
 from typing import Any
 
@@ -11,6 +12,14 @@ from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import NoScriptError
 
 from gateway.store.quickpool import QuickBlockingPool
+
+
+def thread_lead(idle_ms: int, now_ms: int | None = None, claim: str = "") -> list[int | str]:
+    """The three arguments every thread script starts with (``_lib.lua`` takes them off): the caller's
+    clock, how long the thread's keys live after its last write, and an outbox claim ('' for none; only
+    the settling scripts act on one)."""
+    return [now_ms if now_ms is not None else int(time.time() * 1000), idle_ms, claim]
+
 
 THREAD_SCRIPTS = (
     "open_prompt",

@@ -3,11 +3,10 @@ makes on one of them ("approve for this session") answers the session's later id
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from gateway.store import keys
-from gateway.store.scripts import Scripts
+from gateway.store.scripts import Scripts, thread_lead
 
 
 class SessionRuns:
@@ -27,7 +26,7 @@ class SessionRuns:
     async def adopt(self, thread_id: str, session_key: str, run_id: str, stale: str | None) -> str:
         """Make ``run_id`` the session's run unless another running one already is (``stale`` aside);
         the session's run id either way."""
-        lead = [int(time.time() * 1000), self.thread_idle_ms, ""]  # no outbox claim
+        lead = thread_lead(self.thread_idle_ms)
         args = [*lead, session_key, run_id, stale or ""]
         prefix = [keys.thread_prefix(thread_id)]
         return str(await self.scripts.call(self.redis, "adopt_session_run", prefix, args))

@@ -45,7 +45,7 @@ from gateway.store.results import (
     Settlement,
     SettlementStatus,
 )
-from gateway.store.scripts import Scripts
+from gateway.store.scripts import Scripts, thread_lead
 from gateway.store.session_runs import SessionRuns
 
 DAY_MS = 24 * 3600 * 1000
@@ -79,8 +79,10 @@ def _outbox_batch(reply: list[Any]) -> OutboxBatch | None:
 
 def _held(claim: OutboxClaim | None, rest: list[Any]) -> HeldOutbox | None:
     """The outbox a settling script took under ``claim``: its reply's trailing batch, when it has one."""
-    batch = _outbox_batch(rest[0]) if claim is not None and rest else None
-    return HeldOutbox(claim.token, batch) if claim is not None and batch is not None else None
+    if claim is None or not rest:
+        return None
+    batch = _outbox_batch(rest[0])
+    return HeldOutbox(claim.token, batch) if batch is not None else None
 
 
 def _forget(pipe: Any, prompt_id: str, agent: str) -> None:
@@ -142,10 +144,8 @@ class Store:
         await self.redis.ping()
 
     def _lead(self, now_ms: int | None = None, claim: OutboxClaim | None = None) -> list[int | str]:
-        """The three arguments every thread script starts with: the clock, the thread's idle lifetime and
-        an outbox claim ('' for none; only the settling scripts act on one)."""
-        now = now_ms if now_ms is not None else int(time.time() * 1000)
-        return [now, self.thread_idle_ms, claim.arg if claim is not None else ""]
+        """The arguments every thread script starts with (see ``thread_lead``)."""
+        return thread_lead(self.thread_idle_ms, now_ms, claim.arg if claim is not None else "")
 
     async def _thread_script(
         self,
