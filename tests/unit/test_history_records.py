@@ -9,7 +9,17 @@ from typing import Any
 
 import pytest
 
-from gateway.history import MAX_RECORD_BYTES, HistoryOutcome, bounded, history_record, outcome_of
+from gateway.history import (
+    MAX_DEPTH,
+    MAX_ITEMS,
+    MAX_RECORD_BYTES,
+    MAX_TEXT,
+    HistoryOutcome,
+    bounded,
+    bounded_json,
+    history_record,
+    outcome_of,
+)
 from gateway.models import Answer, Prompt, PromptState, ReasonCode
 
 NOW = datetime(2026, 1, 31, 9, 0, tzinfo=UTC)
@@ -101,3 +111,31 @@ def test_a_record_too_large_after_cutting_texts_gives_up_its_bulky_parts_then_it
     assert record["tool_call"]["name"] == "Bash"
     assert record["tool_call"]["arguments"].startswith("…[cut: ")
     assert record["questions"][0]["options"][0] == {"label": "option 0"}
+
+
+def _nested(depth: int) -> Any:
+    value: Any = "leaf"
+    for _ in range(depth):
+        value = {"a": [value]}
+    return value
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"note": "x" * MAX_TEXT},
+        {"note": "x" * (MAX_TEXT + 1)},
+        {"args": list(range(MAX_ITEMS))},
+        {"args": list(range(MAX_ITEMS + 1))},
+        {"args": {str(n): n for n in range(MAX_ITEMS + 1)}},
+        {"deep": _nested(MAX_DEPTH // 2 - 1)},
+        {"deep": _nested(MAX_DEPTH)},
+        {"big": ["é" * 3000] * 12},  # within every text and list bound, over the byte bound
+        {"plain": [1, 2.5, None, True, {"k": "v"}]},
+    ],
+)
+def test_the_one_encoding_path_gives_what_the_bounded_record_gives(value: dict[str, Any]) -> None:
+    """A record with nothing to cut is encoded as it is; any other goes through ``bounded``: either way
+    the text is exactly ``bounded``'s record, encoded."""
+    expected = json.dumps(bounded(dict(value)), ensure_ascii=False, separators=(",", ":"))
+    assert bounded_json(dict(value)) == expected
