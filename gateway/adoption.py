@@ -1,8 +1,9 @@
 """Adopting the prompts left waiting in Redis, in the background while the process already serves.
 
 Everything a waiting prompt needs is in Redis, so a process serves it from its first request; adoption
-only counts what is waiting and drops inbox entries of prompts that settled without leaving the indexes
-(a process that died in between). With a million waiting that takes a while, so it never holds up start.
+only counts what is waiting, drops inbox entries of prompts that settled without leaving the indexes
+(a process that died in between), and moves the one-key indexes of earlier versions into the partitions.
+With a million waiting that takes a while, so it never holds up start.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Callable
 from gateway.backoff import Retry
 from gateway.logs import event
 from gateway.store import Store
+from gateway.store.legacy import move_legacy_indexes
 from gateway.store.outage import StoreHealth
 
 PROGRESS_EVERY_S = 5.0
@@ -68,9 +70,10 @@ class Adoption:
         for prompt_id in stale:  # after the scan, so the scan reads the inbox as it was
             prompt = await self.store.get_prompt(prompt_id)
             await self.store.forget_pending(prompt_id, prompt.agent if prompt else "")
+        moved = await move_legacy_indexes(self.store.redis)
         self.adopted = pending
         seconds = round(self.clock() - began, 1)
-        event("startup.adopted", pending=pending, forgotten=len(stale), seconds=seconds)
+        event("startup.adopted", pending=pending, forgotten=len(stale), moved=moved, seconds=seconds)
         return pending
 
     def start(self) -> asyncio.Task[None]:

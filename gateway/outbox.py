@@ -285,7 +285,7 @@ class Outbox:
                     for pid, fields in batch.prompts.items()
                     if fields
                 }
-                await self._publish(list(held.values()), prompts)
+                await self._publish(held, prompts)
                 outcomes = await self._post_threads(held, prompts)
             except BaseException:
                 with contextlib.suppress(Exception):
@@ -362,15 +362,17 @@ class Outbox:
         event("outbox.post_failed", logging.WARNING, thread_id=thread_id, error=str(exc), retry_in=delay)
         metrics.platform_error(thread_id, exc)
 
-    async def _publish(self, batches: list[OutboxBatch], prompts: dict[str, Prompt]) -> None:
-        """The batches' events and queued messages, appended to the feeds in one round trip."""
+    async def _publish(self, batches: dict[str, OutboxBatch], prompts: dict[str, Prompt]) -> None:
+        """The batches' events and queued messages, appended to the feeds in one round trip: each to its
+        thread's partition of the feed, so a thread's entries keep their order."""
         entries: list[FeedEntry] = []
         settled: list[Prompt] = []
-        for batch in batches:
+        for thread_id, batch in batches.items():
+            part = keys.partition(thread_id)
             for effect in batch.pub:
                 kind = effect["t"]
                 if kind == "message":
-                    entries.extend(_message_entries(json.loads(effect["m"]), effect["m"]))
+                    entries.extend(_message_entries(part, json.loads(effect["m"]), effect["m"]))
                     continue
                 prompt = prompts.get(effect["pid"])
                 if prompt is None:  # retained records expired before delivery; nothing left to say
@@ -378,19 +380,19 @@ class Outbox:
                 if kind == "requested":
                     metrics.prompt_raised(prompt)
                     data = pending_view(prompt).public_json()
-                    entries.append(_event(f"{prompt.prompt_id}.requested", "input.requested", data))
+                    entries.append(_event(part, f"{prompt.prompt_id}.requested", "input.requested", data))
                 elif kind == "resolved":
                     metrics.prompt_settled(prompt)
                     data = prompt.public_json()
-                    entries.append(_event(f"{prompt.prompt_id}.resolved", "input.resolved", data))
+                    entries.append(_event(part, f"{prompt.prompt_id}.resolved", "input.resolved", data))
                     entries.append(history_entry(prompt, batch.prompts.get(effect["pid"], {})))
                     settled.append(prompt)
                 elif kind == "parked":
-                    entries.extend(_message_entries(parked_message(prompt, effect["turn"])))
+                    entries.extend(_message_entries(part, parked_message(prompt, effect["turn"])))
                 elif kind in ESCALATION_EVENTS:
                     event_id = f"{prompt.prompt_id}.{kind}.{effect['step']}"
                     data = event_data(prompt, effect["step"])
-                    entries.append(_event(event_id, ESCALATION_EVENTS[kind], data))
+                    entries.append(_event(part, event_id, ESCALATION_EVENTS[kind], data))
         if entries or settled:
             await self.store.publish(entries, settled)
 
@@ -496,18 +498,18 @@ class Outbox:
             await asyncio.sleep(interval)
 
 
-def _event(event_id: str, kind: str, data: str) -> FeedEntry:
-    return FeedEntry(keys.EVENTS, event_id, feed_event_json(event_id, kind, data))
+def _event(part: int, event_id: str, kind: str, data: str) -> FeedEntry:
+    return FeedEntry(keys.events_feed(part), event_id, feed_event_json(event_id, kind, data))
 
 
-def _message_entries(message: dict[str, Any], text: str | None = None) -> list[FeedEntry]:
+def _message_entries(part: int, message: dict[str, Any], text: str | None = None) -> list[FeedEntry]:
     """A message queued for agents (``text``: its JSON, when already at hand): on the messages feed, and
     announced on the events feed. Both carry ids stable across drains (the message's own)."""
     message_id = str(message["message_id"])
     text = text if text is not None else json.dumps(message, ensure_ascii=False)
     return [
-        FeedEntry(keys.MESSAGES, message_id, text),
-        _event(f"{message_id}.received", "message.received", text),
+        FeedEntry(keys.messages_feed(part), message_id, text),
+        _event(part, f"{message_id}.received", "message.received", text),
     ]
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from gateway.cursors import page_position
+from gateway.errors import validation_failed
 from gateway.ids import parse_thread_id
 from gateway.service import Gateway
 
@@ -31,7 +33,7 @@ async def pending_page(
         active = await store.active_prompt_id(thread.thread_id)
         ids, next_cursor = ([active] if active and not cursor else []), None
     else:
-        ids, next_cursor = await store.pending_ids(agent, cursor, limit)
+        ids, next_cursor = await store.pending_ids(agent, _position(cursor), limit)
     prompts = await asyncio.gather(*(store.get_prompt(prompt_id) for prompt_id in ids))
     items = [
         prompt.public()
@@ -42,3 +44,14 @@ async def pending_page(
         and (agents is None or prompt.agent in agents)
     ]
     return {"items": items, "cursor": next_cursor}
+
+
+def _position(cursor: str | None) -> tuple[int, str] | int | None:
+    """Where a page cursor goes on; 400 VALIDATION_FAILED naming ``cursor`` for one not made here."""
+    if not cursor:
+        return None
+    try:
+        return page_position(cursor)
+    except ValueError as exc:
+        problem = {"field": "cursor", "in": "query", "problem": str(exc)}
+        raise validation_failed(f"Parameter 'cursor' is invalid: {exc}.", [problem]) from None

@@ -60,17 +60,18 @@ def schedule(prompt: Prompt) -> list[tuple[Any, ...]]:
     scores: list[Any] = []
     for index, step in enumerate(prompt.escalation):
         scores += [created + step.after_seconds * 1000, DueStep(prompt.prompt_id, index).member]
-    return [("ZADD", keys.ESCALATION, *scores)]
+    return [("ZADD", keys.escalation_schedule(keys.partition(prompt.thread_id)), *scores)]
 
 
 def unscheduled(prompts: list[Prompt]) -> list[tuple[Any, ...]]:
-    """The command that drops settled prompts' steps from the schedule (none without steps)."""
-    members = [
-        DueStep(prompt.prompt_id, index).member
-        for prompt in prompts
-        for index in range(len(prompt.escalation or []))
-    ]
-    return [("ZREM", keys.ESCALATION, *members)] if members else []
+    """The commands that drop settled prompts' steps from the schedule: one per partition that holds some
+    (none without steps)."""
+    by_part: dict[int, list[str]] = {}
+    for prompt in prompts:
+        for index in range(len(prompt.escalation or [])):
+            member = DueStep(prompt.prompt_id, index).member
+            by_part.setdefault(keys.partition(prompt.thread_id), []).append(member)
+    return [("ZREM", keys.escalation_schedule(part), *members) for part, members in by_part.items()]
 
 
 def _fields(raw: str) -> dict[str, str]:
@@ -141,15 +142,26 @@ class EscalationStore:
         self.store = store
 
     async def claim_due(self, now_ms: int, lease_ms: int, limit: int = 100) -> list[DueStep]:
-        """Due steps, each claimed for ``lease_ms`` (then due again unless ``done`` dropped it)."""
+        """Due steps, each claimed for ``lease_ms`` (then due again unless ``done`` dropped it): up to
+        ``limit`` from each partition that has some due."""
         store = self.store
-        # Most sweeps find nothing due: a plain read says so, without running the claim script.
-        if not await store.redis.zrangebyscore(keys.ESCALATION, "-inf", now_ms, start=0, num=1):
+        # Most sweeps find nothing due: plain reads say so (one round trip), without the claim script.
+        pipe = store.redis.pipeline(transaction=False)
+        for part in keys.EVERY_PARTITION:
+            pipe.zrangebyscore(keys.escalation_schedule(part), "-inf", now_ms, start=0, num=1)
+        due = [part for part, found in zip(keys.EVERY_PARTITION, await pipe.execute(), strict=True) if found]
+        if not due:
             return []
-        members = await store.scripts.call(
-            store.redis, "claim_escalations", [keys.ESCALATION], [now_ms, lease_ms, limit]
-        )
-        return [step for member in members if (step := DueStep.parse(str(member))) is not None]
+        calls = [
+            ("claim_escalations", [keys.escalation_schedule(part)], [now_ms, lease_ms, limit]) for part in due
+        ]
+        claimed = await store.scripts.call_many(store.redis, calls)
+        return [
+            step
+            for members in claimed
+            for member in members
+            if (step := DueStep.parse(str(member))) is not None
+        ]
 
     async def take(
         self, thread_id: str, due: DueStep, now_ms: int, *, remind: bool, escalate: bool
@@ -160,9 +172,14 @@ class EscalationStore:
         return StepStatus(reply[0])
 
     async def done(self, steps: list[DueStep]) -> None:
-        """Drop steps from the schedule (taken, or never to run)."""
+        """Drop steps from the schedule (taken, or never to run): from every partition, the steps' own
+        prompts' threads being unknown here (one round trip)."""
         if steps:
-            await self.store.redis.zrem(keys.ESCALATION, *(step.member for step in steps))
+            members = [step.member for step in steps]
+            pipe = self.store.redis.pipeline(transaction=False)
+            for part in keys.EVERY_PARTITION:
+                pipe.zrem(keys.escalation_schedule(part), *members)
+            await pipe.execute()
 
     async def mirror(self, thread_id: str, prompt_id: str, origin: str, keep_ms: int) -> None:
         """A copy of ``origin``'s prompt is about to be posted in ``thread_id``: replies to it there are

@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+# The global indexes and feeds are split into partitions by the thread's hash (gateway.partitions).
+from gateway.partitions import EVERY_PARTITION as EVERY_PARTITION
+from gateway.partitions import LEGACY as LEGACY
+from gateway.partitions import PARTITION_TAGS as PARTITION_TAGS
+from gateway.partitions import PARTITIONS as PARTITIONS
+from gateway.partitions import partition as partition
+
 PENDING = "tg:pending"  # zset: pending prompt ids by creation time (the inbox)
 EXPIRY = "tg:expiry"  # zset: pending prompt ids by expiry time
 ESCALATION = "tg:escalation"  # zset: "<prompt id>:<step>" escalation steps by when they are due
@@ -15,6 +22,55 @@ CLAIMS = "tg:claims"  # hash: agent -> JSON list of the channels its definition 
 WEBHOOK_PREFIX = "tg:{wh}:"
 WEBHOOK_DUE = f"{WEBHOOK_PREFIX}due"  # zset: webhook deliveries by when they are due
 WEBHOOK_GROUP = "threadgate-webhooks"  # the consumer group that takes events off EVENTS for webhooks
+
+
+def partition_prefix(part: int) -> str:
+    """The prefix of every key of partition ``part`` (0 to PARTITIONS - 1): its hash tag in braces."""
+    return f"tg:part:{{{PARTITION_TAGS[part]}}}:"
+
+
+def _partitioned(part: int, name: str, legacy: str) -> str:
+    return legacy if part == LEGACY else f"{partition_prefix(part)}{name}"
+
+
+def pending_index(part: int) -> str:
+    """A zset: a partition's pending prompt ids by creation time (the inbox)."""
+    return _partitioned(part, "pending", PENDING)
+
+
+def expiry_index(part: int) -> str:
+    """A zset: a partition's pending prompt ids by expiry time."""
+    return _partitioned(part, "expiry", EXPIRY)
+
+
+def escalation_schedule(part: int) -> str:
+    """A zset: a partition's escalation steps ("<prompt id>:<step>") by when they are due."""
+    return _partitioned(part, "escalation", ESCALATION)
+
+
+def dirty_threads(part: int) -> str:
+    """A zset: a partition's threads whose outbox may hold work, by when each was marked."""
+    return _partitioned(part, "dirty", DIRTY)
+
+
+def events_feed(part: int) -> str:
+    """A stream: a partition's events (input.requested, input.resolved, message.received, ...)."""
+    return _partitioned(part, "events", EVENTS)
+
+
+def messages_feed(part: int) -> str:
+    """A stream: a partition's people's messages queued for agents."""
+    return _partitioned(part, "messages", MESSAGES)
+
+
+def history_feed(part: int) -> str:
+    """A stream: a partition's history records (one per settled prompt, one per grant use)."""
+    return _partitioned(part, "history", HISTORY)
+
+
+def is_history(stream: str) -> bool:
+    """Whether ``stream`` is a partition of the history (which keeps its own bounds), or its legacy key."""
+    return stream == HISTORY or stream.endswith("}:history")
 
 
 def thread_prefix(thread_id: str) -> str:
@@ -134,8 +190,9 @@ def run_index(run_id: str) -> str:
     return f"tg:ridx:{run_id}"
 
 
-def agent_pending(agent: str) -> str:
-    return f"tg:pending:{agent}"
+def agent_pending(agent: str, part: int) -> str:
+    """A zset: one agent's pending prompt ids in a partition, by creation time (its inbox)."""
+    return _partitioned(part, f"pending:{agent}", f"tg:pending:{agent}")
 
 
 def agent(agent: str) -> str:
@@ -183,10 +240,9 @@ def webhook_delivery(delivery_id: str) -> str:
 
 
 def feed_seen(stream: str, event_id: str) -> str:
-    """Marks an event (or queued message) as appended to a feed, so a second drain of it adds nothing.
-
-    Tagged ``{<stream>}``: the slot of the feed's own untagged key, so one script touches both."""
-    return f"tg:seen:{{{stream}}}:{event_id}"
+    """Marks an event (or queued message) as appended to a feed partition, so a second drain of it adds
+    nothing: in the partition's slot (its prefix), so one script touches both."""
+    return f"{stream}:seen:{event_id}"
 
 
 def session_run(thread_id: str, session_key: str) -> str:

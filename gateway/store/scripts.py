@@ -41,7 +41,14 @@ THREAD_SCRIPTS = (
     "mirror_prompt",
     "adopt_session_run",
 )
-PLAIN_SCRIPTS = ("drop_dirty", "publish_feed", "release_held", "count_hit", "claim_escalations")
+PLAIN_SCRIPTS = (
+    "drop_dirty",
+    "publish_feed",
+    "release_held",
+    "count_hit",
+    "claim_escalations",
+    "page_index",
+)
 LEASE_SCRIPTS = ("take_lease", "renew_lease")
 WEBHOOK_SCRIPTS = ("enqueue_webhooks", "claim_webhooks")
 

@@ -10,7 +10,7 @@ from typing import Any
 from redis.asyncio.cluster import RedisCluster
 
 from gateway.audience import Audience
-from gateway.cursors import exclusive_start
+from gateway.cursors import exclusive_start, page_cursor
 from gateway.models import (
     STORED,
     AgentDefinition,
@@ -85,11 +85,49 @@ def _held(claim: OutboxClaim | None, rest: list[Any]) -> HeldOutbox | None:
     return HeldOutbox(claim.token, batch) if batch is not None else None
 
 
-def _forget(pipe: Any, prompt_id: str, agent: str) -> None:
-    """Queue on ``pipe`` what drops a settled prompt from the inbox and expiry indexes."""
-    pipe.zrem(keys.PENDING, prompt_id)
-    pipe.zrem(keys.agent_pending(agent), prompt_id)
-    pipe.zrem(keys.EXPIRY, prompt_id)
+def _forget(pipe: Any, prompt_id: str, agent: str, parts: list[int]) -> None:
+    """Queue on ``pipe`` what drops a settled prompt from the inbox and expiry indexes of ``parts``."""
+    for part in parts:
+        pipe.zrem(keys.pending_index(part), prompt_id)
+        pipe.zrem(keys.agent_pending(agent, part), prompt_id)
+        pipe.zrem(keys.expiry_index(part), prompt_id)
+
+
+def _merged(replies: list[list[Any]], limit: int, *, newest_first: bool = False) -> list[str]:
+    """The first ``limit`` members of the partitions' ``(member, score)`` replies, by score (then member)."""
+    rows = sorted(
+        ((float(score), str(member)) for reply in replies for member, score in reply), reverse=newest_first
+    )
+    return [member for _, member in rows[:limit]]
+
+
+def _ranked(replies: list[list[Any]]) -> list[tuple[int, str]]:
+    """Partitions' ``(member, score)`` replies as one list, newest first (by score, then member), each
+    member once (one moved from the legacy index may briefly be in both)."""
+    rows = {str(member): int(float(score)) for reply in replies for member, score in reply}
+    return sorted(((score, member) for member, score in rows.items()), reverse=True)
+
+
+def _unindexed(settled: list[Prompt]) -> list[tuple[Any, ...]]:
+    """The ZREMs that drop settled prompts from the inbox and expiry indexes: one per index and
+    partition for the whole batch."""
+    by_part: dict[int, list[Prompt]] = {}
+    for prompt in settled:
+        by_part.setdefault(keys.partition(prompt.thread_id), []).append(prompt)
+    commands: list[tuple[Any, ...]] = []
+    for part, prompts in by_part.items():
+        ids = [prompt.prompt_id for prompt in prompts]
+        commands += [("ZREM", keys.pending_index(part), *ids), ("ZREM", keys.expiry_index(part), *ids)]
+        by_agent: dict[str, list[str]] = {}
+        for prompt in prompts:
+            by_agent.setdefault(prompt.agent, []).append(prompt.prompt_id)
+        commands += [("ZREM", keys.agent_pending(name, part), *group) for name, group in by_agent.items()]
+    return commands
+
+
+def _share(maxlen: int) -> int:
+    """A partition's share of a feed's length cap (rounded up: the feed keeps at least ``maxlen``)."""
+    return -(-maxlen // keys.PARTITIONS)
 
 
 def _content_json(content: dict[str, Any] | None) -> str:
@@ -158,7 +196,10 @@ class Store:
     ) -> list[Any]:
         """Run a thread script after marking the thread dirty for the outbox (and any other ``prelude``
         commands), in one round trip."""
-        commands = [("ZADD", keys.DIRTY, now_ms, thread_id), *(prelude or [])]
+        commands = [
+            ("ZADD", keys.dirty_threads(keys.partition(thread_id)), now_ms, thread_id),
+            *(prelude or []),
+        ]
         prefix = [keys.thread_prefix(thread_id)]
         lead = self._lead(now_ms, claim)
         reply = await self.scripts.run_after(self.redis, commands, name, prefix, [*lead, *args])
@@ -244,12 +285,13 @@ class Store:
         expires_ms = to_ms(prompt.expires_at)
         index_ttl_ms = max(expires_ms - now_ms, 0) + self.retain_ms
         created = to_ms(prompt.created_at)
+        part = keys.partition(thread)
         prelude: list[tuple[Any, ...]] = [
             ("SET", keys.prompt_index(prompt.prompt_id), thread, "PX", index_ttl_ms),
-            ("ZADD", keys.EXPIRY, expires_ms, prompt.prompt_id),
-            ("ZADD", keys.PENDING, created, prompt.prompt_id),
-            ("ZADD", keys.agent_pending(prompt.agent), created, prompt.prompt_id),
-            ("ZADD", keys.DIRTY, now_ms, thread),
+            ("ZADD", keys.expiry_index(part), expires_ms, prompt.prompt_id),
+            ("ZADD", keys.pending_index(part), created, prompt.prompt_id),
+            ("ZADD", keys.agent_pending(prompt.agent, part), created, prompt.prompt_id),
+            ("ZADD", keys.dirty_threads(part), now_ms, thread),
             *schedule(prompt),
         ]
         record = self.codec.encode(prompt)
@@ -410,13 +452,29 @@ class Store:
     async def get_draft(self, thread_id: str, name: str) -> dict[str, str]:
         return dict(await self.redis.hgetall(keys.draft(thread_id, name)))
 
+    async def _each_partition(self, read: Any) -> list[Any]:
+        """``read(pipe, part)`` queued for every partition (the legacy keys too) in one pipelined round
+        trip (on a cluster, one per node); the replies in partition order."""
+        pipe = self.redis.pipeline(transaction=False)
+        for part in keys.EVERY_PARTITION:
+            read(pipe, part)
+        return list(await pipe.execute())
+
     async def due_prompts(self, now_ms: int, limit: int = 200) -> list[str]:
-        return list(await self.redis.zrangebyscore(keys.EXPIRY, "-inf", now_ms, start=0, num=limit))
+        """Up to ``limit`` pending prompts whose expiry has passed, the longest overdue first."""
+        replies = await self._each_partition(
+            lambda pipe, part: pipe.zrangebyscore(
+                keys.expiry_index(part), "-inf", now_ms, start=0, num=limit, withscores=True
+            )
+        )
+        return _merged(replies, limit)
 
     async def forget_pending(self, prompt_id: str, agent: str) -> None:
-        """Drop a settled prompt from the inbox and expiry indexes."""
+        """Drop a settled prompt from the inbox and expiry indexes (its partition's, and the legacy ones)."""
+        thread = await self.prompt_thread(prompt_id)
+        parts = [keys.partition(thread), keys.LEGACY] if thread is not None else list(keys.EVERY_PARTITION)
         pipe = self.redis.pipeline(transaction=False)
-        _forget(pipe, prompt_id, agent)
+        _forget(pipe, prompt_id, agent, parts)
         await pipe.execute()
 
     async def active_prompt_id(self, thread_id: str) -> str | None:
@@ -424,46 +482,72 @@ class Store:
         return value
 
     async def pending_ids(
-        self, agent: str | None, cursor: str | None, limit: int
+        self, agent: str | None, position: tuple[int, str] | int | None, limit: int
     ) -> tuple[list[str], str | None]:
-        """Pending prompt ids, newest first, one page after ``cursor``."""
-        index = keys.agent_pending(agent) if agent else keys.PENDING
-        start = int(cursor) if cursor and cursor.isdigit() else 0
-        ids = list(await self.redis.zrevrange(index, start, start + limit))
-        more = len(ids) > limit
-        return ids[:limit], (str(start + limit) if more else None)
+        """Pending prompt ids, newest first (by creation, then id), one page after ``position``: the
+        (created ms, id) of the last prompt of the page before (see ``page_cursor``), or an earlier
+        version's offset. Merged from every partition; the next page's cursor, None at the end."""
+
+        def index(part: int) -> str:
+            return keys.agent_pending(agent, part) if agent else keys.pending_index(part)
+
+        if isinstance(position, int):  # an offset into the whole inbox: the first pages of each, merged
+            replies = await self._each_partition(
+                lambda pipe, part: pipe.zrevrange(index(part), 0, position + limit, withscores=True)
+            )
+            rows = _ranked(replies)[position:]
+        else:
+            score, member = position if position is not None else ("", "")
+            calls = [
+                ("page_index", [index(part)], [score, member, limit + 1]) for part in keys.EVERY_PARTITION
+            ]
+            replies = [
+                [(reply[i], reply[i + 1]) for i in range(0, len(reply), 2)]
+                for reply in await self.scripts.call_many(self.redis, calls)
+            ]
+            rows = _ranked(replies)
+        page = rows[:limit]
+        more = len(rows) > limit
+        return [member for _, member in page], (page_cursor(*page[-1]) if more and page else None)
 
     async def pending_count(self) -> int:
-        """How many entries the inbox holds."""
-        return int(await self.redis.zcard(keys.PENDING))
+        """How many entries the inbox holds (every partition's, the legacy one's too)."""
+        return sum(
+            int(n)
+            for n in await self._each_partition(lambda pipe, part: pipe.zcard(keys.pending_index(part)))
+        )
 
     async def pending_states(self, batch: int = 1000) -> AsyncIterator[list[tuple[str, str | None]]]:
         """The inbox's prompt ids with their stored state (None: no record), a batch at a time.
 
-        ``ZSCAN`` walks the inbox by cursor, so entries added or removed meanwhile (prompts raised and
-        settled while this runs) never make it skip one that stays; one may come twice. Three pipelined
-        round trips per batch, so a million waiting prompts are read in seconds.
+        ``ZSCAN`` walks each partition of the inbox by cursor, so entries added or removed meanwhile
+        (prompts raised and settled while this runs) never make it skip one that stays; one may come
+        twice. Three pipelined round trips per batch, so a million waiting prompts are read in seconds.
         """
-        cursor = 0
-        while True:
-            cursor, members = await self.redis.zscan(keys.PENDING, cursor, count=batch)
-            ids = [str(pid) for pid, _score in members]
-            if ids:
-                pipe = self.redis.pipeline(transaction=False)
-                for prompt_id in ids:
-                    pipe.get(keys.prompt_index(prompt_id))
-                threads = await pipe.execute()
-                pipe = self.redis.pipeline(transaction=False)
-                for prompt_id, thread in zip(ids, threads, strict=True):
-                    if thread is not None:
-                        pipe.hget(keys.prompt(thread, prompt_id), "state")
-                states = iter(await pipe.execute())
-                yield [
-                    (pid, next(states) if thread is not None else None)
-                    for pid, thread in zip(ids, threads, strict=True)
-                ]
-            if not cursor:
-                return
+        for part in keys.EVERY_PARTITION:
+            cursor = 0
+            while True:
+                cursor, members = await self.redis.zscan(keys.pending_index(part), cursor, count=batch)
+                ids = [str(pid) for pid, _score in members]
+                if ids:
+                    yield await self._states(ids)
+                if not cursor:
+                    break
+
+    async def _states(self, ids: list[str]) -> list[tuple[str, str | None]]:
+        pipe = self.redis.pipeline(transaction=False)
+        for prompt_id in ids:
+            pipe.get(keys.prompt_index(prompt_id))
+        threads = await pipe.execute()
+        pipe = self.redis.pipeline(transaction=False)
+        for prompt_id, thread in zip(ids, threads, strict=True):
+            if thread is not None:
+                pipe.hget(keys.prompt(thread, prompt_id), "state")
+        states = iter(await pipe.execute())
+        return [
+            (pid, next(states) if thread is not None else None)
+            for pid, thread in zip(ids, threads, strict=True)
+        ]
 
     # Inbound messages -------------------------------------------------------------------------------
 
@@ -573,13 +657,23 @@ class Store:
     # Outbox -----------------------------------------------------------------------------------------
 
     async def dirty_threads(self, cutoff_ms: int, limit: int = 100) -> list[str]:
-        return list(await self.redis.zrangebyscore(keys.DIRTY, "-inf", cutoff_ms, start=0, num=limit))
+        """Up to ``limit`` threads marked dirty at or before ``cutoff_ms``, the longest waiting first."""
+        replies = await self._each_partition(
+            lambda pipe, part: pipe.zrangebyscore(
+                keys.dirty_threads(part), "-inf", cutoff_ms, start=0, num=limit, withscores=True
+            )
+        )
+        return list(dict.fromkeys(_merged(replies, limit)))
 
     async def queue_depths(self, sample: int) -> tuple[int, int, int]:
         """Threads with outbox work, the posts and events the first ``sample`` of them still owe, and
         webhook deliveries waiting: what a metrics scrape reports."""
-        dirty = list(await self.redis.zrange(keys.DIRTY, 0, sample - 1))
-        threads = int(await self.redis.zcard(keys.DIRTY))
+        replies = await self._each_partition(
+            lambda pipe, part: pipe.zrange(keys.dirty_threads(part), 0, sample - 1, withscores=True)
+        )
+        dirty = list(dict.fromkeys(_merged(replies, sample)))
+        counts = await self._each_partition(lambda pipe, part: pipe.zcard(keys.dirty_threads(part)))
+        threads = sum(int(n) for n in counts)
         depth = 0
         if dirty:
             pipe = self.redis.pipeline(transaction=False)
@@ -590,7 +684,12 @@ class Store:
         return threads, depth, int(await self.redis.zcard(keys.WEBHOOK_DUE))
 
     async def drop_dirty(self, thread_id: str, cutoff_ms: int) -> None:
-        await self.scripts.call(self.redis, "drop_dirty", [keys.DIRTY], [thread_id, cutoff_ms])
+        """Forget a drained thread in the dirty sets, unless it was marked again after ``cutoff_ms``."""
+        calls = [
+            ("drop_dirty", [keys.dirty_threads(part)], [thread_id, cutoff_ms])
+            for part in (keys.partition(thread_id), keys.LEGACY)
+        ]
+        await self.scripts.call_many(self.redis, calls)
 
     async def take_outboxes(self, passes: list[OutboxPass]) -> list[OutboxBatch | None]:
         """One round trip for many threads' passes: each acknowledges its last pass, then takes its next
@@ -634,15 +733,10 @@ class Store:
             for stream, group in by_feed.items()
         ]
         commands: list[tuple[Any, ...]] = [self.scripts.command(*call) for call in calls]
-        if settled:  # one ZREM per index for the whole batch
-            ids = [prompt.prompt_id for prompt in settled]
-            commands += [("ZREM", keys.PENDING, *ids), ("ZREM", keys.EXPIRY, *ids)]
-            by_agent: dict[str, list[str]] = {}
-            for prompt in settled:
-                by_agent.setdefault(prompt.agent, []).append(prompt.prompt_id)
-            commands += [("ZREM", keys.agent_pending(name), *group) for name, group in by_agent.items()]
+        if settled:
+            commands += _unindexed(settled)
             # The index lives as long as the settled prompt it points to (set at open: past its expiry).
-            commands += [("PEXPIRE", keys.prompt_index(pid), self.retain_ms) for pid in ids]
+            commands += [("PEXPIRE", keys.prompt_index(p.prompt_id), self.retain_ms) for p in settled]
             commands += unscheduled(settled)
         if isinstance(self.redis, RedisCluster):  # the streams and indexes live on several nodes
             await self.scripts.call_many(self.redis, calls)
@@ -654,34 +748,38 @@ class Store:
         await self.scripts.run_commands(self.redis, commands)
 
     def _caps(self, stream: str, now_ms: int) -> tuple[int, str]:
-        """A feed's bounds at ``now_ms``: about how many entries it keeps, and the oldest stream id it
-        keeps (entries before it are past the retention). The history has its own."""
-        if stream == keys.HISTORY:
-            return self.history_maxlen, f"{max(now_ms - self.history_max_age_ms, 0)}-0"
-        return self.feed_maxlen, f"{max(now_ms - self.feed_max_age_ms, 0)}-0"
+        """A feed partition's bounds at ``now_ms``: about how many entries it keeps (its share of the
+        feed's), and the oldest stream id it keeps (entries before it are past the retention). The history
+        has its own."""
+        if keys.is_history(stream):
+            return _share(self.history_maxlen), f"{max(now_ms - self.history_max_age_ms, 0)}-0"
+        return _share(self.feed_maxlen), f"{max(now_ms - self.feed_max_age_ms, 0)}-0"
 
     async def trim_feeds(self, now_ms: int) -> None:
         """Drop feed entries past the retention while no new entry comes to trim them (the sweeper)."""
         pipe = self.redis.pipeline(transaction=False)
-        for stream in (keys.EVENTS, keys.MESSAGES, keys.HISTORY):
-            pipe.xtrim(stream, minid=self._caps(stream, now_ms)[1], approximate=False)
+        for part in keys.EVERY_PARTITION:
+            for stream in (keys.events_feed(part), keys.messages_feed(part), keys.history_feed(part)):
+                pipe.xtrim(stream, minid=self._caps(stream, now_ms)[1], approximate=False)
         await pipe.execute()
 
     async def history_rows(
-        self, low: str, high: str, count: int, *, newest_first: bool
+        self, part: int, low: str, high: str, count: int, *, newest_first: bool
     ) -> list[tuple[str, str]]:
-        """Up to ``count`` history records with stream ids between ``low`` and ``high`` (XRANGE bounds:
-        ``-``, ``+``, ``<ms>``, ``(<id>``), newest or oldest first: (stream id, record JSON) pairs."""
+        """Up to ``count`` records of history partition ``part`` (``keys.history_feed``) with stream ids
+        between ``low`` and ``high`` (XRANGE bounds: ``-``, ``+``, ``<ms>``, ``(<id>``), newest or oldest
+        first: (stream id, record JSON) pairs."""
+        stream = keys.history_feed(part)
         if newest_first:
-            rows = await self.redis.xrevrange(keys.HISTORY, max=high, min=low, count=count)
+            rows = await self.redis.xrevrange(stream, max=high, min=low, count=count)
         else:
-            rows = await self.redis.xrange(keys.HISTORY, min=low, max=high, count=count)
+            rows = await self.redis.xrange(stream, min=low, max=high, count=count)
         return [(str(entry_id), str(fields.get("j", ""))) for entry_id, fields in rows]
 
     async def push_chat(self, thread_id: str, effect: dict[str, Any], now_ms: int) -> None:
         """Queue a chat post for a thread (an agent message), marking the thread dirty first."""
         pipe = self.redis.pipeline(transaction=False)
-        pipe.zadd(keys.DIRTY, {thread_id: now_ms})
+        pipe.zadd(keys.dirty_threads(keys.partition(thread_id)), {thread_id: now_ms})
         pipe.rpush(keys.chat_outbox(thread_id), json.dumps(effect, ensure_ascii=False))
         pipe.delete(keys.thread_kept(thread_id))  # the drain's script gives the list the thread's lifetime
         await pipe.execute()

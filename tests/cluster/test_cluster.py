@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import json
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -45,6 +45,8 @@ from gateway.store.webhook_queue import WebhookQueue
 from gateway.waiters import Waiters
 from gateway.webhooks import WebhookDispatcher
 from tests.cluster.slotwatch import SlotWatch
+from tests.support.conditions import eventually
+from tests.support.feeds import feed_entries
 from tests.support.memory_channel import MemoryChannel
 from tests.support.redis_cluster import RedisCluster
 
@@ -202,7 +204,7 @@ async def run_scenario(cluster_client: Any) -> tuple[set[str], set[str]]:
         assert (await store.thread_audience(THREADS[0])).session == "ops:s1"
         assert await store.pending_ids("ops", None, 10) == ([], None)
         assert await store.pending_ids(None, None, 10) == ([], None)
-        feed = [json.loads(fields["j"]) for _, fields in await cluster_client.xrange(keys.EVENTS)]
+        feed = await feed_entries(cluster_client, keys.EVENTS)  # every partition of the feed
         assert {row["type"] for row in feed} == {
             "input.requested",
             "input.resolved",
@@ -211,7 +213,7 @@ async def run_scenario(cluster_client: Any) -> tuple[set[str], set[str]]:
             "input.escalated",
         }
         await gateway.outbox.sweep(everything=True)
-        audit = await read_history(store, HistoryQuery(agent="ops"), None, 100)  # tg:history's own slot
+        audit = await read_history(store, HistoryQuery(agent="ops"), None, 100)  # every partition's slot
         outcomes = {record["outcome"] for record in audit.items}
         assert outcomes == {"answered", "approved", "cancelled", "expired"}
     finally:
@@ -372,17 +374,27 @@ async def test_leases_waiters_rate_limits_webhooks_and_metrics_work_on_the_clust
         assert not (await limiter.hit("slack:UALICE")).allowed
 
         dispatcher = WebhookDispatcher(
-            cluster_client, ["http://127.0.0.1:9/hook"], "s3cret", transport=httpx.MockTransport(receiver)
+            cluster_client,
+            ["http://127.0.0.1:9/hook"],
+            "s3cret",
+            transport=httpx.MockTransport(receiver),
+            poll_s=0.05,
         )
+        bodies = [f'{{"id": "evt_{part}", "type": "input.requested"}}' for part in keys.EVERY_PARTITION]
         await dispatcher.start()
         try:
-            await cluster_client.xadd(keys.EVENTS, {"j": '{"id": "evt_1", "type": "input.requested"}'})
-            assert await dispatcher.fan_out() == 1
-            assert await dispatcher.deliver_due() == 1
+            for part, body in zip(keys.EVERY_PARTITION, bodies, strict=True):  # the legacy stream too
+                await cluster_client.xadd(keys.events_feed(part), {"j": body})
+
+            async def all_delivered() -> bool:
+                return len(delivered) >= len(bodies)
+
+            await eventually(all_delivered, "every event delivered")
+            await asyncio.sleep(0.2)  # time for any duplicate to show up
         finally:
             await dispatcher.stop()
         await metrics.refresh(Store(cluster_client))
-    assert delivered == [b'{"id": "evt_1", "type": "input.requested"}']
+    assert sorted(delivered) == sorted(body.encode() for body in bodies)
     assert len(watch.runs) >= 6
     assert watch.crossing() == []
 
@@ -396,15 +408,19 @@ async def test_every_webhook_queue_method_and_script_runs_in_one_slot_on_the_clu
     async with SlotWatch(redis_cluster.ports).watching() as watch:
         await queue.ensure_group(start="$")
         await queue.ensure_group(start="$")  # kept when it exists
-        entry = str(await cluster_client.xadd(keys.EVENTS, {"j": '{"id": "evt_1"}'}))
-        [(read_id, fields)] = await queue.read_new("crashed", 10, None)
-        assert (read_id, fields) == (entry, {"j": '{"id": "evt_1"}'})
-        [(claimed_id, _)] = await queue.claim_stale("me", 0, 10)  # what a crashed consumer left
+        stream = keys.events_feed(0)
+        entry = str(await cluster_client.xadd(stream, {"j": '{"id": "evt_1"}'}))
+        [(read_stream, read_id, fields)] = await queue.read_new("crashed", 10, None)
+        assert (read_stream, read_id, fields) == (stream, entry, {"j": '{"id": "evt_1"}'})
+        assert [row.entry_id for row in await queue.read_held("crashed", 10)] == [entry]
+        assert fields is not None
+        [(_, claimed_id, _)] = await queue.claim_stale("me", 0, 10)  # what a crashed consumer left
         assert claimed_id == entry
         deliveries = [("evt_1@a", "http://a.example/hook"), ("evt_1@b", "http://b.example/hook")]
         assert await queue.enqueue(fields["j"], deliveries, 1000, 60) == 2
         assert await queue.enqueue(fields["j"], deliveries, 1000, 60) == 0  # once per (event, URL)
-        await queue.ack(entry)
+        await queue.ack(stream, [entry])
+        assert await queue.read_held("me", 10) == []
         await queue.leave("crashed")
         assert sorted(await queue.claim_due(1000, 30_000, 10)) == ["evt_1@a", "evt_1@b"]
         assert await queue.claim_due(2000, 30_000, 10) == []  # leased meanwhile
@@ -420,6 +436,25 @@ async def test_every_webhook_queue_method_and_script_runs_in_one_slot_on_the_clu
     assert watch.crossing() == []
 
 
+async def test_the_webhook_group_reads_event_streams_on_every_master_without_blocking(
+    cluster_client: Any,
+) -> None:
+    """The partitions' event streams spread over the masters, so no one XREADGROUP may name them all:
+    each is read on its own, and a read that finds nothing waits a short poll, not the whole block."""
+    streams = [keys.events_feed(part) for part in keys.EVERY_PARTITION]
+    assert len({cluster_client.get_node_from_key(stream).name for stream in streams}) == 3
+    with pytest.raises((RedisClusterException, ResponseError)):
+        await cluster_client.xread(dict.fromkeys(streams, "0"))
+    queue = WebhookQueue(cluster_client)
+    await queue.ensure_group(start="$")
+    started = time.monotonic()
+    assert await queue.read_new("me", 10, 5_000) == []
+    assert time.monotonic() - started < 2
+    ids = {stream: str(await cluster_client.xadd(stream, {"j": "{}"})) for stream in streams}
+    rows = await queue.read_new("me", 10, 5_000)
+    assert sorted((row.stream, row.entry_id) for row in rows) == sorted(ids.items())
+
+
 async def test_the_feeds_follow_a_thread_log_on_each_master(cluster_client: Any) -> None:
     """On a cluster each followed stream gets its own reader, so no XREAD spans two slots."""
     source = StreamSource(cluster_client)
@@ -427,8 +462,9 @@ async def test_the_feeds_follow_a_thread_log_on_each_master(cluster_client: Any)
     recorded_source = Recorder(source)
     log_key = keys.items(THREADS[0])
     first = str(await cluster_client.xadd(log_key, {"j": '{"n": 0}'}))
-    assert await source.latest(log_key) == first
-    assert [row_id for row_id, _ in await source.after(log_key, None, 10)] == [first]
+    assert await source.latest((log_key, keys.events_feed(0))) == [first, "0-0"]
+    [rows, none] = await source.after([(log_key, "0-0"), (keys.events_feed(0), "0-0")], 10)
+    assert [row_id for row_id, _ in rows] == [first] and none == []
     reader = source.reader()
     recorded_reader = Recorder(reader)
     assert not reader.unblocks  # one stream per reader: nothing ever joins a blocked read

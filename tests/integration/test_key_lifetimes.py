@@ -164,34 +164,48 @@ async def test_a_draft_for_a_settled_prompt_is_refused_and_not_written(store: St
 
 
 async def test_feeds_are_capped_by_count(store: Store) -> None:
-    capped = Store(store.redis, feed_maxlen=1_000)
+    """The cap is the feed's: each partition keeps its share (whole stream nodes of 100 are trimmed)."""
+    capped = Store(store.redis, feed_maxlen=1_200)
     await capped.load()
-    entries = [FeedEntry(keys.MESSAGES, f"m{i}", f'{{"message_id": "m{i}"}}') for i in range(3_000)]
+    share = 1_200 // keys.PARTITIONS
+    entries = [
+        FeedEntry(keys.messages_feed(i % keys.PARTITIONS), f"m{i}", f'{{"message_id": "m{i}"}}')
+        for i in range(6_000)
+    ]
     for start in range(0, len(entries), 500):
         await capped.publish(entries[start : start + 500], [])
-    assert 1_000 <= await store.redis.xlen(keys.MESSAGES) < 1_500
+    lengths = [await store.redis.xlen(keys.messages_feed(part)) for part in range(keys.PARTITIONS)]
+    assert all(share <= length < share + 101 for length in lengths), lengths
+    assert 1_200 <= sum(lengths) < 2_500
 
 
 async def test_feeds_are_capped_by_age_on_each_append_and_by_the_sweeper(store: Store) -> None:
     aged = Store(store.redis, feed_max_age_ms=60_000)
     await aged.load()
     now_ms = int(time.time() * 1000)
-    for stream in (keys.EVENTS, keys.MESSAGES):
+    events, messages = keys.events_feed(3), keys.messages_feed(3)
+    for stream in (events, messages, keys.MESSAGES):  # the legacy stream an earlier version wrote too
         for i in range(1, 150):  # older than the retention: written long ago
             await store.redis.xadd(stream, {"j": "{}"}, id=f"{now_ms - 3_600_000}-{i}")
-    await aged.publish([FeedEntry(keys.EVENTS, "e1", '{"id": "e1"}')], [], now_ms)
-    assert [row[1]["j"] for row in await store.redis.xrange(keys.EVENTS)] == ['{"id": "e1"}']
-    assert await store.redis.xlen(keys.MESSAGES) == 149  # nothing appended there yet
+    await aged.publish([FeedEntry(events, "e1", '{"id": "e1"}')], [], now_ms)
+    assert [row[1]["j"] for row in await store.redis.xrange(events)] == ['{"id": "e1"}']
+    assert await store.redis.xlen(messages) == 149  # nothing appended there yet
     await aged.trim_feeds(now_ms)
+    assert await store.redis.xlen(messages) == 0
     assert await store.redis.xlen(keys.MESSAGES) == 0
 
 
 async def test_a_feed_entrys_once_marker_expires_after_the_dedupe_window(store: Store) -> None:
-    await store.publish([FeedEntry(keys.EVENTS, "prm_1.requested", '{"id": "prm_1.requested"}')], [])
-    assert 0 < await ttl(store, keys.feed_seen(keys.EVENTS, "prm_1.requested")) <= store.feed_dedupe_s * 1000
+    events = keys.events_feed(0)
+    await store.publish([FeedEntry(events, "prm_1.requested", '{"id": "prm_1.requested"}')], [])
+    assert 0 < await ttl(store, keys.feed_seen(events, "prm_1.requested")) <= store.feed_dedupe_s * 1000
 
 
-STREAMS = {keys.EVENTS, keys.MESSAGES, keys.HISTORY}  # a trimmed stream stays, empty
+STREAMS = {  # a trimmed stream stays, empty
+    feed(part)
+    for feed in (keys.events_feed, keys.messages_feed, keys.history_feed)
+    for part in keys.EVERY_PARTITION
+}
 
 
 async def test_a_workload_leaves_nothing_behind_once_its_lifetimes_pass(redis_server: RedisServer) -> None:
@@ -226,7 +240,7 @@ async def test_a_workload_leaves_nothing_behind_once_its_lifetimes_pass(redis_se
         await client.aclose()
     assert len(grown) > 20  # the workload wrote many key families
     assert left <= STREAMS, sorted(left)
-    assert feeds == [0, 0, 0]
+    assert not any(feeds)
 
 
 async def _workload(gateway: Gateway, store: Store) -> None:

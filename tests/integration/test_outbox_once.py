@@ -13,6 +13,7 @@ from gateway.service import Gateway, Outcome
 from gateway.settings import Settings
 from gateway.store import OutboxPass, Store, keys
 from gateway.store.results import OutboxMode
+from tests.support.feeds import feed_length, feed_rows
 from tests.support.memory_channel import HeldChannel, MemoryChannel
 
 THREAD = "slack:C0456:1712345678.000100"
@@ -21,7 +22,7 @@ QUESTION = {"kind": "text", "questions": [{"question": "Which branch?"}]}
 
 
 async def events(store: Store) -> list[str]:
-    return [row[1]["j"] for row in await store.redis.xrange(keys.EVENTS)]
+    return [row[1]["j"] for row in await feed_rows(store.redis, keys.EVENTS)]
 
 
 async def test_an_outbox_drained_again_after_a_crash_between_append_and_ack_adds_each_event_once(
@@ -35,7 +36,7 @@ async def test_an_outbox_drained_again_after_a_crash_between_append_and_ack_adds
     assert await _queue_a_message(store, now_ms)
     [batch] = await store.take_outboxes([OutboxPass(THREAD, "dead", 60_000, OutboxMode.ACQUIRE)])
     assert batch is not None and batch.pub
-    await dying._publish([batch], {})  # appended to the feeds ...
+    await dying._publish({THREAD: batch}, {})  # appended to the feeds ...
     # ... and the process died: its lock lapses (given up here, with nothing acknowledged)
     await store.take_outboxes([OutboxPass(THREAD, "dead", 60_000, OutboxMode.RELEASE)])
 
@@ -44,7 +45,7 @@ async def test_an_outbox_drained_again_after_a_crash_between_append_and_ack_adds
 
     entries = await events(store)
     assert len(entries) == 1 and '"m1.received"' in entries[0]
-    assert await store.redis.xlen(keys.MESSAGES) == 1
+    assert await feed_length(store.redis, keys.MESSAGES) == 1
 
 
 async def _queue_a_message(store: Store, now_ms: int) -> bool:
@@ -54,13 +55,13 @@ async def _queue_a_message(store: Store, now_ms: int) -> bool:
 
 
 async def test_readers_of_a_feed_get_an_id_once_even_if_the_stream_holds_it_twice() -> None:
-    tail = Tail(keys.EVENTS, keep=16, once=True)
-    tail.start_at("0-0")
+    tail = Tail(("a", "b"), keep=16, once=True)
+    tail.start_at(tail.vector(None))
     copy = {"id": "prm_1.requested", "type": "input.requested"}
-    tail.extend([Entry("1-0", copy), Entry("2-0", {"id": "prm_1.resolved"}), Entry("3-0", dict(copy))])
-    rows = tail.after(None, 10)
+    tail.extend(0, [Entry("1-0", copy), Entry("2-0", {"id": "prm_1.resolved"}), Entry("3-0", dict(copy))])
+    rows = tail.after(tail.vector(None), 10)
     assert rows is not None and [entry.id for entry in rows] == ["1-0", "2-0"]
-    assert tail.head == "3-0"  # the copy is read past, not read again
+    assert tail.head == ((3, 0), (0, 0))  # the copy is read past, not read again
 
 
 async def test_a_stale_outbox_lock_is_taken_over_once_it_lapses(store: Store) -> None:
@@ -82,7 +83,7 @@ async def test_a_stale_outbox_lock_is_taken_over_once_it_lapses(store: Store) ->
         taken_after = time.monotonic() - started
     finally:
         await gateway.stop()
-    assert await store.redis.xlen(keys.MESSAGES) == 1
+    assert await feed_length(store.redis, keys.MESSAGES) == 1
     assert taken_after < lock_ms / 1000 + 2.0
 
 

@@ -62,10 +62,11 @@ def test_a_reminder_names_people_only_when_the_platform_cannot_mention_them() ->
 def test_each_step_is_scheduled_at_its_delay_from_the_raise_and_dropped_when_it_settles() -> None:
     asked = prompt([{"after_seconds": 60, "remind": True}, {"after_seconds": 3600, "to": ["web:oncall"]}])
     created_ms = int(CREATED.timestamp() * 1000)
+    schedule_key = keys.escalation_schedule(keys.partition(asked.thread_id))  # the thread's partition
     assert schedule(asked) == [
-        ("ZADD", keys.ESCALATION, created_ms + 60_000, "prm_1:0", created_ms + 3_600_000, "prm_1:1")
+        ("ZADD", schedule_key, created_ms + 60_000, "prm_1:0", created_ms + 3_600_000, "prm_1:1")
     ]
-    assert unscheduled([asked, prompt(None)]) == [("ZREM", keys.ESCALATION, "prm_1:0", "prm_1:1")]
+    assert unscheduled([asked, prompt(None)]) == [("ZREM", schedule_key, "prm_1:0", "prm_1:1")]
     assert schedule(prompt(None)) == [] and unscheduled([prompt(None)]) == []
 
 
