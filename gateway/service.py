@@ -824,7 +824,7 @@ class Gateway:
         """
         thread = parse_thread_id(thread_id)
         async with self.feeds.thread_log(thread.thread_id) as log:
-            rows = await self.feeds.read(log, after, limit, wait)
+            rows = await self.feeds.read(log, log.vector(after), limit, wait)
         return [(entry.id, entry.data) for entry in rows]
 
 

@@ -19,7 +19,7 @@ from gateway.api.auth import Caller
 from gateway.api.deps import ApiOptions, Core, Options, streams_of
 from gateway.api.errors import error_responses
 from gateway.api.scope import event_visible, own_run, require_thread
-from gateway.cursors import STREAM_ID, stream_position
+from gateway.cursors import FEED_CURSOR, feed_cursor_value
 from gateway.errors import not_found
 from gateway.feeds import Feeds
 from gateway.ids import parse_thread_id
@@ -98,11 +98,11 @@ async def stream(
     are this subscriber's own filters (its query, its token's scope).
     """
     tail = feeds.events
-    position = cursor or await feeds.head(tail)
+    position = tail.vector(cursor) if cursor else await feeds.head(tail)
     every_s = max(0.05, options.sse_heartbeat_s)
     if marker is not None:
         await marker.mark()  # before the first line: once a listener sees it, answers resolve hot
-    yield f"retry: 2000\n: connected at {position}\n\n".encode()
+    yield f"retry: 2000\n: connected at {tail.cursor(position)}\n\n".encode()
     while True:
         if feeds.draining:  # the process is stopping: say so, then end; the client resumes elsewhere
             yield RESTART_HINT
@@ -110,12 +110,12 @@ async def stream(
         if marker is not None:
             await marker.mark()
         for entry in await feeds.read(tail, position, 100, wait_s=every_s):
-            position = entry.id
+            position = tail.advance(position, entry)
             if not where.matches(entry.data) or (reaches is not None and not await reaches(entry.data)):
                 continue
             if marker is not None and entry.data.get("type") == "input.requested":
                 await marker.mark(entry.data["data"]["prompt_id"])
-            yield entry.frame()
+            yield entry.frame(tail.cursor_after(position, entry))
 
 
 @router.get(
@@ -127,12 +127,12 @@ async def events(
     options: Options,
     caller: Caller,
     last_event_id: Annotated[
-        str | None, Header(alias="Last-Event-ID", pattern=STREAM_ID), AfterValidator(stream_position)
+        str | None, Header(alias="Last-Event-ID", pattern=FEED_CURSOR), AfterValidator(feed_cursor_value)
     ] = None,
     after: Annotated[
         str | None,
-        Query(pattern=STREAM_ID, description="Resume after this id."),
-        AfterValidator(stream_position),
+        Query(pattern=FEED_CURSOR, description="Resume after this event (its `id` line)."),
+        AfterValidator(feed_cursor_value),
     ] = None,
     thread_id: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
     run_id: Annotated[str | None, Query(min_length=1, max_length=100)] = None,

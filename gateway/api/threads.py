@@ -16,7 +16,7 @@ from gateway.api.deps import MAX_WAIT_S, Core, Options, streams_of
 from gateway.api.errors import error_responses
 from gateway.api.schemas import ItemList, MessageList, PostedItem, PostItemBody
 from gateway.api.scope import message_visible, require_thread
-from gateway.cursors import STREAM_ID, stream_position
+from gateway.cursors import FEED_CURSOR, STREAM_ID, feed_cursor_value, stream_position
 from gateway.feeds import Feeds
 from gateway.ids import parse_thread_id
 
@@ -27,6 +27,11 @@ After = Annotated[
     str | None,
     Query(pattern=STREAM_ID, description="Read entries after this cursor."),
     AfterValidator(stream_position),
+]
+FeedAfter = Annotated[
+    str | None,
+    Query(pattern=FEED_CURSOR, description="Read entries after this cursor (an earlier page's `cursor`)."),
+    AfterValidator(feed_cursor_value),
 ]
 
 
@@ -90,11 +95,15 @@ async def read_messages(
     long-poll costs no connection. ``reaches`` keeps the messages the caller may see (a token's scope).
     """
     deadline = time.monotonic() + wait_s
+    tail = feeds.messages
+    at = tail.vector(after)
     cursor = after
     while True:
-        rows = await feeds.read(feeds.messages, cursor, limit, max(0.0, deadline - time.monotonic()))
+        rows = await feeds.read(tail, at, limit, max(0.0, deadline - time.monotonic()))
+        for row in rows:
+            at = tail.advance(at, row)
         if rows:
-            cursor = rows[-1].id
+            cursor = tail.cursor_after(at, rows[-1])
         items = [row.data for row in rows if thread_id is None or row.data.get("thread_id") == thread_id]
         if reaches is not None:
             items = [entry for entry in items if await reaches(entry)]
@@ -108,7 +117,7 @@ async def messages(
     core: Core,
     options: Options,
     caller: Caller,
-    after: After = None,
+    after: FeedAfter = None,
     wait: Annotated[float, Query(ge=0, le=MAX_WAIT_S, description="Seconds to hold while empty.")] = 0,
     thread_id: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,

@@ -36,7 +36,7 @@ class Follower:
         self._report = report  # the process's store-outage record: True when it logs the outage itself
         self.block_ms = block_ms
         self._reader = reader
-        self._tails: dict[str, Tail] = {}
+        self._tails: dict[str, tuple[Tail, int]] = {}  # stream key -> its feed, and its place there
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
@@ -52,9 +52,11 @@ class Follower:
             self._task = None
         await self._reader.close()
 
-    async def add(self, tail: Tail) -> None:
-        """Follow ``tail`` from its head; ends a blocked read so the next one includes it."""
-        self._tails[tail.key] = tail
+    async def add(self, tail: Tail, parts: range | list[int]) -> None:
+        """Follow streams ``parts`` of ``tail`` from its head; ends a blocked read so the next one
+        includes them."""
+        for part in parts:
+            self._tails[tail.streams[part]] = (tail, part)
         self._wake.set()
         await self._reader.unblock()
 
@@ -62,7 +64,9 @@ class Follower:
         self._tails.pop(key, None)
 
     def _heads(self) -> dict[str, str]:
-        return {key: tail.head for key, tail in self._tails.items()}
+        return {
+            key: f"{tail.head[part][0]}-{tail.head[part][1]}" for key, (tail, part) in self._tails.items()
+        }
 
     async def _run(self) -> None:
         failing = logged = False
@@ -94,9 +98,10 @@ class Follower:
 
     async def _read_once(self) -> None:
         for key, rows in await self._reader.read(self._heads, BATCH, self.block_ms):
-            tail = self._tails.get(key)
-            if tail is not None:
-                tail.extend(decode(rows))
+            followed = self._tails.get(key)
+            if followed is not None:
+                tail, part = followed
+                tail.extend(part, decode(rows, part))
 
 
 def _describe(exc: Exception) -> str:

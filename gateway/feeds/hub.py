@@ -9,7 +9,8 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from gateway.feeds.follower import Follower
-from gateway.feeds.tail import Entry, Tail, decode
+from gateway.feeds.positions import position
+from gateway.feeds.tail import Entry, Tail, Vector, decode
 from gateway.store import keys
 from gateway.store.stream_reader import StreamSource
 
@@ -46,8 +47,8 @@ class Feeds:
         self._stopping: set[asyncio.Task[None]] = set()
         self._started = False
         self.draining = False  # set at shutdown: waits end now, and event streams close
-        self.events = Tail(keys.EVENTS, keep, once=True)
-        self.messages = Tail(keys.MESSAGES, keep, once=True)
+        self.events = _feed(keys.events_feed, keys.EVENTS, keep)
+        self.messages = _feed(keys.messages_feed, keys.MESSAGES, keep)
         self._feeds_following = asyncio.Lock()  # one first reader of a feed starts following it
 
     async def start(self) -> None:
@@ -60,12 +61,12 @@ class Feeds:
         self._followers.clear()
         self._started = False
         # Followed again from their ends if read after a restart of the feeds.
-        self.events = Tail(keys.EVENTS, self._keep, once=True)
-        self.messages = Tail(keys.MESSAGES, self._keep, once=True)
+        self.events = _feed(keys.events_feed, keys.EVENTS, self._keep)
+        self.messages = _feed(keys.messages_feed, keys.MESSAGES, self._keep)
 
-    async def head(self, tail: Tail) -> str:
-        """The last entry id ``tail`` (a feed or a thread's log) holds, following the feed first if this
-        is its first reader: a reader that starts "from now" starts here."""
+    async def head(self, tail: Tail) -> Vector:
+        """Where ``tail`` (a feed or a thread's log) stands now, following the feed first if this is its
+        first reader: a reader that starts "from now" starts here."""
         await self._followed(tail)
         return tail.head
 
@@ -74,8 +75,7 @@ class Feeds:
             return
         async with self._feeds_following:
             if not tail.ready.is_set():
-                tail.start_at(await self._streams.latest(tail.key))
-                await self._follow(tail)
+                await self._start(tail)
 
     def drain(self) -> None:
         """The process is stopping: every reader waiting for an entry gets what there is now (maybe none)."""
@@ -97,12 +97,13 @@ class Feeds:
 
     # Reading ---------------------------------------------------------------------------------------
 
-    async def read(self, tail: Tail, after: str | None, limit: int, wait_s: float = 0) -> list[Entry]:
-        """Entries after ``after`` (none: from the stream's start), waiting up to ``wait_s`` for one.
+    async def read(self, tail: Tail, after: Vector, limit: int, wait_s: float = 0) -> list[Entry]:
+        """Entries the vector ``after`` has not passed (see ``Tail.vector``), waiting up to ``wait_s`` for
+        one; a reader moves its vector on with ``Tail.advance``.
 
         Recent entries come from memory; older ones (a reader resuming from further back than the tail
-        keeps) from one non-blocking ``XRANGE``. Either way the reader's own cursor decides what it gets,
-        so nothing between a replay and the live entries is skipped or repeated.
+        keeps) from one non-blocking ``XRANGE`` per stream, merged. Either way the reader's own cursor
+        decides what it gets, so nothing between a replay and the live entries is skipped or repeated.
         """
         loop = asyncio.get_running_loop()
         deadline = loop.time() + wait_s
@@ -111,7 +112,7 @@ class Feeds:
             changed = tail.changed  # taken before looking: an entry landing meanwhile still wakes us
             rows = tail.after(after, limit)
             if rows is None:
-                rows = await self._replay(tail.key, after, limit)
+                rows = await self._replay(tail, after, limit)
             remaining = deadline - loop.time()
             if rows or remaining <= 0 or self.draining:
                 return rows
@@ -139,8 +140,18 @@ class Feeds:
 
     # Internals -------------------------------------------------------------------------------------
 
-    async def _replay(self, key: str, after: str | None, limit: int) -> list[Entry]:
-        return decode(await self._streams.after(key, after, limit))
+    async def _replay(self, tail: Tail, after: Vector, limit: int) -> list[Entry]:
+        """The first ``limit`` entries after ``after`` read from Redis: each stream's, merged by id (then
+        stream), so each stream's share is a prefix of what follows its position."""
+        wanted = [(key, f"{at[0]}-{at[1]}") for key, at in zip(tail.streams, after, strict=True)]
+        read = await self._streams.after(wanted, limit)
+        entries = [entry for part, rows in enumerate(read) for entry in decode(rows, part)]
+        entries.sort(key=lambda entry: (entry.position, entry.part))
+        return entries[:limit]
+
+    async def _start(self, tail: Tail) -> None:
+        tail.start_at(tuple(position(one) for one in await self._streams.latest(tail.streams)))
+        await self._follow(tail)
 
     async def _thread_tail(self, key: str) -> Tail:
         while True:
@@ -149,8 +160,7 @@ class Feeds:
                 tail = Tail(key, self._keep)
                 self._tails[key] = tail
                 try:
-                    tail.start_at(await self._streams.latest(key))
-                    await self._follow(tail)
+                    await self._start(tail)
                 except BaseException:
                     tail.failed = True
                     tail.ready.set()
@@ -179,13 +189,23 @@ class Feeds:
             stopping.add_done_callback(self._stopping.discard)
 
     async def _follow(self, tail: Tail) -> None:
-        own = self._streams.per_stream  # a follower per stream on a cluster, else one for them all
-        follower = self._followers.get(tail.key if own else "")
+        if not self._streams.per_stream:  # one follower for every stream
+            await self._follower("", "streams").add(tail, range(len(tail.streams)))
+            return
+        for part, key in enumerate(tail.streams):  # on a cluster, a follower per stream
+            await self._follower(key, key).add(tail, [part])
+
+    def _follower(self, slot: str, name: str) -> Follower:
+        follower = self._followers.get(slot)
         if follower is None:
             reader = self._streams.reader()
-            block_ms = SHARED_BLOCK_MS if own or reader.unblocks else EMBEDDED_BLOCK_MS
-            name = tail.key if own else "streams"
+            block_ms = SHARED_BLOCK_MS if self._streams.per_stream or reader.unblocks else EMBEDDED_BLOCK_MS
             follower = Follower(reader, name, block_ms=block_ms, report=self._report)
-            self._followers[tail.key if own else ""] = follower
+            self._followers[slot] = follower
             follower.start()
-        await follower.add(tail)
+        return follower
+
+
+def _feed(stream: Callable[[int], str], name: str, keep: int) -> Tail:
+    """A partitioned feed: every partition's stream, the legacy one last, followed as one."""
+    return Tail(tuple(stream(part) for part in keys.EVERY_PARTITION), keep, once=True, key=name)

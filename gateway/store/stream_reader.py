@@ -82,16 +82,20 @@ class StreamSource:
             return StreamReader(self._redis)
         return StreamReader(self._redis.client(), control=self._redis)  # one connection, held for the reads
 
-    async def latest(self, key: str) -> str:
-        """The id of the stream's last entry (``0-0`` when it is empty)."""
-        rows = await self._redis.xrevrange(key, count=1)
-        return str(rows[0][0]) if rows else "0-0"
+    async def latest(self, streams: tuple[str, ...]) -> list[str]:
+        """The id of each stream's last entry (``0-0`` where it is empty), in one pipelined round trip."""
+        pipe = self._redis.pipeline(transaction=False)
+        for key in streams:
+            pipe.xrevrange(key, count=1)
+        return [str(rows[0][0]) if rows else "0-0" for rows in await pipe.execute()]
 
-    async def after(self, key: str, after: str | None, limit: int) -> list[Row]:
-        """Up to ``limit`` entries after the id ``after`` (none: from the stream's start), without waiting."""
-        start = f"({after}" if after else "-"
-        rows: list[Row] = await self._redis.xrange(key, min=start, max="+", count=limit)
-        return rows
+    async def after(self, streams: list[tuple[str, str]], limit: int) -> list[list[Row]]:
+        """Up to ``limit`` entries of each stream after its id (``(key, id)`` pairs; ``0-0``: from the
+        stream's start), without waiting, in one pipelined round trip."""
+        pipe = self._redis.pipeline(transaction=False)
+        for key, after in streams:
+            pipe.xrange(key, min=f"({after}" if after != "0-0" else "-", max="+", count=limit)
+        return [list(rows) for rows in await pipe.execute()]
 
 
 def _streams(reply: Any) -> list[tuple[str, list[Row]]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -13,6 +14,8 @@ import httpx
 import redis.asyncio as aioredis
 
 from gateway.api.deps import ApiOptions
+from gateway.cursors import FEED_WIDTH, feed_positions
+from gateway.feeds.positions import position
 from gateway.models import InboundMessage
 from tests.api.conftest import (
     AGENT_AUTH,
@@ -171,9 +174,10 @@ async def test_a_resumed_stream_gets_the_missed_events_then_the_live_ones_each_o
     requested = [e["data"]["data"]["prompt_id"] for e in got if e["event"] == "input.requested"]
     assert requested == [missed[0]["prompt_id"], missed[1]["prompt_id"], live["prompt_id"]]
     cursors = [e["cursor"] for e in got]
-    assert len(set(cursors)) == len(cursors) and cursors == sorted(
-        cursors, key=lambda c: tuple(map(int, c.split("-")))
-    )
+    assert len(set(cursors)) == len(cursors)
+    vectors = [[position(one) for one in feed_positions(c, FEED_WIDTH)] for c in cursors]
+    for before, after in itertools.pairwise(vectors):  # each cursor at or past the one before, everywhere
+        assert all(a >= b for a, b in zip(after, before, strict=True)) and after != before
 
 
 async def test_streams_beyond_the_cap_are_refused_with_429_and_retry_after(real_redis: str) -> None:

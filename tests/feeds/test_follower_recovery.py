@@ -35,11 +35,15 @@ async def test_a_follower_whose_connection_is_killed_logs_once_and_resumes_witho
         start = await feeds.head(feeds.events)
         with caplog.at_level(logging.INFO, logger="threadgate"):
             await client.client_kill_filter(_id=await _blocked_reader(client))
-            ids = [str(await client.xadd(keys.EVENTS, {"j": json.dumps({"n": n})})) for n in range(3)]
+            stream = keys.events_feed(0)
+            ids = [str(await client.xadd(stream, {"j": json.dumps({"n": n})})) for n in range(3)]
             rows = await feeds.read(feeds.events, start, 10, wait_s=10)
             async with asyncio.timeout(10):
                 while len(rows) < 3:
-                    rows += await feeds.read(feeds.events, rows[-1].id if rows else start, 10, wait_s=5)
+                    at = start
+                    for row in rows:
+                        at = feeds.events.advance(at, row)
+                    rows += await feeds.read(feeds.events, at, 10, wait_s=5)
         assert [row.id for row in rows] == ids
         logged = [record.getMessage() for record in caplog.records]
         # one line for the outage and one for the recovery (none if the client's own retry hid it)
