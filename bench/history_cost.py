@@ -1,8 +1,10 @@
-"""``python -m bench.history_cost``: Redis memory per audit record (``tg:history``), on a private Redis.
+"""``python -m bench.history_cost``: Redis memory per audit record (the history's partitions), on a
+private Redis.
 
-Raises ``--count`` typical approvals (a shell command, as coding agents ask) through the API and answers
-each, waits for the outbox to write their records, and divides the growth of ``MEMORY USAGE tg:history``
-by the count; the once-markers beside them (gone after an hour) are measured apart.
+Raises ``--count`` typical approvals (a shell command, as coding agents ask) in 50 threads through the API
+and answers each, waits for the outbox to write their records, and divides the growth of ``MEMORY USAGE``
+of every history stream (``keys.history_feed``) by the count; the once-markers beside them (gone after an
+hour) are measured apart.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+from typing import Any
 
 import httpx
 import redis.asyncio as aioredis
@@ -37,15 +40,32 @@ def approval(n: int) -> dict[str, object]:
     }
 
 
+STREAMS = [keys.history_feed(part) for part in keys.EVERY_PARTITION]
+
+
 async def memory(client: aioredis.Redis, key: str) -> int:
     return int(await client.memory_usage(key, samples=0) or 0)
 
 
+async def streams_memory(client: aioredis.Redis) -> int:
+    return sum([await memory(client, stream) for stream in STREAMS])
+
+
 async def markers(client: aioredis.Redis) -> int:
     total = 0
-    async for key in client.scan_iter(match=keys.feed_seen(keys.HISTORY, "*"), count=1000):
-        total += await memory(client, key)
+    for stream in STREAMS:
+        async for key in client.scan_iter(match=keys.feed_seen(stream, "*"), count=1000):
+            total += await memory(client, key)
     return total
+
+
+async def sample_record(client: aioredis.Redis) -> bytes:
+    """One stored record's JSON, from the first partition that holds one."""
+    for stream in STREAMS:
+        rows: Any = await client.xrange(stream, count=1)
+        if rows:
+            return bytes(rows[0][1][b"j"])
+    raise AssertionError("no history record was written")
 
 
 async def measure(count: int) -> dict[str, float]:
@@ -65,7 +85,7 @@ async def measure(count: int) -> dict[str, float]:
                 transport=transport, base_url=base, headers={"Authorization": f"Bearer {OPERATOR}"}
             )
             async with agent, desk:
-                before = await memory(probe, keys.HISTORY)
+                before = await streams_memory(probe)
                 for n in range(count):
                     body = {"thread_id": f"web:room{n % 50}", "agent": "ops", "started_by": "web:alice"}
                     run = (await agent.post("/v1/runs", json=body)).json()
@@ -75,9 +95,9 @@ async def measure(count: int) -> dict[str, float]:
                     assert response.status_code == 200, response.text
                 await runtime.gateway.outbox.sweep(everything=True)
                 await runtime.gateway.outbox.idle()
-                records = await probe.xlen(keys.HISTORY)
-                stream = await memory(probe, keys.HISTORY) - before
-                sample = (await probe.xrange(keys.HISTORY, count=1))[0][1][b"j"]
+                records = sum([await probe.xlen(stream) for stream in STREAMS])
+                stream = await streams_memory(probe) - before
+                sample = await sample_record(probe)
                 marked = await markers(probe)
         finally:
             await runtime.stop()

@@ -1,21 +1,25 @@
 """The audit history: one bounded record per settled prompt, written once as it settles, read in pages.
 
 A record is the settled prompt as the API serves it, plus its ``outcome``, who settled it (``by``), every
-vote, the grants used and the escalations taken. The outbox appends it to ``tg:history`` in the step that
-publishes ``input.resolved``, each prompt once (``publish_feed.lua``); the stream keeps records for
-``THREADGATE_HISTORY_DAYS``. Reading scans the stream between ``since`` and ``until`` a page of Redis
-entries at a time, filters in Python, and stops after ``SCAN_BUDGET`` entries with a cursor to go on.
+vote, the grants used and the escalations taken. The outbox appends it to its thread's partition of the
+history (``keys.history_feed``) in the step that publishes ``input.resolved``, each prompt once
+(``publish_feed.lua``); the streams keep records for ``THREADGATE_HISTORY_DAYS``. Reading merges the
+partitions (and the one stream of earlier versions, ``tg:history``) between ``since`` and ``until`` by
+stream id, reading each in batches, filters in Python, and stops after ``SCAN_BUDGET`` entries with a
+cursor that says where it stands in each partition.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
-from dataclasses import dataclass
+from collections import deque
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from gateway.cursors import history_cursor
+from gateway.cursors import LAST_STREAM_ID, U64, history_vector_cursor
 from gateway.grants import Grant
 from gateway.models import APPROVE, DENY, Prompt, PromptKind, PromptState, ReasonCode, Run, ToolCall, to_ms
 from gateway.store import FeedEntry, Store, keys
@@ -37,7 +41,9 @@ CUT = "…[cut: {} more characters]"
 LISTS = ("votes", "grants_used", "escalations")
 
 SCAN_BUDGET = 1_000  # stream entries one request reads at most, whatever its filters keep
-SCAN_PAGE = 200  # entries per Redis read
+SCAN_PAGE = 200  # entries per Redis read of one partition, at most
+MIN_READ = 16  # entries per Redis read of one partition, at least (near the budget's end too)
+UNTOUCHED = "0-0"  # a partition's position before a reader took anything from it (no entry has this id)
 LATE_MS = 3_600_000  # a record written longer than this after its prompt settled counts as settled then
 
 
@@ -83,8 +89,9 @@ def _whole_record(prompt: Prompt, fields: dict[str, str]) -> dict[str, Any]:
 
 
 def history_entry(prompt: Prompt, fields: dict[str, str]) -> FeedEntry:
-    """The record as an entry for ``tg:history``, appended once by the prompt's id."""
-    return FeedEntry(keys.HISTORY, prompt.prompt_id, bounded_json(_whole_record(prompt, fields)))
+    """The record as an entry for its thread's partition of the history, appended once by the prompt's id."""
+    stream = keys.history_feed(keys.partition(prompt.thread_id))
+    return FeedEntry(stream, prompt.prompt_id, bounded_json(_whole_record(prompt, fields)))
 
 
 def grant_use_entry(run: Run, grant: Grant, call: ToolCall, now_ms: int) -> FeedEntry:
@@ -119,7 +126,8 @@ def grant_use_entry(run: Run, grant: Grant, call: ToolCall, now_ms: int) -> Feed
         ],
         "escalations": [],
     }
-    return FeedEntry(keys.HISTORY, f"{grant.grant_id}.{grant.uses}", bounded_json(record))
+    stream = keys.history_feed(keys.partition(run.thread_id))
+    return FeedEntry(stream, f"{grant.grant_id}.{grant.uses}", bounded_json(record))
 
 
 # Bounded size ----------------------------------------------------------------------------------------
@@ -302,37 +310,133 @@ class HistoryPage:
 async def read_history(
     store: Store,
     query: HistoryQuery,
-    after: str | None,
+    after: tuple[str, ...] | None,
     limit: int,
     *,
     newest_first: bool = True,
     budget: int = SCAN_BUDGET,
 ) -> HistoryPage:
-    """Up to ``limit`` records the query keeps, after the stream id ``after``. At most ``budget`` entries
-    are read: a page may then hold fewer records than ``limit``, even none, with a cursor to go on."""
-    low, high = query.bounds()
+    """Up to ``limit`` records the query keeps, merged from the partitions, after ``after`` (a position in
+    each partition, as ``history_positions`` reads a cursor; None: from the start). At most ``budget``
+    entries are read: a page may then hold fewer records than ``limit``, even none, with a cursor to go on."""
+    merge = _Merge(store, query, after or (UNTOUCHED,) * len(keys.EVERY_PARTITION), limit, newest_first)
     items: list[dict[str, Any]] = []
-    scanned = 0
-    last = after
-    while scanned < budget:
-        if last is not None:
-            if newest_first:
-                high = f"({last}"
-            else:
-                low = f"({last}"
-        count = min(SCAN_PAGE, budget - scanned)
-        rows = await store.history_rows(low, high, count, newest_first=newest_first)
-        for entry_id, text in rows:
-            scanned += 1
-            last = entry_id
-            record = _record(entry_id, text, query)
-            if record is not None:
-                items.append(record)
-                if len(items) >= limit:
-                    return HistoryPage(items, history_cursor(entry_id))
-        if len(rows) < count:
+    for scanned in range(budget):
+        entry = await merge.take(budget - scanned)
+        if entry is None:
             return HistoryPage(items, None)
-    return HistoryPage(items, history_cursor(last) if last is not None else None)
+        record = _record(*entry, query)
+        if record is not None:
+            items.append(record)
+            if len(items) >= limit:
+                break
+    return HistoryPage(items, history_vector_cursor(merge.cursor()))
+
+
+def _partitions(query: HistoryQuery) -> list[int]:
+    """The partitions that can hold the query's records: a thread's own and the legacy stream, or all."""
+    if query.thread is None:
+        return list(keys.EVERY_PARTITION)
+    return [keys.partition(query.thread), keys.LEGACY]
+
+
+def _id_pair(entry_id: str) -> tuple[int, int]:
+    ms, _, seq = entry_id.partition("-")
+    return int(ms), int(seq)
+
+
+def _just_above(ms: int, seq: int) -> str:
+    """The stream id right after ``<ms>-<seq>``."""
+    if seq < U64:
+        return f"{ms}-{seq + 1}"
+    return f"{ms + 1}-0" if ms < U64 else LAST_STREAM_ID
+
+
+Row = tuple[tuple[int, int], str, str]  # (stream id as numbers, stream id, record JSON)
+
+
+@dataclass(slots=True)
+class _Partition:
+    """One partition in a page's merge: the position of the last entry taken from it, the last entry read,
+    the entries read and not taken yet, the size of its next read, and whether its range is spent."""
+
+    part: int
+    position: str
+    edge: str
+    size: int
+    rows: deque[Row] = field(default_factory=deque)
+    done: bool = False
+
+
+class _Merge:
+    """The entries of the partitions a query reads, in one order: newest first by (stream id, partition)
+    descending, oldest first ascending (exactly the reverse). Every partition running short is read on in
+    the same step, in parallel; only the entries taken move a partition's position."""
+
+    def __init__(
+        self, store: Store, query: HistoryQuery, after: tuple[str, ...], limit: int, newest_first: bool
+    ) -> None:
+        self.store = store
+        self.newest_first = newest_first
+        self.low, self.high = query.bounds()
+        self.after = after
+        size = min(max(limit, MIN_READ), SCAN_PAGE)
+        self.parts = [_Partition(part, after[part], after[part], size) for part in _partitions(query)]
+        for one in self.parts:
+            one.done = not newest_first and one.edge == LAST_STREAM_ID  # nothing can follow it
+        self.last: tuple[tuple[int, int], int] | None = None
+
+    async def take(self, budget: int) -> tuple[str, str] | None:
+        """The next entry (stream id, record JSON), or None when no partition has one; ``budget``: how
+        many entries the page may still take."""
+        if any(not one.rows and not one.done for one in self.parts):
+            await self._read(budget)
+        live = [one for one in self.parts if one.rows]
+        if not live:
+            return None
+        choose = max if self.newest_first else min
+        best = choose(live, key=lambda one: (one.rows[0][0], one.part))
+        key, entry_id, text = best.rows.popleft()
+        best.position = entry_id
+        self.last = (key, best.part)
+        return entry_id, text
+
+    async def _read(self, budget: int) -> None:
+        """Read on in each partition with more to read that holds less than half its next read; the
+        reads share ``budget`` (each at least ``MIN_READ``), each growing twofold up to ``SCAN_PAGE``."""
+        active = [one for one in self.parts if not one.done]
+        share = max(budget // len(active), MIN_READ)
+        reads = [(one, min(one.size, share)) for one in active]
+        reads = [(one, count) for one, count in reads if 2 * len(one.rows) < count]
+        found = await asyncio.gather(*(self._rows(one, count) for one, count in reads))
+        for (one, count), rows in zip(reads, found, strict=True):
+            one.rows.extend((_id_pair(entry_id), entry_id, text) for entry_id, text in rows)
+            one.edge = rows[-1][0] if rows else one.edge
+            one.done = len(rows) < count
+            one.size = min(2 * one.size, SCAN_PAGE)
+
+    async def _rows(self, one: _Partition, count: int) -> list[tuple[str, str]]:
+        low, high = self.low, self.high
+        if one.edge != UNTOUCHED:
+            if self.newest_first:
+                high = f"({one.edge}"
+            else:
+                low = f"({one.edge}"
+        return await self.store.history_rows(one.part, low, high, count, newest_first=self.newest_first)
+
+    def cursor(self) -> tuple[str, ...]:
+        """Where the reader stands in each partition. Newest first, a partition nothing was taken from
+        stands right after the last entry taken, in the merged order: a record written there since is
+        newer than the pages already served, and does not turn up below them."""
+        positions = list(self.after)
+        for one in self.parts:
+            positions[one.part] = one.position
+        if self.newest_first and self.last is not None:
+            (ms, seq), last_part = self.last
+            for one in self.parts:
+                if one.position == UNTOUCHED:
+                    positions[one.part] = _just_above(ms, seq) if one.part < last_part else f"{ms}-{seq}"
+        return tuple(positions)
 
 
 def _record(entry_id: str, text: str, query: HistoryQuery) -> dict[str, Any] | None:

@@ -14,10 +14,11 @@ from gateway.api.deps import Core
 from gateway.api.errors import error_responses
 from gateway.api.schemas import Open
 from gateway.api.scope import visible
-from gateway.cursors import history_position
+from gateway.cursors import history_positions
 from gateway.errors import validation_failed
 from gateway.history import HistoryOutcome, HistoryQuery, read_history
 from gateway.models import to_ms
+from gateway.store import keys
 
 router = APIRouter(prefix="/v1", tags=["history"])
 
@@ -77,9 +78,9 @@ def _moment(field: str, value: str | None, problems: list[dict[str, str]]) -> in
 
 def parse_query(
     params: dict[str, str | None], agents: frozenset[str] | None
-) -> tuple[HistoryQuery, str | None, int, bool]:
-    """The filters, the position to go on after, the limit and the order; 400 VALIDATION_FAILED naming
-    every parameter at fault."""
+) -> tuple[HistoryQuery, tuple[str, ...] | None, int, bool]:
+    """The filters, the positions to go on after (one per partition), the limit and the order; 400
+    VALIDATION_FAILED naming every parameter at fault."""
     problems: list[dict[str, str]] = []
     for name in ("agent", "run", "thread", "by"):
         value = params[name]
@@ -93,12 +94,12 @@ def parse_query(
             problems.append(_problem("outcome", f"expected one of {OUTCOMES}"))
     since_ms = _moment("since", params["since"], problems)
     until_ms = _moment("until", params["until"], problems)
-    position = None
+    positions = None
     cursor_name = "after" if params["after"] is not None else "cursor"
     cursor = params["after"] if params["after"] is not None else params["cursor"]
     if cursor:
         try:
-            position = history_position(cursor)
+            positions = history_positions(cursor, len(keys.EVERY_PARTITION))
         except ValueError as exc:
             problems.append(_problem(cursor_name, str(exc)))
     limit = DEFAULT_LIMIT
@@ -124,7 +125,7 @@ def parse_query(
         until_ms=until_ms,
         agents=agents,
     )
-    return query, position, limit, order == "newest"
+    return query, positions, limit, order == "newest"
 
 
 @router.get("/history", response_model=HistoryList, responses=error_responses(400))
@@ -162,8 +163,8 @@ async def history(
         "limit": limit,
         "order": order,
     }
-    query, position, size, newest_first = parse_query(params, caller.agents)
+    query, positions, size, newest_first = parse_query(params, caller.agents)
     if agent is not None and not visible(caller, agent):
         return JSONResponse({"items": [], "next": None, "cursor": None})
-    page = await read_history(core.store, query, position, size, newest_first=newest_first)
+    page = await read_history(core.store, query, positions, size, newest_first=newest_first)
     return JSONResponse({"items": page.items, "next": page.next, "cursor": page.next})

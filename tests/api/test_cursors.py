@@ -1,18 +1,36 @@
-"""Cursors at the limits: every form (feed and log positions, Last-Event-ID, web chat) is checked in one
-place; a position past what Redis holds is 422 INVALID_PARAMS, and the very last one reads empty."""
+"""Cursors at the limits: every form (feed and log positions, Last-Event-ID, web chat, the history's) is
+checked in one place; a position past what Redis holds is 422 INVALID_PARAMS, and the very last one reads
+empty."""
 
 from __future__ import annotations
 
 import asyncio
+import base64
 
 import httpx
 import pytest
 
-from gateway.cursors import LAST_STREAM_ID, exclusive_start, is_stream_position
+from gateway.cursors import (
+    LAST_STREAM_ID,
+    U64,
+    exclusive_start,
+    feed_cursor,
+    history_cursor,
+    history_positions,
+    history_vector_cursor,
+    is_stream_position,
+)
+from gateway.store import keys
 from tests.api.conftest import THREAD
 from tests.web.conftest import web_gateway
 
 BEYOND_REDIS = ["18446744073709551616-0", "0-18446744073709551616", "99999999999999999999-0"]
+WIDTH = len(keys.EVERY_PARTITION)
+SOME_POSITIONS = ("1712345678901-3", "0-0", "1712345600000-0", *("1712345678000-7",) * (WIDTH - 3))
+
+
+def _opaque(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
 @pytest.mark.parametrize(
@@ -75,3 +93,49 @@ async def test_web_chat_stream_stays_open_after_the_last_position(real_redis: st
                 async for line in lines:
                     if line.startswith(": heartbeat"):
                         break
+
+
+def test_a_history_cursor_carries_a_position_in_every_partition() -> None:
+    cursor = history_vector_cursor(SOME_POSITIONS)
+    assert history_positions(cursor, WIDTH) == SOME_POSITIONS
+    widest = tuple(f"{U64 - n * 2**50}-{U64}" for n in range(WIDTH))
+    longest = history_vector_cursor(widest)
+    assert history_positions(longest, WIDTH) == widest
+    assert len(longest) <= 600 and longest.replace("-", "").replace("_", "").isalnum()
+
+
+def test_a_history_cursor_of_an_earlier_version_stands_at_its_position_in_every_partition() -> None:
+    assert history_positions(history_cursor("1712345678901-0"), WIDTH) == ("1712345678901-0",) * WIDTH
+    assert (
+        history_positions("aDE6MTc2OTg1MDAwMTIzNC0w", WIDTH) == ("1769850001234-0",) * WIDTH
+    )  # as docs gave
+
+
+A_CURSOR = history_vector_cursor(SOME_POSITIONS)
+
+
+@pytest.mark.parametrize(
+    "cursor",
+    [
+        "",
+        "h1:1712345678901-0",  # not encoded
+        _opaque(b"h1:1712345678901"),  # not a position
+        history_cursor("1712345678901-0") + "=",  # padded
+        _opaque(b"h2:1712345678901-0"),  # a single position where the vector goes
+        _opaque(b"h2:f1."),
+        _opaque(b"h3:" + feed_cursor(SOME_POSITIONS).encode()),  # a prefix this gateway never made
+        _opaque(feed_cursor(SOME_POSITIONS).encode()),  # a feed's cursor, not the history's
+        history_vector_cursor(SOME_POSITIONS[:-1]),  # one partition short
+        A_CURSOR[:-3],  # cut short
+        A_CURSOR + "AAAA",  # bytes after its end
+        _opaque(
+            b"h2:f1." + base64.urlsafe_b64encode(bytes([WIDTH, 0x81, 0x00, *[0] * WIDTH]))
+        ),  # 1 as 2 bytes
+        "A" * 601,
+        A_CURSOR[:10] + "é" + A_CURSOR[11:],
+        A_CURSOR[:10] + "+" + A_CURSOR[11:],  # not the URL-safe alphabet
+    ],
+)
+def test_anything_else_is_refused_as_a_history_cursor(cursor: str) -> None:
+    with pytest.raises(ValueError, match="earlier history page"):
+        history_positions(cursor, WIDTH)

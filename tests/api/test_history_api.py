@@ -12,12 +12,16 @@ import httpx
 import pytest
 
 from gateway.client import Client, Page, Threadgate
+from gateway.cursors import history_cursor, history_positions, history_vector_cursor
+from gateway.store import keys
 from tests.api.conftest import STARTER, Served, raise_prompt, served_gateway, start_run
 from tests.support.conditions import eventually
 
 TOKENS = "ops:agent:tok-ops,deploy:agent:tok-deploy,desk:operator:tok-desk,opsdesk:operator:tok-opsdesk:ops"
 OPS_THREAD = "slack:C0456:1712345678.000100"
 DEPLOY_THREAD = "slack:C0999:1712345678.000200"
+WIDTH = len(keys.EVERY_PARTITION)
+A_CURSOR = history_vector_cursor(("1712345678901-0",) * WIDTH)
 
 
 def _auth(token: str) -> dict[str, str]:
@@ -123,6 +127,14 @@ async def test_the_cursor_pages_and_is_refused_when_it_was_not_given_out(
         ({"after": "aDE6MTIzNDU2Nzg5"}, "after"),  # base64 of h1:123456789, not a position
         ({"cursor": "%%%"}, "cursor"),
         ({"after": "1712345678901-0"}, "after"),  # a raw position is not a cursor the history gave out
+        ({"after": A_CURSOR[:-3]}, "after"),  # cut short
+        ({"after": A_CURSOR + "AAAA"}, "after"),  # with bytes after its end
+        ({"after": A_CURSOR[:-1] + chr(ord(A_CURSOR[-1]) + 1)}, "after"),  # the same bytes written otherwise
+        (
+            {"after": history_vector_cursor(("1712345678901-0",) * (WIDTH - 1))},
+            "after",
+        ),  # one partition short
+        ({"cursor": "aDI6MTcxMjM0NTY3ODkwMS0w"}, "cursor"),  # base64 of h2:1712345678901-0, not a vector
         ({"after": "x" * 5000}, "after"),
         ({"since": "yesterday"}, "since"),
         ({"until": "2026-13-01T00:00:00Z"}, "until"),
@@ -145,6 +157,22 @@ async def test_bad_parameters_are_400_naming_the_parameter(
     error = response.json()["error"]
     assert error["code"] == "VALIDATION_FAILED"
     assert error["details"]["errors"][0]["field"] == field
+
+
+async def test_a_cursor_of_an_earlier_version_goes_on_after_its_position(
+    clients: dict[str, httpx.AsyncClient],
+) -> None:
+    made = [
+        await settle_approval(clients, agent, thread, approve=True)
+        for agent, thread in (("ops", OPS_THREAD), ("deploy", DEPLOY_THREAD))
+    ]
+    await recorded(clients["desk"], 2)
+    old = history_cursor("1-0")  # an h1 cursor: after stream id 1-0, before every record
+    assert await history(clients["desk"], after=old) == {"items": [], "next": None, "cursor": None}
+    oldest = await history(clients["desk"], after=old, order="oldest")
+    assert [record["prompt_id"] for record in oldest["items"]] == [prompt["prompt_id"] for prompt in made]
+    first = await history(clients["desk"], limit=1)
+    assert len(history_positions(first["next"], WIDTH)) == WIDTH and len(first["next"]) <= 600
 
 
 async def test_times_with_an_offset_a_date_or_none_are_taken(clients: dict[str, httpx.AsyncClient]) -> None:
