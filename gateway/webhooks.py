@@ -1,9 +1,10 @@
 """Signed webhooks: each event POSTed to every configured URL from a durable Redis queue, with retries.
 
-Events reach the queue through a Redis consumer group on the event stream, so every event is taken by
-one gateway process, and entries a crashed process held are claimed again. Each (event, URL) pair is
-queued once (keyed by the event's ``id``), delivered by whichever process claims it first, and retried
-with exponential backoff for days; a restart loses nothing because the queue lives in Redis.
+Events reach the queue through a Redis consumer group on every partition's event stream (and the single
+stream of earlier versions), so every event is taken by one gateway process, and entries a crashed
+process held are claimed again. Each (event, URL) pair is queued once (keyed by the event's ``id``),
+delivered by whichever process claims it first, and retried with exponential backoff for days; a restart
+loses nothing because the queue lives in Redis.
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ def delivery_id(event_id: str, url: str) -> str:
 
 
 class WebhookDispatcher:
-    """Moves events from the event stream to the delivery queue, and delivers due entries."""
+    """Moves events from the event streams to the delivery queue, and delivers due entries."""
 
     def __init__(
         self,
@@ -171,10 +172,10 @@ class WebhookDispatcher:
                 # Back soon after an outage ends; slower on a failure that repeats for another reason.
                 delay = min(delay * 2, 1.0 if outage else 5.0)
 
-    # Fan-out: event stream → delivery queue --------------------------------------------------------
+    # Fan-out: event streams → delivery queue --------------------------------------------------------
 
     async def _fan_out_loop(self) -> None:
-        last_reclaim = 0.0
+        last_reclaim = 0.0  # reclaim first: what this consumer held when the loop last failed, too
         while True:
             try:
                 if time.monotonic() - last_reclaim > self.reclaim_idle_ms / 2000:
@@ -183,35 +184,48 @@ class WebhookDispatcher:
                 await self.fan_out(block_ms=int(self.poll_s * 1000))
             except GroupMissing:
                 await self._recreate_group()
+                last_reclaim = 0.0
 
     async def _recreate_group(self) -> None:
-        """Redis came back without the group (restarted empty, or the stream was deleted): make it again,
-        reading the stream from its start, so events written since then are delivered too (receivers dedupe
-        by ``id`` should any be sent twice)."""
-        await self.queue.ensure_group(start="0")
-        event("webhooks.group_recreated", logging.WARNING, stream=keys.EVENTS, group=keys.WEBHOOK_GROUP)
+        """Redis came back without the group on some stream (restarted empty, or the stream was deleted):
+        make it again there, reading the stream from its start, so events written since then are delivered
+        too (receivers dedupe by ``id`` should any be sent twice)."""
+        made = await self.queue.ensure_group(start="0")
+        if made:
+            event("webhooks.group_recreated", logging.WARNING, streams=made, group=keys.WEBHOOK_GROUP)
 
     async def fan_out(self, block_ms: int | None = None) -> int:
-        """Queue deliveries for new events taken from the stream; returns how many were queued."""
+        """Queue deliveries for new events taken from the streams; returns how many were queued."""
         return await self._enqueue(await self.queue.read_new(self.consumer, 100, block_ms))
 
     async def reclaim(self) -> int:
-        """Take over events a crashed process read but never queued."""
-        return await self._enqueue(await self.queue.claim_stale(self.consumer, self.reclaim_idle_ms, 100))
+        """Take over events a crashed process read but never queued, and queue those this one read before a
+        failure cut its fan-out short."""
+        held = await self.queue.read_held(self.consumer, 100)
+        stale = await self.queue.claim_stale(self.consumer, self.reclaim_idle_ms, 100)
+        return await self._enqueue([*held, *stale])
 
     async def _enqueue(self, rows: list[Row]) -> int:
+        """Queue each event for every URL, then acknowledge them, stream by stream."""
         queued = 0
-        for entry_id, fields in rows:
-            raw = fields.get("j") if fields else None
-            if raw:
-                event_id = _event_id(raw) or entry_id
-                deliveries = [(delivery_id(event_id, url), url) for url in self.urls]
-                ttl_s = int(self.retry.give_up_s) + 24 * 3600
-                queued += await self.queue.enqueue(raw, deliveries, self.now_ms(), ttl_s)
-            await self.queue.ack(entry_id)
+        taken: dict[str, list[str]] = {}
+        for row in rows:
+            queued += await self._queue_event(row)
+            taken.setdefault(row.stream, []).append(row.entry_id)
+        await asyncio.gather(*(self.queue.ack(stream, ids) for stream, ids in taken.items()))
         if queued:
             self._wake.set()
         return queued
+
+    async def _queue_event(self, row: Row) -> int:
+        """Queue one event for every URL (none for an entry trimmed away); how many deliveries were new."""
+        raw = row.fields.get("j") if row.fields else None
+        if not raw:
+            return 0
+        event_id = _event_id(raw) or row.entry_id
+        deliveries = [(delivery_id(event_id, url), url) for url in self.urls]
+        ttl_s = int(self.retry.give_up_s) + 24 * 3600
+        return await self.queue.enqueue(raw, deliveries, self.now_ms(), ttl_s)
 
     # Delivery ------------------------------------------------------------------------------------
 
