@@ -48,6 +48,8 @@ local keep, run_keep, agent, starter = ARGV[5], ARGV[6], ARGV[7], ARGV[8]
 local record, record_ids = cjson.decode(ARGV[9]), ARGV[10]
 local run_record, run_record_ids = cjson.decode(ARGV[11]), ARGV[12]
 local thread_keep = exp - tonumber(now) + tonumber(ARGV[13])
+-- Each prompt's partition (computed by the caller: CRC-32 of its thread id), and the partitions' prefixes.
+local parts, prefixes = cjson.decode(ARGV[14]), cjson.decode(ARGV[15])
 -- A template's literal pieces with an id between each two: 'p' the prompt's, 'r' the run's, 't' the thread.
 local function fill_in(pieces, ids, values)
   local out = {pieces[1]}
@@ -68,9 +70,10 @@ for i = first, first + count - 1 do
   redis.call('SADD', P .. 'agents', agent)
   redis.call('SADD', P .. 'starters', starter)
   redis.call('SET', 'tg:pidx:' .. pid, thread, 'PX', keep)
-  redis.call('ZADD', 'tg:expiry', exp, pid)
-  redis.call('ZADD', 'tg:pending', now, pid)
-  redis.call('ZADD', 'tg:pending:' .. agent, now, pid)
+  local Q = prefixes[parts[i - first + 1] + 1]
+  redis.call('ZADD', Q .. 'expiry', exp, pid)
+  redis.call('ZADD', Q .. 'pending', now, pid)
+  redis.call('ZADD', Q .. 'pending:' .. agent, now, pid)
   redis.call('SET', P .. 'r:' .. pid, fill_in(record, record_ids, ids), 'PX', keep)
   redis.call('HSET', P .. 'p:' .. pid, 'state', 'pending', 'run', rid, 'exp', exp, 'msg', 'm' .. i)
   redis.call('PEXPIRE', P .. 'p:' .. pid, keep)
@@ -160,11 +163,13 @@ async def fill(url: str, count: int) -> float:
         now_ms = int(time.time() * 1000)
         record, run = (_template(text) for text in _records(now_ms))
         sha = await client.script_load(FILL)
+        prefixes = json.dumps([keys.partition_prefix(part) for part in range(keys.PARTITIONS)])
         for first in range(1, count + 1, FILL_BATCH):
             size = min(FILL_BATCH, count + 1 - first)
+            parts = json.dumps([keys.partition(f"web:restart{i}") for i in range(first, first + size)])
             args = [first, size, now_ms, now_ms + EXPIRES_IN_MS, EXPIRES_IN_MS + RETAIN_MS, RUN_KEEP_MS]
-            await client.evalsha(sha, 0, *args, AGENT, STARTER, *record, *run, RETAIN_MS)
-        pending = int(await client.zcard(keys.PENDING))
+            await client.evalsha(sha, 0, *args, AGENT, STARTER, *record, *run, RETAIN_MS, parts, prefixes)
+        pending = sum([int(await client.zcard(keys.pending_index(part))) for part in keys.EVERY_PARTITION])
         if pending != count:
             raise RuntimeError(f"{pending} prompts are pending after writing {count}")
     finally:

@@ -109,9 +109,10 @@ async def _load_prompts(store: Store, first: int, count: int, now_ms: int) -> No
                 .replace(PLACEHOLDER_THREAD, thread)
             )
             pipe.set(keys.prompt_index(prompt_id), thread, px=EXPIRES_IN_MS + store.retain_ms)
-            pipe.zadd(keys.EXPIRY, {prompt_id: expires_ms})
-            pipe.zadd(keys.PENDING, {prompt_id: now_ms})
-            pipe.zadd(keys.agent_pending(AGENT), {prompt_id: now_ms})
+            part = keys.partition(thread)
+            pipe.zadd(keys.expiry_index(part), {prompt_id: expires_ms})
+            pipe.zadd(keys.pending_index(part), {prompt_id: now_ms})
+            pipe.zadd(keys.agent_pending(AGENT, part), {prompt_id: now_ms})
             args = [
                 *store._lead(now_ms),
                 prompt_id,
@@ -175,7 +176,7 @@ async def scale_figure(url: str, few: int, many: int, ops: int, concurrency: int
         await _in_parallel(_load_prompts, store, few, many - few, now_ms)
         after = await _used_memory(store)
         loaded = time.perf_counter() - began
-        pending = await store.redis.zcard(keys.PENDING)
+        pending = await store.pending_count()
         if pending < many:
             raise RuntimeError(f"only {pending} of {many} prompts are pending after loading")
         await measure_gateway(gateway, concurrency, min(ops, 200))

@@ -38,8 +38,14 @@ def text_of(chars: int, seed: int) -> str:
 
 
 async def key_sizes(client: aioredis.Redis, room: str) -> dict[str, int]:
-    """Bytes held by the room's log and by the two feeds (``MEMORY USAGE`` over every entry)."""
-    names = {"room log": keys.items(f"web:{room}"), "tg:messages": keys.MESSAGES, "tg:events": keys.EVENTS}
+    """Bytes held by the room's log and by the two feeds (``MEMORY USAGE`` over every entry; the room's
+    own partition of each feed, where all its entries go)."""
+    part = keys.partition(f"web:{room}")
+    names = {
+        "room log": keys.items(f"web:{room}"),
+        "tg:messages": keys.messages_feed(part),
+        "tg:events": keys.events_feed(part),
+    }
     return {label: int(await client.memory_usage(key, samples=0) or 0) for label, key in names.items()}
 
 
