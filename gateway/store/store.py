@@ -30,6 +30,7 @@ from gateway.store.escalations import EscalationStore, schedule, unscheduled
 from gateway.store.grants import RunGrants
 from gateway.store.lru import LRU
 from gateway.store.owners import Ownership
+from gateway.store.publishing import plan
 from gateway.store.results import (
     Decision,
     DecisionStatus,
@@ -169,6 +170,7 @@ class Store:
         self._runs: LRU[Run] = LRU(10_000)
         self._latest: LRU[Prompt] = LRU(10_000)
         self._settings: dict[str, tuple[float, HumanInput]] = {}
+        self._legacy_dirty: set[str] = set()  # threads the last dirty read found in the legacy set
         self.owners = Ownership(client)
         self.grants = RunGrants(client, self.scripts, thread_idle_ms)
         self.session_runs = SessionRuns(client, self.scripts, thread_idle_ms)
@@ -663,6 +665,7 @@ class Store:
                 keys.dirty_threads(part), "-inf", cutoff_ms, start=0, num=limit, withscores=True
             )
         )
+        self._legacy_dirty = {str(member) for member, _ in replies[keys.LEGACY]}
         return list(dict.fromkeys(_merged(replies, limit)))
 
     async def queue_depths(self, sample: int) -> tuple[int, int, int]:
@@ -685,10 +688,10 @@ class Store:
 
     async def drop_dirty(self, thread_id: str, cutoff_ms: int) -> None:
         """Forget a drained thread in the dirty sets, unless it was marked again after ``cutoff_ms``."""
-        calls = [
-            ("drop_dirty", [keys.dirty_threads(part)], [thread_id, cutoff_ms])
-            for part in (keys.partition(thread_id), keys.LEGACY)
-        ]
+        parts = [keys.partition(thread_id)]
+        if thread_id in self._legacy_dirty:  # the last read found it in an earlier version's set too
+            parts.append(keys.LEGACY)
+        calls = [("drop_dirty", [keys.dirty_threads(part)], [thread_id, cutoff_ms]) for part in parts]
         await self.scripts.call_many(self.redis, calls)
 
     async def take_outboxes(self, passes: list[OutboxPass]) -> list[OutboxBatch | None]:
@@ -721,31 +724,22 @@ class Store:
         """Append feed entries, each once by its id (see ``publish_feed.lua``), and drop settled prompts
         from the inbox and expiry indexes (their id index then lives the retain time): one round trip."""
         now_ms = now_ms if now_ms is not None else int(time.time() * 1000)
-        by_feed: dict[str, list[FeedEntry]] = {}
-        for one in entries:
-            by_feed.setdefault(one.stream, []).append(one)
+        drops = [*_unindexed(settled), *unscheduled(settled)]
         calls = [
-            (
-                "publish_feed",
-                [stream, *(keys.feed_seen(stream, one.event_id) for one in group)],
-                [*self._caps(stream, now_ms), self.feed_dedupe_s, *(one.json for one in group)],
-            )
-            for stream, group in by_feed.items()
+            group.call(lambda stream: self._caps(stream, now_ms), self.feed_dedupe_s)
+            for group in plan(entries, drops)
         ]
-        commands: list[tuple[Any, ...]] = [self.scripts.command(*call) for call in calls]
-        if settled:
-            commands += _unindexed(settled)
-            # The index lives as long as the settled prompt it points to (set at open: past its expiry).
-            commands += [("PEXPIRE", keys.prompt_index(p.prompt_id), self.retain_ms) for p in settled]
-            commands += unscheduled(settled)
-        if isinstance(self.redis, RedisCluster):  # the streams and indexes live on several nodes
+        # The index lives as long as the settled prompt it points to (set at open: past its expiry).
+        indexes = [("PEXPIRE", keys.prompt_index(p.prompt_id), self.retain_ms) for p in settled]
+        if isinstance(self.redis, RedisCluster):  # the partitions and indexes live on several nodes
             await self.scripts.call_many(self.redis, calls)
-            pipe = self.redis.pipeline(transaction=False)
-            for command in commands[len(calls) :]:
-                pipe.execute_command(*command)
-            await pipe.execute()
+            if indexes:
+                pipe = self.redis.pipeline(transaction=False)
+                for command in indexes:
+                    pipe.execute_command(*command)
+                await pipe.execute()
             return
-        await self.scripts.run_commands(self.redis, commands)
+        await self.scripts.run_commands(self.redis, [*(self.scripts.command(*c) for c in calls), *indexes])
 
     def _caps(self, stream: str, now_ms: int) -> tuple[int, str]:
         """A feed partition's bounds at ``now_ms``: about how many entries it keeps (its share of the

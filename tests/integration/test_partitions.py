@@ -12,6 +12,8 @@ from redis.crc import key_slot
 from gateway.cursors import MAX_OLD_OFFSET, page_position
 from gateway.store import Store, keys
 from gateway.store.legacy import move_legacy_indexes
+from gateway.store.publishing import plan
+from gateway.store.results import FeedEntry
 
 SLOTS = 16384
 
@@ -157,3 +159,48 @@ async def test_the_indexes_an_earlier_version_left_are_read_then_moved_into_the_
     assert await _all_pages(store, "ops", 7) == newest_first  # the same inbox, now partitioned
     assert await store.pending_count() == 30  # the entry of a prompt that is gone was dropped
     assert await move_legacy_indexes(store.redis) == 0  # nothing left: one round trip
+
+
+def test_a_publish_sends_each_partition_one_call_whose_keys_share_its_slot() -> None:
+    threads = [thread_in(part, "p") for part in (1, 1, 7)]
+    entries = [
+        FeedEntry(keys.events_feed(keys.partition(t)), f"prm_{n}.resolved", "{}")
+        for n, t in enumerate(threads)
+    ]
+    entries.append(FeedEntry(keys.history_feed(1), "prm_0", "{}"))
+    drops = [("ZREM", keys.pending_index(1), "prm_0", "prm_1"), ("ZREM", keys.expiry_index(4), "prm_9")]
+    groups = plan(entries, drops)
+    assert len(groups) == 3  # partitions 1, 7 and 4: one script call each
+    for group in groups:
+        name, call_keys, _ = group.call(lambda stream: (100, "0-0"), 60)
+        assert name == "publish_feed"
+        assert len({key_slot(key.encode()) for key in call_keys}) == 1
+
+
+async def test_a_publish_appends_each_entry_once_and_drops_the_settled_from_the_partitions_indexes(
+    store: Store,
+) -> None:
+    thread = thread_in(5, "s")
+    events, pending = keys.events_feed(5), keys.pending_index(5)
+    await store.redis.zadd(pending, {"prm_a": 1, "prm_b": 2})
+    entry = FeedEntry(events, "prm_a.resolved", '{"id": "prm_a.resolved"}')
+    drops = [("ZREM", pending, "prm_a")]
+    for _ in range(2):  # a second drain of the same batch adds nothing
+        [group] = plan([entry], drops)
+        await store.scripts.call(store.redis, *group.call(lambda stream: (1000, "0-0"), 60))
+    assert await store.redis.xlen(events) == 1
+    assert await store.redis.zrange(pending, 0, -1) == ["prm_b"]
+    assert keys.partition(thread) == 5
+
+
+async def test_a_thread_left_dirty_by_an_earlier_version_is_dropped_from_its_set_once_drained(
+    store: Store,
+) -> None:
+    await store.load()
+    thread = thread_in(2, "x")
+    now = int(time.time() * 1000)
+    await store.redis.zadd(keys.DIRTY, {thread: now - 60_000})
+    assert await store.dirty_threads(now) == [thread]
+    await store.drop_dirty(thread, now)
+    assert await store.dirty_threads(now) == []
+    assert not await store.redis.exists(keys.DIRTY)

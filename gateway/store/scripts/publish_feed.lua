@@ -1,18 +1,32 @@
--- Append entries to one feed (a stream), each at most once: an entry whose id was appended within the
--- dedupe window (an outbox drained again after a crash between appending and acknowledging) is skipped.
--- The feed is capped by count on each append (~: whole nodes) and by age with an exact XTRIM MINID (each
--- entry is removed once, by whichever append finds it too old: constant work per append, on average).
--- KEYS[1]: the feed; KEYS[i + 1]: entry i's marker, in the feed's slot.
--- ARGV: max length, oldest id kept (ms), marker ttl s, then the entries' JSON.
+-- Append entries to one partition's feeds (streams), each at most once, and drop settled prompts from the
+-- partition's indexes: one call per partition, whose keys share one slot.
+-- An entry whose id was appended within the dedupe window (an outbox drained again after a crash between
+-- appending and acknowledging) is skipped. Each feed is capped by count on each append (~: whole nodes)
+-- and by age with an exact XTRIM MINID (each entry is removed once, by whichever append finds it too old:
+-- constant work per append, on average).
+-- KEYS: the streams (ARGV[1] of them), then each entry's marker (in the streams' order), then the indexes.
+-- ARGV: stream count, marker ttl s; per stream: max length, oldest id kept, entry count; the entries'
+-- JSON; then per index: member count, the members.
 -- Returns each entry's new stream id, or false where it was a duplicate.
-local feed, maxlen, ttl = KEYS[1], ARGV[1], tonumber(ARGV[3])
-local added = {}
-for i = 4, #ARGV do
-  if redis.call('SET', KEYS[i - 2], '1', 'NX', 'EX', ttl) then
-    added[i - 3] = redis.call('XADD', feed, 'MAXLEN', '~', maxlen, '*', 'j', ARGV[i])
-  else
-    added[i - 3] = false
+local streams, ttl = tonumber(ARGV[1]), tonumber(ARGV[2])
+local added, a, k = {}, 3 + 3 * streams, streams + 1
+for s = 1, streams do
+  local at = 3 * s
+  for _ = 1, tonumber(ARGV[at + 2]) do
+    if redis.call('SET', KEYS[k], '1', 'NX', 'EX', ttl) then
+      added[#added + 1] = redis.call('XADD', KEYS[s], 'MAXLEN', '~', ARGV[at], '*', 'j', ARGV[a])
+    else
+      added[#added + 1] = false
+    end
+    a, k = a + 1, k + 1
   end
+  redis.call('XTRIM', KEYS[s], 'MINID', ARGV[at + 1])
 end
-redis.call('XTRIM', feed, 'MINID', ARGV[2])
+while k <= #KEYS do
+  local last = a + tonumber(ARGV[a])
+  for first = a + 1, last, 1000 do  -- unpack takes so many at once
+    redis.call('ZREM', KEYS[k], unpack(ARGV, first, math.min(first + 999, last)))
+  end
+  a, k = last + 1, k + 1
+end
 return added
