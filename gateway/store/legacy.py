@@ -22,8 +22,9 @@ _AGENT_INBOXES = "tg:pending:*"
 async def move_legacy_indexes(redis: Any) -> int:
     """Move every member of the legacy inbox, expiry, escalation and dirty sets (and the agents' legacy
     inboxes) into its thread's partition, keeping its score; a member whose prompt is gone is dropped.
-    Returns how many members were moved. Nothing to do (one round trip) once ``tg:pending``, ``tg:dirty``
-    and ``tg:escalation`` are gone: the agents' inboxes are moved before the inbox itself."""
+    Returns how many members were moved. Nothing to do (one round trip) once ``tg:pending``,
+    ``tg:expiry``, ``tg:dirty`` and ``tg:escalation`` are gone: the agents' inboxes are moved before the
+    inbox itself."""
     if not await redis.exists(keys.PENDING, keys.DIRTY, keys.ESCALATION, keys.EXPIRY):
         return 0
     moved = 0

@@ -1,5 +1,6 @@
 """What one publish sends each partition: its feed entries and the settled prompts its indexes drop, as
-one ``publish_feed.lua`` call (a partition's keys share a slot)."""
+one ``publish_feed.lua`` call (a partition's keys share a slot). On one Redis server, where a script may
+touch keys of any slot, the whole publish is one call."""
 
 from __future__ import annotations
 
@@ -38,14 +39,18 @@ class PartitionPublish:
         return "publish_feed", [*streams, *markers, *self.drops], args
 
 
-def plan(entries: list[FeedEntry], drops: list[tuple[Any, ...]]) -> list[PartitionPublish]:
-    """Entries and ``("ZREM", key, *members)`` drops grouped by the partition (slot) of their keys."""
+def plan(
+    entries: list[FeedEntry], drops: list[tuple[Any, ...]], *, by_slot: bool = True
+) -> list[PartitionPublish]:
+    """Entries and ``("ZREM", key, *members)`` drops grouped by the partition (slot) of their keys; with
+    ``by_slot`` off (one Redis server, where a script may touch any key), all in one group."""
     groups: dict[str, PartitionPublish] = {}
+
+    def group(key: str) -> PartitionPublish:
+        return groups.setdefault(slot_group(key) if by_slot else "", PartitionPublish())
+
     for one in entries:
-        groups.setdefault(slot_group(one.stream), PartitionPublish()).entries.setdefault(
-            one.stream, []
-        ).append(one)
+        group(one.stream).entries.setdefault(one.stream, []).append(one)
     for _, key, *members in drops:
-        group = groups.setdefault(slot_group(key), PartitionPublish())
-        group.drops.setdefault(key, []).extend(str(member) for member in members)
+        group(key).drops.setdefault(key, []).extend(str(member) for member in members)
     return list(groups.values())

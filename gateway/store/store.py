@@ -52,10 +52,10 @@ from gateway.store.session_runs import SessionRuns
 DAY_MS = 24 * 3600 * 1000
 RETAIN_MS = 30 * DAY_MS  # a settled prompt, an ended run
 THREAD_IDLE_MS = 30 * DAY_MS  # a thread's log, owners and outbox after its last write
-FEED_MAXLEN = 100_000  # entries kept per feed (tg:events, tg:messages), about
+FEED_MAXLEN = 100_000  # entries kept per feed (events, messages), about, a twelfth per partition
 FEED_MAX_AGE_MS = 7 * DAY_MS  # and none older than this
 FEED_DEDUPE_S = 3600  # how long an appended entry's id is remembered, so a second drain adds nothing
-HISTORY_MAXLEN = 250_000  # records kept in tg:history, about
+HISTORY_MAXLEN = 250_000  # records kept in the history, about, a twelfth per partition
 HISTORY_MAX_AGE_MS = 90 * DAY_MS  # and none older than this (THREADGATE_HISTORY_DAYS)
 RUNNING_RUN_MS = 365 * DAY_MS  # a run never ended is kept this long past the retain time
 AGENT_CACHE_S = 2.0  # how long a process reuses an agent's default expiry before reading it again
@@ -725,13 +725,14 @@ class Store:
         from the inbox and expiry indexes (their id index then lives the retain time): one round trip."""
         now_ms = now_ms if now_ms is not None else int(time.time() * 1000)
         drops = [*_unindexed(settled), *unscheduled(settled)]
+        cluster = isinstance(self.redis, RedisCluster)
         calls = [
             group.call(lambda stream: self._caps(stream, now_ms), self.feed_dedupe_s)
-            for group in plan(entries, drops)
+            for group in plan(entries, drops, by_slot=cluster)
         ]
         # The index lives as long as the settled prompt it points to (set at open: past its expiry).
         indexes = [("PEXPIRE", keys.prompt_index(p.prompt_id), self.retain_ms) for p in settled]
-        if isinstance(self.redis, RedisCluster):  # the partitions and indexes live on several nodes
+        if cluster:  # the partitions and indexes live on several nodes
             await self.scripts.call_many(self.redis, calls)
             if indexes:
                 pipe = self.redis.pipeline(transaction=False)

@@ -175,6 +175,9 @@ def test_a_publish_sends_each_partition_one_call_whose_keys_share_its_slot() -> 
         name, call_keys, _ = group.call(lambda stream: (100, "0-0"), 60)
         assert name == "publish_feed"
         assert len({key_slot(key.encode()) for key in call_keys}) == 1
+    [whole] = plan(entries, drops, by_slot=False)  # one server: one call for everything
+    _, call_keys, _ = whole.call(lambda stream: (100, "0-0"), 60)
+    assert len(call_keys) == 3 + 4 + 2  # three streams, four markers, two indexes
 
 
 async def test_a_publish_appends_each_entry_once_and_drops_the_settled_from_the_partitions_indexes(

@@ -1,5 +1,5 @@
--- Append entries to one partition's feeds (streams), each at most once, and drop settled prompts from the
--- partition's indexes: one call per partition, whose keys share one slot.
+-- Append entries to feeds (streams), each at most once, and drop settled prompts from the indexes: on a
+-- cluster one call per partition (whose keys share a slot), on one server one call for the whole publish.
 -- An entry whose id was appended within the dedupe window (an outbox drained again after a crash between
 -- appending and acknowledging) is skipped. Each feed is capped by count on each append (~: whole nodes)
 -- and by age with an exact XTRIM MINID (each entry is removed once, by whichever append finds it too old:
