@@ -69,7 +69,8 @@ class Adoption:
                 event("startup.adopting", read=self.seen, of=self.total, seconds=round(last_said - began, 1))
         for prompt_id in stale:  # after the scan, so the scan reads the inbox as it was
             prompt = await self.store.get_prompt(prompt_id)
-            await self.store.forget_pending(prompt_id, prompt.agent if prompt else "")
+            agent, thread = (prompt.agent, prompt.thread_id) if prompt else ("", None)
+            await self.store.forget_pending(prompt_id, agent, thread)
         moved = await move_legacy_indexes(self.store.redis)
         self.adopted = pending
         seconds = round(self.clock() - began, 1)

@@ -554,7 +554,7 @@ class Gateway:
                 event("prompt.expired", prompt_id=prompt_id, thread_id=thread)
             elif settlement.status is not SettlementStatus.NOT_DUE:
                 prompt = settlement.prompt
-                await self.store.forget_pending(prompt_id, prompt.agent if prompt else "")
+                await self.store.forget_pending(prompt_id, prompt.agent if prompt else "", thread)
         return expired
 
     async def escalate_due(self) -> int:

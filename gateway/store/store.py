@@ -94,19 +94,16 @@ def _forget(pipe: Any, prompt_id: str, agent: str, parts: list[int]) -> None:
         pipe.zrem(keys.expiry_index(part), prompt_id)
 
 
-def _merged(replies: list[list[Any]], limit: int, *, newest_first: bool = False) -> list[str]:
-    """The first ``limit`` members of the partitions' ``(member, score)`` replies, by score (then member)."""
-    rows = sorted(
-        ((float(score), str(member)) for reply in replies for member, score in reply), reverse=newest_first
-    )
-    return [member for _, member in rows[:limit]]
-
-
-def _ranked(replies: list[list[Any]]) -> list[tuple[int, str]]:
-    """Partitions' ``(member, score)`` replies as one list, newest first (by score, then member), each
+def _ranked(replies: list[list[Any]], *, newest_first: bool) -> list[tuple[int, str]]:
+    """Partitions' ``(member, score)`` replies as one list of (score, member), by score then member, each
     member once (one moved from the legacy index may briefly be in both)."""
     rows = {str(member): int(float(score)) for reply in replies for member, score in reply}
-    return sorted(((score, member) for member, score in rows.items()), reverse=True)
+    return sorted(((score, member) for member, score in rows.items()), reverse=newest_first)
+
+
+def _oldest(replies: list[list[Any]], limit: int) -> list[str]:
+    """The ``limit`` members with the lowest scores across the partitions' replies."""
+    return [member for _, member in _ranked(replies, newest_first=False)[:limit]]
 
 
 def _unindexed(settled: list[Prompt]) -> list[tuple[Any, ...]]:
@@ -469,11 +466,12 @@ class Store:
                 keys.expiry_index(part), "-inf", now_ms, start=0, num=limit, withscores=True
             )
         )
-        return _merged(replies, limit)
+        return _oldest(replies, limit)
 
-    async def forget_pending(self, prompt_id: str, agent: str) -> None:
-        """Drop a settled prompt from the inbox and expiry indexes (its partition's, and the legacy ones)."""
-        thread = await self.prompt_thread(prompt_id)
+    async def forget_pending(self, prompt_id: str, agent: str, thread_id: str | None = None) -> None:
+        """Drop a settled prompt from the inbox and expiry indexes (its partition's, and the legacy ones);
+        its thread is read from its index unless given."""
+        thread = thread_id or await self.prompt_thread(prompt_id)
         parts = [keys.partition(thread), keys.LEGACY] if thread is not None else list(keys.EVERY_PARTITION)
         pipe = self.redis.pipeline(transaction=False)
         _forget(pipe, prompt_id, agent, parts)
@@ -497,7 +495,7 @@ class Store:
             replies = await self._each_partition(
                 lambda pipe, part: pipe.zrevrange(index(part), 0, position + limit, withscores=True)
             )
-            rows = _ranked(replies)[position:]
+            rows = _ranked(replies, newest_first=True)[position:]
         else:
             score, member = position if position is not None else ("", "")
             calls = [
@@ -507,7 +505,7 @@ class Store:
                 [(reply[i], reply[i + 1]) for i in range(0, len(reply), 2)]
                 for reply in await self.scripts.call_many(self.redis, calls)
             ]
-            rows = _ranked(replies)
+            rows = _ranked(replies, newest_first=True)
         page = rows[:limit]
         more = len(rows) > limit
         return [member for _, member in page], (page_cursor(*page[-1]) if more and page else None)
@@ -666,17 +664,19 @@ class Store:
             )
         )
         self._legacy_dirty = {str(member) for member, _ in replies[keys.LEGACY]}
-        return list(dict.fromkeys(_merged(replies, limit)))
+        return _oldest(replies, limit)
 
     async def queue_depths(self, sample: int) -> tuple[int, int, int]:
         """Threads with outbox work, the posts and events the first ``sample`` of them still owe, and
         webhook deliveries waiting: what a metrics scrape reports."""
-        replies = await self._each_partition(
-            lambda pipe, part: pipe.zrange(keys.dirty_threads(part), 0, sample - 1, withscores=True)
-        )
-        dirty = list(dict.fromkeys(_merged(replies, sample)))
-        counts = await self._each_partition(lambda pipe, part: pipe.zcard(keys.dirty_threads(part)))
-        threads = sum(int(n) for n in counts)
+
+        def read(pipe: Any, part: int) -> None:
+            pipe.zrange(keys.dirty_threads(part), 0, sample - 1, withscores=True)
+            pipe.zcard(keys.dirty_threads(part))
+
+        replies = await self._each_partition(read)  # each partition's first members, then its size
+        dirty = _oldest(replies[0::2], sample)
+        threads = sum(int(n) for n in replies[1::2])
         depth = 0
         if dirty:
             pipe = self.redis.pipeline(transaction=False)
