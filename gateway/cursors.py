@@ -14,6 +14,8 @@ import re
 from gateway.partitions import EVERY_PARTITION
 
 U64 = 2**64 - 1
+Position = tuple[int, int]  # a stream id as a comparable pair of numbers
+START: Position = (0, 0)
 STREAM_ID = r"^\d{1,20}-\d{1,20}$"
 LAST_STREAM_ID = f"{U64}-{U64}"
 # An inbox page cursor: the position of a page's last prompt (``i1.``), or an offset from earlier versions.
@@ -27,6 +29,14 @@ OLD_OFFSET_PROBLEM = (
 )
 _STREAM_ID = re.compile(STREAM_ID, re.ASCII)
 STREAM_ID_PROBLEM = "expected a feed position <ms>-<seq> such as 1712345678901-0, each number at most 2^64-1"
+
+
+def position(entry_id: str | None) -> Position:
+    """``"1712345678901-3"`` → ``(1712345678901, 3)``; no id is the start of the stream."""
+    if not entry_id:
+        return START
+    ms, _, seq = entry_id.partition("-")
+    return int(ms), int(seq or 0)
 
 
 def is_stream_position(value: str) -> bool:
@@ -147,7 +157,7 @@ def feed_cursor(positions: tuple[str, ...]) -> str:
 
     Compact: the newest millisecond once, then each position as its distance back from it and its
     sequence number (an untouched partition, ``0-0``, is one byte)."""
-    pairs = [_pair(one) for one in positions]
+    pairs = [position(one) for one in positions]
     base = max(ms for ms, _ in pairs)
     out = bytearray()
     _varint(len(pairs), out)
@@ -192,11 +202,6 @@ def feed_positions(cursor: str, width: int) -> tuple[str, ...]:
     if at != len(raw):
         raise ValueError(FEED_CURSOR_PROBLEM)
     return tuple(positions)
-
-
-def _pair(entry_id: str) -> tuple[int, int]:
-    ms, _, seq = entry_id.partition("-")
-    return int(ms), int(seq or 0)
 
 
 def page_cursor(score: int, member: str) -> str:

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from gateway.cursors import LAST_STREAM_ID, U64, history_vector_cursor
+from gateway.cursors import LAST_STREAM_ID, U64, history_vector_cursor, position
 from gateway.grants import Grant
 from gateway.models import APPROVE, DENY, Prompt, PromptKind, PromptState, ReasonCode, Run, ToolCall, to_ms
 from gateway.store import FeedEntry, Store, keys
@@ -340,11 +340,6 @@ def _partitions(query: HistoryQuery) -> list[int]:
     return [keys.partition(query.thread), keys.LEGACY]
 
 
-def _id_pair(entry_id: str) -> tuple[int, int]:
-    ms, _, seq = entry_id.partition("-")
-    return int(ms), int(seq)
-
-
 def _just_above(ms: int, seq: int) -> str:
     """The stream id right after ``<ms>-<seq>``."""
     if seq < U64:
@@ -410,7 +405,7 @@ class _Merge:
         reads = [(one, count) for one, count in reads if 2 * len(one.rows) < count]
         found = await asyncio.gather(*(self._rows(one, count) for one, count in reads))
         for (one, count), rows in zip(reads, found, strict=True):
-            one.rows.extend((_id_pair(entry_id), entry_id, text) for entry_id, text in rows)
+            one.rows.extend((position(entry_id), entry_id, text) for entry_id, text in rows)
             one.edge = rows[-1][0] if rows else one.edge
             one.done = len(rows) < count
             one.size = min(2 * one.size, SCAN_PAGE)

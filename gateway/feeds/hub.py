@@ -8,8 +8,8 @@ import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+from gateway.cursors import position
 from gateway.feeds.follower import Follower
-from gateway.feeds.positions import position
 from gateway.feeds.tail import Entry, Tail, Vector, decode
 from gateway.store import keys
 from gateway.store.stream_reader import StreamSource

@@ -16,8 +16,7 @@ from bisect import bisect_right
 from collections import OrderedDict
 from typing import Any
 
-from gateway.cursors import feed_cursor, feed_positions
-from gateway.feeds.positions import START, Position, position
+from gateway.cursors import START, Position, feed_cursor, feed_positions, position
 
 Vector = tuple[Position, ...]  # a reader's position in each of a feed's streams
 

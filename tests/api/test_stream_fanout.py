@@ -14,8 +14,7 @@ import httpx
 import redis.asyncio as aioredis
 
 from gateway.api.deps import ApiOptions
-from gateway.cursors import FEED_WIDTH, feed_positions
-from gateway.feeds.positions import position
+from gateway.cursors import FEED_WIDTH, feed_positions, position
 from gateway.models import InboundMessage
 from tests.api.conftest import (
     AGENT_AUTH,

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from gateway.cursors import position
 from gateway.feeds import Feeds
-from gateway.feeds.positions import position
 from gateway.feeds.tail import Entry, Tail, Vector
 from gateway.store import keys
 from tests.support.conditions import eventually
