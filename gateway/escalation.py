@@ -252,7 +252,9 @@ class Escalator:
             thread = parse_thread_id(await channel.start_thread(ref, header.text))
         await self.store.log_item(thread.thread_id, _entry(header))
         keep_ms = max(to_ms(prompt.expires_at) - self.now_ms(), 0) + MIRROR_GRACE_MS
-        await self.store.escalations.mirror(thread.thread_id, prompt.prompt_id, prompt.thread_id, keep_ms)
+        await self.store.escalations.mirror(
+            thread.thread_id, prompt.prompt_id, prompt.thread_id, keep_ms, prompt.agent
+        )
         item = pending_prompt_item(prompt)
         posted = await channel.post(thread, item)
         await self.store.log_item(thread.thread_id, _entry(item))
