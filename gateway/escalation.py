@@ -62,6 +62,29 @@ def check_targets(channels: Channels, steps: list[EscalationStep] | None) -> Non
             resolve_target(channels, target)
 
 
+async def target_open(store: Store, channels: Channels, agent: str, target: str) -> bool:
+    """Whether a copy of ``agent``'s prompt may go to ``target``: exactly where a token acting for that
+    agent may post (contract §6), never a thread only other agents own or a channel they claim."""
+    ref, _ = resolve_target(channels, target)
+    return await store.owners.open_to(frozenset({agent}), ref.thread_id)
+
+
+async def check_owners(
+    store: Store, channels: Channels, agent: str, steps: list[EscalationStep] | None
+) -> None:
+    """Refuse (403 FORBIDDEN, naming the target) an escalation of ``agent``'s to where it may not post."""
+    for step in steps or []:
+        for target in step.to:
+            if not await target_open(store, channels, agent, target):
+                raise GatewayError(
+                    "FORBIDDEN",
+                    f"Escalation target {target} belongs to other agents (their runs, or a channel they "
+                    f"claim); agent {agent!r} cannot post there.",
+                    403,
+                    {"target": target, "agent": agent},
+                )
+
+
 class Escalator:
     """Takes due steps (the sweeper's job in every process) and delivers what they queued (the outbox's)."""
 
@@ -160,6 +183,19 @@ class Escalator:
         retried with the step, a few times), so one bad target never holds the prompt's thread."""
         key = (prompt.prompt_id, step, target)
         try:
+            if not await target_open(self.store, self.channels, prompt.agent, target):
+                # Owners change after a raise (a run started, a channel claimed): checked again now.
+                event(
+                    "escalation.target_refused",
+                    logging.WARNING,
+                    prompt_id=prompt.prompt_id,
+                    thread_id=prompt.thread_id,
+                    run_id=prompt.run_id,
+                    agent=prompt.agent,
+                    target=target,
+                    reason="other agents own the target (their runs, or a channel they claim)",
+                )
+                return
             copy = await self._post_copy(prompt, step, target, waited_s)
         except GatewayError as exc:
             event(
@@ -216,7 +252,9 @@ class Escalator:
             thread = parse_thread_id(await channel.start_thread(ref, header.text))
         await self.store.log_item(thread.thread_id, _entry(header))
         keep_ms = max(to_ms(prompt.expires_at) - self.now_ms(), 0) + MIRROR_GRACE_MS
-        await self.store.escalations.mirror(thread.thread_id, prompt.prompt_id, prompt.thread_id, keep_ms)
+        await self.store.escalations.mirror(
+            thread.thread_id, prompt.prompt_id, prompt.thread_id, keep_ms, prompt.agent
+        )
         item = pending_prompt_item(prompt)
         posted = await channel.post(thread, item)
         await self.store.log_item(thread.thread_id, _entry(item))

@@ -18,7 +18,7 @@ from gateway.approval_policy import needs_approval, tool_rule
 from gateway.authz import may_answer
 from gateway.channel import ChannelError, Channels, PrivateNotices
 from gateway.errors import GatewayError, not_found
-from gateway.escalation import check_targets
+from gateway.escalation import check_owners, check_targets
 from gateway.feeds import Feeds
 from gateway.granting import granted, record_grant
 from gateway.grants import Grant, GrantRequest, exact_match
@@ -247,6 +247,7 @@ class Gateway:
         thread = parse_thread_id(run.thread_id)
         channel = self.channels.for_thread(thread)
         check_targets(self.channels, request.escalation)
+        await check_owners(self.store, self.channels, run.agent, request.escalation)
         now_ms = self.now_ms()
         settings = await self.store.human_input(run.agent)
         expires_in = request.expires_in_seconds or settings.expires_in_seconds

@@ -18,6 +18,7 @@ from channels.teams.cards import card_activity, render_item, settled_card, votes
 from channels.teams.connector import Connector
 from channels.teams.inbound import origin, to_inbound
 from channels.teams.presses import message_response, safely
+from channels.teams.tenants import FOREIGN_TENANT, from_tenant, tenants_of
 from channels.teams.threads import PREFIX, conversation_of
 from gateway import notices
 from gateway.channel import ChannelContext, MessageRef
@@ -56,9 +57,10 @@ class TeamsChannel:
 
     platform = "teams"
 
-    def __init__(self, auth: ConnectorAuth, connector: Connector) -> None:
+    def __init__(self, auth: ConnectorAuth, connector: Connector, tenant_id: str | None = None) -> None:
         self.auth = auth
         self.connector = connector
+        self.tenant_id = tenant_id  # a single-tenant bot's own tenant: activities from any other are refused
         self._context: ChannelContext | None = None
         self.names = Names()  # of people heard from, to show who answered (else their identity)
 
@@ -137,6 +139,18 @@ class TeamsChannel:
             event("teams.activity.unreadable", logging.WARNING, kind=str(payload.get("type")), **failure(exc))
             if payload.get("type") == "invoke":
                 return JSONResponse(message_response(notices.MISMATCH))
+            return Response(status_code=200)
+        if not from_tenant(self.tenant_id, activity):
+            # Authentic but never ours: acknowledged like any activity refused for good (a non-2xx would
+            # only have the Bot Connector deliver it again), and nothing of it is kept or learned.
+            event(
+                "teams.tenant_refused",
+                logging.WARNING,
+                kind=activity.type,
+                tenants=sorted(tenants_of(activity)),
+            )
+            if activity.type == "invoke":
+                return JSONResponse(message_response(FOREIGN_TENANT))
             return Response(status_code=200)
         return await self._handle(activity)
 

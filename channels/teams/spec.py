@@ -9,6 +9,7 @@ import re
 from typing import TYPE_CHECKING
 
 from channels.teams.settings import TeamsSettings
+from channels.teams.tenants import check_settings
 from channels.teams.threads import (
     CHANNEL_EXAMPLE,
     CHANNELS,
@@ -39,7 +40,7 @@ def build(settings: TeamsSettings) -> TeamsChannel:
         settings.token_url,
         settings.teams_service_url,
     )
-    return TeamsChannel(auth, connector)
+    return TeamsChannel(auth, connector, settings.teams_tenant_id)
 
 
 async def doctor(settings: TeamsSettings) -> list[Check]:
@@ -88,6 +89,7 @@ SPEC = ChannelSpec(
     enabled=lambda settings: bool(settings.enabled),
     build=build,
     doctor=doctor,
+    check_settings=check_settings,
     # Bot Connector access tokens are JWTs; client secrets are not shaped enough to match safely.
     secrets=(re.compile(r"eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"),),
 )

@@ -16,7 +16,7 @@ from gateway.api.runs import PromptId
 from gateway.api.schemas import AgentBody, AnsweredInput, InputAction, PromptList
 from gateway.api.scope import require_agent, visible
 from gateway.cursors import PAGE_CURSOR
-from gateway.escalation import check_targets
+from gateway.escalation import check_owners, check_targets
 from gateway.models import AgentDefinition
 
 router = APIRouter(prefix="/v1", tags=["human side"])
@@ -65,6 +65,7 @@ async def put_agent(agent: AgentName, body: AgentBody, core: Core, caller: Opera
     reminded and escalated while nobody answers (``human_input.escalation``)."""
     require_agent(caller, agent)
     check_targets(core.channels, body.human_input.escalation)
+    await check_owners(core.store, core.channels, agent, body.human_input.escalation)
     definition = AgentDefinition(
         name=agent, human_input=body.human_input, approval=body.approval, channels=body.channels
     )

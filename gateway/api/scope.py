@@ -13,7 +13,7 @@ from typing import Any
 from gateway.api.auth import Principal
 from gateway.errors import GatewayError, not_found
 from gateway.models import Prompt, Run
-from gateway.ownership import message_reaches, thread_open_to
+from gateway.ownership import message_reaches
 from gateway.service import Gateway
 from gateway.store import Store
 
@@ -80,9 +80,7 @@ def session_not_found(session_key: str) -> GatewayError:
 
 async def thread_open(store: Store, caller: Principal, thread_id: str) -> bool:
     """Whether the caller may post into, read, start a run in or bind a session to the thread."""
-    if caller.agents is None:
-        return True
-    return thread_open_to(caller.agents, await store.owners.owners(thread_id, caller.agents))
+    return await store.owners.open_to(caller.agents, thread_id)
 
 
 async def require_thread(store: Store, caller: Principal, thread_id: str) -> None:

@@ -181,11 +181,12 @@ class EscalationStore:
                 pipe.zrem(keys.escalation_schedule(part), *members)
             await pipe.execute()
 
-    async def mirror(self, thread_id: str, prompt_id: str, origin: str, keep_ms: int) -> None:
-        """A copy of ``origin``'s prompt is about to be posted in ``thread_id``: replies to it there are
-        handed to ``origin`` for ``keep_ms`` (set first, so no reply comes too early to be handed on)."""
+    async def mirror(self, thread_id: str, prompt_id: str, origin: str, keep_ms: int, agent: str) -> None:
+        """A copy of ``origin``'s prompt (of ``agent``) is about to be posted in ``thread_id``: replies to
+        it there are handed to ``origin`` for ``keep_ms`` (set first, so no reply comes too early to be
+        handed on); a typed one only while no other agent has a run in ``thread_id``."""
         store = self.store
-        args = [*store._lead(), prompt_id, origin, keep_ms]
+        args = [*store._lead(), prompt_id, origin, keep_ms, agent]
         await store.scripts.call(store.redis, "mirror_prompt", [keys.thread_prefix(thread_id)], args)
 
     async def record_copy(self, origin: str, prompt_id: str, copy: Copy, now_ms: int) -> None:

@@ -7,7 +7,7 @@ import time
 from collections import OrderedDict
 from typing import Any
 
-from gateway.ownership import ThreadOwners, claimants
+from gateway.ownership import ThreadOwners, claimants, thread_open_to
 from gateway.store import keys
 
 CLAIMS_CACHE_S = 1.0  # how long a process reuses the claims it read; a change reaches every process this fast
@@ -71,3 +71,11 @@ class Ownership:
         if wanted is not None and claiming & wanted:
             return ThreadOwners(frozenset(), claiming)
         return ThreadOwners(await self.run_agents(thread_id, wanted), claiming)
+
+    async def open_to(self, scope: frozenset[str] | None, thread_id: str) -> bool:
+        """Whether a token acting for ``scope`` (None: every agent) may post into, read, start a run in or
+        bind a session to the thread or channel: the one question every such path asks, and the one an
+        escalation asks of each target for the prompt's agent."""
+        if scope is None:
+            return True
+        return thread_open_to(scope, await self.owners(thread_id, scope))

@@ -32,10 +32,11 @@ IN_GROUP = {"id": GROUP, "conversationType": "groupChat", "isGroup": True}
 ALICE, BOB, EVE = "alice", "bob", "eve"
 
 
-def teams_settings(fake: FakeTeams) -> TeamsSettings:
+def teams_settings(fake: FakeTeams, tenant_id: str | None = None) -> TeamsSettings:
     return TeamsSettings(
         _env_file=None,
         teams_app_id=APP_ID,
+        teams_tenant_id=tenant_id,
         teams_app_password=APP_PASSWORD,
         teams_openid_metadata_url=fake.metadata_url,
         teams_token_url=fake.token_url,
@@ -118,10 +119,10 @@ async def fake_bot_framework() -> AsyncIterator[FakeTeams]:
 
 @asynccontextmanager
 async def teams_gateway(
-    fake: FakeTeams, redis_url: str | None, sweep_interval: float | None = None
+    fake: FakeTeams, redis_url: str | None, sweep_interval: float | None = None, tenant_id: str | None = None
 ) -> AsyncIterator[TeamsGateway]:
     """Build the Teams channel from its settings, as ``threadgate serve`` does, and serve the gateway."""
-    channel = build(teams_settings(fake))
+    channel = build(teams_settings(fake, tenant_id))
     runtime = Runtime.build(Settings(_env_file=None, redis_url=redis_url), channels=[channel])
     if sweep_interval is not None:
         runtime.gateway.sweep_interval = sweep_interval

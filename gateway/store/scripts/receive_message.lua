@@ -90,12 +90,20 @@ if pending then
   return {'active', active, prompt_record(active)}
 end
 -- No prompt of the thread's own is open: a reply to the latest copy of another thread's prompt posted
--- here is handed to that thread, nothing marked here.
+-- here is handed to that thread, nothing marked here. Never while another agent has a run in this thread
+-- (a slot written before copies named their agent counts every run as another's): the message is that
+-- agent's, queued for it below.
 if mode == '' or mode == 'guess' then
-  local copy = redis.call('GET', P .. 'mirror')
+  local copy, agent = string.match(redis.call('GET', P .. 'mirror') or '', '^(%S+) ?(%S*)$')
   local origin = copy and redis.call('HGET', P .. 'mirrors', copy)
   if origin then
-    return {'mirror', origin, copy}
+    local others = false
+    for _, owner in ipairs(redis.call('SMEMBERS', P .. 'agents')) do
+      others = others or owner ~= agent
+    end
+    if not others then
+      return {'mirror', origin, copy}
+    end
   end
 end
 redis.call('RPUSH', P .. 'pub', cjson.encode({t = 'message', m = msg}))
