@@ -1,4 +1,4 @@
-"""An OpenAI Agents SDK agent whose approval-gated tool and questions are answered in chat.
+"""An OpenAI Agents SDK agent whose approval-gated tool and questions are answered in chat, in one room.
 
 Run a gateway (``threadgate serve``), then::
 
@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from typing import Any
 
-from agents import Agent, function_tool
+from agents import Agent, RunResult, function_tool
 
-from gateway.client import ask_human_async
+from gateway.client import Human
 from gateway.integrations.frameworks.openai_agents import run_with_approvals
 
 
@@ -27,15 +28,33 @@ def deploy(target: str) -> str:
     return f"deployed to {target}"
 
 
-async def main(task: str) -> None:
-    agent = Agent(
+def build_agent(human: Human, model: Any = None) -> Agent[Any]:
+    """The agent, its question tool asking through ``human``."""
+
+    async def ask_human(question: str, options: list[str] | None = None) -> str:
+        """Ask a person in chat and wait: the chosen option, or their own words."""
+        return await human.ask_async(question, options)
+
+    return Agent(
         name="Releaser",
-        instructions="Ask the person where to deploy with ask_human_async, then deploy there.",
-        tools=[deploy, function_tool(ask_human_async)],
+        instructions="Ask the person where to deploy with ask_human, then deploy there.",
+        tools=[deploy, function_tool(ask_human)],
+        **({} if model is None else {"model": model}),
     )
-    # Every needs_approval call interrupts the run; each is asked in chat and the run resumed.
-    result = await run_with_approvals(agent, task)
-    print(result.final_output)
+
+
+async def release(task: str, model: Any = None, **run_args: Any) -> RunResult:
+    """Run the agent: every needs_approval call interrupts the run, is asked in chat, and the run resumes.
+
+    One Human asks both the questions and the approvals, so they wait in one room (one session's thread
+    and run); ``ask_human_async`` beside ``run_with_approvals`` would ask under another agent name, in
+    another room, unless ``THREADGATE_AGENT`` names one agent for both."""
+    human = Human.from_env("openai-agents")
+    return await run_with_approvals(build_agent(human, model), task, human=human, **run_args)
+
+
+async def main(task: str) -> None:
+    print((await release(task)).final_output)
 
 
 if __name__ == "__main__":

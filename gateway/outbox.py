@@ -520,6 +520,8 @@ def parked_message(prompt: Prompt, turn_id: str) -> dict[str, Any]:
     metadata: dict[str, Any] = {"answers": answers, "prompt_id": prompt.prompt_id}
     if prompt.content is not None:  # a form's typed values
         metadata["content"] = prompt.content
+    if prompt.note is not None:  # an approval's reason (why it was denied), in the person's words
+        metadata["note"] = prompt.note
     return {
         "message_id": turn_id,
         "thread_id": prompt.thread_id,

@@ -27,7 +27,11 @@ from gateway.backoff import Retry
 from gateway.channel import ChannelError
 from gateway.logs import event
 
-RESOLVE_RETRY = Retry(base_s=1.0, max_s=60.0)
+# Slack delivers a refused event again about a minute and five minutes later, then gives it up: asking
+# auth.test at least once a minute (whatever the jitter or a rate limit's Retry-After) means an outage
+# costs at most a minute of events once Slack is back.
+MAX_RESOLVE_WAIT_S = 60.0
+RESOLVE_RETRY = Retry(base_s=1.0, max_s=MAX_RESOLVE_WAIT_S)
 
 
 class AppIdentity:
@@ -50,7 +54,8 @@ class AppIdentity:
 
     async def resolve(self) -> None:
         """Ask ``auth.test`` until it answers: a network failure, a 5xx, a rate limit and even a refused
-        token (which the operator may fix by reinstalling the app) are retried, never given up."""
+        token (which the operator may fix by reinstalling the app) are retried, never given up, and never
+        more than ``MAX_RESOLVE_WAIT_S`` apart."""
         failures = 0
         while self.known is None:
             try:
@@ -58,7 +63,7 @@ class AppIdentity:
             except ChannelError as exc:
                 self.first_answer.set()
                 failures += 1
-                wait = max(exc.retry_after or 0.0, self.retry.delay(failures))
+                wait = min(max(exc.retry_after or 0.0, self.retry.delay(failures)), MAX_RESOLVE_WAIT_S)
                 level = logging.ERROR if exc.permanent else logging.WARNING
                 event("slack.auth_failed", level, error=str(exc), attempt=failures, retry_in_s=round(wait, 1))
                 await self.sleep(wait)

@@ -21,7 +21,7 @@ from gateway.backoff import Retry
 from gateway.client.errors import ApprovalMismatch, PromptCancelled, ThreadgateError, error_from
 from gateway.client.model_forms import form_schema as form_schema
 from gateway.grants import Grant, GrantMatch
-from gateway.models import APPROVE, AgentDefinition, Prompt, PromptState, ReasonCode, Run
+from gateway.models import APPROVE, AgentDefinition, Prompt, PromptState, Run
 
 DEFAULT_URL = "http://127.0.0.1:8787"
 POLICY = "policy"  # who decided when the agent's approval policy asked nobody
@@ -556,25 +556,3 @@ def approval(
 def approved_arguments(prompt: Prompt, asked: dict[str, Any]) -> dict[str, Any]:
     """The arguments the person allowed: the edited call's where they edited it, else ``asked``."""
     return dict(prompt.approved_call.arguments) if prompt.approved_call is not None else asked
-
-
-def ask_form(
-    run_id: str,
-    message: str,
-    schema: dict[str, Any],
-    *,
-    expires_in_seconds: int | None,
-    timeout: float | None,
-    reconnect_delay: float,
-) -> Flow[dict[str, Any] | None]:
-    """A flat form, answered: its typed content, or None when the person declined (PromptCancelled for
-    any other way it settles unanswered)."""
-    body = {"kind": "form", "message": message, "requested_schema": schema}
-    body = _with_set(body, expires_in_seconds=expires_in_seconds)
-    raised = yield from raise_prompt(run_id, body, reconnect_delay)
-    prompt = yield from wait_prompt(raised.prompt_id, timeout, reconnect_delay)
-    if prompt.prompt_state is not PromptState.ANSWERED:
-        if prompt.reason_code is ReasonCode.DECLINED:
-            return None
-        raise PromptCancelled(prompt)
-    return dict(prompt.content or {})

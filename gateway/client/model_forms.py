@@ -15,19 +15,25 @@ from __future__ import annotations
 import datetime
 import enum
 import types
-from typing import Any, Literal, Union, get_args, get_origin
+from collections.abc import Callable
+from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
-from pydantic import AnyUrl, BaseModel, EmailStr
+from pydantic import AnyUrl, BaseModel, EmailStr, ValidationError
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
 from gateway.forms import SchemaError, check_schema
 
+M = TypeVar("M", bound=BaseModel)
 FLAT = "a flat form holds text, numbers, yes/no, one choice of strings, or a list of such choices"
 
 
 class FormNotFlat(TypeError):
     """A model a flat form cannot carry; the message names the model and the field."""
+
+
+class NotTaken(ValueError):
+    """A filled-in form the model's own validators refused; the message is theirs, naming the field."""
 
 
 def _without_none(annotation: Any) -> Any:
@@ -193,3 +199,38 @@ def form_schema(model: type[BaseModel]) -> dict[str, Any]:
     except SchemaError as exc:
         raise FormNotFlat(f"{model.__name__}: {exc}") from None
     return schema
+
+
+def _why(model: type[BaseModel], error: Any) -> str:
+    """One refusal in the validator's own words (not pydantic's "Value error, " prefix), after the
+    title of the field it is about."""
+    raised = (error.get("ctx") or {}).get("error")
+    words = str(raised) if isinstance(raised, Exception) and str(raised) else str(error["msg"])
+    location = error.get("loc") or ()
+    if not location:  # a model validator's: about the form as a whole
+        return words
+    name = str(location[0])
+    info = next((f for key, f in model.model_fields.items() if name in (key, f.alias)), None)
+    return f"{(info.title if info is not None else None) or name}: {words}"
+
+
+def reader(model: type[M]) -> Callable[[dict[str, Any]], M]:
+    """The content of a filled-in form as an instance of ``model``; NotTaken when its validators refuse
+    it, in their words."""
+
+    def read(content: dict[str, Any]) -> M:
+        try:
+            return model.model_validate(content)
+        except ValidationError as exc:
+            raise NotTaken("; ".join(_why(model, error) for error in exc.errors())) from None
+
+    return read
+
+
+def prefilled(schema: dict[str, Any], content: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with each value the person gave as its field's default, so asking again keeps them."""
+    properties = {
+        name: {**prop, "default": content[name]} if name in content else prop
+        for name, prop in schema.get("properties", {}).items()
+    }
+    return {**schema, "properties": properties}

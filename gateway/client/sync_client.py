@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any, Literal, TypeVar
 
 import httpx
 from pydantic import BaseModel
 
-from gateway.client import calls
+from gateway.client import calls, form_flow
 from gateway.client.calls import Allowed, Approval, Flow, Page, Pause, auth_headers, base_url, decode
 from gateway.client.errors import error_from
+from gateway.client.model_forms import reader
 from gateway.client.sse import Event, EventParser
 from gateway.grants import Grant, GrantMatch
 from gateway.models import AgentDefinition, Prompt, Run
@@ -484,16 +485,26 @@ class Client:
     ) -> M | dict[str, Any] | None:
         """Ask for a flat form and wait: a pydantic model class in, an instance out (a JSON Schema in, its
         typed content out); None when the person declined. Other cancellations raise PromptCancelled."""
-        requested = calls.form_schema(schema) if isinstance(schema, type) else schema
-        flow = calls.ask_form(
+        if isinstance(schema, type):  # the model's validators decide before the answer is final
+            requested, read = calls.form_schema(schema), reader(schema)
+            return self._run(self._form(run_id, message, requested, read, expires_in_seconds, timeout))
+        return self._run(self._form(run_id, message, schema, dict, expires_in_seconds, timeout))
+
+    def _form(
+        self,
+        run_id: str,
+        message: str,
+        schema: dict[str, Any],
+        read: Callable[[dict[str, Any]], T],
+        expires_in_seconds: int | None,
+        timeout: float | None,
+    ) -> Flow[T | None]:
+        return form_flow.ask_form(
             run_id,
             message,
-            requested,
+            schema,
+            read,
             expires_in_seconds=expires_in_seconds,
             timeout=timeout,
             reconnect_delay=self.reconnect_delay,
         )
-        content = self._run(flow)
-        if content is None or not isinstance(schema, type):
-            return content
-        return schema.model_validate(content)

@@ -3,12 +3,16 @@ edits checked against the tool's schema, and approvals that need several people.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import httpx
+import pytest
 
 from gateway.models import InboundMessage
 from tests.api.conftest import STARTER, THREAD, Served, raise_prompt, respond_path, start_run
+from tests.api.test_threads_and_feeds import _read_events
+from tests.support.conditions import until_connected
 
 ALICE, BOB, CAROL = "slack:U0ALICE", "slack:U0BOB", "slack:U0CAROL"
 CALL = {"name": "Bash", "arguments": {"command": "rm -rf build", "timeout": 30}}
@@ -88,6 +92,39 @@ async def test_an_approve_token_approves_the_call_as_asked_with_no_note(
     await served.runtime.gateway.receive(InboundMessage(thread_id=THREAD, sender=STARTER, text="yes"))
     seen = (await agent.get(f"/v1/prompts/{prompt['prompt_id']}")).json()
     assert (seen["answers"][0]["answer"], seen["note"], seen["approved_call"]) == (["Approve"], None, CALL)
+
+
+@pytest.mark.parametrize(
+    ("answer", "note"),
+    [
+        ({"action": "decline", "note": "use the staging copy"}, "use the staging copy"),
+        (
+            {"action": "accept", "answers": ["Deny"], "note": "not before the freeze lifts"},
+            "not before the freeze lifts",
+        ),
+        ({"action": "accept", "content": False, "note": 'ünïcode, and "quotes"'}, 'ünïcode, and "quotes"'),
+        ({"action": "accept", "note": "go, but watch the error rate"}, "go, but watch the error rate"),
+        ({"action": "decline"}, None),
+    ],
+)
+async def test_a_parked_decision_is_re_driven_with_the_persons_note(
+    agent: httpx.AsyncClient, operator: httpx.AsyncClient, answer: dict[str, Any], note: str | None
+) -> None:
+    """Nobody waits on the approval: the decision reaches the agent as its next turn's message, on the
+    messages feed and as ``message.received``, with the person's reason beside it."""
+    async with agent.stream("GET", "/v1/events") as stream:
+        lines = stream.aiter_lines()
+        await until_connected(lines)
+        prompt = await _approval(agent)
+        response = await _input(operator, prompt["prompt_id"], **answer, **{"from": STARTER})
+        assert response.status_code == 200, response.text
+        events = await asyncio.wait_for(_read_events(lines, 3), 5)
+    (parked,) = [event["data"]["data"] for event in events if event["event"] == "message.received"]
+    queued = (await agent.get("/v1/messages", params={"thread_id": THREAD})).json()["items"]
+    (message,) = [item for item in queued if item["metadata"].get("prompt_id") == prompt["prompt_id"]]
+    assert message == parked
+    assert (message["tag"], message["message_id"]) == ("parked_answer", response.json()["turn_id"])
+    assert message["metadata"].get("note") == note
 
 
 # Approve with edits -----------------------------------------------------------------------------------

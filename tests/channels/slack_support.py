@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -116,6 +116,7 @@ async def slack_gateway(
     lease_ttl_ms: int = 2_000,
     max_inline_wait: float | None = None,
     identity_retry: Retry | None = None,
+    identity_sleep: Callable[[float], Awaitable[None]] | None = None,
     sweep_interval: float | None = None,
 ) -> AsyncIterator[SlackGateway]:
     """Build the Slack channel from settings, as ``threadgate serve`` does, and serve the gateway."""
@@ -133,6 +134,8 @@ async def slack_gateway(
         channel.max_inline_wait = channel.identity.max_wait = max_inline_wait
     if identity_retry is not None:
         channel.identity.retry = identity_retry
+    if identity_sleep is not None:
+        channel.identity.sleep = identity_sleep
     runtime = Runtime.build(settings, channels=[channel])
     if sweep_interval is not None:
         runtime.gateway.sweep_interval = sweep_interval

@@ -87,3 +87,53 @@ async def test_auth_test_is_called_once_at_start_and_never_per_event(
         for text in ("one", "two", "three"):
             assert await fake_slack.deliver(gw.events_url, _mention(gw, text)) == 200
     assert len(fake_slack.calls_to("auth.test")) == 1
+
+
+class _Clock:
+    """The identity's sleep on a pretend clock: Slack is down for ``outage_s`` and back from then on."""
+
+    def __init__(self, fake: FakeSlack, outage_s: float) -> None:
+        self.fake = fake
+        self.outage_s = outage_s
+        self.now = 0.0
+        self.waits: list[float] = []
+        self.released = asyncio.Event()  # held until the test has seen an event refused
+
+    async def sleep(self, seconds: float) -> None:
+        await self.released.wait()
+        self.waits.append(seconds)
+        self.now += seconds
+        if self.now >= self.outage_s:
+            self.fake.heal("auth.test")
+        await asyncio.sleep(0)
+
+
+# The wait is worked out alike for every failure but a rate limit's Retry-After (a dropped connection
+# is also retried inside slack-sdk, slowly, so it is left to the tests above).
+LONG_OUTAGES: dict[str, Callable[[FakeSlack], None]] = {
+    "http_503": OUTAGES["http_503"],
+    "ratelimited_for_an_hour": lambda fake: fake.rate_limit("auth.test", retry_after=3600, times=10_000),
+    "ratelimited_for_two_minutes": lambda fake: fake.rate_limit("auth.test", retry_after=120, times=10_000),
+    "token_refused": lambda fake: fake.refuse("auth.test", "invalid_auth", times=10_000),
+}
+
+
+@pytest.mark.parametrize("outage_s", [600.0, 7200.0])
+@pytest.mark.parametrize("outage", sorted(LONG_OUTAGES))
+async def test_auth_test_is_retried_at_least_once_a_minute_however_long_slack_is_away(
+    fake_slack: FakeSlack, real_redis: str, outage: str, outage_s: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Slack redelivers a refused event about 1 and 5 minutes later: an outage of any length, and any
+    Retry-After Slack sends meanwhile, costs at most a minute once Slack answers again (the jitter at its
+    worst)."""
+    monkeypatch.setattr("gateway.backoff.random.uniform", lambda _low, high: high)
+    LONG_OUTAGES[outage](fake_slack)
+    clock = _Clock(fake_slack, outage_s)
+    async with slack_gateway(fake_slack, real_redis, max_inline_wait=0.05, identity_sleep=clock.sleep) as gw:
+        body = _mention(gw, "ship it")
+        assert await fake_slack.deliver(gw.events_url, body) == 500
+        clock.released.set()
+        await _known(gw)
+        assert await fake_slack.deliver(gw.events_url, body, retry_num=1) == 200
+    assert max(clock.waits) <= 60.0
+    assert clock.now - outage_s <= 60.0

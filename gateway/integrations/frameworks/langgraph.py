@@ -19,7 +19,11 @@ Payloads the chat understands:
   "args"}], "review_configs": [{"action_name", "allowed_decisions", "args_schema"?}]}``: each action an
   approval (editable where ``edit`` is allowed); resumes with ``{"decisions": [...]}``: ``{"type":
   "approve"}``, ``{"type": "edit", "edited_action": {"name", "args"}}`` or ``{"type": "reject", "message":
-  why}``.
+  why}``;
+- its per-call request (``HumanInTheLoopMiddleware(interrupt_mode="per_call")``): ``{"type":
+  "tool_approval", "tool_call_id", "name", "args", "description"}``, one interrupt per call: an approval,
+  editable where the interrupt's ``response_schema`` allows ``edit`` (its edited arguments held to the
+  tool's argument schema there); resumes with that one decision, shaped as above.
 
 Nobody answering raises HumanUnavailable and leaves the graph interrupted at its checkpoint: run it again
 later. It is never resumed as a denial.
@@ -110,6 +114,57 @@ def review_requests(payload: Any) -> list[ApprovalRequest] | None:
     return requests
 
 
+def allowed_decisions(response_schema: Any) -> list[str]:
+    """The decision types an interrupt's ``response_schema`` (JSON Schema, as LangGraph surfaces it)
+    accepts: the discriminator's mapping of a union, or the one ``type`` constant of a single decision."""
+    if not isinstance(response_schema, dict):
+        return []
+    mapping = (response_schema.get("discriminator") or {}).get("mapping")
+    if isinstance(mapping, dict):
+        return [str(name) for name in mapping]
+    kind = (response_schema.get("properties") or {}).get("type") or {}
+    return [kind["const"]] if isinstance(kind, dict) and isinstance(kind.get("const"), str) else []
+
+
+def _resolved(schema: Any, definitions: dict[str, Any]) -> Any:
+    """``schema``, or the definition its local ``#/$defs/…`` reference names."""
+    reference = schema.get("$ref") if isinstance(schema, dict) else None
+    if isinstance(reference, str) and reference.startswith("#/$defs/"):
+        return definitions.get(reference.removeprefix("#/$defs/"))
+    return schema
+
+
+def edit_schema(response_schema: Any) -> dict[str, Any] | None:
+    """The arguments an ``edit`` decision may carry, as a JSON Schema the gateway checks edits against
+    (the tool's own argument schema, with the definitions it refers to); None when it names no fields."""
+    if not isinstance(response_schema, dict):
+        return None
+    definitions = response_schema.get("$defs") or {}
+    edit = (response_schema.get("discriminator") or {}).get("mapping", {}).get("edit")
+    decision = _resolved({"$ref": edit} if isinstance(edit, str) else response_schema, definitions)
+    action = _resolved(((decision or {}).get("properties") or {}).get("edited_action"), definitions)
+    arguments = _resolved(((action or {}).get("properties") or {}).get("args"), definitions)
+    if not isinstance(arguments, dict) or not arguments.get("properties"):
+        return None
+    return {**arguments, "$defs": definitions} if definitions else arguments
+
+
+def per_call_request(payload: Any, response_schema: Any = None) -> ApprovalRequest | None:
+    """The approval a LangChain per-call request asks for (None for any other payload): editable where
+    the interrupt's ``response_schema`` allows ``edit``."""
+    if not isinstance(payload, dict) or payload.get("type") != "tool_approval":
+        return None
+    if not isinstance(payload.get("name"), str):
+        raise ValueError("a per-call tool approval request needs the tool's name")
+    editable = "edit" in allowed_decisions(response_schema)
+    return ApprovalRequest(
+        payload["name"],
+        arguments_of(payload.get("args")),
+        editable=editable,
+        input_schema=edit_schema(response_schema) if editable else None,
+    )
+
+
 def review_decision(request: ApprovalRequest, outcome: Outcome) -> dict[str, Any]:
     """A human-in-the-loop decision: approve, edit (the call as the person edited it) or reject with why.
 
@@ -130,6 +185,11 @@ def pending(result: Any) -> Sequence[Interrupt]:
     return list(interrupts or [])
 
 
+def _response_schema(item: Interrupt) -> Any:
+    """What the interrupt says its answer must look like (LangGraph releases before it say nothing)."""
+    return getattr(item, "response_schema", None)
+
+
 def resume_value(outcome: Outcome) -> Any:
     """What ``interrupt()`` returns in the graph for an outcome (see the module's list of payloads)."""
     if isinstance(outcome, ApprovalDenied):
@@ -144,8 +204,11 @@ def resume_value(outcome: Outcome) -> Any:
     return outcome
 
 
-async def answer_async(human: Human, payload: Any) -> Any:
-    """Ask ``payload`` in chat and return the value to resume its interrupt with."""
+async def answer_async(human: Human, payload: Any, response_schema: Any = None) -> Any:
+    """Ask ``payload`` in chat and return the value to resume its interrupt with (``response_schema``: the
+    interrupt's, which says what a per-call request allows)."""
+    if (single := per_call_request(payload, response_schema)) is not None:
+        return review_decision(single, await outcome_async(human, single))
     reviews = review_requests(payload)
     if reviews is None:
         return resume_value(await outcome_async(human, request_of(payload)))
@@ -154,8 +217,10 @@ async def answer_async(human: Human, payload: Any) -> Any:
     }
 
 
-def answer_sync(human: Human, payload: Any) -> Any:
+def answer_sync(human: Human, payload: Any, response_schema: Any = None) -> Any:
     """``answer_async`` for sync code."""
+    if (single := per_call_request(payload, response_schema)) is not None:
+        return review_decision(single, outcome_sync(human, single))
     reviews = review_requests(payload)
     if reviews is None:
         return resume_value(outcome_sync(human, request_of(payload)))
@@ -176,7 +241,7 @@ async def run_with_humans(
             return result
         answers = {}
         for item in interrupts:
-            answers[item.id] = await answer_async(asker, item.value)
+            answers[item.id] = await answer_async(asker, item.value, _response_schema(item))
         result = await graph.ainvoke(Command(resume=answers), config, **invoke_args)
     raise RuntimeError(f"the graph was still interrupted after {MAX_ROUNDS} rounds of answers")
 
@@ -190,6 +255,6 @@ def run_with_humans_sync(
     for _ in range(MAX_ROUNDS):
         if not (interrupts := pending(result)):
             return result
-        answers = {item.id: answer_sync(asker, item.value) for item in interrupts}
+        answers = {item.id: answer_sync(asker, item.value, _response_schema(item)) for item in interrupts}
         result = graph.invoke(Command(resume=answers), config, **invoke_args)
     raise RuntimeError(f"the graph was still interrupted after {MAX_ROUNDS} rounds of answers")

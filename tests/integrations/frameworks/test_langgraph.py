@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any, TypedDict
+from typing import Annotated, Any, Literal, NotRequired, TypedDict, Union
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import interrupt
+from pydantic import BaseModel, ConfigDict, Discriminator, create_model
+from typing_extensions import TypedDict as Decision  # pydantic reads these on Python < 3.12
 
 from gateway.client import HumanUnavailable
-from gateway.integrations.frameworks.langgraph import pending, run_with_humans, run_with_humans_sync
+from gateway.integrations.frameworks.langgraph import (
+    pending,
+    per_call_request,
+    run_with_humans,
+    run_with_humans_sync,
+)
 from tests.integrations.conftest import PERSON, Gateway, unique
 from tests.support.redis_server import free_port
 
@@ -189,3 +196,143 @@ async def test_an_edit_the_review_config_does_not_allow_rejects_naming_the_edite
         f"Not run as asked: approved in chat by web:{PERSON} only as edited. "
         'Call migrate again with exactly these arguments: {"database": "orders_copy"}'
     ]
+
+
+# LangChain's per-call mode (HumanInTheLoopMiddleware(interrupt_mode="per_call")): one interrupt per
+# gated call, its value a ToolApprovalRequest, its response_schema the decisions the tool allows.
+
+
+class ApproveDecision(Decision):
+    type: Literal["approve"]
+
+
+class RejectDecision(Decision):
+    type: Literal["reject"]
+    message: NotRequired[str]
+
+
+class RespondDecision(Decision):
+    type: Literal["respond"]
+    message: str
+
+
+class DeployArgs(BaseModel):
+    target: Literal["staging", "production"]
+
+
+def decision_schema(allowed: list[str], tool: str, args: type[BaseModel] | None = None) -> Any:
+    """The per-call response_schema as LangChain builds it: the allowed decisions, the edit branch
+    pinned to the tool and its argument model."""
+    by_type: dict[str, Any] = {
+        "approve": ApproveDecision,
+        "reject": RejectDecision,
+        "respond": RespondDecision,
+    }
+    if "edit" in allowed:
+        action = create_model(
+            "EditedAction",
+            __config__=ConfigDict(extra="forbid"),
+            name=(Literal[tool], ...),  # type: ignore[valid-type]
+            args=(args or dict[str, Any], ...),
+        )
+        by_type["edit"] = create_model(
+            "EditDecision",
+            __config__=ConfigDict(extra="forbid"),
+            type=(Literal["edit"], ...),
+            edited_action=(action, ...),
+        )
+    members = tuple(by_type[name] for name in allowed)
+    return members[0] if len(members) == 1 else Annotated[Union[members], Discriminator("type")]  # noqa: UP007
+
+
+class PerCall(TypedDict, total=False):
+    deploy: Any
+    migrate: Any
+
+
+def gated(
+    key: str, tool: str, args: dict[str, Any], allowed: list[str], model: type[BaseModel] | None = None
+) -> Any:
+    def node(state: PerCall) -> PerCall:
+        value = {"type": "tool_approval", "tool_call_id": f"call_{tool}", "name": tool, "args": args}
+        value["description"] = f"Tool execution requires approval\n\nTool: {tool}\nArgs: {args}"
+        decision = interrupt(value, response_schema=decision_schema(allowed, tool, model))
+        return {key: decision.model_dump() if isinstance(decision, BaseModel) else decision}  # type: ignore[misc]
+
+    return node
+
+
+def per_call_graph() -> Any:
+    """Two gated calls of one model turn, paused side by side as the per-call middleware pauses them."""
+    graph = StateGraph(PerCall)
+    graph.add_node(
+        "deploy",
+        gated("deploy", "deploy", {"target": "production"}, ["approve", "edit", "reject"], DeployArgs),
+    )
+    graph.add_node("migrate", gated("migrate", "migrate", {"database": "orders"}, ["approve", "reject"]))
+    graph.add_edge(START, "deploy")
+    graph.add_edge(START, "migrate")
+    graph.add_edge("deploy", END)
+    graph.add_edge("migrate", END)
+    return graph.compile(checkpointer=InMemorySaver())
+
+
+async def test_a_per_call_request_is_answered_with_one_decision_each(gateway: Gateway, agent: str) -> None:
+    run = asyncio.create_task(run_with_humans(per_call_graph(), {}, config()))
+    asked = {}
+    for _ in range(2):
+        prompt = await gateway.pending_prompt(agent)
+        asked[prompt["tool_call"]["name"]] = prompt
+        if prompt["tool_call"]["name"] == "deploy":
+            assert prompt["tool_call"]["arguments"] == {"target": "production"}
+            assert prompt["editable"] is True
+            assert prompt["input_schema"]["properties"]["target"]["enum"] == ["staging", "production"]
+            await gateway.say(prompt["thread_id"], "target: staging")
+        else:
+            assert (prompt["tool_call"]["arguments"], prompt["editable"]) == ({"database": "orders"}, False)
+            await gateway.say(prompt["thread_id"], "after the backup finishes")
+    final = await asyncio.wait_for(run, 20)
+    assert sorted(asked) == ["deploy", "migrate"]
+    assert final["deploy"] == {
+        "type": "edit",
+        "edited_action": {"name": "deploy", "args": {"target": "staging"}},
+    }
+    assert final["migrate"] == {
+        "type": "reject",
+        "message": f"Not approved: denied in chat by web:{PERSON}: after the backup finishes",
+    }
+
+
+@pytest.mark.parametrize(
+    ("allowed", "editable"),
+    [
+        (["approve", "edit", "reject"], True),
+        (["approve", "edit", "reject", "respond"], True),
+        (["approve", "edit"], True),
+        (["edit"], True),
+        (["approve", "reject"], False),
+        (["approve"], False),
+        (["reject", "respond"], False),
+    ],
+)
+async def test_a_per_call_request_is_read_from_the_interrupt_langgraph_surfaces(
+    allowed: list[str], editable: bool
+) -> None:
+    graph = StateGraph(PerCall)
+    graph.add_node("deploy", gated("deploy", "deploy", {"target": "production"}, allowed, DeployArgs))
+    graph.add_edge(START, "deploy")
+    graph.add_edge("deploy", END)
+    (item,) = pending(await graph.compile(checkpointer=InMemorySaver()).ainvoke({}, config()))
+    request = per_call_request(item.value, item.response_schema)
+    assert request is not None
+    assert (request.tool, request.arguments, request.editable) == (
+        "deploy",
+        {"target": "production"},
+        editable,
+    )
+    if editable:
+        assert request.input_schema is not None
+        assert request.input_schema["properties"]["target"]["enum"] == ["staging", "production"]
+    else:
+        assert request.input_schema is None
+    assert per_call_request({"type": "tool_approval", "name": "deploy"}).editable is False  # type: ignore[union-attr]

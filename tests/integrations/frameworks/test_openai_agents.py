@@ -4,10 +4,13 @@ needs approval, both answered in the web chat."""
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
+import pytest
 from agents import Agent, RunConfig, function_tool
 from agents.items import ModelResponse
 from agents.models.interface import Model
@@ -40,14 +43,18 @@ def _is_tool_output(item: Any) -> bool:
 
 
 class ScriptedModel(Model):
-    """Asks where to deploy, deploys there, then reports every tool output it was given."""
+    """Asks where to deploy (with its question tool), deploys there, then reports every tool output it
+    was given."""
+
+    def __init__(self, question_tool: str = "ask_human_async") -> None:
+        self.question_tool = question_tool
 
     async def get_response(
         self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any
     ) -> ModelResponse:
         outputs = [item["output"] for item in input if _is_tool_output(item)]
         if not outputs:
-            step = _tool_call("ask_human_async", {"question": "Deploy where?", "options": TARGETS})
+            step = _tool_call(self.question_tool, {"question": "Deploy where?", "options": TARGETS})
         elif len(outputs) == 1:
             step = _tool_call("deploy", {"target": outputs[0]})
         else:
@@ -140,3 +147,30 @@ async def test_a_call_approved_with_edits_runs_once_the_model_makes_the_edited_c
     )
     assert ran == "deployed to staging"  # approved as edited: nobody was asked a second time
     assert await gateway.pending(agent) == []
+
+
+def _example() -> Any:
+    path = Path(__file__).parents[3] / "examples" / "openai_agents_approvals.py"
+    spec = importlib.util.spec_from_file_location("openai_agents_approvals", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("answers", [("production", "approve"), ("staging", "not on a Friday")])
+async def test_the_example_asks_its_question_and_its_approval_in_one_room(
+    gateway: Gateway, agent: str, monkeypatch: pytest.MonkeyPatch, answers: tuple[str, str]
+) -> None:
+    """As the example is run: no THREADGATE_AGENT, so every prompt is the default agent's."""
+    monkeypatch.delenv("THREADGATE_AGENT")
+    model = ScriptedModel(question_tool="ask_human")
+    run = asyncio.create_task(_example().release("Release it", model=model, run_config=NO_TRACING))
+    question = await gateway.pending_prompt("openai-agents")
+    await gateway.say(question["thread_id"], answers[0])
+    approval = await gateway.pending_prompt("openai-agents")
+    assert approval["tool_call"] == {"name": "deploy", "arguments": {"target": answers[0]}}
+    assert (approval["thread_id"], approval["run_id"]) == (question["thread_id"], question["run_id"])
+    await gateway.say(approval["thread_id"], answers[1])
+    result = await asyncio.wait_for(run, 20)
+    assert str(result.final_output).startswith(f"{answers[0]} | ")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 
 import pytest
@@ -181,3 +182,22 @@ async def test_ask_human_returns_free_text_as_written(gateway: Gateway, agent: s
     prompt = await gateway.pending_prompt(agent)
     await gateway.say(prompt["thread_id"], "ship it after lunch")
     assert await call == "ship it after lunch"
+
+
+async def test_every_call_in_a_process_asks_in_one_run_that_stays_open(gateway: Gateway, agent: str) -> None:
+    """As docs/integrations.md says: the decorator, ask_human and every Human of the agent share the
+    process's one run (and thread), which a decision does not end."""
+    asked = []
+    for start, answer in [
+        (lambda: asyncio.to_thread(deploy, "staging"), "approve"),
+        (lambda: drop_table("users_old"), "deny"),
+        (lambda: ask_human_async("Which table next?", ["a", "b"]), "a"),
+        (lambda: asyncio.to_thread(deploy, "production", force=True), "approve"),
+    ]:
+        call = asyncio.create_task(start())
+        prompt = await gateway.pending_prompt(agent)
+        asked.append((prompt["thread_id"], prompt["run_id"]))
+        await gateway.say(prompt["thread_id"], answer)
+        with contextlib.suppress(ApprovalDenied):
+            await asyncio.wait_for(call, 10)
+    assert len(set(asked)) == 1  # each asked after the one before was decided: the run stayed open
