@@ -6,12 +6,12 @@ from __future__ import annotations
 import logging
 
 from gateway.errors import GatewayError, not_found, validation_failed
-from gateway.grants import Grant, GrantRequest, grant_problem, matches
+from gateway.grants import Grant, GrantRequest, grant_problem, matches, needs_several, normalized
 from gateway.ids import new_id
 from gateway.logs import event
 from gateway.models import Prompt, PromptKind, Run, ToolCall, from_ms
 from gateway.store import Store
-from gateway.store.grants import GrantStatus
+from gateway.store.grants import MAX_GRANTS_PER_RUN, GrantStatus
 
 
 def _refused(problem: str) -> GatewayError:
@@ -20,33 +20,63 @@ def _refused(problem: str) -> GatewayError:
     )
 
 
+def not_allowed(prompt: Prompt, why: str) -> GatewayError:
+    """400 GRANT_NOT_ALLOWED: no grant may go with an answer to this prompt, whatever its pattern."""
+    return GatewayError(
+        "GRANT_NOT_ALLOWED",
+        why[0].upper() + why[1:] + ". Approve without a grant.",
+        400,
+        {"prompt_id": prompt.prompt_id, "approvals": prompt.approvals},
+    )
+
+
 def check_grant(
     prompt: Prompt, request: GrantRequest, *, approving: bool, call: ToolCall | None = None
 ) -> None:
-    """400 VALIDATION_FAILED naming ``grant`` unless it may go with this answer: an approve of an approval
-    of a tool call, for that tool, with a pattern matching ``call`` (the call being approved: the prompt's
-    ``tool_call`` unless the person edited it)."""
+    """400 unless the grant may go with this answer: an approve of an approval of a tool call that one
+    approver settles (else GRANT_NOT_ALLOWED), for that tool, with a pattern matching ``call``, the call
+    being approved: the prompt's ``tool_call``, or the call as the person edited it (else
+    VALIDATION_FAILED naming ``grant``)."""
     if prompt.kind is not PromptKind.APPROVAL:
         raise _refused(f"a grant goes with an approval, and this prompt is {prompt.kind.value}")
     if not approving:
         raise _refused("a grant goes with an approve, not a deny")
+    several = needs_several(prompt)
+    if several is not None:
+        raise not_allowed(prompt, several)
     call = call or prompt.tool_call
     if call is None:
         raise _refused("this approval names no tool call to allow again")
     problem = grant_problem(request.match, call)
-    if problem is not None:
-        raise _refused(problem)
+    if problem is None:
+        return
+    asked = prompt.tool_call
+    if asked is not None and call != asked and grant_problem(request.match, asked) is None:
+        problem = (
+            "grant.match names the call as asked, but it was edited: a grant covers the call approved "
+            "(approved_call), so name that one"
+        )
+    raise _refused(problem)
+
+
+def not_recorded(status: GrantStatus) -> str:
+    """Why an approve that asked for a grant settled its prompt without one, as the person is told."""
+    if status is GrantStatus.FULL:
+        return f"the run already has {MAX_GRANTS_PER_RUN} grants, the most it keeps; revoke one to add one"
+    if status is GrantStatus.RUN_ENDED:
+        return "the run ended meanwhile, and grants last only as long as their run"
+    return "the approval was not the one that settled the prompt"
 
 
 async def record_grant(
     store: Store, prompt: Prompt, identity: str, request: GrantRequest, now_ms: int
-) -> Grant | None:
-    """Record the grant an approve asked for, once that approve settled ``prompt``; None when it was not
-    recorded (the run ended meanwhile, or it has as many grants as it may keep), which is logged."""
+) -> Grant | GrantStatus:
+    """Record the grant an approve asked for, once that approve settled ``prompt``; else why it was not
+    recorded (the run ended meanwhile, or it has as many grants as it may keep), which is logged too."""
     grant = Grant(
         grant_id=new_id("grt"),
         run_id=prompt.run_id,
-        match=request.match,
+        match=normalized(request.match),
         created_by=identity,
         created_at=from_ms(now_ms),
         prompt_id=prompt.prompt_id,
@@ -61,7 +91,7 @@ async def record_grant(
             prompt_id=prompt.prompt_id,
             status=status.value,
         )
-        return None
+        return status
     event(
         "grant.created",
         grant_id=grant.grant_id,

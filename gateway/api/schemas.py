@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from typing import Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    StrictBool,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from gateway import call_schema
 from gateway.grants import Grant, GrantRequest
@@ -192,6 +201,11 @@ class RespondBody(BaseModel):
     skip: Literal[True] | None = None
     note: str | None = Field(default=None, max_length=MAX_NOTE_CHARS)
     arguments: dict[str, Any] | None = None
+    grant: GrantRequest | None = Field(
+        default=None,
+        description="With Approve selected: as on POST /v1/agents/{agent}/inputs/{prompt_id} "
+        "(docs/api.md#grants-approve-for-this-session).",
+    )
 
     @field_validator("skip", mode="before")
     @classmethod
@@ -207,11 +221,29 @@ class RespondBody(BaseModel):
         return self
 
 
+class GrantNotMade(BaseModel):
+    """Why an approve that asked for a grant settled its prompt without one (``full``, ``run_ended``)."""
+
+    reason: str
+    message: str
+
+
 class RespondResult(BaseModel):
     requestId: str
     # "voted": an approval recorded where more approvers are needed; the request is still pending.
     status: Resolution | Literal["voted"]
     turnId: str | None = None
+    # Only with ``grant`` on the request: the grant made, or why none was.
+    grant: Grant | None = None
+    grant_not_made: GrantNotMade | None = None
+
+    @model_serializer(mode="wrap")
+    def _grant_only_when_asked(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        for name in ("grant", "grant_not_made"):
+            if data.get(name) is None:
+                data.pop(name, None)
+        return data
 
 
 class AgentBody(Model):
@@ -264,9 +296,11 @@ class PolicyDecision(BaseModel):
 
 
 class AnsweredInput(Prompt):
-    """The prompt as an answer left it, with the grant the answer made when it carried one."""
+    """The prompt as an answer left it, with the grant the answer made when it carried one, or why none
+    was made when it carried one and settled the prompt without it."""
 
     grant: Grant | None = None
+    grant_not_made: GrantNotMade | None = None
 
 
 class GrantList(BaseModel):
