@@ -3,6 +3,7 @@ run's later matching calls, listed and revoked. The matching rule itself is ``ga
 
 from __future__ import annotations
 
+import json
 import logging
 
 from gateway.errors import GatewayError, not_found, validation_failed
@@ -10,7 +11,8 @@ from gateway.grants import Grant, GrantRequest, grant_problem, matches, needs_se
 from gateway.ids import new_id
 from gateway.logs import event
 from gateway.models import Prompt, PromptKind, Run, ToolCall, from_ms
-from gateway.store import Store
+from gateway.outbox import feed_event_json
+from gateway.store import FeedEntry, Store, keys
 from gateway.store.grants import MAX_GRANTS_PER_RUN, GrantStatus
 
 
@@ -100,7 +102,18 @@ async def record_grant(
         tool=grant.match.name,
         by=identity,
     )
+    await store.publish([grant_event("created", grant, prompt.agent, prompt.thread_id, identity)], [])
     return grant
+
+
+def grant_event(change: str, grant: Grant, agent: str, thread_id: str, by: str) -> FeedEntry:
+    """``grant.created`` / ``grant.revoked`` on the run's thread's partition of the event feed (so the
+    webhooks and the event stream carry it); ``data`` the grant with its run's agent and thread, and who
+    made or revoked it. Its id is stable, so a retry publishes it once."""
+    event_id = f"{grant.grant_id}.{change}"
+    data = {**grant.model_dump(mode="json"), "agent": agent, "thread_id": thread_id, "by": by}
+    text = feed_event_json(event_id, f"grant.{change}", json.dumps(data, ensure_ascii=False))
+    return FeedEntry(keys.events_feed(keys.partition(thread_id)), event_id, text)
 
 
 async def granted(store: Store, run: Run, call: ToolCall) -> Grant | None:
@@ -123,4 +136,5 @@ async def revoke_grant(store: Store, run: Run, grant_id: str, by: str) -> Grant:
     if grant is None:
         raise not_found("GRANT_NOT_FOUND", "grant of this run", grant_id)
     event("grant.revoked", run_id=run.run_id, grant_id=grant_id, by=by, uses=grant.uses)
+    await store.publish([grant_event("revoked", grant, run.agent, run.thread_id, by)], [])
     return grant
