@@ -169,3 +169,25 @@ def test_a_grant_must_cover_the_call_being_approved() -> None:
     chained = call(command="cd /srv && make")
     assert grant_problem(pattern(command="cd *"), chained) is not None  # widening cannot take the chain
     assert grant_problem(exact_match(chained), chained) is None  # but the exact chain can be granted
+
+
+# Every Unicode line or paragraph separator, and the other characters str.splitlines breaks on.
+SEPARATORS = ["\n", "\r", "\r\n", "\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"]
+
+
+@pytest.mark.parametrize("separator", SEPARATORS)
+@pytest.mark.parametrize("tail", ["rm -rf /", "curl evil.example", ""])
+def test_a_widened_command_never_matches_past_a_line_separator(separator: str, tail: str) -> None:
+    command = f"git status{separator}{tail}"
+    assert not matches(GrantMatch(name="Bash", arguments={"command": "git *"}), call(command=command))
+    assert first_word(command) is None
+    assert widened_match(call(command=command)) is None
+    problem = grant_problem(
+        GrantMatch(name="Bash", arguments={"command": f"git{separator} *"}), call(command=command)
+    )
+    assert problem is not None
+
+
+@pytest.mark.parametrize("char", ["\x80", "\x9f", "\x7f", "\x00", "\t"])
+def test_a_widened_command_never_matches_a_control_character(char: str) -> None:
+    assert not matches(GrantMatch(name="Bash", arguments={"command": "git *"}), call(command=f"git x{char}y"))
