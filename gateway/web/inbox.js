@@ -231,7 +231,8 @@ function place(prompt, where) {
   if (prompt.kind === "approval") {
     const actions = approveDenyActions("Approve", "Deny");
     form.append(el("p", {}, prompt.questions[0].question), actions);
-    if (prompt.tool_call) form.append(forSession(prompt));
+    // No session box where several approvers decide: the gateway refuses a grant there (GRANT_NOT_ALLOWED).
+    if (prompt.tool_call && !(prompt.approvals > 1)) form.append(forSession(prompt));
     panels = decisionControls(prompt, actions, (decision, panel) => decide(prompt, panel, decision));
   } else {
     if (prompt.kind === "form" && prompt.requested_schema) {
