@@ -4,16 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, Self
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    SerializerFunctionWrapHandler,
-    StrictBool,
-    field_validator,
-    model_serializer,
-    model_validator,
-)
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator, model_validator
 
 from gateway import call_schema
 from gateway.grants import Grant, GrantRequest
@@ -237,13 +228,10 @@ class RespondResult(BaseModel):
     grant: Grant | None = None
     grant_not_made: GrantNotMade | None = None
 
-    @model_serializer(mode="wrap")
-    def _grant_only_when_asked(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        data: dict[str, Any] = handler(self)
-        for name in ("grant", "grant_not_made"):
-            if data.get(name) is None:
-                data.pop(name, None)
-        return data
+    def public(self) -> dict[str, Any]:
+        """The JSON answered: ``grant`` and ``grant_not_made`` only when the request carried a grant."""
+        unasked = {name for name in ("grant", "grant_not_made") if getattr(self, name) is None}
+        return self.model_dump(mode="json", exclude=unasked)
 
 
 class AgentBody(Model):
