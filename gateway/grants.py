@@ -8,11 +8,15 @@ A grant's ``match`` is a tool name and a pattern for the call's arguments. ``mat
 - each value equals the call's value, compared as JSON (``1``, ``1.0`` and ``true`` differ), except
 - a string ending in `` *`` (space, star), a *widened* value: it matches a string that is the part before
   the space alone, or that part followed by a space and anything, provided the whole string holds no shell
-  metacharacter (`` ; & | $ ` < > ( ) \\ `` or a control character such as a newline). ``git *`` matches
+  metacharacter (`` ; & | $ ` < > ( ) \\ ``), no control character and no line or paragraph separator of
+  any kind (``\\n``, ``\\r``, ``\\v``, ``\\f``, U+001C-001E, U+0085, U+2028, U+2029). ``git *`` matches
   ``git``, ``git status`` and ``git log -p``, never ``git status; rm -rf /``, ``git $(id)`` or a second
   line. Only strings at the top of ``arguments`` widen; anything nested compares exactly;
 - a string ending in ``\\*`` matches, exactly, itself with that backslash taken out: how a value that
   itself ends in `` *`` (``ls *``) is granted as it stands (``exact_match`` writes it so).
+
+Both sides are compared as the call's identity (``gateway.call_identity``): a command tool's descriptive
+arguments (Claude Code's ``description``, a timeout) are neither named by a pattern nor matched.
 
 A grant is made only for the very call being approved, so its pattern must match that call
 (``grant_problem``), and a widened value cannot start with a shell or a command that runs other commands
@@ -23,12 +27,14 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import Field
 
-from gateway.models import Identity, Model, ToolCall
+from gateway.call_identity import identity_arguments
+from gateway.models import Identity, Model, Prompt, ToolCall
 
 WIDENED = " *"  # a string argument ending so matches its prefix followed by anything
 LITERAL_STAR = "\\*"  # a string argument ending so ends in a plain star
@@ -45,6 +51,9 @@ RUNS_OTHER_COMMANDS = frozenset(
     }
 )  # fmt: skip
 _VERSION_SUFFIX = re.compile(r"[\d.]+$")
+# Control characters (C0, DEL, C1 such as U+0085) and the line and paragraph separators U+2028, U+2029:
+# anything a shell or a terminal may take as the end of one command and the start of another.
+_BREAKING_CATEGORIES = frozenset({"Cc", "Zl", "Zp"})
 
 
 class GrantMatch(Model):
@@ -83,8 +92,11 @@ def _json(value: Any) -> str:
 
 
 def _plain_command(value: str) -> bool:
-    """No metacharacter or control character: the string runs one command with its arguments."""
-    return not any(char in SHELL_METACHARACTERS or ord(char) < 0x20 or ord(char) == 0x7F for char in value)
+    """No metacharacter, control character or line separator: the string runs one command with its
+    arguments."""
+    return not any(
+        char in SHELL_METACHARACTERS or unicodedata.category(char) in _BREAKING_CATEGORIES for char in value
+    )
 
 
 def widened_prefix(pattern: Any) -> str | None:
@@ -110,9 +122,13 @@ def _value_matches(pattern: Any, value: Any) -> bool:
 
 def matches(match: GrantMatch, call: ToolCall) -> bool:
     """Whether the grant pattern ``match`` lets ``call`` through (the rule is the module's docstring)."""
-    if match.name != call.name or match.arguments.keys() != call.arguments.keys():
+    if match.name != call.name:
         return False
-    return all(_value_matches(pattern, call.arguments[key]) for key, pattern in match.arguments.items())
+    wanted = identity_arguments(match.name, match.arguments)
+    given = identity_arguments(call.name, call.arguments)
+    if wanted.keys() != given.keys():
+        return False
+    return all(_value_matches(pattern, given[key]) for key, pattern in wanted.items())
 
 
 def describe(match: GrantMatch) -> str:
@@ -130,8 +146,15 @@ def _exact(value: Any) -> Any:
 
 
 def exact_match(call: ToolCall) -> GrantMatch:
-    """The default pattern: this call's tool and all its arguments, exactly."""
-    return GrantMatch(name=call.name, arguments={key: _exact(value) for key, value in call.arguments.items()})
+    """The default pattern: this call's tool and its identity's arguments, exactly."""
+    arguments = identity_arguments(call.name, call.arguments)
+    return GrantMatch(name=call.name, arguments={key: _exact(value) for key, value in arguments.items()})
+
+
+def normalized(match: GrantMatch) -> GrantMatch:
+    """The pattern as kept: a command tool's descriptive arguments left out (they are never matched)."""
+    arguments = identity_arguments(match.name, match.arguments)
+    return match if arguments is match.arguments else match.model_copy(update={"arguments": arguments})
 
 
 def first_word(command: str) -> str | None:
@@ -158,10 +181,20 @@ def _runs_other_commands(word: str) -> bool:
     return base in RUNS_OTHER_COMMANDS or _VERSION_SUFFIX.sub("", base) in RUNS_OTHER_COMMANDS or "=" in base
 
 
+def needs_several(prompt: Prompt) -> str | None:
+    """Why no grant goes with an answer to ``prompt`` when it needs several approvers (None otherwise): a
+    grant is one person's word, and would answer the run's later calls that need more than one."""
+    if prompt.approvals < 2:
+        return None
+    return f"this call needs {prompt.approvals} approvers, so it cannot be allowed for the session"
+
+
 def grant_problem(match: GrantMatch, call: ToolCall) -> str | None:
     """Why ``match`` cannot be granted while approving ``call``; None when it can."""
     if match.name != call.name:
         return f"grant.match.name must be the tool being approved ({call.name!r}), not {match.name!r}"
+    match = normalized(match)
+    called = identity_arguments(call.name, call.arguments)
     for key, pattern in match.arguments.items():
         prefix = widened_prefix(pattern)
         if prefix is None:
@@ -175,8 +208,8 @@ def grant_problem(match: GrantMatch, call: ToolCall) -> str | None:
             )
         if not _plain_command(prefix):
             return f"grant.match.arguments.{key} cannot widen a command holding shell metacharacters"
-    missing = sorted(call.arguments.keys() - match.arguments.keys())
-    extra = sorted(match.arguments.keys() - call.arguments.keys())
+    missing = sorted(called.keys() - match.arguments.keys())
+    extra = sorted(match.arguments.keys() - called.keys())
     if missing or extra:
         return (
             "grant.match.arguments must name exactly the call's arguments"
@@ -197,5 +230,7 @@ __all__ = [
     "first_word",
     "grant_problem",
     "matches",
+    "needs_several",
+    "normalized",
     "widened_match",
 ]

@@ -103,6 +103,23 @@ def granted(grant: Grant) -> str:
     )
 
 
+# Why an edited approve made no grant (an "Approve for this session" sent with edited arguments).
+GRANT_WITH_EDITS = (
+    "you edited the call, and a session grant is made only on a call as it was shown; the run's next "
+    "call like it is asked about again"
+)
+
+
+def approved_without_grant(why: str) -> str:
+    """Said to a person whose approve asked for a grant and settled the prompt without one."""
+    return f"Approved, but not for the rest of this run: {why}."
+
+
+def grant_refused(why: str) -> str:
+    """Said to a person whose approve asked for a grant that cannot go with this prompt: nothing taken."""
+    return f"Not taken: {why}. Approve it on its own (reply approve); the prompt is still open."
+
+
 def reminder(names: list[str]) -> str:
     """A reminder posted in a prompt's thread by its escalation; ``names``: the people who may answer it,
     when the platform cannot mention them."""

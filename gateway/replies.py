@@ -7,11 +7,12 @@ Pure functions, no I/O: ``read_reply`` is the one place the reply policy (``on_u
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
 from gateway import forms, notices
+from gateway.grants import needs_several
 from gateway.mapper import (
     AFFIRMATIVE,
     NEGATIVE,
@@ -67,8 +68,10 @@ class Reading:
     # An approval's decision beyond its answers: the person's words, and the call as they edited it.
     note: str | None = None
     edited: ToolCall | None = None
-    # An approve that also asks to let the same call through for the rest of the run (``FOR_THE_RUN``).
+    # An approve that also asks to let the same call through for the rest of the run (``FOR_THE_RUN``),
+    # or why the grant it asked for is not made though the approve is taken (told once it settled).
     grant: bool = False
+    no_grant: str = ""
 
 
 def draft_name(prompt_id: str) -> str:
@@ -150,11 +153,14 @@ def _read_approval(
     for this session" control), a typed edit, or typed words: approve tokens approve, anything else denies
     and its words become the note (seed 000)."""
     if arguments is not None:
-        return _edited(prompt, arguments, note)
+        edited = _edited(prompt, arguments, note)
+        if grant and edited.action is ReplyAction.ANSWER:
+            return replace(edited, no_grant=notices.GRANT_WITH_EDITS)
+        return edited
     if structured is not None and check_structured(prompt.questions, structured) is not None:
         answers = map_reply(prompt.kind, prompt.questions, text, structured)
         granted = grant and prompt.tool_call is not None and answers[0].answer == [APPROVE]
-        return Reading(ReplyAction.ANSWER, answers, note=note, grant=granted)
+        return _with_grant(prompt, Reading(ReplyAction.ANSWER, answers, note=note, grant=granted))
     try:
         typed = typed_edit(prompt, text)
     except NotAnEdit as exc:
@@ -163,13 +169,22 @@ def _read_approval(
         return _edited(prompt, typed, note)
     if for_the_run(text):
         approve = map_reply(prompt.kind, prompt.questions, APPROVE)
-        return Reading(ReplyAction.ANSWER, approve, grant=prompt.tool_call is not None)
+        return _with_grant(prompt, Reading(ReplyAction.ANSWER, approve, grant=prompt.tool_call is not None))
     if prompt.on_unmatched_reply is ReplyPolicy.NEW_MESSAGE and not fits_approval(text):
         return Reading(ReplyAction.SUPERSEDE)
     answers = map_reply(prompt.kind, prompt.questions, text)
     if answers[0].answer == [DENY]:
         note = note if note is not None else text
     return Reading(ReplyAction.ANSWER, answers, note=note)
+
+
+def _with_grant(prompt: Prompt, reading: Reading) -> Reading:
+    """An approve asking for a grant on a prompt that needs several approvers is not taken (as over REST:
+    a grant is one person's word): the person is told why, and the prompt stays open."""
+    several = needs_several(prompt) if reading.grant else None
+    if several is None:
+        return reading
+    return Reading(ReplyAction.INVALID, notice=notices.grant_refused(several))
 
 
 def _edited(prompt: Prompt, arguments: dict[str, Any], note: str | None) -> Reading:

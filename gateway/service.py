@@ -20,7 +20,7 @@ from gateway.channel import ChannelError, Channels, PrivateNotices
 from gateway.errors import GatewayError, not_found
 from gateway.escalation import check_owners, check_targets
 from gateway.feeds import Feeds
-from gateway.granting import granted, record_grant
+from gateway.granting import granted, not_recorded, record_grant
 from gateway.grants import Grant, GrantRequest, exact_match
 from gateway.history import grant_use_entry
 from gateway.ids import new_id, parse_thread_id
@@ -348,8 +348,9 @@ class Gateway:
         editable: bool = False,
         input_schema: dict[str, Any] | None = None,
     ) -> Prompt | Grant | None:
-        """A tool call about to be made: the run's grant that lets it through (its use counted), else the
-        agent's approval policy: None when it asks nobody, else the approval raised.
+        """A tool call about to be made: the run's grant that lets it through (its use counted; never for a
+        call the tool's rule puts to several approvers), else the agent's approval policy: None when it asks
+        nobody, else the approval raised.
 
         The tool's rule may let the person edit the call and ask for several approvers; ``editable`` asks
         for edits whatever the rule says."""
@@ -358,15 +359,16 @@ class Gateway:
             raise not_found("RUN_NOT_FOUND", "run", run_id)
         if run.state is RunState.ENDED:
             raise GatewayError("RUN_ENDED", f"Run {run_id} has ended; start a new run to ask.", 409)
-        grant = await granted(self.store, run, tool_call)
+        policy = await self.store.approval_policy(run.agent)
+        rule = tool_rule(policy, tool_call.name) or ToolRule()
+        # A call its rule puts to several approvers is asked every time: no one person's grant answers it.
+        grant = await granted(self.store, run, tool_call) if rule.approvals < 2 else None
         if grant is not None:
             await self.store.publish([grant_use_entry(run, grant, tool_call, self.now_ms())], [])
             return grant
-        policy = await self.store.approval_policy(run.agent)
         if not needs_approval(policy, tool_call, destructive, annotations):
             event("approval.by_policy", run_id=run_id, tool=tool_call.name)
             return None
-        rule = tool_rule(policy, tool_call.name) or ToolRule()
         request = PromptRequest(
             kind=PromptKind.APPROVAL,
             questions=[Question(question=question or f"Allow {tool_call.name} to run?")],
@@ -714,8 +716,11 @@ class Gateway:
             )
             self.waiters.notify(prompt.prompt_id, prompt=answered)
             notice = None
-            if ready.grant and answered.tool_call is not None:
-                notice = await self._grant_typed(answered, answered.tool_call, message)
+            call = answered.approved_call or answered.tool_call
+            if ready.grant and call is not None:
+                notice = await self._grant_typed(answered, call, message)
+            elif ready.no_grant:
+                notice = await self._say(answered, message, notices.approved_without_grant(ready.no_grant))
             return Received(Outcome.ANSWERED, answered, notice)
         if decision.status in (DecisionStatus.VOTED, DecisionStatus.ALREADY_VOTED) and prompt is not None:
             self.outbox.kick(thread_id)
@@ -769,14 +774,18 @@ class Gateway:
             return await self.get_prompt(prompt.prompt_id)
         return answered.model_copy(update={"note": decided.note, "approved_call": decided.approved_call})
 
-    async def _grant_typed(self, answered: Prompt, call: ToolCall, message: InboundMessage) -> str | None:
-        """A typed "always": the approve settled the prompt, so the same call is let through, exactly, for
-        the rest of the run. The person is told what was granted (the notice, also returned)."""
+    async def _grant_typed(self, answered: Prompt, call: ToolCall, message: InboundMessage) -> str:
+        """A typed "always" (or a session control): the approve settled the prompt, so the call approved is
+        let through, exactly, for the rest of the run. The person is told what was granted, or why nothing
+        was (the notice, also returned)."""
         request = GrantRequest(scope="run", match=exact_match(call))
         grant = await record_grant(self.store, answered, message.sender, request, self.now_ms())
-        if grant is None:
-            return None
-        notice = notices.granted(grant)
+        if isinstance(grant, Grant):
+            return await self._say(answered, message, notices.granted(grant))
+        return await self._say(answered, message, notices.approved_without_grant(not_recorded(grant)))
+
+    async def _say(self, answered: Prompt, message: InboundMessage, notice: str) -> str:
+        """Tell the sender ``notice`` about their answer (where the channel wants it told); the notice."""
         if message.notify:
             await self._tell(answered.thread_id, message.sender, notice)
         return notice
@@ -847,6 +856,7 @@ def _ready(
             reading.content,
             verdict=decided_verdict,
             grant=reading.grant,
+            no_grant=reading.no_grant,
         )
     if reading.action is ReplyAction.SUPERSEDE:
         return ReadyAnswer(

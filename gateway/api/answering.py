@@ -14,8 +14,8 @@ from gateway.api.schemas import InputAction, RespondAnswer, RespondBody, Respond
 from gateway.api.scope import visible
 from gateway.authz import may_answer
 from gateway.errors import GatewayError, validation_failed
-from gateway.granting import check_grant, record_grant
-from gateway.grants import Grant
+from gateway.granting import check_grant, not_recorded, record_grant
+from gateway.grants import Grant, GrantRequest
 from gateway.mapper import check_structured
 from gateway.models import (
     APPROVE,
@@ -28,6 +28,7 @@ from gateway.models import (
     ReasonCode,
     Resolution,
     RunState,
+    ToolCall,
 )
 from gateway.replies import DONE, form_answers
 from gateway.service import AnswerStatus, Gateway, edited_call
@@ -227,21 +228,54 @@ async def _accept_form(gateway: Gateway, prompt: Prompt, identity: str, action: 
 
 @dataclass(frozen=True, slots=True)
 class Acted:
-    """What an answer route did: the prompt as it now stands, and the grant this answer made, if any."""
+    """What an answer route did: the prompt as it now stands, the grant this answer made, if any, and why
+    none was made when the answer asked for one and settled the prompt without it."""
 
     prompt: Prompt
     grant: Grant | None = None
+    grant_not_made: dict[str, str] | None = None
 
     def public(self) -> dict[str, Any]:
-        """The prompt's JSON, with ``grant`` when the answer made one."""
+        """The prompt's JSON, with ``grant`` when the answer made one (else ``grant_not_made``, if asked)."""
         data = self.prompt.public()
         if self.grant is not None:
             data["grant"] = self.grant.model_dump(mode="json")
+        if self.grant_not_made is not None:
+            data["grant_not_made"] = self.grant_not_made
         return data
 
 
 def _approves(action: InputAction) -> bool:
-    return action.action == "accept" and (action.content is None or action.content is True)
+    if action.action != "accept":
+        return False
+    if action.answers is not None:
+        picked = [value.strip().casefold() for value in action.answers if isinstance(value, str)]
+        return picked == ["approve"]
+    return action.content is None or action.content is True
+
+
+def checked_grant(
+    prompt: Prompt, grant: GrantRequest | None, approving: bool, arguments: dict[str, Any] | None
+) -> None:
+    """The one check of a ``grant`` on a REST answer, before anything is answered: against the call being
+    approved, which is the call as edited when ``arguments`` edit it."""
+    if grant is None:
+        return
+    edited: ToolCall | None = None
+    if approving and arguments is not None and prompt.kind is PromptKind.APPROVAL:
+        edited = edited_call(prompt, arguments)
+    check_grant(prompt, grant, approving=approving, call=edited)
+
+
+async def made_grant(
+    gateway: Gateway, settled: Prompt, identity: str, grant: GrantRequest
+) -> tuple[Grant | None, dict[str, str] | None]:
+    """Record the grant an approve that settled ``settled`` asked for: the grant, or why none was made."""
+    recorded = await record_grant(gateway.store, settled, identity, grant, gateway.now_ms())
+    if isinstance(recorded, Grant):
+        return recorded, None
+    why = not_recorded(recorded)
+    return None, {"reason": recorded.value, "message": f"Approved without a grant: {why}."}
 
 
 async def act_on_input(
@@ -259,8 +293,7 @@ async def act_on_input(
     identity = await _check_may_answer(gateway, prompt, action.from_)
     if prompt.agent != agent:
         raise GatewayError("PROMPT_NOT_FOUND", f"Agent {agent} has no input {prompt_id!r}.", 404)
-    if action.grant is not None:
-        check_grant(prompt, action.grant, approving=_approves(action))
+    checked_grant(prompt, action.grant, _approves(action), action.arguments)
     if action.action == "accept" and prompt.kind is PromptKind.FORM:
         return Acted(await _accept_form(gateway, prompt, identity, action))
     if action.answers is not None:
@@ -276,8 +309,7 @@ async def act_on_input(
             raise already_voted(result.prompt, identity)
         if action.grant is None or result.status is not AnswerStatus.ANSWERED:
             return Acted(result.prompt)
-        grant = await record_grant(gateway.store, result.prompt, identity, action.grant, gateway.now_ms())
-        return Acted(result.prompt, grant)
+        return Acted(result.prompt, *await made_grant(gateway, result.prompt, identity, action.grant))
     declined = action.action == "decline"
     code = ReasonCode.DECLINED if declined else ReasonCode.CANCELLED
     reason = DECLINED_REASON if declined else CANCELLED_REASON
@@ -445,10 +477,12 @@ async def respond(
         raise await already_resolved(gateway, "AGENT_USER_INPUT_ALREADY_RESOLVED", prompt)
     answers, content = _respond_content(prompt, body.answers) if body.answers is not None else (None, None)
     edited = None
+    approving = prompt.kind is PromptKind.APPROVAL and answers is not None and answers[0].answer == [APPROVE]
     if body.arguments is not None:
         edited = edited_call(prompt, body.arguments)
-        if not answers or answers[0].answer != [APPROVE]:
+        if not approving:
             raise validation_failed("Edited arguments approve the call; send them with Approve selected.")
+    checked_grant(prompt, body.grant, approving, body.arguments)
     async with admission(gateway, thread_id):
         if answers is None:
             hot = await gateway.store.is_watched(prompt.thread_id, prompt.prompt_id)
@@ -468,6 +502,13 @@ async def respond(
     if result.status is not AnswerStatus.ANSWERED:
         raise await already_resolved(gateway, "AGENT_USER_INPUT_ALREADY_RESOLVED", result.prompt)
     settled = result.prompt
+    grant, not_made = (None, None)
+    if body.grant is not None:
+        grant, not_made = await made_grant(gateway, settled, identity, body.grant)
     return RespondResult(
-        requestId=prompt_id, status=settled.resolution or Resolution.PARKED, turnId=settled.turn_id
+        requestId=prompt_id,
+        status=settled.resolution or Resolution.PARKED,
+        turnId=settled.turn_id,
+        grant=grant,
+        grant_not_made=not_made,
     )

@@ -6,6 +6,7 @@ import re
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Header, Request
+from fastapi.responses import JSONResponse
 
 from gateway.api import answering
 from gateway.api.auth import OperatorCaller
@@ -65,7 +66,7 @@ async def respond(
     core: Core,
     caller: OperatorCaller,
     person: Annotated[str | None, Depends(rate_limited)],
-) -> RespondResult:
+) -> JSONResponse:
     """Answer (``answers``) or skip (``skip: true``) a pending question set.
 
     ``resolved_hot`` while the agent waits on it (an open long-poll, a filtered event stream, or a
@@ -80,4 +81,5 @@ async def respond(
         thread = parse_thread_id(threadId)
     except GatewayError as exc:
         raise _invalid("threadId", exc.message) from exc
-    return await answering.respond(core, caller, runId, thread.thread_id, requestId, body, person)
+    result = await answering.respond(core, caller, runId, thread.thread_id, requestId, body, person)
+    return JSONResponse(result.public())

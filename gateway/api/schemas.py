@@ -192,6 +192,11 @@ class RespondBody(BaseModel):
     skip: Literal[True] | None = None
     note: str | None = Field(default=None, max_length=MAX_NOTE_CHARS)
     arguments: dict[str, Any] | None = None
+    grant: GrantRequest | None = Field(
+        default=None,
+        description="With Approve selected: as on POST /v1/agents/{agent}/inputs/{prompt_id} "
+        "(docs/api.md#grants-approve-for-this-session).",
+    )
 
     @field_validator("skip", mode="before")
     @classmethod
@@ -207,11 +212,26 @@ class RespondBody(BaseModel):
         return self
 
 
+class GrantNotMade(BaseModel):
+    """Why an approve that asked for a grant settled its prompt without one (``full``, ``run_ended``)."""
+
+    reason: str
+    message: str
+
+
 class RespondResult(BaseModel):
     requestId: str
     # "voted": an approval recorded where more approvers are needed; the request is still pending.
     status: Resolution | Literal["voted"]
     turnId: str | None = None
+    # Only with ``grant`` on the request: the grant made, or why none was.
+    grant: Grant | None = None
+    grant_not_made: GrantNotMade | None = None
+
+    def public(self) -> dict[str, Any]:
+        """The JSON answered: ``grant`` and ``grant_not_made`` only when the request carried a grant."""
+        unasked = {name for name in ("grant", "grant_not_made") if getattr(self, name) is None}
+        return self.model_dump(mode="json", exclude=unasked)
 
 
 class AgentBody(Model):
@@ -264,9 +284,11 @@ class PolicyDecision(BaseModel):
 
 
 class AnsweredInput(Prompt):
-    """The prompt as an answer left it, with the grant the answer made when it carried one."""
+    """The prompt as an answer left it, with the grant the answer made when it carried one, or why none
+    was made when it carried one and settled the prompt without it."""
 
     grant: Grant | None = None
+    grant_not_made: GrantNotMade | None = None
 
 
 class GrantList(BaseModel):

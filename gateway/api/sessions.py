@@ -21,6 +21,7 @@ from gateway.api.scope import (
     thread_open,
     visible,
 )
+from gateway.call_identity import same_call
 from gateway.errors import GatewayError
 from gateway.models import Model, Prompt, PromptState, Run, RunRequest, ToolCall
 from gateway.session_runs import session_run
@@ -178,10 +179,9 @@ async def _check_binding(
     threads: SessionThreads, session_key: str, call_id: str, prompt: Prompt, tool_call: ToolCall | None
 ) -> None:
     """A decision answers only the call it was raised for: the prompt asks about exactly ``tool_call`` (when
-    named), and a settled prompt is never bound to a call that was not already its own."""
-    if tool_call is not None and (
-        prompt.tool_call is None or prompt.tool_call.digest() != tool_call.digest()
-    ):
+    named; the same call's identity, so a command's fresh description is the same call), and a settled
+    prompt is never bound to a call that was not already its own."""
+    if tool_call is not None and (prompt.tool_call is None or not same_call(prompt.tool_call, tool_call)):
         raise _call_mismatch(session_key, call_id, prompt.prompt_id, "it asked about another call")
     settled = prompt.prompt_state is not PromptState.PENDING
     if settled and await threads.bindings.call_prompt(session_key, call_id) != prompt.prompt_id:

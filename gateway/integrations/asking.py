@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 import httpx
 
+from gateway.call_identity import identity, identity_arguments
 from gateway.client import Allowed, Threadgate, ThreadgateError
 from gateway.client.target import Target
 from gateway.client.waiting import GAVE_UP_REASON, say_where
@@ -164,10 +165,14 @@ async def _resume(tg: Threadgate, target: Target, request: Ask) -> Prompt | str 
 
 def asks_about(prompt: Prompt, request: Ask) -> bool:
     """Whether ``prompt`` was raised for exactly the call ``request`` asks about: for an approval the same
-    tool and input (by digest), for a question the same questions and options."""
+    tool and input (by digest of the call's identity, ``gateway.call_identity``), for a question the same
+    questions and options."""
     if request.tool_call is not None:
-        wanted = call_digest(request.tool_call["name"], request.tool_call.get("arguments", {}))
-        return prompt.tool_call is not None and prompt.tool_call.digest() == wanted
+        name, arguments = request.tool_call["name"], request.tool_call.get("arguments", {})
+        if isinstance(arguments, dict):  # a command tool's call is its command: descriptions change
+            arguments = identity_arguments(name, arguments)
+        wanted = call_digest(name, arguments)
+        return prompt.tool_call is not None and identity(prompt.tool_call).digest() == wanted
     asked = [(q.question, [option.label for option in q.options or []]) for q in prompt.questions or []]
     wanted_questions = [
         (q.get("question"), [option.get("label") for option in q.get("options") or []])

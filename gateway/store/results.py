@@ -113,6 +113,8 @@ class ReadyAnswer:
     # The reply also asks for the same call to be let through for the rest of the run: the caller records
     # that grant once the answer settled the prompt (the scripts do not read it).
     grant: bool = False
+    # Why a grant the reply asked for is not made though its approve is (told once the answer settled).
+    no_grant: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -231,7 +231,8 @@ function place(prompt, where) {
   if (prompt.kind === "approval") {
     const actions = approveDenyActions("Approve", "Deny");
     form.append(el("p", {}, prompt.questions[0].question), actions);
-    if (prompt.tool_call) form.append(forSession(prompt));
+    // No session box where several approvers decide: the gateway refuses a grant there (GRANT_NOT_ALLOWED).
+    if (prompt.tool_call && !(prompt.approvals > 1)) form.append(forSession(prompt));
     panels = decisionControls(prompt, actions, (decision, panel) => decide(prompt, panel, decision));
   } else {
     if (prompt.kind === "form" && prompt.requested_schema) {
@@ -346,12 +347,26 @@ async function submit(prompt, form, body) {
 // widened to its first word ("git *"), that word with any arguments but never a second command; the
 // gateway refuses a pattern it cannot grant (a shell, a command that runs others), and the card says why.
 
-const METACHARACTERS = /[;&|$`<>()\\\u0000-\u001f\u007f]/;
+// Control characters (C0, DEL, C1) and the line and paragraph separators: a widened command never
+// reaches past one (the gateway's rule, gateway/grants.py).
+const METACHARACTERS = /[;&|$`<>()\\\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+// A command tool's arguments that are not part of the call (gateway/call_identity.py): a grant never
+// names them, so the pattern shown is the one kept.
+const DESCRIPTIVE = {
+  Bash: ["description", "timeout", "run_in_background"],
+  shell: ["justification", "timeout_ms", "prefix_rule"],
+  shell_command: ["justification", "timeout_ms", "prefix_rule"],
+  exec_command: ["justification", "yield_time_ms", "max_output_tokens", "prefix_rule"],
+  local_shell: ["timeout_ms"],
+};
 
 function exactPattern(call) {
   const exact = (value) =>
     typeof value === "string" && /[ \\]\*$/.test(value) ? `${value.slice(0, -1)}\\*` : value;
-  const args = Object.fromEntries(Object.entries(call.arguments || {}).map(([key, value]) => [key, exact(value)]));
+  const left = DESCRIPTIVE[call.name] || [];
+  const args = Object.fromEntries(Object.entries(call.arguments || {})
+    .filter(([key]) => !left.includes(key))
+    .map(([key, value]) => [key, exact(value)]));
   return { name: call.name, arguments: args };
 }
 

@@ -92,7 +92,7 @@ async def test_an_approve_with_a_grant_lets_later_matching_calls_through_without
         {"name": "Bash", "arguments": {"command": "git $(rm -rf ~)"}},
         {"name": "Bash", "arguments": {"command": "git status\nrm -rf /"}},
         {"name": "Bash", "arguments": {"command": "rm -rf /"}},
-        {"name": "Bash", "arguments": {"command": "git status", "run_in_background": True}},
+        {"name": "Bash", "arguments": {"command": "git status", "dangerouslyDisableSandbox": True}},
         {"name": "Bash", "arguments": {}},
         {"name": "bash", "arguments": {"command": "git status"}},
         {"name": "Write", "arguments": {"command": "git status"}},

@@ -188,8 +188,8 @@ async def test_a_binding_takes_only_the_approval_of_the_call_it_binds(gateway: G
         other_calls = [
             {"name": "Bash", "arguments": {"command": "rm -rf /", "description": "List files"}},
             {"name": "Write", "arguments": listing["arguments"]},
-            {"name": "Bash", "arguments": {**listing["arguments"], "run_in_background": True}},  # type: ignore[dict-item]
-            {"name": "Bash", "arguments": {"command": "ls -la"}},
+            {"name": "Bash", "arguments": {**listing["arguments"], "dangerouslyDisableSandbox": True}},  # type: ignore[dict-item]
+            {"name": "Bash", "arguments": {"command": "ls -la /"}},
         ]
         for n, other in enumerate(other_calls):
             mismatched = await client.put(
@@ -198,8 +198,12 @@ async def test_a_binding_takes_only_the_approval_of_the_call_it_binds(gateway: G
             assert (mismatched.status_code, mismatched.json()["error"]["code"]) == (409, "CALL_MISMATCH"), (
                 other
             )
-        # The same call, its keys in another order, binds.
-        same = {"arguments": {"description": "List files", "command": "ls -la"}, "name": "Bash"}
+        # The same call binds: its keys in another order, and a command is its command, whatever the
+        # description, timeout or backgrounding the agent wrote this time.
+        same = {
+            "arguments": {"description": "Show the files", "command": "ls -la", "run_in_background": True},
+            "name": "Bash",
+        }
         bound = await client.put(
             f"/v1/sessions/{session}/calls/toolu_1", json={"prompt_id": pending, "tool_call": same}
         )

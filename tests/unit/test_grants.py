@@ -77,18 +77,19 @@ def test_a_grant_never_matches_another_tool() -> None:
 
 
 def test_the_exact_pattern_matches_that_call_and_no_other() -> None:
-    approved = call(command="ls -la", timeout=30)
+    approved = call("Run", command="ls -la", timeout=30)
     exact = exact_match(approved)
     assert matches(exact, approved)
-    assert not matches(exact, call(command="ls -la /etc", timeout=30))
-    assert not matches(exact, call(command="ls -la", timeout=31))
-    assert not matches(exact, call(command="ls -la"))  # an argument missing
-    assert not matches(exact, call(command="ls -la", timeout=30, run_in_background=True))  # one more
+    assert not matches(exact, call("Run", command="ls -la /etc", timeout=30))
+    assert not matches(exact, call("Run", command="ls -la", timeout=31))
+    assert not matches(exact, call("Run", command="ls -la"))  # an argument missing
+    assert not matches(exact, call("Run", command="ls -la", timeout=30, background=True))  # one more
 
 
 def test_an_argument_the_pattern_leaves_out_is_not_a_wildcard() -> None:
-    assert not matches(pattern(command="git *"), call(command="git status", description="Show status"))
+    assert not matches(pattern("Run", command="git *"), call("Run", command="git status", cwd="/"))
     assert not matches(pattern(), call(command="git status"))
+    assert not matches(pattern(command="git *"), call(command="git status", dangerouslyDisableSandbox=True))
 
 
 @pytest.mark.parametrize(
@@ -137,8 +138,8 @@ def test_every_string_is_its_own_exact_pattern(value: str) -> None:
 
 
 def test_widening_to_the_first_word_keeps_the_other_arguments_exact() -> None:
-    widened = widened_match(call(command="npm test -- --watch", timeout=60))
-    assert widened == pattern(command="npm *", timeout=60)
+    widened = widened_match(call("Run", command="npm test -- --watch", timeout=60))
+    assert widened == pattern("Run", command="npm *", timeout=60)
     assert widened_match(call(command="ls; rm -rf /")) is None
     assert widened_match(call(path="/tmp")) is None
 
@@ -155,15 +156,38 @@ def test_commands_that_run_other_commands_are_never_widened(command: str) -> Non
 
 
 def test_a_grant_must_cover_the_call_being_approved() -> None:
-    approved = call(command="git status", timeout=10)
+    approved = call("Run", command="git status", timeout=10)
     assert grant_problem(exact_match(approved), approved) is None
-    assert grant_problem(pattern(command="git *", timeout=10), approved) is None
-    assert grant_problem(pattern(command="git push *", timeout=10), approved) is not None  # not that call
+    assert grant_problem(pattern("Run", command="git *", timeout=10), approved) is None
+    assert grant_problem(pattern("Run", command="git push *", timeout=10), approved) is not None
     assert "name" in (grant_problem(pattern("Write", command="git *", timeout=10), approved) or "")
-    assert "missing timeout" in (grant_problem(pattern(command="git *"), approved) or "")
-    assert "not in the call" in (grant_problem(pattern(command="git *", timeout=10, x=1), approved) or "")
-    assert grant_problem(pattern(command=" *", timeout=10), approved) is not None
-    assert grant_problem(pattern(command="git status; *", timeout=10), approved) is not None
+    assert "missing timeout" in (grant_problem(pattern("Run", command="git *"), approved) or "")
+    extra = pattern("Run", command="git *", timeout=10, x=1)
+    assert "not in the call" in (grant_problem(extra, approved) or "")
+    assert grant_problem(pattern("Run", command=" *", timeout=10), approved) is not None
+    assert grant_problem(pattern("Run", command="git status; *", timeout=10), approved) is not None
     chained = call(command="cd /srv && make")
     assert grant_problem(pattern(command="cd *"), chained) is not None  # widening cannot take the chain
     assert grant_problem(exact_match(chained), chained) is None  # but the exact chain can be granted
+
+
+# Every Unicode line or paragraph separator, and the other characters str.splitlines breaks on.
+SEPARATORS = ["\n", "\r", "\r\n", "\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"]
+
+
+@pytest.mark.parametrize("separator", SEPARATORS)
+@pytest.mark.parametrize("tail", ["rm -rf /", "curl evil.example", ""])
+def test_a_widened_command_never_matches_past_a_line_separator(separator: str, tail: str) -> None:
+    command = f"git status{separator}{tail}"
+    assert not matches(GrantMatch(name="Bash", arguments={"command": "git *"}), call(command=command))
+    assert first_word(command) is None
+    assert widened_match(call(command=command)) is None
+    problem = grant_problem(
+        GrantMatch(name="Bash", arguments={"command": f"git{separator} *"}), call(command=command)
+    )
+    assert problem is not None
+
+
+@pytest.mark.parametrize("char", ["\x80", "\x9f", "\x7f", "\x00", "\t"])
+def test_a_widened_command_never_matches_a_control_character(char: str) -> None:
+    assert not matches(GrantMatch(name="Bash", arguments={"command": "git *"}), call(command=f"git x{char}y"))
