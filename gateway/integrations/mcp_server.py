@@ -26,7 +26,7 @@ import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.stdio import stdio_server
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StrictBool
 
 from gateway import __version__
 from gateway.client import Allowed, Threadgate
@@ -104,7 +104,7 @@ class QuestionIn(BaseModel):
     options: list[OptionIn] = Field(
         default_factory=list, max_length=25, description="the choices; none for a free-text answer"
     )
-    multiSelect: bool = Field(default=False, description="true to let the person pick several")
+    multiSelect: StrictBool = Field(default=False, description="true to let the person pick several")
 
 
 class AnswerOut(BaseModel):
@@ -202,8 +202,8 @@ def build_server(asker_for: AskerFor, *, progress_s: float = PROGRESS_EVERY_S) -
         tool_name: str,
         arguments: dict[str, Any] | None = None,
         question: str | None = None,
-        destructive: bool | None = None,
-        editable: bool = False,
+        destructive: StrictBool | None = None,  # JSON booleans only, as REST takes them: "no" is not false
+        editable: StrictBool = False,
         input_schema: dict[str, Any] | None = None,
         *,
         ctx: Context,
