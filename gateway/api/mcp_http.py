@@ -42,6 +42,8 @@ from gateway.client.target import Target, session_key
 from gateway.errors import GatewayError
 from gateway.integrations.mcp_protocol import refused_line, rewritten_line
 from gateway.integrations.mcp_server import Asker, build_server
+from gateway.logs import event
+from gateway.models import Prompt
 
 PATH = "/mcp"
 AGENT_SCOPE_KEY = "threadgate.mcp_agent"
@@ -105,7 +107,18 @@ def http_asker(ctx: Context) -> Asker:
     def client() -> Threadgate:
         return Threadgate(IN_PROCESS_URL, token, transport=httpx.ASGITransport(app=app))
 
-    return Asker(target, session_key(agent, session_id), header, client)
+    return Asker(target, session_key(agent, session_id), header, client, on_raised=_log_waiting)
+
+
+def _log_waiting(prompt: Prompt) -> None:
+    """Where a question asked over ``/mcp`` waits, as a log event: the gateway's stderr is JSON lines only."""
+    event(
+        "mcp.prompt_waiting",
+        agent=prompt.agent,
+        prompt_id=prompt.prompt_id,
+        thread_id=prompt.thread_id,
+        thread_url=prompt.thread_url,
+    )
 
 
 class McpEndpoint:
