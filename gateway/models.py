@@ -240,7 +240,7 @@ class Question(Model):
     id: str | None = Field(default=None, min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$")
     question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
     header: str | None = Field(default=None, max_length=100)
-    multi_select: bool = Field(default=False, alias="multiSelect")
+    multi_select: StrictBool = Field(default=False, alias="multiSelect")
     options: list[Option] = Field(default_factory=list, max_length=MAX_OPTIONS)
 
     @field_validator("question")

@@ -75,6 +75,7 @@ class Settings(BaseSettings):
     threadgate_max_streams: int = Field(default=20_000, ge=1)
     threadgate_max_browser_streams_per_client: int = Field(default=100, ge=1)
     threadgate_max_browser_streams: int = Field(default=2_000, ge=1)
+    threadgate_mcp_sessions_per_token: int = Field(default=100, ge=1)  # open /mcp sessions per API token
     threadgate_redis_connections: int = Field(default=64, ge=4, le=4096)
     # How long what Redis holds lives (docs/operations.md, "What Redis keeps, and for how long").
     threadgate_retain_seconds: int = Field(default=30 * DAY_S, ge=60)

@@ -33,7 +33,11 @@ DESCRIPTION = (
 def create_app(runtime: Runtime, options: ApiOptions | None = None) -> FastAPI:
     """The app for one runtime. Tokens are read from the runtime's settings (bad ones refuse to start)."""
     options = options or ApiOptions()
-    mcp = McpEndpoint(progress_s=options.mcp_progress_s, max_body_bytes=options.max_body_bytes)
+    mcp = McpEndpoint(
+        progress_s=options.mcp_progress_s,
+        max_body_bytes=options.max_body_bytes,
+        sessions_per_token=runtime.settings.threadgate_mcp_sessions_per_token,
+    )
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:

@@ -24,6 +24,9 @@ async def send_error(send: Send, error: GatewayError, *, close: bool = False) ->
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     if error.status == 401:
         headers.append((b"www-authenticate", b"Bearer"))
+    retry_after = error.details.get("retry_after") if error.status in (429, 503) else None
+    if retry_after is not None:
+        headers.append((b"retry-after", str(retry_after).encode()))
     if close:
         headers.append((b"connection", b"close"))
     await send({"type": "http.response.start", "status": error.status, "headers": headers})

@@ -8,31 +8,42 @@ token, so every question passes the same scope checks, approval policy and who-m
 other client's. Where to ask: ``X-Threadgate-Session-Channel``/``?session_channel=`` (each MCP session gets
 its own thread there) or ``X-Threadgate-Thread``/``?thread=``; ``X-Threadgate-Started-By``/``?started_by=``
 may answer besides the agent's approvers.
+
+Sessions are capped per token (``THREADGATE_MCP_SESSIONS_PER_TOKEN``) and in all (``mcp_sessions``). A body
+that is not one JSON-RPC message (a batch, a request whose id is null or an object) is refused here with
+-32600 before the SDK sees it.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import httpx
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.mcpserver import Context
+from mcp.server.streamable_http_manager import DEFAULT_MAX_SESSIONS
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.requests import Request
+from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from gateway.api.admission import Disconnected, read_body, replay
 from gateway.api.asgi import send_error
 from gateway.api.auth import AGENT, PRINCIPAL_SCOPE_KEY, Principal
+from gateway.api.mcp_sessions import DEFAULT_PER_TOKEN, CappedSessions, TooManySessions
 from gateway.api.scope import require_agent
 from gateway.client import Threadgate
 from gateway.client.target import Target, session_key
 from gateway.errors import GatewayError
-from gateway.integrations.mcp_protocol import rewritten_line
+from gateway.integrations.mcp_protocol import refused_line, rewritten_line
 from gateway.integrations.mcp_server import Asker, build_server
+from gateway.logs import event
+from gateway.models import Prompt
 
 PATH = "/mcp"
 AGENT_SCOPE_KEY = "threadgate.mcp_agent"
@@ -96,20 +107,40 @@ def http_asker(ctx: Context) -> Asker:
     def client() -> Threadgate:
         return Threadgate(IN_PROCESS_URL, token, transport=httpx.ASGITransport(app=app))
 
-    return Asker(target, session_key(agent, session_id), header, client)
+    return Asker(target, session_key(agent, session_id), header, client, on_raised=_log_waiting)
+
+
+def _log_waiting(prompt: Prompt) -> None:
+    """Where a question asked over ``/mcp`` waits, as a log event: the gateway's stderr is JSON lines only."""
+    event(
+        "mcp.prompt_waiting",
+        agent=prompt.agent,
+        prompt_id=prompt.prompt_id,
+        thread_id=prompt.thread_id,
+        thread_url=prompt.thread_url,
+    )
 
 
 class McpEndpoint:
     """The ASGI endpoint at ``/mcp``: the caller's agent settled, then the SDK's session manager."""
 
-    def __init__(self, *, progress_s: float, max_body_bytes: int) -> None:
+    def __init__(
+        self,
+        *,
+        progress_s: float,
+        max_body_bytes: int,
+        sessions_per_token: int = DEFAULT_PER_TOKEN,
+        max_sessions: int = DEFAULT_MAX_SESSIONS,
+    ) -> None:
         server = build_server(http_asker, progress_s=progress_s)
-        # The gateway's own layers check Host and Origin before any request gets here.
-        server.streamable_http_app(
-            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        self.sessions = CappedSessions(
+            server._lowlevel_server,  # the SDK's own streamable_http_app builds its manager the same way
+            per_token=sessions_per_token,
+            # The gateway's own layers check Host and Origin before any request gets here.
+            security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
             max_request_body_size=max_body_bytes,
+            max_sessions=max_sessions,
         )
-        self.sessions = server.session_manager
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
@@ -128,12 +159,25 @@ class McpEndpoint:
                 body = await read_body(receive)
             except Disconnected:
                 return
-            receive = replay(rewritten_line(body.decode("utf-8", "replace")).encode(), receive)
+            text = body.decode("utf-8", "replace")
+            refused = refused_line(text)
+            if refused is not None:
+                await _json_rpc_error(scope, receive, send, refused)
+                return
+            receive = replay(rewritten_line(text).encode(), receive)
         scope[AGENT_SCOPE_KEY] = agent
         # A session belongs to the token and agent that opened it: the SDK answers 404 to anyone else.
         owner = AccessToken(token="", client_id=caller.name, scopes=[], subject=agent)
         scope["user"] = AuthenticatedUser(owner)
-        await self.sessions.handle_request(scope, receive, send)
+        try:
+            await self.sessions.handle_request(scope, receive, send)
+        except TooManySessions as refusal:  # raised while admitting, before any response was sent
+            await send_error(send, refusal.error)
 
     def route(self) -> Route:
         return Route(PATH, endpoint=self, methods=["GET", "POST", "DELETE"])
+
+
+async def _json_rpc_error(scope: Scope, receive: Receive, send: Send, error: dict[str, Any]) -> None:
+    """400 with a JSON-RPC error and no id, as the transport answers a message it cannot take."""
+    await Response(json.dumps(error), status_code=400, media_type="application/json")(scope, receive, send)

@@ -17,6 +17,8 @@ from gateway.errors import GatewayError
 
 WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 GUARDED = ("/v1/", "/chat/", "/mcp")  # the API (the inbox answers through it), the web chat, MCP
+# Checked whatever the method: MCP (2025-11-25) validates the Origin of every connection, GET streams too.
+EVERY_METHOD = ("/mcp",)
 DEFAULT_PORTS = {"http": "80", "https": "443"}
 
 
@@ -53,7 +55,7 @@ def refusal(
     method: str, path: str, headers: dict[str, str], public_origin: str | None = None
 ) -> GatewayError | None:
     """Why this request is refused (403: it came from another site's page), or None to let it through."""
-    if method not in WRITES or not path.startswith(GUARDED):
+    if not path.startswith(GUARDED) or (method not in WRITES and not path.startswith(EVERY_METHOD)):
         return None
     origin = headers.get("origin")
     if _cross_site(origin, headers.get("sec-fetch-site"), headers.get("host", ""), public_origin):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -67,7 +68,9 @@ class Ask:
     input_schema: dict[str, Any] | None = None
 
 
-async def ask(tg: Threadgate, target: Target, request: Ask) -> Prompt | Allowed:
+async def ask(
+    tg: Threadgate, target: Target, request: Ask, *, on_raised: Callable[[Prompt], None] = say_where
+) -> Prompt | Allowed:
     """Ask in the session's thread and return the settled prompt (answered, or cancelled with a reason);
     Allowed when the request is an approval nobody needs asking about: the agent's approval policy allows
     it (``by: policy``), or a grant a person made for the session's run matches it (``by: grant:<grant_id>``).
@@ -97,7 +100,7 @@ async def ask(tg: Threadgate, target: Target, request: Ask) -> Prompt | Allowed:
         raised = await _raise(tg, run.run_id, request)
         if isinstance(raised, Allowed):
             return raised
-        say_where(raised)
+        on_raised(raised)  # where it waits: a line on stderr, or a log event inside the gateway
         prompt_id = raised.prompt_id
         if request.call_id is None:
             settled = await tg.wait_prompt(prompt_id, timeout=target.wait_s)

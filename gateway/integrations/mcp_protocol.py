@@ -1,8 +1,10 @@
 """The MCP protocol's errors as the 2025-11-25 specification words them, over stdio and HTTP alike.
 
 An unknown tool or prompt is a JSON-RPC error -32602 (invalid params), not a tool result; so is a request
-whose ``params`` are not an object (the SDK's transports would drop it, or answer without its id); and
-nothing a client sends puts a traceback on stderr.
+whose ``params`` are not an object (the SDK's transports would drop it, or answer without its id). A batch
+(JSON-RPC batching is not part of MCP since 2025-06-18), a request whose id is not a string or an integer
+(null, an object, a fraction), or anything else that is not one JSON-RPC message is -32600 (invalid request),
+in our words rather than a validator's. Nothing a client sends puts a traceback on stderr.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from typing import Any
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS
+from mcp_types import INVALID_PARAMS, INVALID_REQUEST, jsonrpc_message_adapter
+from pydantic import ValidationError
 
 # A request whose params were not an object arrives under this name, so the SDK answers it with its id.
 MALFORMED_PARAMS = "threadgate/malformed-params"
@@ -40,6 +43,38 @@ def rewritten_line(line: str) -> str:
         return line
     fixed = rewritten(message)
     return line if fixed is message else json.dumps(fixed) + "\n"
+
+
+def _is_request_id(value: Any) -> bool:
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def invalid_request(message: Any) -> str | None:
+    """Why ``message`` (parsed JSON, after ``rewritten``) is not one JSON-RPC message MCP takes, or None."""
+    if isinstance(message, list):
+        return "Invalid Request: MCP takes one JSON-RPC message per request, not a batch (a JSON array)."
+    if not isinstance(message, dict):
+        return "Invalid Request: a JSON-RPC message is a JSON object."
+    if "method" in message and "id" in message and not _is_request_id(message["id"]):
+        return "Invalid Request: a request's id is a string or an integer, never null."
+    try:
+        jsonrpc_message_adapter.validate_python(message, by_name=False)
+    except ValidationError:
+        return "Invalid Request: not a JSON-RPC 2.0 request, notification or response."
+    return None
+
+
+def refused_line(line: str) -> dict[str, Any] | None:
+    """The -32600 error (no id) answering a line of JSON (or an HTTP body) that ``invalid_request`` refuses;
+    None for one the SDK may take (what is not JSON at all it answers itself, -32700)."""
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return None
+    problem = invalid_request(rewritten(message))
+    if problem is None:
+        return None
+    return {"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST, "message": problem}}
 
 
 async def checked_lines(lines: AsyncIterable[str]) -> AsyncIterator[str]:

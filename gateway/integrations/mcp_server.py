@@ -26,12 +26,13 @@ import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.stdio import stdio_server
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StrictBool
 
 from gateway import __version__
 from gateway.client import Allowed, Threadgate
 from gateway.client.human import reason_given
 from gateway.client.target import Target, session_header, session_key
+from gateway.client.waiting import say_where
 from gateway.integrations.asking import Ask, Unavailable, ask
 from gateway.integrations.mcp_protocol import KnownNames, WithoutTracebacks, checked_lines
 from gateway.integrations.permissions import ask_permission
@@ -67,6 +68,7 @@ class Asker:
     key: str
     header: str
     client: Callable[[], Threadgate]
+    on_raised: Callable[[Prompt], None] = say_where  # tells where the question waits (stdio: on stderr)
 
 
 AskerFor = Callable[[Context], Asker]
@@ -104,7 +106,7 @@ class QuestionIn(BaseModel):
     options: list[OptionIn] = Field(
         default_factory=list, max_length=25, description="the choices; none for a free-text answer"
     )
-    multiSelect: bool = Field(default=False, description="true to let the person pick several")
+    multiSelect: StrictBool = Field(default=False, description="true to let the person pick several")
 
 
 class AnswerOut(BaseModel):
@@ -174,7 +176,8 @@ def build_server(asker_for: AskerFor, *, progress_s: float = PROGRESS_EVERY_S) -
     async def settle(ctx: Context, question: Callable[[Asker], Ask]) -> Prompt | Allowed:
         asker = asker_for(ctx)
         async with asker.client() as tg:
-            return await patiently(ctx, ask(tg, asker.target, question(asker)), progress_s)
+            asking = ask(tg, asker.target, question(asker), on_raised=asker.on_raised)
+            return await patiently(ctx, asking, progress_s)
 
     @server.tool()
     async def ask_user(questions: list[QuestionIn], ctx: Context) -> AskUserResult:
@@ -202,8 +205,8 @@ def build_server(asker_for: AskerFor, *, progress_s: float = PROGRESS_EVERY_S) -
         tool_name: str,
         arguments: dict[str, Any] | None = None,
         question: str | None = None,
-        destructive: bool | None = None,
-        editable: bool = False,
+        destructive: StrictBool | None = None,  # JSON booleans only, as REST takes them: "no" is not false
+        editable: StrictBool = False,
         input_schema: dict[str, Any] | None = None,
         *,
         ctx: Context,
@@ -277,7 +280,9 @@ def build_server(asker_for: AskerFor, *, progress_s: float = PROGRESS_EVERY_S) -
         """
         who = asker_for(ctx)
         async with who.client() as tg:
-            asking = ask_permission(tg, who.target, tool_name, input, key=who.key, header=who.header)
+            asking = ask_permission(
+                tg, who.target, tool_name, input, key=who.key, header=who.header, on_raised=who.on_raised
+            )
             verdict = await patiently(ctx, asking, progress_s)
         if verdict.by_policy:
             return _permission_json("allow", updatedInput=input)

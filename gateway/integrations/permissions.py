@@ -8,6 +8,7 @@ the gateway (gateway/approval_policy.py); ``AskUserQuestion`` is a question, alw
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -17,6 +18,7 @@ from gateway.approval_policy import needs_approval, tool_rule
 from gateway.client import Allowed, Threadgate, ThreadgateError
 from gateway.client.human import reason_given
 from gateway.client.target import Target
+from gateway.client.waiting import say_where
 from gateway.integrations.asking import Ask, StillPending, Unavailable, ask
 from gateway.integrations.prompts import (
     ASK_USER_QUESTION,
@@ -34,7 +36,7 @@ from gateway.integrations.prompts import (
     typed_reason,
 )
 from gateway.integrations.suggestions import Choice, choices
-from gateway.models import PromptState, ToolCall, ToolRule
+from gateway.models import Prompt, PromptState, ToolCall, ToolRule
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +81,7 @@ async def ask_permission(
     header: str,
     suggestions: Any = None,
     call_id: str | None = None,
+    on_raised: Callable[[Prompt], None] = say_where,
 ) -> Verdict:
     """Ask whether ``tool_name`` may run with ``tool_input`` (AskUserQuestion: ask its questions).
 
@@ -104,7 +107,7 @@ async def ask_permission(
                 request = Ask("ask_user_question", with_choices, key, header, call_id=call_id)
             else:
                 request = Ask("approval", questions, key, header, tool_call, call_id=call_id)
-        prompt = await ask(tg, target, request)
+        prompt = await ask(tg, target, request, on_raised=on_raised)
     except StillPending as exc:
         return Verdict(None, unavailable=str(exc), pending=True)
     except (Unavailable, ValueError) as exc:

@@ -111,9 +111,12 @@ def ask_user_questions(tool_input: dict[str, Any]) -> list[dict[str, Any]]:
     for entry in raw:
         if not isinstance(entry, dict) or not isinstance(entry.get("question"), str):
             raise ValueError("each AskUserQuestion question needs its question text")
+        multi_select = entry.get("multiSelect", False)
+        if not isinstance(multi_select, bool):  # JSON booleans only, as everywhere: "false" is not false
+            raise ValueError("an AskUserQuestion question's multiSelect is true or false")
         question: dict[str, Any] = {
             "question": entry["question"],
-            "multiSelect": bool(entry.get("multiSelect", False)),
+            "multiSelect": multi_select,
             "options": [
                 {"label": option["label"], "description": option.get("description") or None}
                 for option in entry.get("options") or []
