@@ -90,4 +90,5 @@ SPEC = ChannelSpec(
     doctor=doctor,
     # Bot Connector access tokens are JWTs; client secrets are not shaped enough to match safely.
     secrets=(re.compile(r"eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"),),
+    extra="teams",
 )
