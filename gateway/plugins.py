@@ -57,6 +57,12 @@ class ChannelSpec:
     check_settings: Callable[[Any], list[Check]] | None = None
     secrets: tuple[re.Pattern[str], ...] = ()  # token shapes the logs redact
     local: bool = False  # needs no outside service: what ``threadgate demo`` serves
+    # Its HTTP routes mount under ``/<name>/``; ``paths`` adds public prefixes a platform is already
+    # configured with (the web chat's ``/chat/``). No prefix may take a path of the core's.
+    paths: tuple[str, ...] = ()
+    # The distribution extra that installs its SDK (``slack`` for ``threadgate[slack]``): named in the one
+    # line ``serve`` prints when the platform is configured but its SDK is missing.
+    extra: str | None = None
 
 
 def channel_spec(
@@ -75,6 +81,8 @@ def channel_spec(
     check_settings: Callable[[Any], list[Check]] | None = None,
     secrets: tuple[str, ...] = (),
     local: bool = False,
+    paths: tuple[str, ...] = (),
+    extra: str | None = None,
 ) -> ChannelSpec:
     """A spec from its grammar as pattern strings: thread ids and channel references (the thread grammar
     unless ``channels`` is given) ASCII-only, a person ``<name>:`` and up to 128 non-space characters."""
@@ -94,6 +102,8 @@ def channel_spec(
         check_settings=check_settings,
         secrets=tuple(re.compile(secret) for secret in secrets),
         local=local,
+        paths=paths,
+        extra=extra,
     )
 
 
@@ -163,6 +173,49 @@ def enabled_specs(settings: Settings) -> list[tuple[ChannelSpec, BaseSettings]]:
     return [(spec, own) for spec, own in chosen if spec.enabled(own)]
 
 
+class MissingSdk(ValueError):
+    """A configured platform whose SDK is not installed: ``serve`` stops with this one line."""
+
+
 def build_channels(settings: Settings) -> list[ChannelRuntime]:
-    """The channels whose settings are present. A platform's SDK is imported only when it is configured."""
-    return [spec.build(own) for spec, own in enabled_specs(settings)]
+    """The channels whose settings are present. A platform's SDK is imported only when it is configured;
+    a configured platform whose SDK is missing is a ``MissingSdk`` naming what to install."""
+    return [_build(spec, own) for spec, own in enabled_specs(settings)]
+
+
+def _build(spec: ChannelSpec, settings: BaseSettings) -> ChannelRuntime:
+    try:
+        return spec.build(settings)
+    except ModuleNotFoundError as missing:
+        top = (missing.name or "").partition(".")[0]
+        if not top or top in ("gateway", "channels") or top == spec.build.__module__.partition(".")[0]:
+            raise  # a module of the gateway or of the plugin itself: a bug, not a missing install
+        install = f"pip install 'threadgate[{spec.extra}]'" if spec.extra else f"install the package {top!r}"
+        raise MissingSdk(
+            f"the {spec.name} channel is configured but its SDK ({top}) is not installed: {install}"
+        ) from missing
+
+
+def route_prefixes(spec: ChannelSpec) -> tuple[str, ...]:
+    """Where a platform's HTTP routes may mount: ``/<name>/`` and the public prefixes its spec names."""
+    return (f"/{spec.name}/", *spec.paths)
+
+
+def route_refusal(spec: ChannelSpec, path: str, core_paths: list[str]) -> str | None:
+    """Why ``path`` may not be a route of ``spec``'s channel (None when it may): it must lie under one of
+    the platform's prefixes, and no prefix may take the first segment of one of the core's paths."""
+    prefixes = route_prefixes(spec)
+    core = {_first_segment(taken) for taken in core_paths}
+    under = next((prefix for prefix in prefixes if path.startswith(prefix)), None)
+    if under is None:
+        return (
+            f"the {spec.name} channel asks for the route {path}, outside its prefix "
+            f"{' or '.join(prefixes)}; a channel's routes mount under /{spec.name}/"
+        )
+    if _first_segment(under) in core:
+        return f"the {spec.name} channel asks for the route {path}, under {under}, which is the gateway's own"
+    return None
+
+
+def _first_segment(path: str) -> str:
+    return path.lstrip("/").split("/", 1)[0].split("{", 1)[0]

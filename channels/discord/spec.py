@@ -36,4 +36,5 @@ SPEC = channel_spec(
     doctor=lazy_doctor("channels.discord.doctor"),
     check_settings=check_settings,
     secrets=(r"[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,}",),
+    extra="discord",
 )

@@ -48,4 +48,5 @@ SPEC = channel_spec(
     doctor=lazy_doctor("channels.slack.doctor"),
     check_settings=check_settings,
     secrets=(r"xox[abpe]-[0-9A-Za-z-]+", r"xapp-[0-9A-Za-z-]+"),
+    extra="slack",
 )

@@ -41,4 +41,5 @@ SPEC = channel_spec(
     doctor=lazy_doctor("channels.telegram.doctor"),
     check_settings=check_settings,
     secrets=(r"\d{6,12}:[A-Za-z0-9_-]{30,}",),
+    extra="telegram",
 )

@@ -57,4 +57,5 @@ SPEC = channel_spec(
     build=build,
     doctor=lazy_doctor("channels.web.doctor"),
     local=True,
+    paths=("/chat/", "/chat-assets/"),
 )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable, Iterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
@@ -21,6 +21,7 @@ from gateway.api.ops import router as ops_router
 from gateway.api.outage import StoreOutageGuard
 from gateway.api.pages import router as pages_router
 from gateway.api.same_origin import SameOriginWrites, origin_of
+from gateway.plugins import route_refusal, spec_for
 from gateway.ratelimit import RateLimiter
 from gateway.runtime import Runtime
 
@@ -70,6 +71,33 @@ def create_app(runtime: Runtime, options: ApiOptions | None = None) -> FastAPI:
     app.include_router(history_router)
     app.router.routes.append(mcp.route())
 
-    for channel in runtime.channels:
-        app.router.routes.extend(channel.routes())
+    _mount_channels(app, runtime)
     return app
+
+
+def _mount_channels(app: FastAPI, runtime: Runtime) -> None:
+    """Each channel's ingress routes, each under its platform's prefix (a ``ValueError`` otherwise, which
+    stops ``serve`` with one line): a plugin cannot take ``/v1/...`` or another platform's paths."""
+    core_paths = list(_paths(app.router.routes))
+    for channel in runtime.channels:
+        spec = spec_for(channel.platform)
+        routes = channel.routes()
+        for route in routes:
+            path: str = getattr(route, "path", "")
+            refused = route_refusal(spec, path, core_paths) if spec else f"{channel.platform} has no spec"
+            if refused:
+                raise ValueError(refused)
+        app.router.routes.extend(routes)
+
+
+def _paths(routes: Iterable[object], prefix: str = "") -> Iterator[str]:
+    """Every path the routes serve, through included routers and mounts."""
+    for route in routes:
+        path = getattr(route, "path", None) or ""
+        if path:
+            yield prefix + path
+        router = getattr(route, "original_router", None)  # FastAPI's included router
+        inner = getattr(router or route, "routes", None)
+        if inner:
+            context = getattr(route, "include_context", None)
+            yield from _paths(inner, prefix + path + (getattr(context, "prefix", "") or ""))

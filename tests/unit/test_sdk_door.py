@@ -1,0 +1,58 @@
+"""Channels reach the core through one door, ``gateway.sdk``: the plugin API, versioned and documented."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+
+import gateway.sdk as sdk
+from tests.unit.test_imports import ROOT
+
+
+def test_every_name_of_the_sdk_resolves_to_its_own_module() -> None:
+    for name in sdk.__all__:
+        assert getattr(sdk, name) is not None, name
+    assert sdk.ChannelSpec.__module__ == "gateway.plugins"
+    assert sdk.notices.__name__ == "gateway.notices"
+
+
+def test_what_type_checkers_see_is_what_the_sdk_serves() -> None:
+    """The type-only imports and the lazy table name the same things from the same modules."""
+    tree = ast.parse((ROOT / "gateway" / "sdk.py").read_text("utf-8"))
+    typed: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            for statement in node.body:
+                assert isinstance(statement, ast.ImportFrom) and statement.module
+                for alias in statement.names:
+                    assert alias.asname == alias.name  # an explicit re-export
+                    typed[alias.name] = (
+                        f"gateway.{alias.name}#module" if statement.module == "gateway" else statement.module
+                    )
+    assert typed == sdk._WHERE
+
+
+def test_a_name_outside_the_sdk_is_an_attribute_error() -> None:
+    try:
+        sdk.Store  # type: ignore[attr-defined]  # noqa: B018
+    except AttributeError as refused:
+        assert "Store" in str(refused)
+    else:
+        raise AssertionError("gateway.sdk served a name it does not export")
+
+
+def test_importing_the_sdk_loads_only_what_is_named() -> None:
+    """A platform's light spec module imports the SDK at every start: naming the spec builder must not
+    load the answer step, the renderers or the API."""
+    probe = (
+        "import sys\n"
+        "from gateway.sdk import ChannelSpec, channel_spec, PlatformSettings\n"
+        "heavy = [m for m in ('gateway.answer_step', 'gateway.render', 'gateway.api.auth', 'gateway.service')"
+        " if m in sys.modules]\n"
+        "print(','.join(heavy))\n"
+    )
+    shown = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert shown.stdout.strip() == ""
