@@ -9,10 +9,7 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
-
 from gateway import __version__
-from gateway.logs import configure, redact
 
 if TYPE_CHECKING:
     import uvicorn
@@ -31,6 +28,7 @@ def _serve(args: argparse.Namespace) -> int:
     import asyncio
 
     from gateway.commands import Exit, fail
+    from gateway.logs import configure
     from gateway.preflight import CannotListen, bind, store_problem
     from gateway.settings import Settings
     from gateway.webhook_targets import refuse_or_warn
@@ -121,6 +119,7 @@ def _serve_worker(settings: Settings, host: str, port: int, seat_text: str) -> i
 
     from gateway import serving
     from gateway.api import create_app
+    from gateway.logs import configure
     from gateway.preflight import reachable_url
     from gateway.runtime import Runtime
     from gateway.workers import WorkerSeat, report_ready
@@ -211,7 +210,9 @@ def _add_integration_commands(commands: argparse._SubParsersAction[argparse.Argu
         "resume later), ask (the terminal asks), none (print nothing); default defer",
     )
     hook.set_defaults(
-        handler=lambda args: _integrations().hook_command(args.tool, args.wait, args.unanswered),
+        handler=lambda args: _integrations().hook_command(
+            args.tool, args.wait, args.unanswered, getattr(args, "hook_input", None)
+        ),
         # A hook that exits 2 blocks the tool call: an option this version no longer knows (--approve)
         # must not turn every call into a denial.
         lenient=True,
@@ -233,6 +234,7 @@ def _demo(args: argparse.Namespace) -> int:
 
     from gateway.commands import Exit, fail
     from gateway.demo import serve_demo
+    from gateway.logs import configure
     from gateway.preflight import CannotListen
     from gateway.settings import Settings
 
@@ -328,20 +330,43 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from gateway.settings import settings_problems
-
-    args = parse(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    hook_input = _quick_hook(words)
+    if hook_input is True:
+        return 0  # the policy lets the call run: nothing to print, and nothing more was loaded
+    args = parse(words)
+    if isinstance(hook_input, str):
+        args.hook_input = hook_input
     try:
         code: int = args.handler(args)
-    except ValidationError as exc:
-        print(f"threadgate: bad settings: {redact(settings_problems(exc))}", file=sys.stderr)
-        return 2
-    except ValueError as exc:
-        print(f"threadgate: {redact(str(exc))}", file=sys.stderr)
+    except ValueError as exc:  # pydantic's ValidationError is one: bad settings
+        from pydantic import ValidationError
+
+        from gateway.logs import redact
+        from gateway.settings import settings_problems
+
+        problem = f"bad settings: {settings_problems(exc)}" if isinstance(exc, ValidationError) else str(exc)
+        print(f"threadgate: {redact(problem)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
     return code
+
+
+def _quick_hook(words: list[str]) -> str | bool | None:
+    """For ``hook claude|codex``: True when the agent's policy lets the call on stdin run (one small
+    request, the standard library only), else the stdin read, for the whole path. None for other commands."""
+    if len(words) < 2 or words[0] != "hook" or any(word in ("-h", "--help") for word in words):
+        return None
+    from gateway.integrations.quick_hook import TOOLS, allowed_by_policy
+
+    if words[1] not in TOOLS:
+        return None
+    try:
+        raw = sys.stdin.read()
+    except (OSError, ValueError):
+        return None
+    return True if allowed_by_policy(words[1], raw) else raw
 
 
 if __name__ == "__main__":

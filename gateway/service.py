@@ -336,6 +336,16 @@ class Gateway:
         )
         return prompt
 
+    async def policy_asks(
+        self,
+        agent: str,
+        tool_call: ToolCall,
+        destructive: bool | None = None,
+        annotations: ToolAnnotations | None = None,
+    ) -> bool:
+        """Whether ``agent``'s approval policy has a person approve ``tool_call`` first (no run needed)."""
+        return needs_approval(await self.store.approval_policy(agent), tool_call, destructive, annotations)
+
     async def request_approval(
         self,
         run_id: str,

@@ -29,14 +29,89 @@ raise the prompt, then wait for its answer across as many long-polls as it takes
 restarts (the prompt lives in Redis, not in the gateway process).
 """
 
-from gateway.client.approval import ask_human, ask_human_async, require_approval
-from gateway.client.async_client import Threadgate
-from gateway.client.calls import DEFAULT_URL, LONG_POLL_S, Allowed, Approval, Page
-from gateway.client.errors import ApprovalMismatch, PromptCancelled, PromptUnavailable, ThreadgateError
-from gateway.client.human import ApprovalDenied, Human, HumanUnavailable
-from gateway.client.model_forms import FormNotFlat
-from gateway.client.sse import Event
-from gateway.client.sync_client import Client
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+# Each name is imported from its module on first use: a program that needs one part of the client (a
+# hook answered by policy needs ``gateway.client.target`` alone) does not load httpx and pydantic.
+_WHERE = {
+    "Allowed": "gateway.client.calls",
+    "Approval": "gateway.client.calls",
+    "ApprovalDenied": "gateway.client.human",
+    "ApprovalMismatch": "gateway.client.errors",
+    "Client": "gateway.client.sync_client",
+    "DEFAULT_URL": "gateway.client.target",
+    "Event": "gateway.client.sse",
+    "FormNotFlat": "gateway.client.model_forms",
+    "Human": "gateway.client.human",
+    "HumanUnavailable": "gateway.client.human",
+    "LONG_POLL_S": "gateway.client.calls",
+    "Page": "gateway.client.calls",
+    "PromptCancelled": "gateway.client.errors",
+    "PromptUnavailable": "gateway.client.errors",
+    "Threadgate": "gateway.client.async_client",
+    "ThreadgateError": "gateway.client.errors",
+    "ask_human": "gateway.client.approval",
+    "ask_human_async": "gateway.client.approval",
+    "require_approval": "gateway.client.approval",
+}
+
+if TYPE_CHECKING:
+    from gateway.client.approval import (
+        ask_human as ask_human,
+    )
+    from gateway.client.approval import (
+        ask_human_async as ask_human_async,
+    )
+    from gateway.client.approval import (
+        require_approval as require_approval,
+    )
+    from gateway.client.async_client import (
+        Threadgate as Threadgate,
+    )
+    from gateway.client.calls import (
+        LONG_POLL_S as LONG_POLL_S,
+    )
+    from gateway.client.calls import (
+        Allowed as Allowed,
+    )
+    from gateway.client.calls import (
+        Approval as Approval,
+    )
+    from gateway.client.calls import (
+        Page as Page,
+    )
+    from gateway.client.errors import (
+        ApprovalMismatch as ApprovalMismatch,
+    )
+    from gateway.client.errors import (
+        PromptCancelled as PromptCancelled,
+    )
+    from gateway.client.errors import (
+        PromptUnavailable as PromptUnavailable,
+    )
+    from gateway.client.errors import (
+        ThreadgateError as ThreadgateError,
+    )
+    from gateway.client.human import (
+        ApprovalDenied as ApprovalDenied,
+    )
+    from gateway.client.human import (
+        Human as Human,
+    )
+    from gateway.client.human import (
+        HumanUnavailable as HumanUnavailable,
+    )
+    from gateway.client.model_forms import (
+        FormNotFlat as FormNotFlat,
+    )
+    from gateway.client.sse import (
+        Event as Event,
+    )
+    from gateway.client.sync_client import (
+        Client as Client,
+    )
+    from gateway.client.target import DEFAULT_URL as DEFAULT_URL
 
 __all__ = [
     "DEFAULT_URL",
@@ -59,3 +134,12 @@ __all__ = [
     "ask_human_async",
     "require_approval",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value

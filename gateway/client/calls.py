@@ -20,10 +20,10 @@ import httpx
 from gateway.backoff import Retry
 from gateway.client.errors import ApprovalMismatch, PromptCancelled, ThreadgateError, error_from
 from gateway.client.model_forms import form_schema as form_schema
+from gateway.client.target import DEFAULT_URL
 from gateway.grants import Grant, GrantMatch
 from gateway.models import APPROVE, AgentDefinition, Prompt, PromptState, Run
 
-DEFAULT_URL = "http://127.0.0.1:8787"
 POLICY = "policy"  # who decided when the agent's approval policy asked nobody
 LONG_POLL_S = 60.0
 MAX_BACKOFF_S = 2.0

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+DEFAULT_URL = "http://127.0.0.1:8787"  # THREADGATE_URL when unset
 MAX_KEY = 160
 _KEY_UNSAFE = re.compile(r"[^A-Za-z0-9_.:-]")
 

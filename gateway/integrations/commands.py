@@ -13,13 +13,16 @@ def _warn(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
-def hook_command(tool: Tool, wait_s: float | None = None, unanswered: Unanswered | None = None) -> int:
-    """Read the hook's JSON from stdin, print the decision (or nothing), and always exit 0.
+def hook_command(
+    tool: Tool, wait_s: float | None = None, unanswered: Unanswered | None = None, raw: str | None = None
+) -> int:
+    """Read the hook's JSON from stdin (unless ``raw`` holds it), print the decision (or nothing), and
+    always exit 0.
 
     A failure of this command must never turn into a denial: whatever goes wrong, the tool asks itself.
     """
     try:
-        raw = sys.stdin.read()
+        raw = sys.stdin.read() if raw is None else raw
         output = asyncio.run(run_hook(tool, raw, wait_s=wait_s, unanswered=unanswered, warn=_warn))
     except Exception as exc:  # the tool's own prompt is the fallback for anything unforeseen
         _warn(f"threadgate hook: unavailable ({type(exc).__name__}: {exc})")

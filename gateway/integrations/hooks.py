@@ -23,13 +23,12 @@ from gateway.integrations.asking import Unavailable
 from gateway.integrations.elicitation import ask_elicitation
 from gateway.integrations.hook_output import Output, Tool, Unanswered
 from gateway.integrations.permissions import Verdict, ask_permission
+from gateway.integrations.quick_hook import MAX_INPUT_CHARS, TOOLS
 
-TOOLS: dict[str, tuple[str, str]] = {"claude": ("Claude Code", "claude-code"), "codex": ("Codex", "codex")}
 EVENTS = {
     "claude": ("PermissionRequest", "PreToolUse", "Elicitation"),
     "codex": ("PermissionRequest", "PreToolUse"),  # Codex has no elicitation hook
 }
-MAX_INPUT_CHARS = 1_000_000
 DEFAULT_WAIT_S = 590.0  # just under the 600 s both tools give a command hook by default
 SETUP_GRACE_S = 15.0  # on top of the wait: finding the thread and raising the prompt
 
