@@ -712,7 +712,9 @@ class Gateway:
                 ready.verdict,
             )
             self.waiters.notify(prompt.prompt_id, prompt=answered)
-            notice = None
+            notice = notices.form_answered(answered)
+            if notice is not None and message.notify:
+                await self._tell(thread_id, message.sender, notice)
             if ready.grant and answered.tool_call is not None:
                 notice = await self._grant_typed(answered, answered.tool_call, message)
             return Received(Outcome.ANSWERED, answered, notice)
