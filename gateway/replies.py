@@ -19,6 +19,7 @@ from gateway.mapper import (
     fits_approval,
     fits_question,
     map_reply,
+    per_question,
     structured_answers,
 )
 from gateway.models import APPROVE, DENY, Answer, Prompt, PromptKind, ReplyPolicy, ToolCall
@@ -194,7 +195,10 @@ def _fits(prompt: Prompt, text: str) -> bool:
     if prompt.kind is PromptKind.APPROVAL:
         return fits_approval(text)
     if prompt.kind is PromptKind.ASK_USER_QUESTION:
-        return all(fits_question(question, text) for question in prompt.questions)
+        texts = per_question(prompt.questions, text)
+        return all(
+            fits_question(question, own) for question, own in zip(prompt.questions, texts, strict=True)
+        )
     return True
 
 

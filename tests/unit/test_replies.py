@@ -271,3 +271,11 @@ def test_edited_arguments_the_tools_schema_refuses_are_named_per_argument() -> N
     assert reading.action is ReplyAction.INVALID
     assert [error.property for error in reading.errors] == ["command"]
     assert reading.notice is not None and reading.notice.endswith("The approval is still open.")
+
+
+@pytest.mark.parametrize("text", ["2\nnothing", "1. production\n2. nothing", "2) nothing\n1) 2"])
+@pytest.mark.parametrize("policy", list(ReplyPolicy))
+def test_a_line_per_question_answers_and_fits_each_question(text: str, policy: ReplyPolicy) -> None:
+    reading = read_reply(prompt(DEPLOY, policy), text)
+    assert reading.action is ReplyAction.ANSWER
+    assert [entry.answer for entry in reading.answers] == [["production"], ["nothing"]]

@@ -287,10 +287,15 @@ function typingHint(meta) {
   if (meta.kind === "url") return "Or type done once the page is finished, or decline.";
   if (meta.kind === "form" && meta.requested_schema) {
     const names = Object.keys(meta.requested_schema.properties || {});
-    return `Or type one name: value line per field (${names.join(", ")}).`;
+    const required = names.filter((name) => (meta.requested_schema.required || []).includes(name));
+    const optional = names.filter((name) => !required.includes(name));
+    const which = required.length && optional.length
+      ? `required: ${required.join(", ")}; optional: ${optional.join(", ")}`
+      : names.join(", ");
+    return `Or type one name: value line per field (${which}), or decline.`;
   }
   if (questions.length > 1) {
-    return `Or type one reply: it answers all ${questions.length} questions with the same words.`;
+    return `Or type one line per question, in order (or numbered 1. … to ${questions.length}. …).`;
   }
   const question = questions[0];
   if (!question || !(question.options || []).length) return "Or just type your answer.";
