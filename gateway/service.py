@@ -712,12 +712,16 @@ class Gateway:
                 ready.verdict,
             )
             self.waiters.notify(prompt.prompt_id, prompt=answered)
-            notice = notices.form_answered(answered)
+            # A form typed in chat (not sent from its controls) says which optional fields were left empty.
+            notice = notices.form_answered(answered) if message.answers is None else None
+            granted: dict[str, Any] | None = None
             if notice is not None and message.notify:
                 await self._tell(thread_id, message.sender, notice)
             if ready.grant and answered.tool_call is not None:
-                notice = await self._grant_typed(answered, answered.tool_call, message)
-            return Received(Outcome.ANSWERED, answered, notice)
+                grant = await self._grant_typed(answered, answered.tool_call, message)
+                notice = None if grant is None else notices.granted(grant)
+                granted = None if grant is None else grant.match.model_dump(mode="json")
+            return Received(Outcome.ANSWERED, answered, notice, granted=granted)
         if decision.status in (DecisionStatus.VOTED, DecisionStatus.ALREADY_VOTED) and prompt is not None:
             self.outbox.kick(thread_id)
             current = await self.get_prompt(prompt.prompt_id)
@@ -770,17 +774,16 @@ class Gateway:
             return await self.get_prompt(prompt.prompt_id)
         return answered.model_copy(update={"note": decided.note, "approved_call": decided.approved_call})
 
-    async def _grant_typed(self, answered: Prompt, call: ToolCall, message: InboundMessage) -> str | None:
+    async def _grant_typed(self, answered: Prompt, call: ToolCall, message: InboundMessage) -> Grant | None:
         """A typed "always": the approve settled the prompt, so the same call is let through, exactly, for
-        the rest of the run. The person is told what was granted (the notice, also returned)."""
+        the rest of the run. The person is told what was granted; the grant is returned."""
         request = GrantRequest(scope="run", match=exact_match(call))
         grant = await record_grant(self.store, answered, message.sender, request, self.now_ms())
         if grant is None:
             return None
-        notice = notices.granted(grant)
         if message.notify:
-            await self._tell(answered.thread_id, message.sender, notice)
-        return notice
+            await self._tell(answered.thread_id, message.sender, notices.granted(grant))
+        return grant
 
     async def _refused(self, thread_id: str, prompt: Prompt, message: InboundMessage) -> Received:
         if message.notify:
