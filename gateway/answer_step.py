@@ -24,7 +24,7 @@ from gateway.mapper import question_id, structured_answers
 from gateway.models import APPROVE, DENY, MAX_TEXT_CHARS, InboundMessage, Prompt, PromptKind
 from gateway.outcomes import Draft, DraftStatus, Outcome, Received
 from gateway.render import answers_summary
-from gateway.replies import DONE, SKIP, draft_name, read_draft
+from gateway.replies import DONE, SKIP, draft_name, next_field, read_draft
 from gateway.typed_edits import NotAnEdit, form_arguments
 
 DECLINE_TEXT = "decline"  # what a Decline press is logged as; the press itself says decline
@@ -404,7 +404,7 @@ class _Steps:
             or (act is Act.SKIP and len(fields) > 1 and not one.required)
         )
         values = await self.check(draft_name(self.prompt.prompt_id))
-        at = _next_field(fields, read_draft(values)) if len(fields) > 1 else 0
+        at = next_field(fields, read_draft(values)) if len(fields) > 1 else 0
         if at is not None and at != index:
             raise _Refused(refused(notices.moved_on(at + 1, len(fields)), self.prompt, NextStep(at)))
         if act in (Act.ASK, Act.ASKED):
@@ -428,7 +428,7 @@ class _Steps:
             return result
         at = 0
         if len(fields) > 1:
-            at_or_none = _next_field(
+            at_or_none = next_field(
                 fields,
                 read_draft(
                     await self.sink.get_draft(self.prompt.thread_id, draft_name(self.prompt.prompt_id))
@@ -497,11 +497,6 @@ class _Steps:
             prompt=asked,
             errors=received.errors,
         )
-
-
-def _next_field(fields: list[FormField], given: dict[str, Any]) -> int | None:
-    """The first field the draft has no value for; None when all have one."""
-    return next((index for index, f in enumerate(fields) if f.name not in given), None)
 
 
 def _typed_choice(one: FormField, option: int) -> str:

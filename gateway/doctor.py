@@ -17,14 +17,24 @@ from gateway.settings import API_TOKENS_EXAMPLE, Settings, settings_problems
 
 
 def load_settings() -> tuple[Settings | None, list[Check]]:
-    """The core's settings, once they and every installed platform's parse."""
+    """The core's settings, once they and every installed platform's parse; else every problem found,
+    the core's and each platform's (all of them, so one run of doctor shows everything to fix)."""
+    failed: list[Check] = []
+    settings: Settings | None = None
     try:
         settings = Settings()
-        for spec in specs():
-            platform_settings(spec, settings)
     except ValidationError as exc:
-        problems = settings_problems(exc)
-        return None, [Check.fail("settings", redact(problems))]
+        failed.append(Check.fail("settings", redact(settings_problems(exc))))
+    for spec in specs():
+        try:
+            if settings is not None:
+                platform_settings(spec, settings)
+            else:  # the core's did not parse: the platform's own variables are still read
+                spec.settings()
+        except ValidationError as exc:
+            failed.append(Check.fail("settings", redact(settings_problems(exc))))
+    if failed:
+        return None, failed
     return settings, [Check.ok("settings", "the environment and .env parse")]
 
 

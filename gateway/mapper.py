@@ -104,13 +104,34 @@ def _tokens(text: str) -> list[str]:
     return [token for token in _SEPARATORS.split(text) if token]
 
 
+# ``1. staging``, ``2) none``: a space after the mark, so ``1.5`` stays a value.
+_NUMBERED = re.compile(r"\s*(\d{1,2})[.)](?:\s+(.*))?")
+
+
+def per_question(questions: Sequence[Question], text: str) -> list[str]:
+    """The text each of several questions is answered with: a reply of one line per question (or of
+    lines numbered ``1.``/``2)`` once each) gives each its own line; any other reply, one line among
+    them, is the same text for every question (contract §2)."""
+    count = len(questions)
+    lines = [line for line in text.splitlines() if line.strip()]
+    if count < 2 or len(lines) != count:
+        return [text] * count
+    numbered = [_NUMBERED.fullmatch(line) for line in lines]
+    if all(numbered):
+        by_number = {int(match.group(1)): (match.group(2) or "").strip() for match in numbered if match}
+        if sorted(by_number) == list(range(1, count + 1)):
+            return [by_number[number] for number in range(1, count + 1)]
+    return [line.strip() for line in lines]
+
+
 def map_text(kind: PromptKind, questions: Sequence[Question], text: str) -> list[list[str]]:
     """Seed 000's "Text answers" table: one list of answers per question, never raising."""
     if kind is PromptKind.APPROVAL:
         return [map_approval(text) for _ in questions]
     if kind is PromptKind.TEXT:
         return [[text] for _ in questions]
-    return [map_question(question, text) for question in questions]
+    texts = per_question(questions, text)
+    return [map_question(question, own) for question, own in zip(questions, texts, strict=True)]
 
 
 def check_structured(questions: Sequence[Question], entries: Any) -> list[list[str]] | None:

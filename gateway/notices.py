@@ -149,6 +149,26 @@ def answered(summary: str) -> str:
     return f"Your answer was recorded: {summary}"
 
 
+def optional_names(fields: Sequence[FormField]) -> str:
+    """``Team (team), notes``: fields as a person finds them in the form's text."""
+    return ", ".join(f.name if f.title == f.name else f"{f.title} ({f.name})" for f in fields)
+
+
+def form_answered(prompt: Prompt) -> str | None:
+    """What the person who sent an answered form is told when optional fields were left empty (and how
+    to fill one another time); None when every field has a value, or for anything but a form."""
+    if prompt.kind is not PromptKind.FORM or prompt.content is None:
+        return None
+    empty = [f for f in prompt.form_fields() if f.name not in prompt.content]
+    if not empty:
+        return None
+    summary = answers_summary(prompt.answers or [])
+    return (
+        f"{answered(summary)}. Optional, left empty: {optional_names(empty)}. To fill one, add a line "
+        f"like {empty[0].name}: … to the reply that sends the form."
+    )
+
+
 def settled(prompt: Prompt | None) -> str:
     """Why a press on a settled prompt changed nothing, saying how it settled when that is known."""
     if prompt is not None and prompt.prompt_state is PromptState.ANSWERED:

@@ -410,12 +410,13 @@ class Outbox:
             prompt = prompts.get(effect["pid"])
             if prompt is None:
                 return None
-            item = resolved_item(prompt)
+            by = fields[effect["pid"]].get("cancelled_by")
+            item = resolved_item(prompt, by)
             ref = fields[effect["pid"]].get("msg")
             if ref:  # lets a channel post the audit item as a reply to the prompt
                 item.metadata["prompt_message_id"] = ref
             await channel.post(thread, item)
-            await self._retire_controls(channel, thread_id, prompt, ref)
+            await self._retire_controls(channel, thread_id, prompt, ref, by)
             await self.escalator.settled(prompt, fields[effect["pid"]])
             return log_entry("gateway", item)
         if effect["t"] == "message":
@@ -455,14 +456,14 @@ class Outbox:
         return None
 
     async def _retire_controls(
-        self, channel: object, thread_id: str, prompt: Prompt, ref: str | None
+        self, channel: object, thread_id: str, prompt: Prompt, ref: str | None, by: str | None = None
     ) -> None:
         """Show the outcome on the prompt's own message (``ref``), where the platform can edit it."""
         if not ref or not self._can_edit(channel):
             return
         editor = cast(EditsMessages, channel)  # checked once per channel type by _can_edit
         try:
-            await editor.edit(MessageRef(thread_id, ref), settled_prompt_item(prompt))
+            await editor.edit(MessageRef(thread_id, ref), settled_prompt_item(prompt, by))
         except ChannelError as exc:  # the audit item already says how it settled
             event("outbox.edit_failed", logging.WARNING, thread_id=thread_id, error=str(exc))
             metrics.platform_error(thread_id, exc)

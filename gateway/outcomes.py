@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 from gateway.forms import FieldError
 from gateway.models import Prompt
@@ -33,6 +34,9 @@ class Received:
     notice: str | None = None
     # A form's values not taken, one per property (for a channel that shows them by the field).
     errors: tuple[FieldError, ...] = ()
+    # The pattern an "Approve for this session" (or a typed "always") granted, as JSON ({name, arguments}),
+    # for a card that says what it lets through.
+    granted: dict[str, Any] | None = None
 
 
 class DraftStatus(StrEnum):

@@ -54,10 +54,30 @@ async def store_problem(url: str) -> str | None:
             await ping(connection.client)
         return None
     except Exception as exc:
-        reason = redact(plain_reason(exc))
-        return f"{connection.description} did not answer ({reason}); check REDIS_URL"
+        reason = plain_reason(exc)
+        if reason == "timed out":  # a busy process may time out first: what does the address say?
+            reason = await _connect_reason(url) or reason
+        return f"{connection.description} did not answer ({redact(reason)}); check REDIS_URL"
     finally:
         await connection.client.aclose()
+
+
+async def _connect_reason(url: str) -> str | None:
+    """Why a plain TCP connection to a ``redis://`` URL's address fails (``connection refused``), so the
+    same dead address reads the same from ``serve`` and ``doctor`` however busy each is; None when it
+    connects, or for a URL of another kind."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.scheme not in ("redis", "rediss") or not parts.hostname:
+        return None
+    try:
+        async with asyncio.timeout(REDIS_TIMEOUT_S):
+            _, writer = await asyncio.open_connection(parts.hostname, parts.port or 6379)
+    except Exception as exc:
+        return plain_reason(exc)
+    writer.close()
+    return None
 
 
 def reachable_url(host: str, port: int) -> str:

@@ -130,8 +130,9 @@ def resolved_text(prompt: Prompt) -> str:
     return f"✗ Cancelled: {prompt.reason or 'cancelled'}"
 
 
-def resolved_item(prompt: Prompt) -> ThreadItem:
-    """The ``pending_prompt_resolved`` audit item: answers when answered, reason when cancelled."""
+def resolved_item(prompt: Prompt, cancelled_by: str | None = None) -> ThreadItem:
+    """The ``pending_prompt_resolved`` audit item: answers when answered, reason when cancelled (and its
+    code, and ``cancelled_by`` the person who declined or cancelled it, for a card that says who)."""
     meta: dict[str, Any] = {
         "prompt_id": prompt.prompt_id,
         "kind": prompt.kind.value,
@@ -147,6 +148,10 @@ def resolved_item(prompt: Prompt) -> ThreadItem:
             meta["answered_by"] = prompt.answered_by
     else:
         meta["reason"] = prompt.reason or "cancelled"
+        if prompt.reason_code is not None:
+            meta["reason_code"] = str(prompt.reason_code)
+        if cancelled_by:
+            meta["cancelled_by"] = cancelled_by
     meta.update(_decision_metadata(prompt, settled=True))
     return ThreadItem(
         type="pending_prompt_resolved",
@@ -155,13 +160,13 @@ def resolved_item(prompt: Prompt) -> ThreadItem:
     )
 
 
-def settled_prompt_item(prompt: Prompt) -> ThreadItem:
+def settled_prompt_item(prompt: Prompt, cancelled_by: str | None = None) -> ThreadItem:
     """The prompt's own message once settled: its questions, then the outcome, and no controls.
 
     Channels that can edit a posted message replace the prompt with this, so nobody presses a dead
     button; its metadata is the audit item's, with the questions added for the renderer.
     """
-    audit = resolved_item(prompt)
+    audit = resolved_item(prompt, cancelled_by)
     meta = dict(audit.metadata["prompt"], questions=_questions_metadata(prompt))
     text = f"{_asked(prompt)[1]}\n\n{resolved_text(prompt)}"
     return ThreadItem(

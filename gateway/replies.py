@@ -20,6 +20,7 @@ from gateway.mapper import (
     fits_approval,
     fits_question,
     map_reply,
+    per_question,
     structured_answers,
 )
 from gateway.models import APPROVE, DENY, Answer, Prompt, PromptKind, ReplyPolicy, ToolCall
@@ -30,6 +31,8 @@ NEW_MESSAGE_REASON = "Not answered: the user sent a new message instead"
 DONE = "done"
 DECLINE_TOKENS = frozenset({"decline", "declined"}) | (NEGATIVE - {"2"})
 SKIP = "skip"
+# Typed as a whole reply to a form, these decline it; any other word (no, deny) may be a field's value.
+FORM_DECLINE = frozenset({"decline", "declined"})
 # Typed to approve an approval and let the same call through, exactly, for the rest of the run (a grant).
 FOR_THE_RUN = frozenset(
     {
@@ -43,8 +46,6 @@ FOR_THE_RUN = frozenset(
         "allow for this session",
     }
 )
-# What a Decline control sends as its structured answers: it declines a form or a URL step (typed text
-# cannot, since "no" may be a form's value).
 URL_NOTICE = "Not taken as an answer: reply done once you have finished the step at the link, or decline."
 
 
@@ -209,7 +210,10 @@ def _fits(prompt: Prompt, text: str) -> bool:
     if prompt.kind is PromptKind.APPROVAL:
         return fits_approval(text)
     if prompt.kind is PromptKind.ASK_USER_QUESTION:
-        return all(fits_question(question, text) for question in prompt.questions)
+        texts = per_question(prompt.questions, text)
+        return all(
+            fits_question(question, own) for question, own in zip(prompt.questions, texts, strict=True)
+        )
     return True
 
 
@@ -249,6 +253,8 @@ def _read_form(prompt: Prompt, text: str, structured: Any, draft: dict[str, str]
     lists = check_structured(prompt.questions, structured) if structured is not None else None
     if lists is not None:
         return _structured_form(fields, lists)
+    if text.strip().casefold() in FORM_DECLINE:  # as on a URL step; `name: decline` gives the value
+        return Reading(ReplyAction.DECLINE)
     if len(fields) == 1:
         value, problem = forms.parse_text(fields[0], text)
         if problem is not None:
@@ -259,18 +265,37 @@ def _read_form(prompt: Prompt, text: str, structured: Any, draft: dict[str, str]
     if isinstance(given, list):
         return _unmatched(prompt, errors_notice(fields, given))
     merged = {**so_far, **given}
-    missing = [f for f in fields if f.name not in merged]
-    if not missing:
+    asked = next_field(fields, merged)
+    if asked is None:
         return form_reading(fields, {name: value for name, value in merged.items() if value is not None})
     draft_values = {name: json.dumps(value, ensure_ascii=False) for name, value in given.items()}
-    number = fields.index(missing[0]) + 1
-    return Reading(ReplyAction.STEP, draft=draft_values, notice=step_notice(number, missing[0]))
+    return Reading(ReplyAction.STEP, draft=draft_values, notice=step_notice(fields, asked, merged))
 
 
-def step_notice(number: int, field: forms.FormField) -> str:
-    """What the chat asks next, a property at a time."""
+def next_field(fields: list[forms.FormField], given: dict[str, Any]) -> int | None:
+    """The field a form asks for next, in order: the first without a value, while any required field
+    lacks one. None once every required field has a value: the form is complete, the optional fields
+    not given left empty (one message per optional field to skip them would be a chore)."""
+    if all(f.name in given for f in fields if f.required):
+        return None
+    return next(index for index, f in enumerate(fields) if f.name not in given)
+
+
+def step_notice(fields: list[forms.FormField], index: int, given: dict[str, Any]) -> str:
+    """What the chat asks next, a property at a time; asking for the last required field, which sends
+    the form, it says how to fill the optional fields still empty too."""
+    field = fields[index]
     skip = f" (or {SKIP})" if not field.required else ""
-    return f"Next, reply with {forms.field_line(number, field)}{skip}"
+    notice = f"Next, reply with {forms.field_line(index + 1, field)}{skip}"
+    after = {**given, field.name: None}
+    if next_field(fields, after) is not None:
+        return notice
+    empty = [f for f in fields if f.name not in after]
+    if not empty:
+        return notice
+    lines = "\n".join(f"{f.name}: …" for f in [field, *empty])
+    names = notices.optional_names(empty)
+    return f"{notice}\nThat sends the form. To fill {names} too, reply with a line each:\n{lines}"
 
 
 def _form_lines(fields: list[forms.FormField], text: str) -> dict[str, Any] | list[forms.FieldError] | None:
@@ -292,8 +317,9 @@ def _form_lines(fields: list[forms.FormField], text: str) -> dict[str, Any] | li
 def _next_value(
     fields: list[forms.FormField], so_far: dict[str, Any], text: str
 ) -> dict[str, Any] | list[forms.FieldError]:
-    """The reply as the value of the first property not yet given; ``skip`` passes an optional one."""
-    asked = next(f for f in fields if f.name not in so_far)
+    """The reply as the value of the field asked for next; ``skip`` passes an optional one."""
+    at = next_field(fields, so_far)
+    asked = fields[at] if at is not None else next((f for f in fields if f.name not in so_far), fields[0])
     if not asked.required and text.strip().casefold() == SKIP:
         return {asked.name: None}
     value, problem = forms.parse_text(asked, text)

@@ -725,13 +725,18 @@ class Gateway:
                 ready.verdict,
             )
             self.waiters.notify(prompt.prompt_id, prompt=answered)
-            notice = None
+            # A form typed in chat (not sent from its controls) says which optional fields were left empty.
+            notice = notices.form_answered(answered) if message.answers is None else None
+            if notice is not None and message.notify:
+                await self._tell(thread_id, message.sender, notice)
+            granted: dict[str, Any] | None = None
             call = answered.approved_call or answered.tool_call
             if ready.grant and call is not None:
-                notice = await self._grant_typed(answered, call, message)
+                grant, notice = await self._grant_typed(answered, call, message)
+                granted = None if grant is None else grant.match.model_dump(mode="json")
             elif ready.no_grant:
                 notice = await self._say(answered, message, notices.approved_without_grant(ready.no_grant))
-            return Received(Outcome.ANSWERED, answered, notice)
+            return Received(Outcome.ANSWERED, answered, notice, granted=granted)
         if decision.status in (DecisionStatus.VOTED, DecisionStatus.ALREADY_VOTED) and prompt is not None:
             self.outbox.kick(thread_id)
             current = await self.get_prompt(prompt.prompt_id)
@@ -784,15 +789,17 @@ class Gateway:
             return await self.get_prompt(prompt.prompt_id)
         return answered.model_copy(update={"note": decided.note, "approved_call": decided.approved_call})
 
-    async def _grant_typed(self, answered: Prompt, call: ToolCall, message: InboundMessage) -> str:
+    async def _grant_typed(
+        self, answered: Prompt, call: ToolCall, message: InboundMessage
+    ) -> tuple[Grant | None, str]:
         """A typed "always" (or a session control): the approve settled the prompt, so the call approved is
         let through, exactly, for the rest of the run. The person is told what was granted, or why nothing
-        was (the notice, also returned)."""
+        was; the grant made (None when none was) and that notice are returned."""
         request = GrantRequest(scope="run", match=exact_match(call))
         grant = await record_grant(self.store, answered, message.sender, request, self.now_ms())
         if isinstance(grant, Grant):
-            return await self._say(answered, message, notices.granted(grant))
-        return await self._say(answered, message, notices.approved_without_grant(not_recorded(grant)))
+            return grant, await self._say(answered, message, notices.granted(grant))
+        return None, await self._say(answered, message, notices.approved_without_grant(not_recorded(grant)))
 
     async def _say(self, answered: Prompt, message: InboundMessage, notice: str) -> str:
         """Tell the sender ``notice`` about their answer (where the channel wants it told); the notice."""

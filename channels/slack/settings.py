@@ -16,7 +16,7 @@ class SlackSettings(PlatformSettings):
 
 
 BOT_TOKEN_EXAMPLE = "xoxb-<team>-<bot>-<secret> (the Bot User OAuth Token, under OAuth & Permissions)"
-APP_TOKEN_EXAMPLE = "xapp-1-A0123-456-abc (an app-level token with connections:write)"
+APP_TOKEN_EXAMPLE = "an app-level token with connections:write, like xapp-1-A0123-456-abc"
 SIGNING_SECRET_EXAMPLE = "the Signing Secret under Basic Information"
 
 

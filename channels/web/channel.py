@@ -284,4 +284,6 @@ class WebChannel:
             reply["notice"] = notice
         if received.errors:  # a form's values or edited arguments not taken: the page marks each field
             reply["errors"] = [error.as_dict() for error in received.errors]
+        if received.granted is not None:  # "Approve for this session": its card says what it lets through
+            reply["granted"] = received.granted
         return JSONResponse(reply, status_code=202)

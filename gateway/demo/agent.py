@@ -13,7 +13,7 @@ import httpx
 from gateway.client import Threadgate, ThreadgateError
 from gateway.client.human import reason_given
 from gateway.logs import event
-from gateway.models import APPROVE, Prompt, PromptState
+from gateway.models import APPROVE, Prompt, PromptState, ReasonCode
 
 AGENT = "demo"
 
@@ -207,6 +207,8 @@ def _decision(prompt: Prompt, who: str, *, approved: bool) -> str:
 def echo_text(step: Step, prompt: Prompt) -> str:
     """What the agent says back: who answered and what, as one short sentence a person reads at a glance."""
     if prompt.prompt_state is not PromptState.ANSWERED:
+        if prompt.reason_code == ReasonCode.DECLINED:
+            return f"You declined {step.title}, so I'm leaving it out. Moving on."
         return f"The prompt for {step.title} was cancelled ({prompt.reason}). Moving on."
     who = prompt.answered_by or "someone"
     answers = prompt.answers or []

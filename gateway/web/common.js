@@ -158,12 +158,18 @@ function wasEdited(prompt) {
 // `prompt` holds kind, prompt_state, answered_by, answers ([{question, answer}]) and reason; an
 // approval also its note and, approved, tool_call and approved_call.
 function settledText(prompt) {
-  if (prompt.prompt_state !== "answered") return `✗ Cancelled: ${prompt.reason || "cancelled"}`;
+  const outcome = outcomeOf(prompt);
+  if (outcome === "declined") return prompt.cancelled_by ? `✗ Declined by ${prompt.cancelled_by}` : "✗ Declined";
+  if (outcome === "expired" || outcome === "cancelled") {
+    const who = prompt.cancelled_by ? ` by ${prompt.cancelled_by}` : "";
+    return `✗ ${outcome === "expired" ? "Expired" : "Cancelled"}${who}: ${prompt.reason || prompt.reason_code || "cancelled"}`;
+  }
   const who = prompt.answered_by || "someone allowed to answer";
   const answers = prompt.answers || [];
   if (prompt.kind === "approval") {
-    const approved = answers.length && answers[0].answer[0] === "Approve";
-    const said = approved ? `✓ Approved by ${who}${wasEdited(prompt) ? " with edits" : ""}` : `✗ Denied by ${who}`;
+    const approved = outcome === "approved";
+    let said = approved ? `✓ Approved by ${who}${wasEdited(prompt) ? " with edits" : ""}` : `✗ Denied by ${who}`;
+    if (approved && prompt.granted) said += `, and for this session: ${patternText(prompt.granted)}`;
     return prompt.note ? `${said}: ${prompt.note}` : said;
   }
   if (prompt.kind === "url") return `✓ Marked done by ${who}`;
@@ -174,14 +180,37 @@ function settledText(prompt) {
   return `✓ Answered by ${who}: ${answerSummary(answers)}`;
 }
 
+// How a settled prompt (a card's, an audit item's or a History record's) came out, one word: approved,
+// denied, answered, declined, expired or cancelled. It names the outcome's colour everywhere; the text
+// beside it says the same in words (✓ / ✗ and the outcome), so nothing depends on the colour.
+function outcomeOf(prompt) {
+  if (prompt.prompt_state === "answered") {
+    if (prompt.kind !== "approval") return "answered";
+    const answers = prompt.answers || [];
+    return answers.length && answers[0].answer[0] === "Approve" ? "approved" : "denied";
+  }
+  if (prompt.reason_code === "declined") return "declined";
+  if (prompt.reason_code === "expired" || prompt.outcome === "expired") return "expired";
+  return "cancelled";
+}
+
+// A grant's pattern in short: a command's own words (`npm test`), else the tool and its arguments.
+function patternText(match) {
+  const args = match.arguments || {};
+  const keys = Object.keys(args);
+  if (keys.length === 1 && keys[0] === "command" && typeof args.command === "string") return `\`${args.command}\``;
+  return `\`${keys.length ? `${match.name} ${JSON.stringify(args)}` : match.name}\``;
+}
+
 function outcomeLine() {
   return el("p", { class: "outcome", hidden: true });
 }
 
-function showOutcome(card, state, text) {
+// `prompt`: the settled prompt, whose outcome (outcomeOf) colours the line and whose settledText it says.
+function showOutcome(card, prompt) {
   const outcome = card.querySelector(".outcome");
-  outcome.textContent = text;
-  outcome.className = `outcome ${state || ""}`;
+  outcome.textContent = settledText(prompt);
+  outcome.className = `outcome ${outcomeOf(prompt)}`;
   outcome.hidden = false;
 }
 

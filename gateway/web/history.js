@@ -115,13 +115,6 @@ function askedText(record) {
   return (record.questions || []).map((question) => question.question).join("\n");
 }
 
-function outcomeText(record) {
-  if (record.prompt_state === "answered") return settledText(record);
-  const who = record.cancelled_by ? ` by ${record.cancelled_by}` : "";
-  const what = record.outcome === "expired" ? "Expired" : "Cancelled";
-  return `✗ ${what}${who}: ${record.reason || record.reason_code || "cancelled"}`;
-}
-
 function recordCard(record) {
   listed.add(record.prompt_id);
   const titleId = `${record.prompt_id}-record`;
@@ -150,8 +143,9 @@ function recordCard(record) {
     block.setAttribute("aria-label", "Approved call, as edited");
     card.append(el("p", { class: "note" }, "Approved as edited:"), block);
   }
-  card.append(el("p", { class: `outcome ${record.prompt_state}` }, outcomeText(record)));
-  if (record.note) card.append(el("p", { class: "note" }, `Note: ${record.note}`));
+  const said = settledText(record);
+  card.append(el("p", { class: `outcome ${outcomeOf(record)}` }, said));
+  if (record.note && !said.includes(record.note)) card.append(el("p", { class: "note" }, `Note: ${record.note}`));
   const votes = record.votes || [];
   if (votes.length) {
     const lines = votes.map((vote) =>

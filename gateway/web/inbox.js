@@ -154,11 +154,22 @@ function settle(card, prompt) {
   const focusWasHere = card.contains(document.activeElement) || card.dataset.answering === "focus";
   card.classList.add("settled");
   card.dataset.state = prompt.prompt_state;
+  // What was asked stays on the card (its controls go), and when it would have expired does not.
+  const asked = card.querySelector("form:not(.panel)");
+  if (asked) asked.before(...askedBlocks(JSON.parse(card.dataset.asked)));
+  for (const expiry of card.querySelectorAll(".meta .expires")) expiry.remove();
   for (const form of card.querySelectorAll("form")) form.remove();
   if (prompt.approvals > 1) showVotes(card, votesText(prompt.approvals, prompt.votes));
   showAllowed(card, prompt);
-  showOutcome(card, prompt.prompt_state, settledText(prompt));
+  showOutcome(card, prompt);
   if (focusWasHere) moveOn(card);
+}
+
+// A settled card's question (or message) and its link, as text.
+function askedBlocks(asked) {
+  const blocks = [el("p", { class: "asked" }, asked.text)];
+  if (asked.url) blocks.push(stepLink(asked.url));
+  return blocks;
 }
 
 // Focus goes on to the next pending card's first control, or (none left) to how this card settled.
@@ -221,9 +232,10 @@ function place(prompt, where) {
       el("span", {}, "agent ", el("b", {}, prompt.agent)),
       el("span", {}, "thread ", threadLink(prompt.thread_id)),
       el("span", {}, "asked ", when(prompt.created_at)),
-      el("span", {}, "expires ", when(prompt.expires_at)),
+      el("span", { class: "expires" }, "expires ", when(prompt.expires_at)),
     ),
   );
+  card.dataset.asked = JSON.stringify({ text: askedText(prompt), url: prompt.kind === "url" ? prompt.url : null });
   if (prompt.tool_call) card.append(toolCallBlock(prompt.tool_call));
   const form = el("form", {});
   runs.add(prompt.run_id);
@@ -323,7 +335,7 @@ async function submit(prompt, form, body) {
     settledIds.add(prompt.prompt_id);
     if (!card.classList.contains("settled")) settle(card, answered);
     if (answered.grant) {
-      showOutcome(card, "answered", `${settledText(answered)}, and for the rest of this run: ${describePattern(answered.grant.match)}`);
+      showOutcome(card, { ...answered, granted: answered.grant.match });
       refreshGrants();
     }
     updateCount();

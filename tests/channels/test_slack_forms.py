@@ -233,19 +233,22 @@ async def test_tool_asks_a_flat_form_and_the_person_types_name_value_lines(gw: S
 async def test_tool_asks_a_flat_form_and_the_person_types_a_field_at_a_time(gw: SlackGateway) -> None:
     prompt, message = await ask(gw, SCALE)
     await typed(gw, message, "2")  # the first field's option number
-    await typed(gw, message, "3")
-    assert [notice["text"] for notice in gw.fake.ephemerals()] == [
-        "Next, reply with 2. Replicas (replicas) — integer: a whole number, at least 1, required",
-        "Next, reply with 3. Notify (notify) — boolean: pick one, optional (or skip)",
-    ]
-    await typed(gw, message, "skip")
+    await typed(gw, message, "3")  # the last required field: the optional one is left empty
     assert (await settled(gw, prompt)).content == {"env": "prod", "replicas": 3}
+    asked, sent = [notice["text"] for notice in gw.fake.ephemerals()]
+    assert asked.startswith("Next, reply with 2. Replicas (replicas) — integer: a whole number, at least 1")
+    assert asked.endswith(
+        "That sends the form. To fill Notify (notify) too, reply with a line each:\nreplicas: …\nnotify: …"
+    )
+    assert sent.startswith(
+        "Your answer was recorded: prod · 3 · (no selection). Optional, left empty: Notify"
+    )
 
 
-async def test_typed_decline_is_a_forms_value_so_only_the_decline_button_declines(gw: SlackGateway) -> None:
+async def test_typed_decline_declines_a_form(gw: SlackGateway) -> None:
     prompt, message = await ask(gw, DEPLOY)
     await typed(gw, message, "decline")
-    assert (await settled(gw, prompt)).pending
+    assert (await settled(gw, prompt)).reason_code == "declined"
 
 
 async def test_form_value_typed_by_someone_not_allowed_is_not_taken(gw: SlackGateway) -> None:

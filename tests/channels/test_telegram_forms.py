@@ -121,17 +121,15 @@ async def test_tool_asks_a_flat_form_and_the_person_fills_it_a_field_at_a_time_w
     await press(fake, ALICE, message, "eu")
     assert (await press(fake, ALICE, message, "ap"))["text"] == "✓ ap"
     assert texts(fake, message) == ["✓ 1. eu", "2. us", "✓ 3. ap", "Submit", "✗ Decline"]
-    await press(fake, ALICE, message, "Submit")
-    assert fake.messages[message]["text"].endswith(
-        "▶ Field 5 of 5: Note — text, at most 20 characters, optional"
-    )
-    assert texts(fake, message) == ["✎ Answer…", "Skip", "✗ Decline"]
-    answered = await press(fake, ALICE, message, "Skip")
+    answered = await press(fake, ALICE, message, "Submit")  # the last required field sends the form
 
     resolved = await settled(runtime, prompt.prompt_id)
     assert resolved.content == {"env": "prod", "replicas": 3, "notify": True, "regions": ["eu", "ap"]}
     assert [a.answer for a in resolved.answers or []] == [["Production"], ["3"], ["Yes"], ["eu", "ap"], []]
-    assert answered["text"] == "Your answer was recorded: Production · 3 · Yes · eu, ap · (no selection)"
+    assert answered["text"] == (
+        "Your answer was recorded: Production · 3 · Yes · eu, ap · (no selection). Optional, left empty: "
+        "Note (note). To fill one, add a line like note: … to the reply that sends the form."
+    )
     audit = fake.sent[-1]
     assert (audit.text, audit.reply_to) == (
         "✓ Answered:\nEnvironment: Production\nReplicas: 3\nNotify the team: Yes\nRegions: eu, ap\n"
@@ -190,13 +188,15 @@ async def test_a_form_answered_in_name_value_lines_and_its_buttons_catch_up_at_t
     prompt = await open_prompt(runtime, DM, DEPLOY_FORM)
     [posted] = fake.sent
 
-    await say(fake, ALICE, ALICE, "env: prod\nreplicas: 2\nnotify: no\nregions: us")
-    assert fake.sent[-1].text.startswith("Next, reply with 5. Note")
+    await say(fake, ALICE, ALICE, "env: prod\nreplicas: 2\nnote: ship it")
+    assert fake.sent[-1].text.startswith("Next, reply with 3. Notify")
     stale = await press(fake, ALICE, posted.message_id, "2. Production")  # buttons still at Environment
 
-    assert stale == {"text": notices.moved_on(5, 5), "show_alert": True}
-    assert texts(fake, posted.message_id) == ["✎ Answer…", "Skip", "✗ Decline"]
-    await write(fake, ALICE, posted.message_id, "ship it")
+    assert stale == {"text": notices.moved_on(3, 5), "show_alert": True}
+    assert texts(fake, posted.message_id) == ["Yes", "No", "✗ Decline"]
+    await press(fake, ALICE, posted.message_id, "No")
+    await press(fake, ALICE, posted.message_id, "us")
+    await press(fake, ALICE, posted.message_id, "Submit")
     resolved = await settled(runtime, prompt.prompt_id)
     assert resolved.content == {
         "env": "prod",

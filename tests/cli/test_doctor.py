@@ -206,3 +206,51 @@ async def test_a_webhook_aimed_inside_the_network_warns_unless_allowed(
     assert [status for status, _ in by_name(warned)["webhooks"]] == ["warn", "warn"]
     assert all("THREADGATE_WEBHOOKS_ALLOW_PRIVATE" in detail for _, detail in by_name(warned)["webhooks"])
     assert [status for status, _ in by_name(allowed)["webhooks"]] == ["ok"]
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
+async def test_doctor_and_serve_give_one_reason_for_a_dead_redis(
+    clean_env: pytest.MonkeyPatch, platforms: Platforms, capsys: pytest.CaptureFixture[str], host: str
+) -> None:
+    url = f"redis://{host}:{free_port()}/0"  # nothing listens there
+    configure(clean_env, platforms, REDIS_URL=url)  # the platforms' checks run beside Redis's
+    _, report = await doctor(capsys)
+    [(status, detail)] = by_name(report)["redis"]
+    assert await asyncio.to_thread(main, ["serve", "--port", "0"]) == 8
+    served = capsys.readouterr().err.strip().removeprefix("threadgate: ")
+    assert (status, detail) == ("fail", served)
+    assert "(connection refused)" in detail
+
+
+@pytest.mark.parametrize(
+    ("bad", "named"),
+    [  # the core's settings and a platform's, each unparseable
+        ({"THREADGATE_PORT": "eighty", "THREADGATE_WEB_POSTS_PER_NAME": "many"}, ["PORT", "POSTS"]),
+        ({"THREADGATE_LEASE_TTL_MS": "1", "THREADGATE_WEB_HEARTBEAT_S": "-1"}, ["LEASE", "HEARTBEAT"]),
+        ({"THREADGATE_PORT": "0", "THREADGATE_WEB_POSTS_PER_NAME": "0"}, ["PORT", "POSTS"]),
+    ],
+)
+async def test_doctor_names_every_bad_setting_at_once(
+    clean_env: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], bad: dict[str, str], named: list[str]
+) -> None:
+    for key, value in bad.items():
+        clean_env.setenv(key, value)
+    code, report = await doctor(capsys)
+    said = " ".join(check["detail"] for check in report["checks"] if check["status"] == "fail").upper()
+    assert code == 1
+    assert all(name in said for name in named), said
+
+
+def test_the_slack_app_token_hint_nests_no_parentheses() -> None:
+    from channels.slack.settings import SlackSettings, check_settings
+
+    for given in (
+        {"slack_bot_token": "xoxb-1-2-abc"},
+        {"slack_bot_token": "xoxb-1", "slack_app_token": "xoxb-2"},
+    ):
+        for check in check_settings(SlackSettings(_env_file=None, **given)):  # type: ignore[call-arg]
+            depth, deepest = 0, 0
+            for char in check.detail:
+                depth += {"(": 1, ")": -1}.get(char, 0)
+                deepest = max(deepest, depth)
+            assert deepest <= 1, check.detail

@@ -52,7 +52,7 @@ FORM = {
             "notify": {"type": "boolean"},
             "regions": {"type": "array", "items": {"enum": ["eu", "us", "ap"]}},
         },
-        "required": ["env"],
+        "required": ["env", "replicas"],
     },
 }
 POSITIONS = {
@@ -380,7 +380,7 @@ async def test_a_reply_to_any_other_message_is_not_taken_by_the_step() -> None:
         pytest.param(request(Act.PICK, 0, options=(1,)), "prod", id="choice-title"),
         pytest.param(request(Act.PICK, 2, options=(1,)), "no", id="yes-no"),
         pytest.param(request(Act.SUBMIT, 3, ticked=frozenset({2, 0})), "eu\nap", id="ticks-a-line-each"),
-        pytest.param(request(Act.SKIP, 1), "skip", id="skip"),
+        pytest.param(request(Act.SKIP, 2), "skip", id="skip"),
         pytest.param(request(Act.TEXT, 1, text="3"), "3", id="typed"),
     ],
 )

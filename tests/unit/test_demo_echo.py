@@ -115,3 +115,18 @@ def test_a_cancelled_prompt_says_why() -> None:
     assert echo_text(STEPS["a single-select question"], prompt) == (
         "The prompt for a single-select question was cancelled (expired). Moving on."
     )
+
+
+@pytest.mark.parametrize(
+    "title", ["a form of typed fields", "a step on a web page", "a single-select question"]
+)
+def test_a_declined_prompt_says_the_person_declined_it_not_that_it_was_cancelled(title: str) -> None:
+    prompt = settled(title, [["x"]]).model_copy(
+        update={
+            "prompt_state": "cancelled",
+            "answers": None,
+            "reason": "the person declined to answer",
+            "reason_code": "declined",
+        }
+    )
+    assert echo_text(STEPS[title], prompt) == f"You declined {title}, so I'm leaving it out. Moving on."

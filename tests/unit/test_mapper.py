@@ -17,6 +17,7 @@ from gateway.mapper import (
     map_question,
     map_reply,
     map_text,
+    per_question,
 )
 from gateway.models import Answer, PromptKind, PromptRequest, Question, has_visible_character
 
@@ -326,6 +327,47 @@ def test_a_number_in_range_for_one_question_is_other_for_a_shorter_one() -> None
     assert map_text(PromptKind.ASK_USER_QUESTION, prompt, "3") == [["DB"], ["3"]]
 
 
+THREE = questions(
+    "ask_user_question",
+    choice(DEPLOY, "staging", "production"),
+    choice(SECTIONS, "KPI cards", "Table", "Chart", multi=True),
+    {"question": STYLE},
+)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "2\n1 3\ndark, please",
+        "production\n1, 3\n  dark, please  ",
+        "1. 2\n2. 1 3\n3. dark, please",
+        "3) dark, please\n1) production\n2) 1, 3",
+        "\n2\n\n1 3\ndark, please\n",
+    ],
+)
+def test_one_line_per_question_answers_each_with_its_own_line(text: str) -> None:
+    assert map_text(PromptKind.ASK_USER_QUESTION, THREE, text) == [
+        ["production"],
+        ["KPI cards", "Chart"],
+        ["dark, please"],
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "2\n1 3",  # fewer lines than questions
+        "2\n1 3\ndark\nextra",  # more
+        "1. 2\n1. 1 3\n3. dark",  # a number twice: lines as written, numbers and all
+        "2",
+    ],
+)
+def test_any_other_reply_is_the_same_text_for_every_question_or_its_lines_as_written(text: str) -> None:
+    lines = [line for line in text.splitlines() if line.strip()]
+    expected = lines if len(lines) == len(THREE) else [text] * len(THREE)
+    assert per_question(THREE, text) == expected
+
+
 # structured metadata.answers: used as they stand, or refused whole ---------------------------------
 
 DASHBOARD = questions(
@@ -548,15 +590,16 @@ def test_map_reply_never_raises_and_answers_every_question_with_strings(data: st
 def test_mapped_text_is_a_label_or_the_raw_text(data: st.DataObject) -> None:
     request = data.draw(prompt_requests())
     text = data.draw(replies(request))
-    for question, answer in zip(
-        request.questions, map_text(request.kind, request.questions, text), strict=True
+    texts = per_question(request.questions, text)
+    for question, answer, own in zip(
+        request.questions, map_text(request.kind, request.questions, text), texts, strict=True
     ):
         if request.kind is PromptKind.APPROVAL:
             assert answer in (["Approve"], ["Deny"])
         elif question.multi_select:
-            assert answer == [text] or set(answer) <= set(question.labels)
+            assert answer == [own] or set(answer) <= set(question.labels)
         else:
-            assert answer == [text] or (len(answer) == 1 and answer[0] in question.labels)
+            assert answer == [own] or (len(answer) == 1 and answer[0] in question.labels)
 
 
 @settings(max_examples=200, deadline=None)

@@ -315,8 +315,12 @@ def test_cancelled_audit_metadata_carries_reason_and_never_answers() -> None:
             "kind": "ask_user_question",
             "prompt_state": "cancelled",
             "reason": "superseded by a newer prompt",
+            "reason_code": "superseded",
         },
     }
+    declined = cancelled(deploy_prompt(), "the person declined to answer", reason_code=ReasonCode.DECLINED)
+    meta = resolved_item(declined, "web:alice").metadata["prompt"]
+    assert (meta["reason_code"], meta["cancelled_by"]) == ("declined", "web:alice")
 
 
 def test_cancelled_without_a_reason_still_gives_one() -> None:

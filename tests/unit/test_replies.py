@@ -150,12 +150,64 @@ def test_a_longer_form_is_asked_a_property_at_a_time() -> None:
     asked = prompt(PROFILE)
     first = read_reply(asked, "Ada", draft={})
     assert (first.action, first.draft) == (ReplyAction.STEP, {"name": json.dumps("Ada")})
-    assert first.notice == "Next, reply with 2. age — integer: a whole number, at least 0, required"
+    assert first.notice == (
+        "Next, reply with 2. age — integer: a whole number, at least 0, required\n"
+        "That sends the form. To fill team too, reply with a line each:\nage: …\nteam: …"
+    )
     second = read_reply(asked, "36", draft=first.draft)
-    assert second.action is ReplyAction.STEP
-    assert second.notice is not None and second.notice.endswith("optional (or skip)")
-    third = read_reply(asked, "skip", draft={**first.draft, **second.draft})
-    assert (third.action, third.content) == (ReplyAction.ANSWER, {"name": "Ada", "age": 36})
+    assert (second.action, second.content) == (ReplyAction.ANSWER, {"name": "Ada", "age": 36})
+
+
+# Required fields first, last, between optional ones; by lines, by steps, or both.
+NOTES = {"type": "string", "title": "Notes"}
+MIXED = {
+    "kind": "form",
+    "message": "Deploy",
+    "requested_schema": {
+        "type": "object",
+        "properties": {
+            "env": {"type": "string", "enum": ["staging", "prod"]},
+            "notes": NOTES,
+            "replicas": {"type": "integer", "minimum": 1},
+            "team": {"type": "string"},
+            "urgent": {"type": "boolean"},
+        },
+        "required": ["env", "replicas"],
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("payload", "replies", "content"),
+    [
+        (PROFILE, ["name: Ada\nage: 36"], {"name": "Ada", "age": 36}),
+        (PROFILE, ["Age: 36\nname: Ada"], {"name": "Ada", "age": 36}),
+        (PROFILE, ["name: Ada", "36"], {"name": "Ada", "age": 36}),
+        (MIXED, ["env: prod\nreplicas: 3"], {"env": "prod", "replicas": 3}),
+        (MIXED, ["env: prod\nreplicas: 3\nurgent: yes"], {"env": "prod", "replicas": 3, "urgent": True}),
+        (MIXED, ["prod", "skip", "3"], {"env": "prod", "replicas": 3}),
+        (MIXED, ["prod", "careful", "3"], {"env": "prod", "notes": "careful", "replicas": 3}),
+        (MIXED, ["env: prod\nteam: red", "skip", "2"], {"env": "prod", "team": "red", "replicas": 2}),
+    ],
+)
+def test_a_form_is_sent_once_every_required_field_has_a_value(
+    payload: dict[str, Any], replies: list[str], content: dict[str, Any]
+) -> None:
+    asked, draft = prompt(payload), {}
+    for reply in replies[:-1]:
+        reading = read_reply(asked, reply, draft=draft)
+        assert reading.action is ReplyAction.STEP, reading.notice
+        draft = {**draft, **reading.draft}
+    last = read_reply(asked, replies[-1], draft=draft)
+    assert (last.action, last.content) == (ReplyAction.ANSWER, content)
+
+
+@pytest.mark.parametrize("text", ["decline", " Declined ", "DECLINE"])
+@pytest.mark.parametrize("draft", [{}, {"env": json.dumps("prod")}])
+def test_decline_typed_on_a_form_declines_it(text: str, draft: dict[str, str]) -> None:
+    for policy in ReplyPolicy:
+        reading = read_reply(prompt(MIXED, policy), text, draft=draft)
+        assert reading.action is ReplyAction.DECLINE
 
 
 def test_an_invalid_step_keeps_the_form_pending_in_answer_mode() -> None:
@@ -183,9 +235,11 @@ def test_a_decline_control_declines_a_form_or_url_step(payload: dict[str, Any]) 
     assert reading.action is ReplyAction.DECLINE
 
 
-def test_typed_decline_is_a_forms_value_not_a_decline() -> None:
-    reading = read_reply(prompt(PROFILE, ReplyPolicy.ANSWER), "decline", draft={})
-    assert (reading.action, reading.draft) == (ReplyAction.STEP, {"name": json.dumps("decline")})
+@pytest.mark.parametrize("text", ["name: decline", "no", "deny"])
+def test_other_words_and_a_named_decline_are_a_forms_values(text: str) -> None:
+    reading = read_reply(prompt(PROFILE, ReplyPolicy.ANSWER), text, draft={})
+    value = text.removeprefix("name: ")
+    assert (reading.action, reading.draft) == (ReplyAction.STEP, {"name": json.dumps(value)})
 
 
 def test_structured_form_values_not_taken_are_named_per_property() -> None:
@@ -217,3 +271,11 @@ def test_edited_arguments_the_tools_schema_refuses_are_named_per_argument() -> N
     assert reading.action is ReplyAction.INVALID
     assert [error.property for error in reading.errors] == ["command"]
     assert reading.notice is not None and reading.notice.endswith("The approval is still open.")
+
+
+@pytest.mark.parametrize("text", ["2\nnothing", "1. production\n2. nothing", "2) nothing\n1) 2"])
+@pytest.mark.parametrize("policy", list(ReplyPolicy))
+def test_a_line_per_question_answers_and_fits_each_question(text: str, policy: ReplyPolicy) -> None:
+    reading = read_reply(prompt(DEPLOY, policy), text)
+    assert reading.action is ReplyAction.ANSWER
+    assert [entry.answer for entry in reading.answers] == [["production"], ["nothing"]]

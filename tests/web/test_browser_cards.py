@@ -19,12 +19,12 @@ HINTS = {
     "approval": notices.approval_hint(editable=False),
     "single": "Or type an option's number or label, or your own answer.",
     "multi": "Or type the numbers of your choices, like 1 3.",
-    "several": "Or type one reply: it answers all 2 questions with the same words.",
+    "several": "Or type one line per question, in order (or numbered 1. … to 2. …).",
     "text": "Or just type your answer.",
     "url": "Or type done once the page is finished, or decline.",
     "form": (
-        "Or type one name: value line per field "
-        "(project, contact, site, launch, window, region, replicas, budget, public, alerts)."
+        "Or type one name: value line per field (required: project, contact, region, replicas; "
+        "optional: site, launch, window, budget, public, alerts), or decline."
     ),
 }
 ORDER = ("approval", "single", "multi", "several", "text", "url", "form")
@@ -81,9 +81,15 @@ async def test_a_card_says_who_answered_it_and_what(browser: Any) -> None:
         await raise_prompt(agent, run["run_id"], **KINDS["several"])
         await say(page, "2")
         await expect(outcomes.nth(2)).to_have_text("✓ Answered by web:alice: Postgres · 2")
+        for number, typed in enumerate(["2\nplain", "2. plain\n1. Postgres", "1) 2\n2) plain"]):
+            await raise_prompt(agent, run["run_id"], **KINDS["several"])
+            await say(page, typed)  # Shift+Enter's new lines, filled in at once
+            await expect(cards.nth(3 + number).locator(".outcome")).to_have_text(
+                "✓ Answered by web:alice: Postgres · plain"
+            )
         await raise_prompt(agent, run["run_id"], **KINDS["url"])
         await raise_prompt(agent, run["run_id"], **KINDS["text"])  # supersedes the URL step
-        await expect(outcomes.nth(3)).to_have_text(re.compile(r"^✗ Cancelled: "))
+        await expect(outcomes.nth(6)).to_have_text(re.compile(r"^✗ Cancelled: "))
         await page.context.close()
 
 

@@ -30,7 +30,7 @@ async def test_the_inbox_approves_for_the_session_lists_the_grant_and_revokes_it
         assert await serious_problems(inbox) == []  # the session control
         await card.get_by_role("button", name="Approve for this session").click()
         await expect(card.locator(".outcome")).to_have_text(
-            '✓ Approved by web:alice, and for the rest of this run: Bash {"command":"git *"}'
+            "✓ Approved by web:alice, and for this session: `git *`"
         )
         grants = inbox.locator("#grant-list li")
         await expect(grants).to_have_count(1)

@@ -74,7 +74,7 @@ async def test_approve_for_this_session_posts_grant_and_the_exact_call_is_grante
     assert (refused.json()["outcome"], nothing) == ("not_allowed", [])
     assert (settled["answered_by"], settled["answers"][0]["answer"]) == ("web:alice", ["Approve"])
     assert (grant["match"], grant["created_by"]) == (STATUS, "web:alice")
-    assert reply.json() == {"outcome": "answered", "notice": reply.json()["notice"]}
+    assert reply.json() == {"outcome": "answered", "notice": reply.json()["notice"], "granted": STATUS}
     assert grant["grant_id"] in reply.json()["notice"]
     assert same.json() == {"decision": "allow", "by": f"grant:{grant['grant_id']}"}
 

@@ -8,6 +8,7 @@ const base = `/chat/${encodeURIComponent(room)}`;
 const saved = `threadgate.chat.${room}`;
 const prompts = new Map(); // prompt_id -> the prompt's list element
 const answeredHere = new Map(); // prompt_id -> this page's identity, for the prompts its replies answered
+const grantedHere = new Map(); // prompt_id -> the pattern this page's "Approve for this session" granted
 let me = null; // {name, token, identity}
 let waitingForCard = false; // answered with a card's controls: the next card takes the focus
 let posting = 0; // this page's messages on their way
@@ -148,7 +149,7 @@ function messageBubble(item) {
   return el(
     "li",
     { class: `item ${person ? "person" : "agent"}${mine ? " mine" : ""}` },
-    el("div", { class: "from" }, mine ? `${sender} (you)` : sender),
+    el("div", { class: "from" }, mine && sender.toLowerCase() !== "you" ? `${sender} (you)` : sender),
     el("div", { class: "bubble" }, textOf(item)),
   );
 }
@@ -175,7 +176,7 @@ function settleCard(item) {
   const meta = (item.metadata && item.metadata.prompt) || {};
   const card = prompts.get(meta.prompt_id);
   if (!card) {
-    return el("li", { class: `item audit ${meta.prompt_state || ""}` }, settledText(withAnswerer(meta)));
+    return el("li", { class: `item audit ${outcomeOf(meta)}` }, settledText(withAnswerer(meta)));
   }
   const settled = { ...meta, tool_call: card.toolCall };
   card.dataset.settled = JSON.stringify(settled);
@@ -186,7 +187,7 @@ function settleCard(item) {
   for (const hidden of card.querySelectorAll(".error, .problem, .typing, .panel")) hidden.hidden = true;
   if (meta.approvals > 1) showVotes(card, votesText(meta.approvals, meta.votes));
   showAllowed(card, settled);
-  showOutcome(card, meta.prompt_state, settledText(withAnswerer(settled)));
+  showOutcome(card, withAnswerer(settled));
   afterOwnPosts(() => announce(settledText(withAnswerer(settled))));
   if (focusWasHere) moveOn();
   return null;
@@ -195,7 +196,7 @@ function settleCard(item) {
 // Who answered: the audit item says so when the gateway records it; else this page knows the prompts
 // its own replies answered.
 function withAnswerer(meta) {
-  return { ...meta, answered_by: meta.answered_by || answeredHere.get(meta.prompt_id) || null };
+  return { granted: grantedHere.get(meta.prompt_id), ...meta, answered_by: meta.answered_by || answeredHere.get(meta.prompt_id) || null };
 }
 
 // This page's reply answered `promptId`: say so on its card if that already settled.
@@ -204,7 +205,7 @@ function answeredFromHere(promptId) {
   answeredHere.set(promptId, me.identity);
   const card = prompts.get(promptId);
   if (card && card.dataset.settled) {
-    showOutcome(card, "answered", settledText(withAnswerer(JSON.parse(card.dataset.settled))));
+    showOutcome(card, withAnswerer(JSON.parse(card.dataset.settled)));
   }
 }
 
@@ -287,10 +288,15 @@ function typingHint(meta) {
   if (meta.kind === "url") return "Or type done once the page is finished, or decline.";
   if (meta.kind === "form" && meta.requested_schema) {
     const names = Object.keys(meta.requested_schema.properties || {});
-    return `Or type one name: value line per field (${names.join(", ")}).`;
+    const required = names.filter((name) => (meta.requested_schema.required || []).includes(name));
+    const optional = names.filter((name) => !required.includes(name));
+    const which = required.length && optional.length
+      ? `required: ${required.join(", ")}; optional: ${optional.join(", ")}`
+      : names.join(", ");
+    return `Or type one name: value line per field (${which}), or decline.`;
   }
   if (questions.length > 1) {
-    return `Or type one reply: it answers all ${questions.length} questions with the same words.`;
+    return `Or type one line per question, in order (or numbered 1. … to ${questions.length}. …).`;
   }
   const question = questions[0];
   if (!question || !(question.options || []).length) return "Or just type your answer.";
@@ -436,6 +442,7 @@ async function send(message, onNotice = notify, answering = message.prompt_id) {
     if (response.status === 401) return showSignIn(body.error.message);
     if (!response.ok) return onNotice(inPlainWords(body.error ? body.error.message : `HTTP ${response.status}`));
     if (body.notice) onNotice(inPlainWords(body.notice));
+    if (body.granted) grantedHere.set(answering, body.granted);
     if (body.outcome === "answered") answeredFromHere(answering);
     return body;
   } catch (error) {
