@@ -23,6 +23,12 @@ class WebSettings(PlatformSettings):
     # A room that sends each visitor on to a room of their own, <room>-<name> (threadgate demo's room).
     threadgate_web_lobby: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_-]{1,64}$")
 
+    @field_validator("threadgate_web_lobby", mode="before")
+    @classmethod
+    def _no_lobby(cls, value: object) -> object:
+        """An empty value (as in ``.env.example``) is no lobby."""
+        return None if isinstance(value, str) and not value.strip() else value
+
     @field_validator("threadgate_web_chat", mode="before")
     @classmethod
     def _web_chat_mode(cls, value: object) -> object:

@@ -224,7 +224,8 @@ def banner(demo: Demo) -> str:
             "Your own agent: this demo's agent token acts for any agent name.",
             f"  export THREADGATE_URL={demo.base_url} THREADGATE_TOKEN={demo.your_token}",
             f"  Its room: {demo.your_chat_url}",
-            f"          answer there under the name {YOUR_NAME} (the runs' started_by), or in the inbox.",
+            f'          sign in there as "{YOUR_NAME}" (who its runs are started by) to answer, '
+            "or use the inbox.",
             "  Raise an approval into it:",
             f"  {demo.curl_line()}",
             "  Or run a Python script that waits for one:",

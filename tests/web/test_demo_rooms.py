@@ -139,3 +139,18 @@ def test_the_printed_python_line_names_this_interpreter(monkeypatch: pytest.Monk
         monkeypatch.setattr(sys, "executable", str(interpreter))
         assert shown in demo.example_line()
         assert " python " not in f" {demo.example_line()} "
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/quickstart.md"])
+def test_the_demo_output_the_docs_show_is_what_the_demo_prints(
+    page: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(REPO)  # as ./scripts/demo runs it, with the checkout's .venv
+    monkeypatch.setattr(sys, "executable", str(REPO / ".venv" / "bin" / "python"))
+    demo = Demo("http://127.0.0.1:8787", "demo", "agent", "OPERATOR", "web", "YOURS")
+    printed = banner(demo).replace("OPERATOR", "<generated operator token>")
+    printed = printed.replace("YOURS", "<generated agent token>")
+    text = (REPO / page).read_text(encoding="utf-8")
+    start = text.index("```\nThreadgate demo is running") + 4
+    shown = text[start : text.index("\n```", start)]
+    assert shown == printed
