@@ -210,7 +210,7 @@ function settleCard(item) {
   showOutcome(card, meta.prompt_state, settledText(withAnswerer(settled)));
   afterOwnPosts(() => announce(settledText(withAnswerer(settled))));
   if (focusWasHere) moveOn();
-  arrived();
+  if (pinned) toBottom(); // a card that settled is no new item: no "New items" button for it
   return null;
 }
 
