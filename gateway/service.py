@@ -587,7 +587,10 @@ class Gateway:
             "sender": message.sender,
             "text": message.text,
             "content": [{"type": "text", "text": message.text}],
-            "metadata": {"answers": message.answers} if message.answers is not None else {},
+            # A control press says so (its answers, or a Decline), so a page shows no typed-looking bubble.
+            "metadata": {"answers": message.answers}
+            if message.answers is not None
+            else ({"decline": True} if message.decline else {}),
             "received_at": message.received_at.isoformat(),
             "tag": None,
         }

@@ -42,6 +42,15 @@ def session_room(room: str) -> str:
     return f"web:{room[: MAX_ROOM - SUFFIX_CHARS - 1]}-{uuid.uuid4().hex[:SUFFIX_CHARS]}"
 
 
+def own_room(lobby: str, name: str) -> str:
+    """The room a lobby sends ``name`` on to: ``<lobby>-<name>``. A room name has no dots, so a name with
+    one (or one too long) is told apart from its look-alikes (``bob.smith``, ``bob_smith``) by a digest."""
+    digest = hashlib.sha256(name.encode()).hexdigest()
+    slug = name if "." not in name else f"{name.replace('.', '_')}-{digest[:6]}"
+    room = f"{lobby}-{slug}"
+    return room if len(room) <= MAX_ROOM else f"{lobby[: MAX_ROOM - 13]}-{digest[:12]}"
+
+
 class WebPost(BaseModel):
     """A message typed on the chat page: who (a chosen name, unless the token names them) and what."""
 
@@ -110,17 +119,24 @@ class WebChannel:
     ``tokens`` is ``THREADGATE_WEB_TOKEN`` (see ``WebAccess``); without it anyone who reaches the page
     signs in with a name of their choosing, as in ``threadgate demo``. ``heartbeat_s`` is how often an
     idle event stream sends a comment line (and notices that the gateway is stopping); ``limits`` bound
-    what one visitor may write.
+    what one visitor may write. ``lobby`` names a room whose visitors are each sent on to a room of their
+    own (``own_room``), so two people trying the demo never answer each other's prompts.
     """
 
     platform = "web"
 
     def __init__(
-        self, tokens: str | None = None, *, heartbeat_s: float = 15.0, limits: WebLimits | None = None
+        self,
+        tokens: str | None = None,
+        *,
+        heartbeat_s: float = 15.0,
+        limits: WebLimits | None = None,
+        lobby: str | None = None,
     ) -> None:
         self.access = WebAccess(tokens)
         self.heartbeat_s = heartbeat_s
         self.limits = limits or WebLimits()
+        self.lobby = lobby
         self._context: ChannelContext | None = None
 
     async def post(self, thread: ThreadRef, item: ThreadItem) -> MessageRef:
@@ -162,7 +178,8 @@ class WebChannel:
         return chat_page(thread.parts[0], "name" if self.access.open else "token")
 
     async def _session(self, request: Request) -> JSONResponse:
-        """Check a sign-in before the page uses it: answers the name the visitor chats as."""
+        """Check a sign-in before the page uses it: answers the name the visitor chats as, and in the lobby
+        the ``room`` the page moves on to."""
         if not self.access.may_read(_bearer(request)):
             return _error("UNAUTHORIZED", NEEDS_TOKEN, 401)
         if (refused := _not_json(request)) is not None:
@@ -174,7 +191,10 @@ class WebChannel:
             return _error("INVALID_PARAMS", 'Send {"name": "<your name>"}.', 400)
         except SignInError as exc:
             return _error("UNAUTHORIZED", str(exc), 401)
-        return JSONResponse({"name": name, "identity": f"web:{name}"})
+        signed: dict[str, str] = {"name": name, "identity": f"web:{name}"}
+        if self.lobby is not None and request.path_params["room"] == self.lobby:
+            signed["room"] = own_room(self.lobby, name)
+        return JSONResponse(signed)
 
     async def _events(self, request: Request) -> Response:
         """The thread's item log as Server-Sent Events: everything after ``Last-Event-ID``, then live.

@@ -11,7 +11,12 @@ from starlette.responses import HTMLResponse, Response
 from gateway import assets
 
 STATIC = Path(__file__).parent / "static"
-ASSETS = {"chat.js": STATIC / "chat.js", "chat.css": STATIC / "chat.css", **assets.COMMON}
+ASSETS = {
+    "chat.js": STATIC / "chat.js",
+    "view.js": STATIC / "view.js",
+    "chat.css": STATIC / "chat.css",
+    **assets.COMMON,
+}
 
 
 def chat_page(room: str, sign_in: str) -> HTMLResponse:

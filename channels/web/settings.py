@@ -20,6 +20,14 @@ class WebSettings(PlatformSettings):
     threadgate_web_new_room_window_s: int = Field(default=3_600, ge=1, le=86_400)
     # How often an idle chat stream says it is still there (proxies close silent connections).
     threadgate_web_heartbeat_s: float = Field(default=15.0, gt=0, le=300)
+    # A room that sends each visitor on to a room of their own, <room>-<name> (threadgate demo's room).
+    threadgate_web_lobby: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_-]{1,64}$")
+
+    @field_validator("threadgate_web_lobby", mode="before")
+    @classmethod
+    def _no_lobby(cls, value: object) -> object:
+        """An empty value (as in ``.env.example``) is no lobby."""
+        return None if isinstance(value, str) and not value.strip() else value
 
     @field_validator("threadgate_web_chat", mode="before")
     @classmethod

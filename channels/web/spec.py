@@ -31,7 +31,10 @@ def build(settings: WebSettings) -> WebChannel:
             "or a bare token), or THREADGATE_WEB_CHAT=open to let anyone who reaches the page pick a name"
         )
     channel = WebChannel(
-        tokens, heartbeat_s=settings.threadgate_web_heartbeat_s, limits=WebLimits.from_settings(settings)
+        tokens,
+        heartbeat_s=settings.threadgate_web_heartbeat_s,
+        limits=WebLimits.from_settings(settings),
+        lobby=settings.threadgate_web_lobby or None,
     )
     if channel.access.open:
         event(

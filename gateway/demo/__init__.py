@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import secrets
+import shlex
 import signal
+import sys
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from urllib.parse import quote
 
 import uvicorn
@@ -22,6 +26,7 @@ from gateway.preflight import bind, reachable_url
 OPERATOR_NAME = "operator"
 YOUR_AGENT = "my-agent"  # the agent name the banner's and the quickstart's examples raise under
 YOUR_NAME = "you"  # who starts their runs: pick this name in the chat to answer
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "require_approval.py"
 
 
 class _Server(uvicorn.Server):
@@ -52,7 +57,7 @@ class Demo:
         """One shell line that starts a run in the room and raises an approval there (THREADGATE_URL and
         THREADGATE_TOKEN exported), printing the prompt."""
         auth = '-H "Authorization: Bearer $THREADGATE_TOKEN" -H "Content-Type: application/json"'
-        run = f'{{"thread_id": "{self.thread_id}", "agent": "{YOUR_AGENT}", "started_by": "{self.you}"}}'
+        run = f'{{"thread_id": "{self.your_thread_id}", "agent": "{YOUR_AGENT}", "started_by": "{self.you}"}}'
         prompt = '{"kind": "approval", "questions": [{"question": "Deploy to production?"}]}'
         run_id = "python3 -c 'import json, sys; print(json.load(sys.stdin)[\"run_id\"])'"
         return (
@@ -62,7 +67,35 @@ class Demo:
 
     @property
     def thread_id(self) -> str:
+        """The lobby's thread: the chat page sends each visitor on to a room of their own from there."""
         return f"{self.platform}:{self.room}"
+
+    def own_thread_id(self, name: str) -> str:
+        """The room the chat sends ``name`` on to, where the demo agent tours them."""
+        from channels.web.channel import own_room
+
+        return f"{self.platform}:{own_room(self.room, name)}"
+
+    @property
+    def your_room(self) -> str:
+        """Your own agent's room: apart from the tours, so its prompts and the tour's never supersede
+        each other (no person's own room is named with an underscore after the lobby's name)."""
+        return f"{self.room}_{YOUR_AGENT}"
+
+    @property
+    def your_thread_id(self) -> str:
+        return f"{self.platform}:{self.your_room}"
+
+    @property
+    def your_chat_url(self) -> str:
+        return f"{self.base_url}/chat/{self.your_room}"
+
+    def example_line(self) -> str:
+        """The shell line that runs examples/require_approval.py in your agent's room with this Python
+        (the one Threadgate is installed in; a bare ``python`` may be another), paths as short as the
+        current directory allows."""
+        env = f"THREADGATE_THREAD={self.your_thread_id} THREADGATE_STARTED_BY={self.you}"
+        return f"{env} {_shown_path(Path(sys.executable))} {_shown_path(EXAMPLE)}"
 
     @property
     def operator(self) -> str:
@@ -118,6 +151,7 @@ async def running_demo(
         threadgate_web_chat="open",
         threadgate_web_token=None,
         threadgate_web_heartbeat_s=heartbeat_s,
+        threadgate_web_lobby=room,  # each visitor tours in a room of their own
     )
     sock = bind(host, port)
     base_url = reachable_url(host, sock.getsockname()[1])
@@ -144,7 +178,8 @@ async def running_demo(
             for name in (AGENT, YOUR_AGENT, HUMAN_AGENT):  # the inbox answers them all
                 await operator_client.put_agent(name, approvers=[demo.operator])
             agent = asyncio.create_task(
-                DemoAgent(agent_client, platform=local.name, poll_s=poll_s).run(), name="threadgate.demo"
+                DemoAgent(agent_client, platform=local.name, room=room, poll_s=poll_s).run(),
+                name="threadgate.demo",
             )
             try:
                 yield demo
@@ -166,23 +201,35 @@ def local_spec() -> ChannelSpec:
     return local
 
 
+def _shown_path(path: Path) -> str:
+    """``path`` relative to the current directory when it is under it, quoted for a shell."""
+    try:
+        shown = path.relative_to(Path.cwd()) if path.is_absolute() else path
+    except ValueError:
+        shown = path
+    return shlex.quote(str(shown) if shown.is_absolute() or os.sep in str(shown) else f".{os.sep}{shown}")
+
+
 def banner(demo: Demo) -> str:
     return "\n".join(
         [
             "Threadgate demo is running on the embedded store: nothing is kept once you stop it.",
             "",
             f"  Chat:   {demo.chat_url}",
-            "          pick a name and say hello; the demo agent walks you through every kind of prompt.",
+            "          pick a name and say hello; the demo agent walks you through every kind of prompt",
+            "          in a room of your own (each name gets one: open it in another browser to try two).",
             f"  Inbox:  {demo.inbox_url}",
             f"          every pending prompt, answered as {demo.operator} (a demo agent approver).",
             "",
             "Your own agent: this demo's agent token acts for any agent name.",
             f"  export THREADGATE_URL={demo.base_url} THREADGATE_TOKEN={demo.your_token}",
-            f"  Raise an approval into the chat (answer it there as {YOUR_NAME}, or in the inbox):",
+            f"  Its room: {demo.your_chat_url}",
+            f'          sign in there as "{YOUR_NAME}" (who its runs are started by) to answer, '
+            "or use the inbox.",
+            "  Raise an approval into it:",
             f"  {demo.curl_line()}",
-            "  Or a Python script that waits for it:",
-            f"  THREADGATE_THREAD={demo.thread_id} THREADGATE_STARTED_BY={demo.you} "
-            "python examples/require_approval.py",
+            "  Or run a Python script that waits for one:",
+            f"  {demo.example_line()}",
             "",
             "Press Ctrl+C to stop.",
         ]

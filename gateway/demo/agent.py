@@ -231,14 +231,16 @@ def echo_text(step: Step, prompt: Prompt) -> str:
 
 
 class DemoAgent:
-    """Starts the tour in any thread of ``platform`` (the demo's local chat) where someone speaks while no
-    tour runs there."""
+    """Starts the tour in the demo's rooms of ``platform`` (the demo's local chat): ``room`` and the rooms
+    of its visitors (``room-<name>``), wherever someone speaks while no tour runs there. Other rooms (your
+    own agent's, a session's) are left to whoever raises prompts in them."""
 
     def __init__(
-        self, client: Threadgate, *, platform: str, agent: str = AGENT, poll_s: float = 25.0
+        self, client: Threadgate, *, platform: str, room: str, agent: str = AGENT, poll_s: float = 25.0
     ) -> None:
         self.client = client
         self.platform = platform
+        self.room = f"{platform}:{room}"
         self.agent = agent
         self.poll_s = poll_s
         self._tours: dict[str, asyncio.Task[None]] = {}
@@ -267,8 +269,9 @@ class DemoAgent:
     def _on_message(self, message: dict[str, Any]) -> None:
         thread_id = str(message.get("thread_id", ""))
         sender = message.get("sender")
-        if message.get("tag") or not thread_id.startswith(f"{self.platform}:") or not sender:
-            return  # parked answers belong to a tour already; other channels are not the demo's
+        ours = thread_id == self.room or thread_id.startswith(f"{self.room}-")
+        if message.get("tag") or not ours or not sender:
+            return  # parked answers belong to a tour already; other rooms are not the demo's
         running = self._tours.get(thread_id)
         if running is not None and not running.done():
             return

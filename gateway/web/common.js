@@ -46,6 +46,38 @@ async function readEvents(body, onEvent, wanted = () => true) {
   }
 }
 
+// "3 min ago", "in 7 days": in the browser's language, the full date and time on hover.
+const RELATIVE = new Intl.RelativeTimeFormat(undefined, { numeric: "auto", style: "short" });
+const UNITS = [
+  ["day", 86_400_000],
+  ["hour", 3_600_000],
+  ["minute", 60_000],
+];
+
+function relativeTime(iso, now = Date.now()) {
+  const offset = new Date(iso).getTime() - now;
+  if (Number.isNaN(offset)) return iso;
+  for (const [unit, size] of UNITS) {
+    if (Math.abs(offset) >= size) return RELATIVE.format(Math.round(offset / size), unit);
+  }
+  return RELATIVE.format(0, "minute");
+}
+
+function when(iso) {
+  return el("time", { dateTime: iso, title: new Date(iso).toLocaleString() }, relativeTime(iso));
+}
+
+// Ages move on while the page is open.
+setInterval(() => {
+  for (const time of document.querySelectorAll("time[datetime]")) time.textContent = relativeTime(time.dateTime);
+}, 30_000);
+
+// When a thread item was logged: the milliseconds its stream id starts with ("1733350000000-0"), as ISO.
+function loggedAt(itemId) {
+  const match = /^(\d{12,})-\d+$/.exec(itemId || "");
+  return match ? new Date(Number(match[1])).toISOString() : null;
+}
+
 // Prompts ------------------------------------------------------------------------------------------
 
 function questionId(question, index) {
@@ -55,7 +87,7 @@ function questionId(question, index) {
 function toolCallBlock(toolCall, label = "Tool call") {
   return el(
     "pre",
-    { class: "tool", "aria-label": label },
+    { class: "tool", role: "group", "aria-label": label }, // a label needs a role to be read
     el("span", { class: "name" }, toolCall.name),
     `(${JSON.stringify(toolCall.arguments || {}, null, 2)})`,
   );
@@ -133,6 +165,23 @@ function collectAnswers(questions, form) {
       throw new Error(`Pick one answer to “${question.question}” (an option, or Other).`);
     }
     return { question_id: id, answer };
+  });
+}
+
+// Put answers back into the question fields in `form` (an answered card shows what was given): an
+// option's label checks its box, other words go to its Other box; answers in the questions' order.
+function showAnswers(form, questions, answers) {
+  questions.forEach((question, index) => {
+    const given = (answers[index] && answers[index].answer) || [];
+    const field = form.querySelector(`fieldset[data-question-id="${CSS.escape(questionId(question, index))}"]`);
+    if (!field) return;
+    if (!(question.options || []).length) {
+      field.querySelector("textarea").value = given.join(", ");
+      return;
+    }
+    const labels = new Set((question.options || []).map((option) => option.label));
+    for (const box of field.querySelectorAll("input[type=radio], input[type=checkbox]")) box.checked = given.includes(box.value);
+    field.querySelector("input.other").value = given.filter((entry) => !labels.has(entry)).join(", ");
   });
 }
 

@@ -142,6 +142,24 @@ function formContent(form, schema) {
   return content;
 }
 
+// Put typed content back into the form's inputs (an answered form shows the values given).
+function showFormContent(form, schema, content) {
+  for (const field of formFields(schema)) {
+    if (!(field.name in content)) continue;
+    const value = content[field.name];
+    const block = form.querySelector(`.field[data-property="${CSS.escape(field.name)}"]`);
+    if (!block) continue;
+    if (field.prop.type === "boolean") block.querySelector("input").checked = value === true;
+    else if (field.prop.type === "array") {
+      const chosen = new Set(Array.isArray(value) ? value.map(String) : []);
+      for (const box of block.querySelectorAll("input")) box.checked = chosen.has(box.value);
+    } else {
+      const input = block.querySelector("input, select");
+      input.value = field.prop.format === "date-time" ? localDateTime(value) : String(value);
+    }
+  }
+}
+
 // The same content as structured answers, one per property, as people see them: a choice by its title
 // (one entry each, so a title may hold commas or spaces), yes/no for a boolean. The gateway turns them
 // back into typed values with the validator every chat reply goes through.

@@ -57,7 +57,7 @@ function showSignIn(message) {
 async function openInbox(token, as) {
   session = { token, as };
   const mine = ++generation;
-  sessionStorage.setItem(saved, JSON.stringify(session));
+  localStorage.setItem(saved, JSON.stringify(session));
   $("sign-in").hidden = true;
   $("who").hidden = $("sign-out").hidden = $("views").hidden = false;
   $("who").textContent = `answering as ${as}`;
@@ -78,7 +78,7 @@ $("sign-in").addEventListener("submit", (event) => {
 });
 
 $("sign-out").addEventListener("click", () => {
-  sessionStorage.removeItem(saved);
+  localStorage.removeItem(saved);
   showSignIn("");
 });
 
@@ -190,31 +190,9 @@ function threadLink(threadId) {
   return el("span", {}, threadId);
 }
 
-// "3 min ago", "in 7 days": in the browser's language, the full date and time on hover.
-const RELATIVE = new Intl.RelativeTimeFormat(undefined, { numeric: "auto", style: "short" });
-const UNITS = [
-  ["day", 86_400_000],
-  ["hour", 3_600_000],
-  ["minute", 60_000],
-];
-
-function relativeTime(iso, now = Date.now()) {
-  const offset = new Date(iso).getTime() - now;
-  if (Number.isNaN(offset)) return iso;
-  for (const [unit, size] of UNITS) {
-    if (Math.abs(offset) >= size) return RELATIVE.format(Math.round(offset / size), unit);
-  }
-  return RELATIVE.format(0, "minute");
-}
-
-function when(iso) {
-  return el("time", { dateTime: iso, title: new Date(iso).toLocaleString() }, relativeTime(iso));
-}
-
-// Ages and expiries move on while the page is open.
+// Grants' uses and expiries move on while the page is open (ages move on in common.js).
 setInterval(() => {
-  for (const time of document.querySelectorAll("time[datetime]")) time.textContent = relativeTime(time.dateTime);
-  if (session) refreshGrants(); // their uses move on too
+  if (session) refreshGrants();
 }, 30_000);
 
 function place(prompt, where) {
@@ -487,7 +465,7 @@ async function revokeGrant(grant, button) {
     if (fragment.get("as")) return openInbox(fragment.get("token"), fragment.get("as"));
     $("token").value = fragment.get("token");
   }
-  const stored = JSON.parse(sessionStorage.getItem(saved) || "null");
+  const stored = JSON.parse(localStorage.getItem(saved) || "null");
   if (stored) return openInbox(stored.token, stored.as);
   showSignIn("");
 })();

@@ -28,7 +28,6 @@ async def test_the_banner_gives_an_agent_token_that_raises_into_the_room(demo: D
     exported = _exported(demo)
     assert exported == {"THREADGATE_URL": demo.base_url, "THREADGATE_TOKEN": demo.your_token}
     assert demo.your_token not in (demo.agent_token, demo.operator_token)
-    assert "python examples/require_approval.py" in banner(demo)
     # The banner's curl line, run as printed, raises an approval into the demo room.
     [curl] = [line.strip() for line in banner(demo).splitlines() if line.strip().startswith("RUN=$(curl")]
     ran = await asyncio.to_thread(
@@ -36,8 +35,9 @@ async def test_the_banner_gives_an_agent_token_that_raises_into_the_room(demo: D
     )
     assert ran.returncode == 0, ran.stderr
     prompt = httpx.Response(201, content=ran.stdout).json()
-    assert prompt["thread_id"] == demo.thread_id and prompt["prompt_state"] == "pending"
-    assert prompt["thread_url"] == demo.chat_url
+    assert prompt["thread_id"] == demo.your_thread_id and prompt["prompt_state"] == "pending"
+    assert prompt["thread_url"] == demo.your_chat_url
+    assert demo.your_chat_url in banner(demo)
 
 
 async def test_a_prompt_and_a_session_thread_say_where_a_person_opens_them(demo: Demo) -> None:

@@ -5,7 +5,7 @@
 const room = document.body.dataset.room;
 const needsToken = document.body.dataset.signIn === "token";
 const base = `/chat/${encodeURIComponent(room)}`;
-const saved = `threadgate.chat.${room}`;
+const saved = "threadgate.chat"; // one sign-in per browser, for every room
 const prompts = new Map(); // prompt_id -> the prompt's list element
 const answeredHere = new Map(); // prompt_id -> this page's identity, for the prompts its replies answered
 const grantedHere = new Map(); // prompt_id -> the pattern this page's "Approve for this session" granted
@@ -40,6 +40,12 @@ async function signIn(name, token) {
   if (!response.ok) throw new Error(body.error ? body.error.message : `HTTP ${response.status}`);
   me = { name: body.name, token: token || null, identity: body.identity };
   localStorage.setItem(saved, JSON.stringify({ name: me.name, token: me.token }));
+  if (body.room && body.room !== room) {
+    // This room sends each visitor on to a room of their own (the demo's): go there, signed in.
+    setStatus(`opening #${body.room}…`);
+    location.replace(`/chat/${encodeURIComponent(body.room)}`);
+    return;
+  }
   $("sign-in").hidden = true;
   $("composer").hidden = false;
   $("who").hidden = false;
@@ -81,9 +87,14 @@ $("sign-out").addEventListener("click", () => {
 
 // The live log -------------------------------------------------------------------------------------
 
+// Keeps following while signed in: after a dropped connection, a restart, or a room not open to this
+// reader yet (it opens once they take part: someone starts a run with them, or makes them an approver),
+// waiting longer after each refusal in a row.
 async function follow() {
   following = true;
+  let refusals = 0;
   while (me) {
+    let wait = 1000;
     try {
       // The name says who reads: a room with runs shows itself to those who take part in it only.
       const response = await fetch(`${base}/events?name=${encodeURIComponent(me.name)}`, {
@@ -94,22 +105,27 @@ async function follow() {
         break;
       }
       if (response.status === 404) {
+        refusals += 1;
+        wait = Math.min(30_000, 1000 * 2 ** (refusals - 1));
         setStatus("not open to you");
-        notify((await response.json()).error.message);
-        break;
+        notify(`${(await response.json()).error.message} This page keeps checking and shows the room as soon as it is open to you.`);
+      } else {
+        if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}`);
+        if (refusals) notify("");
+        refusals = 0;
+        setStatus("live", true);
+        await readEvents(response.body, (_id, item) => {
+          if (!item) return;
+          cursor = item.id;
+          render(item);
+        });
+        setStatus("reconnecting…");
       }
-      if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}`);
-      setStatus("live", true);
-      await readEvents(response.body, (_id, item) => {
-        if (!item) return;
-        cursor = item.id;
-        render(item);
-      });
     } catch (error) {
       // dropped connection or gateway restart: resume after the last item seen
+      setStatus("reconnecting…");
     }
-    setStatus("reconnecting…");
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    await new Promise((resolve) => setTimeout(resolve, wait));
   }
   following = false;
 }
@@ -121,7 +137,6 @@ function textOf(item) {
 
 function render(item) {
   const log = $("log");
-  const atBottom = window.innerHeight + window.scrollY >= document.body.scrollHeight - 40;
   let node = null;
   if (item.type === "pending_prompt") node = promptCard(item);
   else if (item.type === "pending_prompt_resolved") node = settleCard(item);
@@ -130,7 +145,7 @@ function render(item) {
   if (!node) return;
   node.dataset.itemId = item.id;
   log.append(node);
-  if (atBottom) node.scrollIntoView({ block: "end" });
+  arrived();
   if (node.classList.contains("prompt")) takeFocusIfWaiting(node);
 }
 
@@ -138,17 +153,22 @@ function render(item) {
 // card itself shows how it settled, so it is not shown a second time as a bubble, and a press the
 // gateway did not take never reads as an answer.
 function isControlPress(item) {
-  return item.role === "person" && Boolean(item.metadata && item.metadata.answers);
+  return item.role === "person" && Boolean(item.metadata && (item.metadata.answers || item.metadata.decline));
 }
+
+// A reminder or an escalation's note is said by the gateway, under a word of its own: its emoji (🔔, ⏫)
+// shows as an empty box where no emoji font is installed.
+const NOTICE_WORDS = { reminder: "Reminder", escalation: "Escalation" };
 
 function messageBubble(item) {
   const person = item.role === "person";
-  const sender = person ? (item.sender || "").replace(/^web:/, "") : "agent";
+  const notice = !person && item.metadata && NOTICE_WORDS[item.metadata.type];
+  const sender = person ? (item.sender || "").replace(/^web:/, "") : notice || "agent";
   const mine = person && me && sender === me.name;
   if (!mine) announce(`${sender}: ${shortened(textOf(item))}`);
   return el(
     "li",
-    { class: `item ${person ? "person" : "agent"}${mine ? " mine" : ""}` },
+    { class: `item ${person ? "person" : "agent"}${mine ? " mine" : ""}${notice ? " gateway-notice" : ""}` },
     el("div", { class: "from" }, mine && sender.toLowerCase() !== "you" ? `${sender} (you)` : sender),
     el("div", { class: "bubble" }, textOf(item)),
   );
@@ -183,6 +203,7 @@ function settleCard(item) {
   const focusWasHere = card.contains(document.activeElement);
   card.classList.add("settled");
   if (meta.prompt_state) card.classList.add(meta.prompt_state);
+  showGiven(card, meta);
   for (const control of card.querySelectorAll("input, textarea, select, button")) control.disabled = true;
   for (const hidden of card.querySelectorAll(".error, .problem, .typing, .panel")) hidden.hidden = true;
   if (meta.approvals > 1) showVotes(card, votesText(meta.approvals, meta.votes));
@@ -190,7 +211,17 @@ function settleCard(item) {
   showOutcome(card, withAnswerer(settled));
   afterOwnPosts(() => announce(settledText(withAnswerer(settled))));
   if (focusWasHere) moveOn();
+  if (pinned) toBottom(); // a card that settled is no new item: no "New items" button for it
   return null;
+}
+
+// A settled card's inputs show the answer given (after a reload, or when someone else answered), not
+// blanks.
+function showGiven(card, meta) {
+  const form = card.querySelector("form.answer");
+  if (!form || meta.prompt_state !== "answered") return;
+  if (card.dataset.kind === "form" && meta.content) showFormContent(form, card.schema, meta.content);
+  else if (card.questions) showAnswers(form, card.questions, meta.answers || []);
 }
 
 // Who answered: the audit item says so when the gateway records it; else this page knows the prompts
@@ -249,7 +280,11 @@ function promptCard(item) {
     dataset: { promptId: meta.prompt_id || "", kind: meta.kind || "" },
   });
   card.append(el("h2", { class: "kind", id: titleId }, KIND_TITLES[meta.kind] || "Question"));
+  const asked = loggedAt(item.id);
+  if (asked) card.append(el("p", { class: "asked" }, "asked ", when(asked)));
   card.toolCall = meta.tool_call || null;
+  card.schema = meta.requested_schema || null;
+  card.questions = meta.kind === "approval" ? null : meta.questions || null;
   if (meta.tool_call) card.append(toolCallBlock(meta.tool_call));
   if (meta.kind === "form" && meta.requested_schema) {
     card.append(el("p", { class: "text" }, meta.message || ""), formPrompt(meta));
@@ -464,6 +499,7 @@ $("composer").addEventListener("submit", async (event) => {
   const text = $("text").value;
   if (!text.trim()) return;
   const open = openCards().at(-1); // the prompt a typed reply answers, as the gateway sees it
+  pinned = true; // a reply is read where it lands, at the bottom
   const sent = await send({ text }, notify, open && open.dataset.promptId);
   if (sent) $("text").value = "";
 });
@@ -483,6 +519,7 @@ $("text").addEventListener("keydown", (event) => {
 
 (async () => {
   setStatus("not signed in");
+  localStorage.removeItem(`threadgate.chat.${room}`); // where a sign-in was kept per room before
   const stored = JSON.parse(localStorage.getItem(saved) || "null");
   if (stored) {
     try {
