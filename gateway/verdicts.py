@@ -24,6 +24,7 @@ from gateway.models import (
     Vote,
     from_ms,
 )
+from gateway.printable import printable
 
 
 class EditRefused(Exception):
@@ -37,10 +38,11 @@ class EditRefused(Exception):
 
 
 def clean_note(note: str | None) -> str | None:
-    """A person's note as kept: trimmed, cut to ``MAX_NOTE_CHARS``, None when it says nothing."""
+    """A person's note as kept: printable (``gateway.printable``), trimmed, cut to ``MAX_NOTE_CHARS``, None
+    when it says nothing."""
     if note is None:
         return None
-    text = note.strip()
+    text = printable(note).strip()
     if not text:
         return None
     return text if len(text) <= MAX_NOTE_CHARS else text[: MAX_NOTE_CHARS - 1] + "…"
