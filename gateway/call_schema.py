@@ -72,3 +72,48 @@ def _plain(message: str) -> str:
     """The validator's message on one line, cut to a readable length."""
     line = " ".join(message.split())
     return line if len(line) <= 200 else line[:199] + "…"
+
+
+# Without a schema, an edit keeps each argument's JSON type: what the tool was called with is all that
+# says what it takes, and a person's "many" must not reach a tool that was given 5.
+_KINDS: tuple[tuple[type | tuple[type, ...], str], ...] = (
+    (bool, "true or false"),
+    (int, "a whole number"),
+    (float, "a number"),
+    (str, "text"),
+    (dict, "a JSON object"),
+    (list, "a JSON list"),
+)
+
+
+def _kind(value: Any) -> str | None:
+    """What a value of the argument's kind is called; None for null (any value may replace it)."""
+    for kind, name in _KINDS:
+        if isinstance(value, kind):
+            return name
+    return None
+
+
+def _fits_kind(original: Any, edited: Any) -> bool:
+    if original is None:
+        return True
+    if isinstance(original, bool) or isinstance(edited, bool):
+        return isinstance(original, bool) and isinstance(edited, bool)
+    if isinstance(original, float):
+        return isinstance(edited, (int, float))
+    return _kind(original) == _kind(edited)
+
+
+def type_errors(original: dict[str, Any], edited: dict[str, Any]) -> list[ArgumentError]:
+    """The arguments whose edited value is not of the JSON type the call gave them."""
+    errors: list[ArgumentError] = []
+    for name, value in edited.items():
+        if name in original and not _fits_kind(original[name], value):
+            shown = json.dumps(value, ensure_ascii=False)
+            shown = shown if len(shown) <= 40 else shown[:39] + "…"
+            errors.append(
+                ArgumentError(name, f"must be {_kind(original[name])}, as the call gave it; not {shown}")
+            )
+            if len(errors) >= MAX_ERRORS:
+                break
+    return errors

@@ -6,9 +6,10 @@ import json
 import re
 from typing import Any
 
+from gateway import storable
 from gateway.errors import GatewayError
+from gateway.storable import MAX_DEPTH as MAX_DEPTH
 
-MAX_DEPTH = 32
 JSON_MEDIA_TYPE = "application/json"
 # A string runs to its closing quote, or to the end of the body when it has none: matching once, never
 # re-scanning, so a body of many unclosed strings stays linear (the old pattern backtracked from each).
@@ -42,26 +43,15 @@ def unsupported_media_type(content_type: str | None) -> GatewayError:
 
 
 def _check_shape(value: Any, max_depth: int) -> None:
-    """Walk the parsed value without recursion: refuse deep nesting, lone surrogates, infinite numbers."""
-    pending: list[tuple[Any, int]] = [(value, 1)]
-    while pending:
-        item, depth = pending.pop()
-        if isinstance(item, str):
-            if not item.isascii():
-                try:
-                    item.encode("utf-8")
-                except UnicodeEncodeError:
-                    raise _refused(
-                        "The body contains text that is not valid Unicode (a lone surrogate such as \\ud800)."
-                    ) from None
-        elif isinstance(item, float):
-            if item in (float("inf"), float("-inf")):
-                raise _refused("The body holds a number too large to represent.")
-        elif isinstance(item, (dict, list)):
-            if depth > max_depth:
-                raise _refused(f"The body is nested deeper than {max_depth} levels.")
-            children = [*item.keys(), *item.values()] if isinstance(item, dict) else item
-            pending.extend((child, depth + 1) for child in children)
+    """Refuse what the store could not keep: deep nesting, lone surrogates, infinite numbers."""
+    try:
+        storable.check(value, max_depth)
+    except storable.NotStorable as exc:
+        if exc.problem == storable.LONE_SURROGATE:
+            raise _refused(f"The body contains {exc.problem}.") from None
+        if exc.problem == storable.TOO_LARGE:
+            raise _refused(f"The body holds {exc.problem}.") from None
+        raise _refused(f"The body is nested deeper than {max_depth} levels.") from None
 
 
 def _too_deep(raw: bytes, max_depth: int) -> bool:
@@ -100,4 +90,25 @@ def parse_json(raw: bytes, *, max_depth: int = MAX_DEPTH) -> Any:
         where = f" (at character {position})" if isinstance(position, int) else ""
         raise _refused(f"The body is not valid JSON{where}.") from None
     _check_shape(value, max_depth)
+    return value
+
+
+def parse_typed(text: str, *, max_depth: int = MAX_DEPTH) -> Any:
+    """JSON a person typed (an edit's arguments, an input of an edit form), held to a body's limits;
+    ValueError saying in a few words what is wrong ("Expecting value", "values nested deeper than 32
+    levels")."""
+    if not storable.text_ok(text):
+        raise ValueError(storable.LONE_SURROGATE)
+    if _too_deep(text.encode("utf-8"), max_depth):
+        raise ValueError(storable.too_deep(max_depth))
+    try:
+        value = json.loads(text, parse_constant=_no_constants)
+    except RecursionError:
+        raise ValueError(storable.too_deep(max_depth)) from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(exc.msg) from None
+    try:
+        storable.check(value, max_depth)
+    except storable.NotStorable as exc:
+        raise ValueError(exc.problem) from None
     return value

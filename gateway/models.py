@@ -33,6 +33,7 @@ from gateway.ids import (
     thread_forms,
 )
 from gateway.plaintext import form_or_url_text, prompt_text
+from gateway.printable import printable
 from gateway.weburl import UrlError, parse_web_url
 
 MAX_QUESTIONS = 4
@@ -312,6 +313,12 @@ class Answer(Model):
     question: str
     question_id: str
     answer: list[str]
+
+    @field_validator("answer")
+    @classmethod
+    def _printable(cls, value: list[str]) -> list[str]:
+        # A free-text answer reaches an agent's terminal: no control characters or bidi overrides.
+        return [printable(item) for item in value]
 
 
 class PromptRequest(Model):

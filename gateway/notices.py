@@ -73,6 +73,11 @@ def approval_hint(editable: bool) -> str:
     return hint
 
 
+def not_kept(problem: str) -> str:
+    """A message that holds what the store cannot keep (``problem``: what), refused before anything."""
+    return f"Not taken: the message holds {problem}; nothing was changed."
+
+
 def edit_not_taken(why: str) -> str:
     """An edit of an approval's call that was not taken."""
     return f"Not taken: {why.rstrip('.')}. The approval is still open."

@@ -12,7 +12,7 @@ from datetime import timedelta
 from enum import StrEnum
 from typing import Any
 
-from gateway import metrics, notices
+from gateway import metrics, notices, storable
 from gateway.adoption import Adoption
 from gateway.approval_policy import needs_approval, tool_rule
 from gateway.authz import may_answer
@@ -580,6 +580,10 @@ class Gateway:
     async def receive(self, message: InboundMessage) -> Received:
         """A person's message or control press: dedupe, then answer the active prompt or queue it."""
         thread = parse_thread_id(message.thread_id)
+        parts = (message.sender, message.text, message.note, message.answers, message.arguments)
+        if (unkept := storable.first_problem(*parts)) is not None:  # a platform's payload: never stored
+            event("message.not_storable", logging.INFO, thread_id=thread.thread_id, problem=unkept.problem)
+            return Received(Outcome.KEPT, notice=notices.not_kept(unkept.problem))
         message_id = new_id("msg")
         entry = {
             "message_id": message_id,

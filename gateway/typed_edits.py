@@ -7,9 +7,9 @@ reply: approve tokens approve, anything else denies.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from gateway.jsonbody import parse_typed
 from gateway.models import Prompt
 
 EDIT_WORD = "edit"
@@ -39,9 +39,9 @@ def typed_edit(prompt: Prompt, text: str) -> dict[str, Any] | None:
     body = stripped[len(head) :].strip() if explicit else stripped
     if explicit and body.startswith("{"):
         try:
-            value = json.loads(body)
-        except (ValueError, RecursionError):
-            raise NotAnEdit("the arguments after edit are not valid JSON") from None
+            value = parse_typed(body)
+        except ValueError as exc:
+            raise NotAnEdit(f"the arguments after edit are not usable JSON ({exc})") from None
         if not isinstance(value, dict):
             raise NotAnEdit("the arguments after edit must be a JSON object")
         return value
@@ -88,12 +88,13 @@ def _lines(names: list[str], text: str) -> dict[str, str] | None:
 
 
 def _value(current: Any, raw: str) -> Any:
-    """A typed value: text where the argument was text (or absent), else read as JSON when it parses."""
+    """A typed value: text where the argument was text (or absent), else read as JSON when it parses
+    (what does not is kept as typed, for the edit's check to refuse as not of the argument's type)."""
     if current is None or isinstance(current, str):
         return raw
     try:
-        return json.loads(raw)
-    except (ValueError, RecursionError):
+        return parse_typed(raw)
+    except ValueError:
         return raw
 
 

@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from gateway import call_schema
+from gateway import call_schema, storable
 from gateway.call_schema import ArgumentError
 from gateway.models import (
     APPROVE,
@@ -24,6 +24,7 @@ from gateway.models import (
     Vote,
     from_ms,
 )
+from gateway.printable import printable
 
 
 class EditRefused(Exception):
@@ -37,24 +38,37 @@ class EditRefused(Exception):
 
 
 def clean_note(note: str | None) -> str | None:
-    """A person's note as kept: trimmed, cut to ``MAX_NOTE_CHARS``, None when it says nothing."""
+    """A person's note as kept: printable (``gateway.printable``), trimmed, cut to ``MAX_NOTE_CHARS``, None
+    when it says nothing."""
     if note is None:
         return None
-    text = note.strip()
+    text = printable(note).strip()
     if not text:
         return None
     return text if len(text) <= MAX_NOTE_CHARS else text[: MAX_NOTE_CHARS - 1] + "…"
 
 
 def check_edit(prompt: Prompt, arguments: dict[str, Any]) -> ToolCall:
-    """The call ``arguments`` make of the prompt's tool call, if the prompt takes edits and the tool's
-    ``input_schema`` (when given) accepts them; else ``EditRefused``."""
+    """The call ``arguments`` make of the prompt's tool call, if the prompt takes edits, the store can keep
+    them (``gateway.storable``) and the tool's ``input_schema`` accepts them (without one: each argument
+    keeps the JSON type the call gave it); else ``EditRefused``."""
     if prompt.kind is not PromptKind.APPROVAL or not prompt.editable or prompt.tool_call is None:
         raise EditRefused(
             "NOT_EDITABLE",
             f"Prompt {prompt.prompt_id} was not raised as editable; approve or deny it as asked.",
         )
-    errors = call_schema.argument_errors(prompt.input_schema, arguments)
+    refusal = storable.problem(arguments)
+    if refusal is not None:
+        where = ".".join(filter(None, ("arguments", refusal.path)))
+        raise EditRefused(
+            "VALIDATION_FAILED",
+            f"The edited arguments cannot be kept: {where} holds {refusal.problem}",
+            [ArgumentError(refusal.path or "arguments", f"holds {refusal.problem}")],
+        )
+    if prompt.input_schema is None:
+        errors = call_schema.type_errors(prompt.tool_call.arguments, arguments)
+    else:
+        errors = call_schema.argument_errors(prompt.input_schema, arguments)
     if errors:
         listed = "; ".join(f"{error.field}: {error.problem}" for error in errors)
         raise EditRefused("VALIDATION_FAILED", f"The edited arguments do not fit the tool: {listed}", errors)

@@ -21,6 +21,7 @@ import discord
 from channels.discord.choices import FieldValue, Refused
 from channels.discord.control_ids import NOTE_FIELD, Action, ControlId, field_id
 from gateway import notices
+from gateway.jsonbody import parse_typed
 from gateway.models import MAX_NOTE_CHARS, Prompt, PromptKind
 from gateway.render import shorten
 
@@ -169,10 +170,9 @@ def _read_rest(raw: FieldValue | None) -> dict[str, list[str]]:
     if not isinstance(raw, str):
         raise Refused()
     try:
-        rest = json.loads(raw)
-    except (ValueError, RecursionError) as exc:
-        why = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
-        raise Refused(notices.edit_not_taken(notices.not_json(why))) from None
+        rest = parse_typed(raw)
+    except ValueError as exc:
+        raise Refused(notices.edit_not_taken(notices.not_json(str(exc)))) from None
     if not isinstance(rest, dict):
         raise Refused(notices.edit_not_taken(notices.REST_NOT_AN_OBJECT))
     return {str(name): [_shown(value)] for name, value in rest.items()}

@@ -20,6 +20,7 @@ from channels.slack.control_ids import EDIT_CALLBACK, FIELD, NOTE, REASON_CALLBA
 from channels.slack.controls import option, plain, shorten
 from gateway import notices
 from gateway.forms import FieldError
+from gateway.jsonbody import parse_typed
 from gateway.models import MAX_NOTE_CHARS, Prompt
 
 TEXT_INPUT_LIMIT = 3_000  # Slack's longest plain_text_input (and its initial value)
@@ -227,10 +228,9 @@ def _typed(kind: str, state: dict[str, Any]) -> tuple[Any, str | None]:
         number = _number(text.strip())
         return (number, None) if number is not None else (None, notices.NOT_A_NUMBER)
     try:
-        return json.loads(text), None
-    except (ValueError, RecursionError) as exc:
-        why = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
-        return None, notices.not_json(why)
+        return parse_typed(text), None
+    except ValueError as exc:
+        return None, notices.not_json(str(exc))
 
 
 _STATES = {"boolean": "static_select", "number": "number_input", "text": "plain_text_input"}

@@ -27,7 +27,7 @@ from gateway.channel import ChannelContext, MessageRef, store_unavailable
 from gateway.cursors import STREAM_ID_PROBLEM, is_stream_position
 from gateway.errors import GatewayError
 from gateway.ids import ThreadRef, parse_thread_id
-from gateway.jsonbody import is_json_media_type, unsupported_media_type
+from gateway.jsonbody import is_json_media_type, parse_json, unsupported_media_type
 from gateway.models import MAX_NOTE_CHARS, InboundMessage, PromptKind, ThreadItem
 from gateway.sse import RESTART_HINT, event_stream
 
@@ -264,6 +264,7 @@ class WebChannel:
             sent = f"A chat message is at most {MAX_MESSAGE_CHARS:,} characters ({MAX_BODY:,} bytes sent)."
             return _refusal(GatewayError("TOO_LARGE", sent, 413, {"max_chars": MAX_MESSAGE_CHARS}))
         try:
+            parse_json(body)  # the limits of every request body (depth, valid Unicode) first
             post = WebPost.model_validate_json(body)
             thread = parse_thread_id(f"web:{request.path_params['room']}")
             name = self.access.identify(post.name, _bearer(request))

@@ -141,7 +141,8 @@ class InputAction(Model):
         '["Deny"], a one-question prompt\'s list of values, or the structured answers list.',
     )
     note: str | None = Field(
-        default=None, max_length=MAX_NOTE_CHARS, description="An approval's reason, given to the agent."
+        default=None,
+        description=f"An approval's reason, given to the agent (cut to {MAX_NOTE_CHARS:,} characters).",
     )
     arguments: dict[str, Any] | None = Field(
         default=None,
@@ -190,7 +191,7 @@ class RespondBody(BaseModel):
 
     answers: list[RespondAnswer] | None = Field(default=None, max_length=10)
     skip: Literal[True] | None = None
-    note: str | None = Field(default=None, max_length=MAX_NOTE_CHARS)
+    note: str | None = None  # cut to MAX_NOTE_CHARS where it is kept (verdicts.clean_note)
     arguments: dict[str, Any] | None = None
     grant: GrantRequest | None = Field(
         default=None,

@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, ParamSpec, TypeVar, cast, overload
 
+from gateway.client.call_types import SKIPPED, VARIADIC, CallTypes
 from gateway.client.errors import ApprovalMismatch
 from gateway.client.human import Human, HumanUnavailable
 
@@ -63,10 +64,11 @@ class _BoundCall:
         if _as_json(self.bound) != self.shown:
             raise HumanUnavailable("the arguments changed while the approval was pending; ask again")
 
-    def approved(self, name: str, arguments: dict[str, Any]) -> inspect.BoundArguments:
+    def approved(self, name: str, arguments: dict[str, Any], types: CallTypes) -> inspect.BoundArguments:
         """The call as the person approved it: each argument they left as shown keeps its own value (which
-        JSON may only show as its ``repr``), each one they edited takes the edited value, one they left out
-        its default. ApprovalMismatch when the edited call does not fit the function."""
+        JSON may only show as its ``repr``), each one they edited takes the edited value as its annotation
+        reads it, one they left out its default. ApprovalMismatch when the edited call does not fit the
+        function."""
         shown = self.arguments()
         signature = self.bound.signature
         unknown = sorted(set(arguments) - set(shown))
@@ -79,7 +81,10 @@ class _BoundCall:
                 if key in self.bound.arguments:
                     values[key] = self.bound.arguments[key]
             elif key in arguments:
-                value = arguments[key]
+                try:
+                    value = types.read(key, arguments[key])
+                except ValueError as exc:
+                    raise ApprovalMismatch(f"the call approved in chat gives {name}() {key}={exc}") from None
                 values[key] = tuple(value) if parameter.kind is parameter.VAR_POSITIONAL else value
             elif parameter.default is parameter.empty and parameter.kind not in VARIADIC:
                 raise ApprovalMismatch(f"the call approved in chat leaves out {name}()'s argument {key!r}")
@@ -88,29 +93,9 @@ class _BoundCall:
         return approved
 
 
-SKIPPED = ("self", "cls")
-VARIADIC = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
-
-
 def _as_json(bound: inspect.BoundArguments) -> str:
     arguments = {name: value for name, value in bound.arguments.items() if name not in SKIPPED}
     return json.dumps(arguments, default=repr, ensure_ascii=False, sort_keys=True)
-
-
-def arguments_schema(signature: inspect.Signature) -> dict[str, Any]:
-    """A JSON Schema an edit of the call must fit: the function's parameters by name, those without a
-    default required, and no other name unless it takes ``**kwargs``."""
-    parameters = [p for p in signature.parameters.values() if p.name not in SKIPPED]
-    schema: dict[str, Any] = {
-        "type": "object",
-        "properties": {p.name: {} for p in parameters if p.kind is not p.VAR_KEYWORD},
-    }
-    required = [p.name for p in parameters if p.default is p.empty and p.kind not in VARIADIC]
-    if required:
-        schema["required"] = required
-    if all(p.kind is not p.VAR_KEYWORD for p in parameters):
-        schema["additionalProperties"] = False
-    return schema
 
 
 @overload
@@ -153,7 +138,8 @@ def require_approval(
     Each call raises an ``approval`` prompt whose ``tool_call`` is the function's qualified name and its
     bound arguments as JSON; on Approve the body runs with exactly those arguments. With ``editable`` (or
     the agent's policy rule ``edit``) the person may change them first, and the body runs with the call
-    as they approved it; the edit must fit ``input_schema``, by default the function's parameter names.
+    as they approved it; the edit must fit ``input_schema``, by default the function's parameters as their
+    annotations type them (pydantic's JSON Schema), and each edited value is read as the annotation reads it.
     Deny raises ApprovalDenied (``who``, ``why``, ``note``: the person's reason); nobody deciding (gateway
     down, prompt not posted, expired, cancelled, ``wait_seconds`` passed) raises HumanUnavailable, never
     a denial. Where to ask comes from the arguments, else the environment (see ``Human.from_env``).
@@ -161,10 +147,7 @@ def require_approval(
     where = _Where(thread, session_channel, started_by, agent, url, token, wait_seconds)
 
     def decorate(target: Callable[P, R]) -> Callable[P, R]:
-        schema = input_schema
-        if editable and schema is None:
-            schema = arguments_schema(inspect.signature(target))
-        return _guarded(target, where, _Asking(question, editable, schema))
+        return _guarded(target, where, _Asking(question, editable, input_schema, CallTypes(target)))
 
     return decorate(func) if func is not None else decorate
 
@@ -176,6 +159,12 @@ class _Asking:
     question: str | None
     editable: bool
     input_schema: dict[str, Any] | None
+    types: CallTypes
+
+    def schema(self, call: _BoundCall) -> dict[str, Any]:
+        """The given schema, else the function's parameters as typed, for the values this call shows:
+        sent even when the decorator does not ask for edits, as the agent's policy may allow them."""
+        return self.input_schema if self.input_schema is not None else self.types.schema(call.arguments())
 
 
 def _guarded(func: Callable[P, R], where: _Where, asking: _Asking) -> Callable[P, R]:
@@ -192,10 +181,10 @@ def _guarded(func: Callable[P, R], where: _Where, asking: _Asking) -> Callable[P
                 call.arguments(),
                 question=asking.question,
                 editable=asking.editable,
-                input_schema=asking.input_schema,
+                input_schema=asking.schema(call),
             )
             call.check_unchanged()
-            bound = call.approved(tool, approval.arguments)
+            bound = call.approved(tool, approval.arguments, asking.types)
             return await body(*bound.args, **bound.kwargs)
 
         return cast(Callable[P, R], approved_async)
@@ -208,10 +197,10 @@ def _guarded(func: Callable[P, R], where: _Where, asking: _Asking) -> Callable[P
             call.arguments(),
             question=asking.question,
             editable=asking.editable,
-            input_schema=asking.input_schema,
+            input_schema=asking.schema(call),
         )
         call.check_unchanged()
-        bound = call.approved(tool, approval.arguments)
+        bound = call.approved(tool, approval.arguments, asking.types)
         return func(*bound.args, **bound.kwargs)
 
     return cast(Callable[P, R], approved)

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from gateway.integrations.permissions import Verdict
 from gateway.integrations.prompts import ASK_USER_QUESTION, granted_message
+from gateway.printable import printable
 
 Tool = Literal["claude", "codex"]
 Unanswered = Literal["defer", "ask", "none"]
@@ -27,7 +28,7 @@ def permission_request(tool: Tool, tool_name: str, verdict: Verdict) -> Output:
         return None
     body: dict[str, Any] = {"behavior": verdict.behavior}
     if verdict.behavior == "deny":
-        body["message"] = verdict.message
+        body["message"] = printable(verdict.message) if verdict.message else verdict.message
     elif verdict.edited and tool == "codex":
         # Codex fails closed on updatedInput here, and the call as asked was not approved: refuse it, saying
         # which call was, so the agent makes that one instead.
@@ -50,7 +51,7 @@ def _run_edited(verdict: Verdict) -> dict[str, Any]:
     message = f"Approved in chat by {who} only as edited: make the call again with exactly {edited}."
     if verdict.note:
         message += f" {verdict.note}"
-    return {"behavior": "deny", "message": message}
+    return {"behavior": "deny", "message": printable(message)}
 
 
 def pre_tool_use(tool: Tool, tool_name: str, verdict: Verdict, unanswered: Unanswered) -> Output:
@@ -74,7 +75,7 @@ def pre_tool_use(tool: Tool, tool_name: str, verdict: Verdict, unanswered: Unans
         if carries_input and verdict.updated_input is not None:
             out["hookSpecificOutput"]["updatedInput"] = verdict.updated_input
         if verdict.note:
-            out["hookSpecificOutput"]["additionalContext"] = f"The approver's note: {verdict.note}"
+            out["hookSpecificOutput"]["additionalContext"] = printable(f"The approver's note: {verdict.note}")
         return out
     if unanswered == "defer":
         return _pre_tool_use("defer")
@@ -87,7 +88,7 @@ def pre_tool_use(tool: Tool, tool_name: str, verdict: Verdict, unanswered: Unans
 def _pre_tool_use(decision: str, reason: str | None = None) -> dict[str, Any]:
     body: dict[str, Any] = {"hookEventName": "PreToolUse", "permissionDecision": decision}
     if reason:
-        body["permissionDecisionReason"] = reason
+        body["permissionDecisionReason"] = printable(reason)  # a person's words, on the agent's terminal
     return {"hookSpecificOutput": body}
 
 

@@ -187,7 +187,7 @@ def test_each_input_is_typed_back_to_its_arguments_kind(
     [
         ([1], {"type": "plain_text_input", "value": "[1,"}, "Not valid JSON ("),
         ([1], {"type": "plain_text_input", "value": None}, "Not valid JSON ("),
-        ([1], {"type": "plain_text_input", "value": "[" * 3000}, "Not valid JSON (nested too deeply)"),
+        ([1], {"type": "plain_text_input", "value": "[" * 3000}, "Not valid JSON (values nested deeper"),
         ("a", {"type": "plain_text_input", "value": "[1,"}, None),
         (1, {"type": "number_input", "value": "1e999"}, notices.NOT_A_NUMBER),
         (1, {"type": "number_input", "value": "twelve"}, notices.NOT_A_NUMBER),

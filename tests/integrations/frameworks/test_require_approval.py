@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import datetime
+import inspect
 
 import pytest
 
@@ -16,6 +18,8 @@ from gateway.client import (
     ask_human_async,
     require_approval,
 )
+from gateway.client.approval import _BoundCall
+from gateway.client.call_types import CallTypes
 from tests.integrations.conftest import PERSON, Gateway
 from tests.support.redis_server import free_port
 
@@ -111,8 +115,11 @@ async def test_an_edit_the_function_cannot_take_never_runs_it(gateway: Gateway, 
     await gateway.set_approval_policy(agent, {"tools": {"deploy": {"ask": "always", "edit": True}}})
     call = asyncio.create_task(asyncio.to_thread(deploy, "production"))
     prompt = await gateway.pending_prompt(agent)
-    await gateway.say(prompt["thread_id"], 'edit {"target": "staging", "region": "eu"}')
-    with pytest.raises(ApprovalMismatch, match="no argument 'region'"):
+    # The signature's schema travels with the call even when only the policy allows edits: refused in chat.
+    assert prompt["input_schema"]["additionalProperties"] is False
+    assert await gateway.say(prompt["thread_id"], 'edit {"target": "staging", "region": "eu"}') == "kept"
+    assert await gateway.say(prompt["thread_id"], "deny") == "answered"
+    with pytest.raises(ApprovalDenied):
         await call
     assert done == []
 
@@ -201,3 +208,45 @@ async def test_every_call_in_a_process_asks_in_one_run_that_stays_open(gateway: 
         with contextlib.suppress(ApprovalDenied):
             await asyncio.wait_for(call, 10)
     assert len(set(asked)) == 1  # each asked after the one before was decided: the run stayed open
+
+
+@pytest.mark.parametrize("typed", ["replicas: many", "replicas: 2.5", 'replicas: "3"', "replicas: true"])
+async def test_an_edit_is_checked_as_the_call_would_be_by_its_annotations(
+    gateway: Gateway, agent: str, typed: str
+) -> None:
+    fleet = Fleet()
+    call = asyncio.create_task(asyncio.to_thread(fleet.scale, "api", 5))
+    prompt = await gateway.pending_prompt(agent)
+    assert prompt["input_schema"]["properties"]["replicas"] == {"type": "integer"}
+    assert await gateway.say(prompt["thread_id"], typed) == "kept"  # scale() takes a whole number
+    assert fleet.scaled == []
+    assert await gateway.say(prompt["thread_id"], "replicas: 3") == "answered"
+    assert await call == "api at 3"
+    assert fleet.scaled == [("api", 3, None)]
+
+
+def test_an_edited_value_is_read_as_the_annotation_reads_it() -> None:
+    def plan(day: datetime.date, replicas: int = 1) -> None: ...
+
+    types = CallTypes(plan)
+    assert types.read("day", "2026-03-01") == datetime.date(2026, 3, 1)
+    with pytest.raises(ValueError):
+        types.read("replicas", "many")
+    schema = types.schema({"day": "2026-03-01", "replicas": 1})
+    assert schema["properties"]["day"] == {"format": "date", "type": "string"}
+    assert schema["required"] == ["day"]
+
+
+def test_an_edit_the_function_cannot_take_raises_approval_mismatch_before_it_runs() -> None:
+    def plan(day: datetime.date, replicas: int = 1) -> None: ...
+
+    call = _BoundCall.of(inspect.signature(plan), (datetime.date(2026, 3, 1),), {})
+    types = CallTypes(plan)
+    assert call.approved("plan", {"day": "2026-03-02", "replicas": 2}, types).args == (
+        datetime.date(2026, 3, 2),
+        2,
+    )
+    with pytest.raises(ApprovalMismatch, match="replicas"):
+        call.approved("plan", {"day": "2026-03-01", "replicas": "many"}, types)
+    with pytest.raises(ApprovalMismatch, match="no argument 'region'"):
+        call.approved("plan", {"day": "2026-03-01", "region": "eu"}, types)
