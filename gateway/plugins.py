@@ -60,7 +60,7 @@ class ChannelSpec:
     # Its HTTP routes mount under ``/<name>/``; ``paths`` adds public prefixes a platform is already
     # configured with (the web chat's ``/chat/``). No prefix may take a path of the core's.
     paths: tuple[str, ...] = ()
-    # The distribution extra that installs its SDK (``slack`` for ``threadgate[slack]``): named in the one
+    # The distribution extra that installs its SDK (``acme`` for ``threadgate[acme]``): named in the one
     # line ``serve`` prints when the platform is configured but its SDK is missing.
     extra: str | None = None
 
