@@ -119,6 +119,7 @@ _WHERE: dict[str, str] = {
     "notices": "gateway.notices#module",
     "one": "gateway.text_fit",
     "parse_json": "gateway.jsonbody",
+    "parse_typed": "gateway.jsonbody",
     "parse_thread_id": "gateway.ids",
     "probe": "gateway.probes",
     "prompt_body": "gateway.render",
@@ -281,6 +282,9 @@ if TYPE_CHECKING:
     )
     from gateway.jsonbody import (
         parse_json as parse_json,
+    )
+    from gateway.jsonbody import (
+        parse_typed as parse_typed,
     )
     from gateway.jsonbody import (
         unsupported_media_type as unsupported_media_type,

@@ -20,10 +20,7 @@ import discord
 
 from channels.discord.choices import FieldValue, Refused
 from channels.discord.control_ids import NOTE_FIELD, Action, ControlId, field_id
-from gateway import notices
-from gateway.jsonbody import parse_typed
-from gateway.models import MAX_NOTE_CHARS, Prompt, PromptKind
-from gateway.render import shorten
+from gateway.sdk import MAX_NOTE_CHARS, Prompt, PromptKind, notices, parse_typed, shorten
 
 MAX_FIELDS = 5  # a form's components
 MAX_TEXT_INPUT = 4000

@@ -31,11 +31,19 @@ from channels.discord.render import (
 )
 from channels.discord.threads import channel_id_of
 from channels.discord.threads import start_thread as start_session_thread
-from gateway.channel import ChannelContext, ChannelError, HandOver, InboundSink, MessageRef
-from gateway.ids import ThreadRef
-from gateway.lease import Lease, lease_name
-from gateway.logs import event
-from gateway.models import InboundMessage, ThreadItem
+from gateway.sdk import (
+    ChannelContext,
+    ChannelError,
+    HandOver,
+    InboundMessage,
+    InboundSink,
+    Lease,
+    MessageRef,
+    ThreadItem,
+    ThreadRef,
+    event,
+    lease_name,
+)
 
 DEFAULT_API_BASE_URL = "https://discord.com/api/v10"
 DEFAULT_GATEWAY_URL = "wss://gateway.discord.gg/"

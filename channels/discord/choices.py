@@ -9,9 +9,7 @@ from dataclasses import dataclass
 import discord
 
 from channels.discord.control_ids import Action, ControlId, field_id
-from gateway import notices
-from gateway.mapper import Unanswered, map_form
-from gateway.models import Prompt, PromptKind
+from gateway.sdk import Prompt, PromptKind, Unanswered, map_form, notices
 
 FieldValue = str | list[str]
 

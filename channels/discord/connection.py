@@ -13,8 +13,7 @@ import discord
 
 from channels.discord.inbound import inbound_message
 from channels.discord.unreadable import event_id_of, guard_parsers
-from gateway.logs import event, failure
-from gateway.models import InboundMessage
+from gateway.sdk import InboundMessage, event, failure
 
 # The gateway never joins voice: without this discord.py warns on start that voice libraries are missing.
 discord.VoiceClient.warn_nacl = False

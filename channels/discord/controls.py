@@ -7,9 +7,7 @@ from typing import Any
 import discord
 
 from channels.discord.control_ids import TEXT_FIELD, Action, ControlId, field_id
-from gateway import notices
-from gateway.models import PromptKind, Question, ToolCall
-from gateway.render import PromptView, shorten, tool_call_arguments
+from gateway.sdk import PromptKind, PromptView, Question, ToolCall, notices, shorten, tool_call_arguments
 
 ROWS = 5
 PER_ROW = 5

@@ -5,8 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from channels.discord.settings import DiscordSettings
-from gateway.checks import Check
-from gateway.probes import probe, secret_text
+from gateway.sdk import Check, probe, secret_text
 
 
 async def check(settings: DiscordSettings) -> list[Check]:

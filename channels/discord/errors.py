@@ -7,8 +7,7 @@ import asyncio
 import aiohttp
 import discord
 
-from gateway.backoff import retry_after
-from gateway.channel import ChannelError
+from gateway.sdk import ChannelError, retry_after
 
 
 def channel_error(exc: BaseException, doing: str) -> ChannelError:

@@ -10,10 +10,7 @@ import discord
 
 from channels.discord.choices import FieldValue, Refused
 from channels.discord.control_ids import Action, ControlId, field_id
-from gateway import forms
-from gateway.forms import FormField
-from gateway.models import Prompt, PromptKind
-from gateway.render import FormView, shorten
+from gateway.sdk import FormField, FormView, Prompt, PromptKind, forms, shorten
 
 PAGE_SIZE = 5  # a modal holds at most five components
 FIELD = "field"

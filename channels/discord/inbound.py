@@ -7,7 +7,7 @@ import re
 import discord
 
 from channels.discord.threads import thread_id_for
-from gateway.models import InboundMessage
+from gateway.sdk import InboundMessage
 
 PEOPLES_MESSAGE_TYPES = frozenset({discord.MessageType.default, discord.MessageType.reply})
 

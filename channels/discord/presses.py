@@ -18,11 +18,7 @@ from channels.discord.controls import PromptControls, answers_form, text_form
 from channels.discord.forms import FormPrompt
 from channels.discord.inbound import identity_for
 from channels.discord.threads import thread_id_for
-from gateway import notices
-from gateway.answer_step import Act, StepRequest, StepResult, step
-from gateway.channel import InboundSink
-from gateway.logs import event
-from gateway.models import Prompt
+from gateway.sdk import Act, InboundSink, Prompt, StepRequest, StepResult, event, notices, step
 
 DEFAULT_ACK_DEADLINE = 2.0  # Discord gives 3 s for the first response; keep room for the round trip
 FORM_DEADLINE = 2.5  # a form cannot be deferred: it must be the first response, or nothing

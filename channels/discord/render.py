@@ -8,10 +8,17 @@ from dataclasses import dataclass
 import discord
 
 from channels.discord.inbound import user_id_of
-from gateway import notices
-from gateway.models import PromptKind, ThreadItem
-from gateway.render import form_outcome, votes_of, votes_text
-from gateway.text_fit import Marks, keep_end, split_marked
+from gateway.sdk import (
+    Marks,
+    PromptKind,
+    ThreadItem,
+    form_outcome,
+    keep_end,
+    notices,
+    split_marked,
+    votes_of,
+    votes_text,
+)
 
 MAX_MESSAGE_CHARS = 2000
 MAX_PARTS = 5

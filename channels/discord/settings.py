@@ -6,8 +6,7 @@ import re
 
 from pydantic import SecretStr
 
-from gateway.checks import Check
-from gateway.plugins import PlatformSettings
+from gateway.sdk import Check, PlatformSettings
 
 # The bot's id, a timestamp and a signature, each base64url, joined by dots.
 BOT_TOKEN = re.compile(r"[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+", re.ASCII)

@@ -7,7 +7,7 @@ from typing import Final, Literal
 
 import discord
 
-from gateway.ids import ThreadRef
+from gateway.sdk import ThreadRef
 
 THREAD_NAME_CHARS = 100  # Discord's limit for a thread name
 ARCHIVE_AFTER_MINUTES: Final[Literal[10080]] = 10080  # a week idle; the thread reopens when someone writes

@@ -6,7 +6,7 @@ import logging
 from collections.abc import Callable, MutableMapping
 from typing import Any
 
-from gateway.logs import event
+from gateway.sdk import event
 
 Parser = Callable[[Any], None]
 

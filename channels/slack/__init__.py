@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gateway.plugins import lazy_exports
+from gateway.sdk import lazy_exports
 
 __getattr__ = lazy_exports(__name__, {"SlackChannel": "channels.slack.channel"})
 __all__ = ["SlackChannel"]

@@ -13,9 +13,7 @@ from typing import Any
 
 from channels.slack.control_ids import ANSWER_CALLBACK, CHOICE, TEXT
 from channels.slack.controls import MAX_CHECKBOXES, option, option_indexes, plain, shorten
-from gateway import notices
-from gateway.mapper import Unanswered, map_form
-from gateway.models import Prompt, Question
+from gateway.sdk import Prompt, Question, Unanswered, map_form, notices
 
 TEXT_INPUT_LIMIT = 3_000  # Slack's longest plain_text_input
 LABEL_LIMIT = 2_000  # characters in an input block's label

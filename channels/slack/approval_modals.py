@@ -18,10 +18,7 @@ from typing import Any
 
 from channels.slack.control_ids import EDIT_CALLBACK, FIELD, NOTE, REASON_CALLBACK
 from channels.slack.controls import option, plain, shorten
-from gateway import notices
-from gateway.forms import FieldError
-from gateway.jsonbody import parse_typed
-from gateway.models import MAX_NOTE_CHARS, Prompt
+from gateway.sdk import MAX_NOTE_CHARS, FieldError, Prompt, notices, parse_typed
 
 TEXT_INPUT_LIMIT = 3_000  # Slack's longest plain_text_input (and its initial value)
 LABEL_LIMIT = 2_000  # characters in an input block's label or hint

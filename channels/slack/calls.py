@@ -9,8 +9,7 @@ from typing import Any
 import aiohttp
 from slack_sdk.errors import SlackApiError
 
-from gateway.backoff import retry_after
-from gateway.channel import ChannelError
+from gateway.sdk import ChannelError, retry_after
 
 MAX_INLINE_WAIT_S = 5.0
 DEFAULT_RETRY_AFTER_S = 1.0

@@ -25,12 +25,18 @@ from channels.slack.render import SlackMessage, mention, render_item, render_not
 from channels.slack.socket import SocketModeLink
 from channels.slack.threads import start_thread as start_session_thread
 from channels.slack.verify import check_body, is_signed
-from gateway.channel import ChannelContext, ChannelError, MessageRef
-from gateway.errors import GatewayError
-from gateway.ids import ThreadRef, parse_thread_id
-from gateway.lease import Lease, lease_name
-from gateway.logs import event
-from gateway.models import ThreadItem
+from gateway.sdk import (
+    ChannelContext,
+    ChannelError,
+    GatewayError,
+    Lease,
+    MessageRef,
+    ThreadItem,
+    ThreadRef,
+    event,
+    lease_name,
+    parse_thread_id,
+)
 
 DEFAULT_API_URL = "https://slack.com/api/"
 EVENTS_PATH = "/slack/events"

@@ -8,9 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from channels.slack.control_ids import ACTIONS_BLOCK, TOGGLES_BLOCK, ControlRef, Verb, action_id
-from gateway import notices
-from gateway.models import Prompt, PromptKind, Question, ToolCall
-from gateway.render import tool_call_arguments
+from gateway.sdk import Prompt, PromptKind, Question, ToolCall, notices, tool_call_arguments
 
 MAX_BUTTONS = 5  # option buttons in a message; past that a select menu
 MAX_CHECKBOXES = 10  # Slack's limit for checkboxes and radio buttons

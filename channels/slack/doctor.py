@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from channels.slack.settings import APP_TOKEN_EXAMPLE, SlackSettings
-from gateway.checks import Check
-from gateway.probes import PROBE_TIMEOUT_S, probe, secret_text
+from gateway.sdk import PROBE_TIMEOUT_S, Check, probe, secret_text
 
 
 async def check(settings: SlackSettings) -> list[Check]:

@@ -26,7 +26,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from channels.slack.identity import AppIdentity, KnownIdentityAuthorization
 from channels.slack.inbound import BotIdentity
 from channels.slack.redeliver import Redeliver
-from gateway.logs import event, failure
+from gateway.sdk import event, failure
 
 OnEvent = Callable[[dict[str, Any], str, BotIdentity], Awaitable[None]]
 BOLT_LOGGER = "slack_bolt.AsyncApp"

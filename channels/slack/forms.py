@@ -15,8 +15,7 @@ from typing import Any
 
 from channels.slack.control_ids import ACTIONS_BLOCK, FIELD, FIELDS_CALLBACK, ControlRef, Verb, action_id
 from channels.slack.controls import MAX_CHECKBOXES, button, option, option_indexes, plain, shorten
-from gateway.forms import YES, FieldError, FormField
-from gateway.models import Prompt
+from gateway.sdk import YES, FieldError, FormField, Prompt
 
 FILL_IN, DECLINE, DONE, OPEN_PAGE = "Fill in…", "Decline", "Done", "Open the page"
 TEXT_INPUT_LIMIT = 3_000  # Slack's longest plain_text_input

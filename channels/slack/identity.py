@@ -23,9 +23,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from channels.slack.calls import MAX_INLINE_WAIT_S, call
 from channels.slack.redeliver import Redeliver
-from gateway.backoff import Retry
-from gateway.channel import ChannelError
-from gateway.logs import event
+from gateway.sdk import ChannelError, Retry, event
 
 # Slack delivers a refused event again about a minute and five minutes later, then gives it up: asking
 # auth.test at least once a minute (whatever the jitter or a rate limit's Retry-After) means an outage

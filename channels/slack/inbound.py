@@ -6,9 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from gateway.errors import GatewayError
-from gateway.ids import parse_thread_id
-from gateway.models import MAX_TEXT_CHARS, InboundMessage
+from gateway.sdk import MAX_TEXT_CHARS, GatewayError, InboundMessage, parse_thread_id
 
 # Subtypes that are still a person saying something; every other subtype (edits, deletions, joins, topic
 # changes) is not a message to the agent.

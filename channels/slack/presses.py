@@ -27,12 +27,20 @@ from channels.slack.control_ids import PREFIX, TOGGLES_BLOCK, ControlRef, Verb, 
 from channels.slack.controls import opens_form
 from channels.slack.forms import fields_view
 from channels.slack.submissions import Submissions
-from gateway import notices
-from gateway.answer_step import Act, StepRequest, StepResult, step
-from gateway.channel import ChannelError, InboundSink
-from gateway.ids import ThreadRef, parse_thread_id
-from gateway.logs import event
-from gateway.models import Prompt, PromptKind
+from gateway.sdk import (
+    Act,
+    ChannelError,
+    InboundSink,
+    Prompt,
+    PromptKind,
+    StepRequest,
+    StepResult,
+    ThreadRef,
+    event,
+    notices,
+    parse_thread_id,
+    step,
+)
 
 ACK_BUDGET_S = 2.0  # of Slack's 3 s, what checking a submitted modal may take before it is acknowledged
 OPEN_FORM_WAIT_S = 1.0  # a trigger id lives 3 s: a rate limit longer than this is not waited out

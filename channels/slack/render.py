@@ -8,10 +8,19 @@ from typing import Any
 
 from channels.slack.controls import control_blocks
 from channels.slack.forms import form_controls, url_controls
-from gateway import notices
-from gateway.models import PromptKind, Question, ThreadItem
-from gateway.render import PromptView, form_outcome, prompt_text, votes_of, votes_text
-from gateway.text_fit import one, split_text
+from gateway.sdk import (
+    PromptKind,
+    PromptView,
+    Question,
+    ThreadItem,
+    form_outcome,
+    notices,
+    one,
+    prompt_text,
+    split_text,
+    votes_of,
+    votes_text,
+)
 
 SECTION_LIMIT = 3_000  # characters in one section block's text
 MESSAGE_TEXT_LIMIT = 40_000  # characters in a message's top-level text

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pydantic import SecretStr
 
-from gateway.checks import Check
-from gateway.plugins import PlatformSettings
+from gateway.sdk import Check, PlatformSettings
 
 
 class SlackSettings(PlatformSettings):

@@ -7,7 +7,7 @@ import asyncio
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
 
-from gateway.logs import event
+from gateway.sdk import event
 
 
 class SocketModeLink:

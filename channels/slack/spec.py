@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from channels.slack.settings import SlackSettings, check_settings
-from gateway.plugins import channel_spec, lazy_doctor
+from gateway.sdk import channel_spec, lazy_doctor
 
 if TYPE_CHECKING:
     from channels.slack.channel import SlackChannel

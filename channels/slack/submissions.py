@@ -30,11 +30,7 @@ from channels.slack.control_ids import (
 )
 from channels.slack.forms import block_errors, read_fields
 from channels.slack.notices import BUSY_ERROR, notice_view
-from gateway import notices
-from gateway.answer_step import Act, StepRequest, StepResult
-from gateway.forms import FieldError
-from gateway.models import Prompt, PromptKind
-from gateway.outcomes import Outcome
+from gateway.sdk import Act, FieldError, Outcome, Prompt, PromptKind, StepRequest, StepResult, notices
 
 APPROVE_OPTION, DENY_OPTION = 0, 1  # an approval's options, as its buttons name them
 

@@ -8,7 +8,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from channels.slack.calls import MAX_INLINE_WAIT_S, call
 from channels.slack.render import render_notice
-from gateway.ids import ThreadRef
+from gateway.sdk import ThreadRef
 
 
 async def start_thread(

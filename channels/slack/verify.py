@@ -14,9 +14,7 @@ import time
 from collections.abc import Mapping
 from urllib.parse import parse_qsl
 
-from gateway.errors import GatewayError
-from gateway.jsonbody import parse_json
-from gateway.signed import fresh, same_text
+from gateway.sdk import GatewayError, fresh, parse_json, same_text
 
 MAX_SKEW_S = 300
 MAX_DEPTH = 64

@@ -25,9 +25,7 @@ from microsoft_teams.cards import (
 )
 
 from channels.teams.control_ids import NOTE_ID, REF_KEY, ControlRef, Verb, argument_id, verb
-from gateway import notices
-from gateway.models import MAX_NOTE_CHARS, Prompt, ToolCall
-from gateway.render import shorten
+from gateway.sdk import MAX_NOTE_CHARS, Prompt, ToolCall, notices, shorten
 
 LABEL_LIMIT = 200
 INPUT_TEXT_LIMIT = 4_096  # the longest value a text box takes

@@ -31,10 +31,20 @@ from microsoft_teams.cards import (
 
 from channels.teams.approvals import approval_actions
 from channels.teams.control_ids import REF_KEY, ControlRef, Verb, choice_id, field_id, other_id, verb
-from gateway import notices
-from gateway.forms import FormField, SchemaError, check_schema
-from gateway.models import PromptKind, Question, ThreadItem, ToolCall
-from gateway.render import shorten, tool_call_arguments, votes_of, votes_text
+from gateway.sdk import (
+    FormField,
+    PromptKind,
+    Question,
+    SchemaError,
+    ThreadItem,
+    ToolCall,
+    check_schema,
+    notices,
+    shorten,
+    tool_call_arguments,
+    votes_of,
+    votes_text,
+)
 
 TEXT_LIMIT = 20_000  # characters of an item's text in one activity (Teams takes about 28 KB in all)
 TOOL_ARGS_LIMIT = 2_500

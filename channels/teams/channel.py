@@ -20,14 +20,20 @@ from channels.teams.inbound import origin, to_inbound
 from channels.teams.presses import message_response, safely
 from channels.teams.tenants import FOREIGN_TENANT, from_tenant, tenants_of
 from channels.teams.threads import PREFIX, conversation_of
-from gateway import notices
-from gateway.channel import ChannelContext, MessageRef
-from gateway.errors import GatewayError
-from gateway.ids import ThreadRef
-from gateway.jsonbody import is_json_media_type, parse_json, unsupported_media_type
-from gateway.logs import event, failure
-from gateway.models import ThreadItem
-from gateway.names import Names
+from gateway.sdk import (
+    ChannelContext,
+    GatewayError,
+    MessageRef,
+    Names,
+    ThreadItem,
+    ThreadRef,
+    event,
+    failure,
+    is_json_media_type,
+    notices,
+    parse_json,
+    unsupported_media_type,
+)
 
 MESSAGES_PATH = "/teams/messages"
 MAX_ACTIVITY_BYTES = 256 * 1024  # Teams caps a message at about 28 KB; a card press is smaller still

@@ -23,8 +23,8 @@ from microsoft_teams.api.activities.message import MessageActivityInput
 from microsoft_teams.api.clients.conversation import ConversationActivityClient
 from microsoft_teams.common.http import Client, ClientOptions
 
-from gateway.backoff import retry_after as header_wait
-from gateway.channel import ChannelError
+from gateway.sdk import ChannelError
+from gateway.sdk import retry_after as header_wait
 
 SCOPE = "https://api.botframework.com/.default"
 TIMEOUT_S = 10.0

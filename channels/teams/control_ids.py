@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from gateway.control_refs import VERB_PREFIX
-from gateway.control_refs import ControlRef as ControlRef
-from gateway.control_refs import decode as decode
-from gateway.control_refs import verb_of as named_verb
+from gateway.sdk import VERB_PREFIX
+from gateway.sdk import ControlRef as ControlRef
+from gateway.sdk import decode as decode
+from gateway.sdk import verb_of as named_verb
 
 PREFIX = VERB_PREFIX
 REF_KEY = "tg"

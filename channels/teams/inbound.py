@@ -11,7 +11,7 @@ from microsoft_teams.api.models import ConversationAccount
 from microsoft_teams.api.models.entity import MentionEntity
 
 from channels.teams.threads import person_for, thread_id_for
-from gateway.models import MAX_TEXT_CHARS, InboundMessage
+from gateway.sdk import MAX_TEXT_CHARS, InboundMessage
 
 _TAGS = re.compile(r"<[^<>]{0,200}>")
 

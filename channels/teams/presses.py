@@ -22,14 +22,22 @@ from channels.teams.cards import settled_card
 from channels.teams.control_ids import REF_KEY, ControlRef, Verb, decode, verb_of
 from channels.teams.inbound import Origin
 from channels.teams.reading import read_press, structured
-from gateway import notices
-from gateway.answer_step import Act, StepRequest, step
-from gateway.channel import InboundSink
-from gateway.errors import GatewayError
-from gateway.logs import event
-from gateway.models import MAX_TEXT_CHARS, InboundMessage, Prompt, PromptKind
-from gateway.outcomes import Outcome
-from gateway.render import answers_summary, settled_prompt_item
+from gateway.sdk import (
+    MAX_TEXT_CHARS,
+    Act,
+    GatewayError,
+    InboundMessage,
+    InboundSink,
+    Outcome,
+    Prompt,
+    PromptKind,
+    StepRequest,
+    answers_summary,
+    event,
+    notices,
+    settled_prompt_item,
+    step,
+)
 
 DECLINE_TEXT = "decline"  # what a Decline press is logged with; the press itself says decline
 

@@ -10,11 +10,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from channels.teams.control_ids import ControlRef, Verb, choice_id, field_id, other_id
-from gateway import notices
-from gateway.forms import MAX_VALUE_CHARS, NO, YES, FormField
-from gateway.mapper import map_form
-from gateway.models import MAX_TEXT_CHARS, Answer, Prompt, PromptKind
-from gateway.replies import DONE
+from gateway.sdk import (
+    DONE,
+    MAX_TEXT_CHARS,
+    MAX_VALUE_CHARS,
+    NO,
+    YES,
+    Answer,
+    FormField,
+    Prompt,
+    PromptKind,
+    map_form,
+    notices,
+)
 
 _STEP_KINDS = (PromptKind.FORM, PromptKind.URL)
 _SAYS = notices.UNANSWERED

@@ -18,8 +18,7 @@ from channels.teams.threads import (
     THREAD_EXAMPLE,
     THREADS,
 )
-from gateway.checks import Check
-from gateway.plugins import ChannelSpec
+from gateway.sdk import ChannelSpec, Check
 
 if TYPE_CHECKING:
     from channels.teams.channel import TeamsChannel
@@ -58,7 +57,7 @@ async def doctor(settings: TeamsSettings) -> list[Check]:
     import httpx
 
     from channels.teams.connector import TIMEOUT_S, Tokens
-    from gateway.channel import ChannelError
+    from gateway.sdk import ChannelError
 
     async with httpx.AsyncClient(timeout=TIMEOUT_S) as http:
         tokens = Tokens(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from gateway.checks import Check
+from gateway.sdk import Check
 
 TENANT_ID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
 TENANT_EXAMPLE = "72f988bf-86f1-41af-91ab-2d7cd011db47"

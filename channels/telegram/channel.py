@@ -36,17 +36,23 @@ from channels.telegram.send import MAX_INLINE_WAIT_S, Sender, safe_text
 from channels.telegram.threads import start_thread as start_session_thread
 from channels.telegram.updates import log_unreadable, read_update
 from channels.telegram.webhook import check_secret, webhook_route
-from gateway import notices
-from gateway.backoff import Retry
-from gateway.channel import ChannelContext, ChannelError, MessageRef
-from gateway.ids import ThreadRef, parse_thread_id
-from gateway.lease import Lease, lease_name
-from gateway.logs import event
-from gateway.models import ThreadItem
-from gateway.names import Names
-from gateway.render import PromptView
-from gateway.service import Outcome
-from gateway.tasks import cancel_and_wait
+from gateway.sdk import (
+    ChannelContext,
+    ChannelError,
+    Lease,
+    MessageRef,
+    Names,
+    Outcome,
+    PromptView,
+    Retry,
+    ThreadItem,
+    ThreadRef,
+    cancel_and_wait,
+    event,
+    lease_name,
+    notices,
+    parse_thread_id,
+)
 
 DEFAULT_BASE_URL = "https://api.telegram.org/bot"
 REMEMBERED = 10_000

@@ -20,9 +20,7 @@ from channels.telegram.render import (
     asking_for_reply,
     split_text,
 )
-from gateway import notices
-from gateway.models import PromptKind, ToolCall
-from gateway.render import PromptView, prompt_text, shorten, tool_call_arguments
+from gateway.sdk import PromptKind, PromptView, ToolCall, notices, prompt_text, shorten, tool_call_arguments
 
 TICK = "✓ "
 OTHER = "Other…"

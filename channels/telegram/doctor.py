@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from channels.telegram.settings import TelegramSettings
-from gateway.checks import Check
-from gateway.probes import probe, secret_text
+from gateway.sdk import Check, probe, secret_text
 
 
 async def check(settings: TelegramSettings) -> list[Check]:

@@ -21,9 +21,7 @@ from channels.telegram.render import (
     Keyboard,
     Outgoing,
 )
-from gateway import forms
-from gateway.models import Prompt, PromptKind
-from gateway.render import FormView, prompt_body, shorten
+from gateway.sdk import FormView, Prompt, PromptKind, forms, prompt_body, shorten
 
 FORM_KINDS = frozenset({PromptKind.FORM, PromptKind.URL})
 YES_TEXT, NO_TEXT = "Yes", "No"

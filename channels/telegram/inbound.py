@@ -7,8 +7,7 @@ from dataclasses import dataclass
 
 from telegram import MaybeInaccessibleMessage, Message, Update, User
 
-from gateway.ids import ThreadRef
-from gateway.models import MAX_TEXT_CHARS, InboundMessage
+from gateway.sdk import MAX_TEXT_CHARS, InboundMessage, ThreadRef
 
 ALLOWED_UPDATES = ("message", "callback_query")
 

@@ -21,8 +21,7 @@ from telegram.error import Conflict, InvalidToken, RetryAfter
 from channels.telegram.inbound import ALLOWED_UPDATES
 from channels.telegram.send import retry_after_seconds, safe_text
 from channels.telegram.updates import fetch_updates, read_update, update_id_of
-from gateway.channel import Handed, HandOver
-from gateway.logs import event
+from gateway.sdk import Handed, HandOver, event
 
 T = TypeVar("T")
 Handler = Callable[[Update], Awaitable[None]]

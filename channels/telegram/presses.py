@@ -21,13 +21,20 @@ from channels.telegram.controls import keyboard, step_text, ticked_in
 from channels.telegram.inbound import Incoming, address_of, identity_of, in_thread
 from channels.telegram.render import Button, Keyboard, Mention, Outgoing, utf16_len
 from channels.telegram.send import Sender
-from gateway import notices
-from gateway.answer_step import Act, StepRequest, StepResult, step
-from gateway.channel import ChannelError, InboundSink
-from gateway.ids import parse_thread_id
-from gateway.logs import event
-from gateway.models import Prompt
-from gateway.render import PromptView, shorten
+from gateway.sdk import (
+    Act,
+    ChannelError,
+    InboundSink,
+    Prompt,
+    PromptView,
+    StepRequest,
+    StepResult,
+    event,
+    notices,
+    parse_thread_id,
+    shorten,
+    step,
+)
 
 ACK_DEADLINE_S = 5.0  # the person's client shows a spinner until the press is answered
 MAX_ASKED_QUESTION_CHARS = 300

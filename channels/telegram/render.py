@@ -5,10 +5,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gateway.models import ThreadItem
-from gateway.render import form_outcome, votes_of, votes_text
-from gateway.text_fit import Marks, keep_end, split_marked, utf16_units
-from gateway.text_fit import utf16_len as utf16_len
+from gateway.sdk import (
+    Marks,
+    ThreadItem,
+    form_outcome,
+    keep_end,
+    split_marked,
+    utf16_units,
+    votes_of,
+    votes_text,
+)
+from gateway.sdk import utf16_len as utf16_len
 
 MAX_MESSAGE_UNITS = 4096
 MAX_PARTS = 10

@@ -30,8 +30,7 @@ from telegram.warnings import PTBDeprecationWarning
 
 from channels.telegram.inbound import ChatAddress
 from channels.telegram.render import PLACEHOLDER, Button, Keyboard, Mention, Outgoing
-from gateway.channel import ChannelError
-from gateway.logs import event, redact
+from gateway.sdk import ChannelError, event, redact
 
 MAX_INLINE_WAIT_S = 5.0
 MAX_ATTEMPTS = 4

@@ -6,8 +6,7 @@ import re
 
 from pydantic import SecretStr, field_validator
 
-from gateway.checks import Check
-from gateway.plugins import PlatformSettings
+from gateway.sdk import Check, PlatformSettings
 
 BOT_TOKEN = re.compile(r"\d{1,20}:[A-Za-z0-9_-]{1,200}", re.ASCII)
 BOT_TOKEN_EXAMPLE = "123456789:<secret> (the bot's id, a colon and its secret, as @BotFather gives it)"

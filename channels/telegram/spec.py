@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from channels.telegram.settings import TelegramSettings, check_settings
-from gateway.plugins import channel_spec, lazy_doctor, when_set
+from gateway.sdk import channel_spec, lazy_doctor, when_set
 
 if TYPE_CHECKING:
     from channels.telegram.channel import TelegramChannel

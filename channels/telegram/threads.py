@@ -8,7 +8,7 @@ from __future__ import annotations
 from channels.telegram.inbound import address_of
 from channels.telegram.render import Outgoing
 from channels.telegram.send import Sender
-from gateway.ids import ThreadRef
+from gateway.sdk import ThreadRef
 
 
 async def start_thread(sender: Sender, channel: ThreadRef, text: str) -> str:

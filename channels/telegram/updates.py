@@ -8,7 +8,7 @@ from typing import Any
 
 from telegram import Bot, Update
 
-from gateway.logs import event, failure
+from gateway.sdk import event, failure
 
 # How much longer than the long poll itself a getUpdates call may take before it counts as lost.
 READ_SLACK_S = 5.0

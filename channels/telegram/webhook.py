@@ -9,10 +9,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from gateway.errors import GatewayError
-from gateway.jsonbody import parse_json
-from gateway.logs import event, redact
-from gateway.signed import same_text
+from gateway.sdk import GatewayError, event, parse_json, redact, same_text
 
 PATH = "/telegram/webhook"
 SECRET_HEADER = "x-telegram-bot-api-secret-token"

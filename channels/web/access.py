@@ -7,8 +7,7 @@ import hmac
 import re
 from dataclasses import dataclass
 
-from gateway.api.auth import OPERATOR, TokenTable
-from gateway.audience import Audiences, Reader
+from gateway.sdk import OPERATOR, Audiences, Reader, TokenTable
 
 NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}", re.ASCII)
 

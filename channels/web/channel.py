@@ -21,15 +21,27 @@ from starlette.routing import BaseRoute, Route
 from channels.web.access import NEEDS_TOKEN, SignInError, WebAccess, may_read_room
 from channels.web.limits import MAX_MESSAGE_CHARS, WebLimits, admit_post, check_size
 from channels.web.page import asset, chat_page
-from gateway import notices
-from gateway.api.client_address import client_address
-from gateway.channel import ChannelContext, MessageRef, store_unavailable
-from gateway.cursors import STREAM_ID_PROBLEM, is_stream_position
-from gateway.errors import GatewayError
-from gateway.ids import ThreadRef, parse_thread_id
-from gateway.jsonbody import is_json_media_type, parse_json, unsupported_media_type
-from gateway.models import MAX_NOTE_CHARS, InboundMessage, PromptKind, ThreadItem
-from gateway.sse import RESTART_HINT, event_stream
+from gateway.sdk import (
+    MAX_NOTE_CHARS,
+    RESTART_HINT,
+    STREAM_ID_PROBLEM,
+    ChannelContext,
+    GatewayError,
+    InboundMessage,
+    MessageRef,
+    PromptKind,
+    ThreadItem,
+    ThreadRef,
+    client_address,
+    event_stream,
+    is_json_media_type,
+    is_stream_position,
+    notices,
+    parse_json,
+    parse_thread_id,
+    store_unavailable,
+    unsupported_media_type,
+)
 
 # A message at its cap with every character sent as an escaped surrogate pair (12 bytes), and the rest.
 MAX_BODY = 12 * MAX_MESSAGE_CHARS + 64 * 1024

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from channels.web.access import parse_tokens
 from channels.web.settings import WebSettings
-from gateway.checks import Check
+from gateway.sdk import Check
 
 
 async def check(settings: WebSettings) -> list[Check]:

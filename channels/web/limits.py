@@ -6,9 +6,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from gateway.audience import Audiences
-from gateway.errors import GatewayError
-from gateway.ratelimit import RateLimiter
+from gateway.sdk import Audiences, GatewayError, RateLimiter
 
 if TYPE_CHECKING:
     from channels.web.settings import WebSettings

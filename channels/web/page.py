@@ -8,7 +8,7 @@ from pathlib import Path
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
-from gateway import assets
+from gateway.sdk import assets
 
 STATIC = Path(__file__).parent / "static"
 ASSETS = {

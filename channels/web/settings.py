@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, SecretStr, field_validator
 
-from gateway.plugins import PlatformSettings
+from gateway.sdk import PlatformSettings
 
 
 class WebSettings(PlatformSettings):

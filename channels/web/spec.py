@@ -6,8 +6,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from channels.web.settings import WebSettings
-from gateway.logs import event
-from gateway.plugins import channel_spec, lazy_doctor
+from gateway.sdk import channel_spec, event, lazy_doctor
 
 if TYPE_CHECKING:
     from channels.web.channel import WebChannel

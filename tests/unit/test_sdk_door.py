@@ -7,7 +7,17 @@ import subprocess
 import sys
 
 import gateway.sdk as sdk
-from tests.unit.test_imports import ROOT
+from tests.unit.test_imports import ROOT, import_graph
+
+
+def test_channels_import_nothing_of_the_core_but_the_sdk() -> None:
+    graph = import_graph()
+    reaching = {
+        name: sorted(target for target in targets if target.startswith("gateway") and target != "gateway.sdk")
+        for name, targets in graph.items()
+        if name.startswith("channels")
+    }
+    assert {name: targets for name, targets in reaching.items() if targets} == {}
 
 
 def test_every_name_of_the_sdk_resolves_to_its_own_module() -> None:
