@@ -7,6 +7,12 @@ from typing import TypeVar
 
 V = TypeVar("V")
 
+# The store's caches, each bounded so that it is full (and the process flat) after a few thousand runs; a
+# miss costs one read from Redis. See docs/operations.md, "What a process keeps in memory".
+THREADS_OF_KEPT = 8192  # which thread a run or prompt is in: about 250 B each
+RUNS_KEPT = 2048  # run records: about 1.3 KB each
+LATEST_KEPT = 2048  # each thread's latest open prompt (shared with the record cache while it is open)
+
 
 class LRU(OrderedDict[str, V]):
     """Keeps the ``size`` most recently put entries (which thread a prompt lives in, a parsed record)."""
