@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import TypeVar
+from typing import Any, TypeVar
 
 V = TypeVar("V")
 
@@ -26,3 +26,9 @@ class LRU(OrderedDict[str, V]):
         self.move_to_end(key)
         if len(self) > self.size:
             self.popitem(last=False)
+
+
+def drop_oldest(mapping: dict[Any, Any], size: int) -> None:
+    """Forget a plain dict's earliest-added entries beyond ``size`` (a dict keeps the order they came in)."""
+    while len(mapping) > size:
+        del mapping[next(iter(mapping))]

@@ -6,12 +6,16 @@ import gc
 import tracemalloc
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from bench.workload import TYPICAL_PROMPT
-from gateway import render
+from gateway import outbox, render
+from gateway.channel import ChannelError, Channels
 from gateway.models import Prompt, PromptKind, PromptRequest, Run
+from gateway.outbox import FAILURES_KEPT
 from gateway.store import Store
 from gateway.store.codec import RECORDS_KEPT, prompt_record
-from gateway.store.lru import LATEST_KEPT, RUNS_KEPT, THREADS_OF_KEPT
+from gateway.store.lru import LATEST_KEPT, RUNS_KEPT, THREADS_OF_KEPT, drop_oldest
 from gateway.store.owners import RUN_AGENTS_CACHE
 
 ASKED = datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC)
@@ -80,3 +84,24 @@ def test_a_record_is_kept_under_its_digest_not_a_second_copy_of_itself() -> None
     first = store.codec.pending(record)
     assert store.codec.pending(str(record)) is first
     assert all(len(key) < 64 for key in store.codec._records)
+
+
+@pytest.mark.parametrize("threads", [FAILURES_KEPT + 1, 2 * FAILURES_KEPT, 3 * FAILURES_KEPT + 7])
+def test_the_outbox_remembers_failed_posts_of_at_most_its_bound_of_threads(
+    monkeypatch: pytest.MonkeyPatch, threads: int
+) -> None:
+    """Threads whose post failed and that never post again (they went idle) are forgotten, oldest first."""
+    monkeypatch.setattr(outbox, "event", lambda *args, **fields: None)
+    monkeypatch.setattr(outbox.metrics, "platform_error", lambda *args: None)
+    box = outbox.Outbox(Store(None), Channels([]))
+    for n in range(threads):
+        box._back_off(f"web:room-{n}", ChannelError("refused"))
+    assert len(box._failures) == len(box._retry_at) == FAILURES_KEPT
+    assert f"web:room-{threads - 1}" in box._retry_at and "web:room-0" not in box._retry_at
+
+
+@pytest.mark.parametrize(("size", "added"), [(1, 5), (3, 3), (10, 25)])
+def test_drop_oldest_keeps_the_latest_entries(size: int, added: int) -> None:
+    mapping = {n: str(n) for n in range(added)}
+    drop_oldest(mapping, size)
+    assert list(mapping) == list(range(added))[-size:]
