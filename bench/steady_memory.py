@@ -31,11 +31,12 @@ from bench.idle import rss_bytes
 from bench.redis_proc import PrivateRedis, free_port
 from bench.workload import TYPICAL_PROMPT
 
-CONCURRENCY = 8
+CONCURRENCY = 16
 NAME = "alice"  # the web chat name of every run's starter (web:alice), who answers in the chat
 EXPIRING_EVERY = 10  # one run in this many leaves a form to expire
-SETTLE_S = 3.0
-KEEPALIVE_S = 1.0  # after the last run: the outbox drained, the expiries swept
+SETTLE_S = 3.0  # after the last run: the outbox drained, the expiries swept
+KEEPALIVE_S = 1.0
+READY_TIMEOUT_S = 120.0  # a long figure is often run on a busy machine: a slow start is no failure
 FORM = {
     "kind": "form",
     "message": "Where should the report go?",
@@ -196,7 +197,9 @@ async def steady_memory_figure(
     port = free_port()
     env = server_env(redis_url, agent_token, operator_token)
     async with AsyncExitStack() as stack:
-        server = await stack.enter_async_context(server_process(serve_command(port), env, port, READY))
+        server = await stack.enter_async_context(
+            server_process(serve_command(port), env, port, READY, ready_timeout_s=READY_TIMEOUT_S)
+        )
 
         def session(token: str | None) -> Session:
             # Idle connections closed well before the server's keep-alive (5 s) would: never a reset reuse.
@@ -209,6 +212,11 @@ async def steady_memory_figure(
         ]
         soak = Soak(agent, operator, visitor)
         await _drive(soak, 0, warmup, concurrency)
+        if progress:
+            print(
+                f"  warm-up of {warmup:,} runs done: RSS {rss_bytes(server.pid) / 2**20:.1f} MB",
+                file=sys.stderr,
+            )
         await asyncio.sleep(SETTLE_S)
         rss_start, calls, prompts, started = rss_bytes(server.pid), soak.calls, soak.prompts, time.monotonic()
         done = 0
@@ -234,7 +242,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20_000, help="measured runs (default 20,000)")
     parser.add_argument("--warmup", type=int, default=5_000, help="runs before the first reading (5,000)")
-    parser.add_argument("--concurrency", type=int, default=CONCURRENCY, help="runs at once (default 8)")
+    parser.add_argument("--concurrency", type=int, default=CONCURRENCY, help="runs at once (default 16)")
     args = parser.parse_args()
     figure = asyncio.run(_alone(args.runs, args.warmup, args.concurrency))
     print(json.dumps(figure.as_dict()))
