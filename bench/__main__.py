@@ -24,6 +24,7 @@ from bench.resolve import resolve_figures
 from bench.restart import restart_figure
 from bench.roundtrips import round_trip_figures
 from bench.scale import scale_figure
+from bench.steady_memory import steady_memory_figure
 
 CLUSTER_CONCURRENCY = 16
 
@@ -51,35 +52,43 @@ async def run(profile: Profile, url: str) -> Results:
     load_before = os.getloadavg()
     started = time.perf_counter()
     version = await _flush(url)
-    _progress(f"[{profile.name}] 1/8 resolve path …")
+    _progress(f"[{profile.name}] 1/9 resolve path …")
     resolve = await resolve_figures(url, list(profile.resolve_levels))
     await _flush(url)
-    _progress(f"[{profile.name}] 2/8 round trips …")
+    _progress(f"[{profile.name}] 2/9 round trips …")
     trips = await round_trip_figures(url)
     await _flush(url)
-    _progress(f"[{profile.name}] 3/8 scale to {profile.scale_many:,} pending prompts …")
+    _progress(f"[{profile.name}] 3/9 scale to {profile.scale_many:,} pending prompts …")
     scale = await scale_figure(
         url, profile.scale_few, profile.scale_many, profile.scale_ops, profile.scale_concurrency
     )
     await _flush(url)
-    _progress(f"[{profile.name}] 4/8 HTTP through two gateway processes …")
+    _progress(f"[{profile.name}] 4/9 HTTP through two gateway processes …")
     http = await http_figure(url, profile.http_concurrency, profile.http_ops)
     await _flush(url)
     waiters = profile.idle_long_polls + profile.idle_streams
-    _progress(f"[{profile.name}] 5/8 {waiters:,} idle waiters on one gateway process …")
+    _progress(f"[{profile.name}] 5/9 {waiters:,} idle waiters on one gateway process …")
     idle = await idle_figure(url, profile.idle_long_polls, profile.idle_streams)
     await _flush(url)
     counts = " and ".join(str(count) for count in profile.workers)
-    _progress(f"[{profile.name}] 6/8 HTTP through serve --workers {counts} …")
+    _progress(f"[{profile.name}] 6/9 HTTP through serve --workers {counts} …")
     workers = await workers_figure(url, profile.http_concurrency, profile.http_ops, profile.workers)
     await _flush(url)
-    _progress(f"[{profile.name}] 7/8 a restart with {profile.restart_pending:,} prompts waiting …")
+    _progress(f"[{profile.name}] 7/9 a restart with {profile.restart_pending:,} prompts waiting …")
     restart = await restart_figure(url, profile.restart_pending)
-    _progress(f"[{profile.name}] 8/8 spread over a 3-master Redis Cluster …")
+    _progress(f"[{profile.name}] 8/9 spread over a 3-master Redis Cluster …")
     cluster = await cluster_figure(CLUSTER_CONCURRENCY, profile.cluster_ops)
+    await _flush(url)
+    _progress(
+        f"[{profile.name}] 9/9 memory of one process over {profile.steady_runs:,} runs after "
+        f"{profile.steady_warmup:,} …"
+    )
+    steady = await steady_memory_figure(url, profile.steady_runs, profile.steady_warmup)
     _progress(f"[{profile.name}] done in {time.perf_counter() - started:.0f} s")
     machine = describe_machine(version, load_before)
-    return Results(profile.name, machine, resolve, trips, scale, http, idle, workers, restart, cluster)
+    return Results(
+        profile.name, machine, resolve, trips, scale, http, idle, workers, restart, cluster, steady
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -57,7 +57,12 @@ class Server:
 
 @asynccontextmanager
 async def server_process(
-    command: list[str], env: dict[str, str], port: int, ready_path: str, ready_line: str | None = None
+    command: list[str],
+    env: dict[str, str],
+    port: int,
+    ready_path: str,
+    ready_line: str | None = None,
+    ready_timeout_s: float = READY_TIMEOUT_S,
 ) -> AsyncIterator[Server]:
     """A server process on ``port`` (run from an empty directory, so no ``.env`` is read), until exit;
     ready once ``ready_path`` answers 200 and (if given) a line of its output starts with ``ready_line``."""
@@ -69,7 +74,7 @@ async def server_process(
     base = f"http://127.0.0.1:{port}"
     try:
         async with aiohttp.ClientSession(base_url=base) as client:
-            deadline = time.monotonic() + READY_TIMEOUT_S
+            deadline = time.monotonic() + ready_timeout_s
             while True:
                 if process.returncode is not None:
                     raise RuntimeError(f"a benchmark server exited at start: see {workdir / 'server.log'}")

@@ -20,6 +20,8 @@ class Profile:
     restart_pending: int  # prompts waiting in Redis when a fresh serve starts (figure 7)
     workers: tuple[int, ...] = (1, 2)  # serve --workers counts of figure 6
     cluster_ops: int = 4000  # resolves at 16 threads on the 3-master cluster (figure 8)
+    steady_runs: int = 20_000  # runs measured for steady memory, after the warm-up (figure 9)
+    steady_warmup: int = 5_000
 
 
 PROFILES = {
@@ -50,8 +52,23 @@ PROFILES = {
         2000,
         50_000,
         cluster_ops=1200,
+        steady_runs=5_000,
+        steady_warmup=2_000,
     ),
     "smoke": Profile(
-        "smoke", ((1, 10), (16, 32), (256, 256)), 100, 1000, 40, 4, 4, 12, 200, 40, 200, cluster_ops=64
+        "smoke",
+        ((1, 10), (16, 32), (256, 256)),
+        100,
+        1000,
+        40,
+        4,
+        4,
+        12,
+        200,
+        40,
+        200,
+        cluster_ops=64,
+        steady_runs=24,
+        steady_warmup=8,
     ),
 }

@@ -13,6 +13,7 @@ from bench.resolve import ResolveFigure
 from bench.restart import RestartFigure
 from bench.roundtrips import RoundTrips
 from bench.scale import ScaleFigure
+from bench.steady_memory import SteadyMemory
 
 HEADLINE_CONCURRENCY = 16
 
@@ -29,6 +30,7 @@ class Results:
     http_workers: dict[str, float]  # serve --workers N → HTTP operations per second
     restart: RestartFigure
     cluster: ClusterSpread
+    steady: SteadyMemory
 
     @property
     def resolve_vs_floor_ratio(self) -> float:
@@ -59,6 +61,7 @@ class Results:
             "http_workers": self.http_workers,
             "restart_with_pending": self.restart.as_dict(),
             "cluster_spread": self.cluster.as_dict(),
+            "steady_memory": self.steady.as_dict(),
             "machine": self.machine.as_dict(),
         }
 
@@ -209,5 +212,19 @@ def markdown(results: Results) -> str:
         "",
         f"Largest share: commands {cluster.max_share_commands:.3f}, CPU {cluster.max_share_cpu:.3f} "
         f"(an even spread: {1 / cluster.masters:.3f}).",
+    ]  # fmt: skip
+    steady = results.steady
+    lines += [
+        "",
+        f"**9. Steady memory of one process** ({_n(steady.runs)} runs after a warm-up of "
+        f"{_n(steady.warmup)}: each raises one to four prompts the agent long-polls, answered through the "
+        "API and the web chat (forms a field at a time, one run in ten leaving a form to expire), plus a "
+        "chat message; RSS of the `threadgate serve` process)",
+        "",
+        _row("runs", "prompts", "calls/s", "RSS after warm-up MB", "RSS at the end MB", "KB per 1,000 runs"),
+        _row(*["---"] * 6),
+        _row(_n(steady.runs), _n(steady.prompts), f"{steady.calls / max(steady.seconds, 1e-9):.0f}",
+             f"{steady.rss_start / 2**20:.1f}", f"{steady.rss_end / 2**20:.1f}",
+             f"{steady.kb_per_1k_runs:.0f}"),
     ]  # fmt: skip
     return "\n".join(lines)

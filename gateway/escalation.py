@@ -23,11 +23,13 @@ from gateway.render import message_item, pending_prompt_item, resolved_item, set
 from gateway.session_threads import parse_channel_ref
 from gateway.store import Store
 from gateway.store.escalations import Copy, DueStep, StepStatus, copies
+from gateway.store.lru import drop_oldest
 
 LEASE_MS = 60_000  # a claimed step not taken by then (its process died) is claimed again
 BATCH = 100  # steps claimed per sweep
 MAX_MENTIONS = 20  # people a reminder names
 COPY_TRIES = 5  # tries for a copy the platform refuses for a while, before the step gives up on it
+COPY_FAILURES_KEPT = 10_000  # copies being retried; a prompt that settles meanwhile leaves its count behind
 MIRROR_GRACE_MS = 60_000  # replies to a copy are handed over this long past the prompt's expiry
 EVENT_TYPES = {"reminded": "input.reminded", "escalated": "input.escalated"}
 
@@ -212,6 +214,7 @@ class Escalator:
             metrics.platform_error(target, exc)
             failures = self._copy_failures.get(key, 0) + 1
             self._copy_failures[key] = failures
+            drop_oldest(self._copy_failures, COPY_FAILURES_KEPT)
             event(
                 "escalation.copy_failed",
                 logging.WARNING,

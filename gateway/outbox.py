@@ -32,6 +32,7 @@ from gateway.logs import event
 from gateway.models import Prompt, PromptState, ThreadItem, from_ms, utcnow
 from gateway.render import answers_summary, resolved_item, settled_prompt_item, votes_item
 from gateway.store import FeedEntry, OutboxBatch, OutboxPass, Store, keys
+from gateway.store.lru import drop_oldest
 from gateway.store.outage import StoreHealth
 from gateway.store.results import HeldOutbox, OutboxClaim, OutboxMode
 
@@ -42,6 +43,7 @@ LOCK_TTL_MS = 10_000  # a dead process's outbox is taken over this long after it
 SWEEP_AGE_MS = 10_000
 MAX_BACKOFF_S = 300.0
 BATCH = 100  # effects taken from each of a thread's two lists per pass
+FAILURES_KEPT = 10_000  # threads whose last post failed, remembered for their backoff (the oldest forgotten)
 
 
 def pending_view(prompt: Prompt) -> Prompt:
@@ -359,6 +361,10 @@ class Outbox:
         self._failures[thread_id] = failures
         delay = exc.retry_after if exc.retry_after is not None else min(2.0**failures, MAX_BACKOFF_S)
         self._retry_at[thread_id] = self.clock() + delay
+        # A thread whose posts never succeed again (it went idle) would stay here: the oldest are forgotten,
+        # and retried at the next sweep.
+        drop_oldest(self._failures, FAILURES_KEPT)
+        drop_oldest(self._retry_at, FAILURES_KEPT)
         event("outbox.post_failed", logging.WARNING, thread_id=thread_id, error=str(exc), retry_in=delay)
         metrics.platform_error(thread_id, exc)
 

@@ -56,7 +56,7 @@ def tool_call_arguments(tool_call: ToolCall, limit: int) -> str:
 # A prompt's questions never change once asked: their metadata and text are rendered once per process
 # (checked against the very question list, so another prompt object under the same id renders afresh).
 _ASKED: OrderedDict[str, tuple[list[Question], list[dict[str, Any]], str]] = OrderedDict()
-ASKED_CACHE = 4096
+ASKED_CACHE = 1024  # about 3 KB each; a prompt is rendered when raised and when it settles
 
 
 def _asked(prompt: Prompt) -> tuple[list[dict[str, Any]], str]:

@@ -63,6 +63,8 @@ class Runtime:
             feed_maxlen=settings.threadgate_stream_max_entries,
             history_max_age_ms=settings.threadgate_history_days * DAY_S * 1000,
             history_maxlen=settings.threadgate_history_max_entries,
+            dedupe_ttl_s=settings.threadgate_dedupe_seconds,
+            feed_dedupe_s=settings.threadgate_feed_once_seconds,
         )
         health = StoreHealth(connection.client)
         gateway = Gateway(

@@ -83,6 +83,10 @@ class Settings(BaseSettings):
     threadgate_stream_retention_seconds: int = Field(default=7 * DAY_S, ge=60)
     threadgate_stream_max_entries: int = Field(default=100_000, ge=1_000)
     threadgate_outbox_lock_ms: int = Field(default=10_000, ge=1_000, le=300_000)
+    # Once-markers: a platform event's or web post's id (its redeliveries are dropped), a feed entry's id
+    # (a second drain appends nothing).
+    threadgate_dedupe_seconds: int = Field(default=2 * DAY_S, ge=1)
+    threadgate_feed_once_seconds: int = Field(default=3600, ge=1)
     # The audit history of settled prompts (GET /v1/history): kept this many days, about this many records.
     threadgate_history_days: int = Field(default=90, ge=1, le=3650)
     threadgate_history_max_entries: int = Field(default=250_000, ge=1_000)

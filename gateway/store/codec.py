@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
@@ -9,7 +10,7 @@ from gateway.models import Answer, Prompt, PromptState, ReasonCode, Resolution, 
 from gateway.store.escalations import taken
 from gateway.store.lru import LRU
 
-RECORDS_KEPT = 8192  # parsed records a codec keeps
+RECORDS_KEPT = 2048  # parsed records a codec keeps (about 6 KB each for a typical two-question prompt)
 
 
 def prompt_record(prompt: Prompt) -> str:
@@ -57,16 +58,20 @@ class RecordCodec:
     def encode(self, prompt: Prompt) -> str:
         """The record to store for ``prompt`` (pending), remembered so reading it back parses nothing."""
         record = prompt_record(prompt)
-        self._records.put(record, prompt)
+        self._records.put(_digest(record), prompt)
         return record
 
     def pending(self, record: str) -> Prompt:
         """The prompt as asked (pending), from its stored record."""
-        prompt = self._records.get(record)
+        key = _digest(record)
+        prompt = self._records.get(key)
         if prompt is None:
             prompt = Prompt.model_validate_json(record)
-            self._records.put(record, prompt)
+            self._records.put(key, prompt)
         return prompt
+
+    def __len__(self) -> int:
+        return len(self._records)
 
     def decode(self, fields: dict[str, str]) -> Prompt:
         """A prompt from its hash's fields and its record (``rec``): the record plus how it settled, and
@@ -75,3 +80,8 @@ class RecordCodec:
         if fields.get("esc"):
             prompt = prompt.model_copy(update={"escalations": taken(prompt, fields["esc"]) or None})
         return prompt
+
+
+def _digest(record: str) -> str:
+    """A record's key in the cache: its digest, not the record (a kilobyte or more) kept a second time."""
+    return hashlib.blake2b(record.encode(), digest_size=16).hexdigest()

@@ -11,7 +11,7 @@ from gateway.ownership import ThreadOwners, claimants, thread_open_to
 from gateway.store import keys
 
 CLAIMS_CACHE_S = 1.0  # how long a process reuses the claims it read; a change reaches every process this fast
-RUN_AGENTS_CACHE = 10_000
+RUN_AGENTS_CACHE = 2048  # threads whose agents are known: about 400 B each
 
 
 class Ownership:

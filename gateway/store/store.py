@@ -28,7 +28,7 @@ from gateway.store import keys
 from gateway.store.codec import RecordCodec
 from gateway.store.escalations import EscalationStore, schedule, unscheduled
 from gateway.store.grants import RunGrants
-from gateway.store.lru import LRU
+from gateway.store.lru import LATEST_KEPT, LRU, RUNS_KEPT, THREADS_OF_KEPT
 from gateway.store.owners import Ownership
 from gateway.store.publishing import plan
 from gateway.store.results import (
@@ -161,11 +161,11 @@ class Store:
         self.feed_dedupe_s = feed_dedupe_s
         self.history_maxlen = history_maxlen
         self.history_max_age_ms = history_max_age_ms
-        self._thread_of: LRU[str] = LRU(100_000)
+        self._thread_of: LRU[str] = LRU(THREADS_OF_KEPT)
         # Immutable records this process has seen: a run (its state aside) and each thread's latest
         # prompt, so a raise and a starter's reply need not read them back before their one script.
-        self._runs: LRU[Run] = LRU(10_000)
-        self._latest: LRU[Prompt] = LRU(10_000)
+        self._runs: LRU[Run] = LRU(RUNS_KEPT)
+        self._latest: LRU[Prompt] = LRU(LATEST_KEPT)
         self._settings: dict[str, tuple[float, HumanInput]] = {}
         self._legacy_dirty: set[str] = set()  # threads the last dirty read found in the legacy set
         self.owners = Ownership(client)
