@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import redis.asyncio as aioredis
 
 from bench.cluster import cluster_figure
+from bench.hook import hook_figure
 from bench.http import http_figure, workers_figure
 from bench.idle import idle_figure
 from bench.machine import describe_machine
@@ -52,42 +53,45 @@ async def run(profile: Profile, url: str) -> Results:
     load_before = os.getloadavg()
     started = time.perf_counter()
     version = await _flush(url)
-    _progress(f"[{profile.name}] 1/9 resolve path …")
+    _progress(f"[{profile.name}] 1/10 resolve path …")
     resolve = await resolve_figures(url, list(profile.resolve_levels))
     await _flush(url)
-    _progress(f"[{profile.name}] 2/9 round trips …")
+    _progress(f"[{profile.name}] 2/10 round trips …")
     trips = await round_trip_figures(url)
     await _flush(url)
-    _progress(f"[{profile.name}] 3/9 scale to {profile.scale_many:,} pending prompts …")
+    _progress(f"[{profile.name}] 3/10 scale to {profile.scale_many:,} pending prompts …")
     scale = await scale_figure(
         url, profile.scale_few, profile.scale_many, profile.scale_ops, profile.scale_concurrency
     )
     await _flush(url)
-    _progress(f"[{profile.name}] 4/9 HTTP through two gateway processes …")
+    _progress(f"[{profile.name}] 4/10 HTTP through two gateway processes …")
     http = await http_figure(url, profile.http_concurrency, profile.http_ops)
     await _flush(url)
     waiters = profile.idle_long_polls + profile.idle_streams
-    _progress(f"[{profile.name}] 5/9 {waiters:,} idle waiters on one gateway process …")
+    _progress(f"[{profile.name}] 5/10 {waiters:,} idle waiters on one gateway process …")
     idle = await idle_figure(url, profile.idle_long_polls, profile.idle_streams)
     await _flush(url)
     counts = " and ".join(str(count) for count in profile.workers)
-    _progress(f"[{profile.name}] 6/9 HTTP through serve --workers {counts} …")
+    _progress(f"[{profile.name}] 6/10 HTTP through serve --workers {counts} …")
     workers = await workers_figure(url, profile.http_concurrency, profile.http_ops, profile.workers)
     await _flush(url)
-    _progress(f"[{profile.name}] 7/9 a restart with {profile.restart_pending:,} prompts waiting …")
+    _progress(f"[{profile.name}] 7/10 a restart with {profile.restart_pending:,} prompts waiting …")
     restart = await restart_figure(url, profile.restart_pending)
-    _progress(f"[{profile.name}] 8/9 spread over a 3-master Redis Cluster …")
+    _progress(f"[{profile.name}] 8/10 spread over a 3-master Redis Cluster …")
     cluster = await cluster_figure(CLUSTER_CONCURRENCY, profile.cluster_ops)
     await _flush(url)
     _progress(
-        f"[{profile.name}] 9/9 memory of one process over {profile.steady_runs:,} runs after "
+        f"[{profile.name}] 9/10 memory of one process over {profile.steady_runs:,} runs after "
         f"{profile.steady_warmup:,} …"
     )
     steady = await steady_memory_figure(url, profile.steady_runs, profile.steady_warmup)
+    await _flush(url)
+    _progress(f"[{profile.name}] 10/10 a hook a policy lets through ({profile.hook_pairs} pairs) …")
+    hook = await hook_figure(url, profile.hook_pairs)
     _progress(f"[{profile.name}] done in {time.perf_counter() - started:.0f} s")
     machine = describe_machine(version, load_before)
     return Results(
-        profile.name, machine, resolve, trips, scale, http, idle, workers, restart, cluster, steady
+        profile.name, machine, resolve, trips, scale, http, idle, workers, restart, cluster, steady, hook
     )
 
 

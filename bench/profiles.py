@@ -22,6 +22,7 @@ class Profile:
     cluster_ops: int = 4000  # resolves at 16 threads on the 3-master cluster (figure 8)
     steady_runs: int = 20_000  # runs measured for steady memory, after the warm-up (figure 9)
     steady_warmup: int = 5_000
+    hook_pairs: int = 40  # hook runs, each paired with a bare interpreter start (figure 10)
 
 
 PROFILES = {
@@ -54,6 +55,7 @@ PROFILES = {
         cluster_ops=1200,
         steady_runs=5_000,
         steady_warmup=2_000,
+        hook_pairs=20,
     ),
     "smoke": Profile(
         "smoke",
@@ -70,5 +72,6 @@ PROFILES = {
         cluster_ops=64,
         steady_runs=24,
         steady_warmup=8,
+        hook_pairs=2,
     ),
 }

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bench.cluster import ClusterSpread
+from bench.hook import HookFigure
 from bench.http import HttpFigure
 from bench.idle import IdleFigure
 from bench.machine import Machine
@@ -31,6 +32,7 @@ class Results:
     restart: RestartFigure
     cluster: ClusterSpread
     steady: SteadyMemory
+    hook: HookFigure
 
     @property
     def resolve_vs_floor_ratio(self) -> float:
@@ -62,6 +64,7 @@ class Results:
             "restart_with_pending": self.restart.as_dict(),
             "cluster_spread": self.cluster.as_dict(),
             "steady_memory": self.steady.as_dict(),
+            "hook": self.hook.as_dict(),
             "machine": self.machine.as_dict(),
         }
 
@@ -226,5 +229,17 @@ def markdown(results: Results) -> str:
         _row(_n(steady.runs), _n(steady.prompts), f"{steady.calls / max(steady.seconds, 1e-9):.0f}",
              f"{steady.rss_start / 2**20:.1f}", f"{steady.rss_end / 2**20:.1f}",
              f"{steady.kb_per_1k_runs:.0f}"),
+    ]  # fmt: skip
+    hook = results.hook
+    lines += [
+        "",
+        f"**10. A hook a tool call's policy lets through** (`threadgate hook claude` answering a `Read` "
+        f"the agent's policy allows, beside `python -c pass` in the same interpreter; median of "
+        f"{hook.pairs} paired runs)",
+        "",
+        _row("hook ms", "python ms", "ratio", "threadgate mcp start-up ms"),
+        _row(*["---"] * 4),
+        _row(f"{hook.allowed_ms:.1f}", f"{hook.python_ms:.1f}", f"{hook.ratio:.2f}",
+             f"{hook.mcp_startup_ms:.0f}"),
     ]  # fmt: skip
     return "\n".join(lines)

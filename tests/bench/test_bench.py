@@ -88,4 +88,6 @@ def test_a_smoke_run_ends_with_one_json_line_carrying_the_headline_ratio() -> No
     assert 1 / 3 <= spread["max_share_commands"] <= 1 and 1 / 3 <= spread["max_share_cpu"] <= 1
     steady = last["steady_memory"]
     assert steady["runs"] == 24 and steady["prompts"] >= 24 and steady["rss_end_mb"] > 0
+    hook = last["hook"]
+    assert hook["pairs"] == 2 and hook["allowed_ms"] > 0 and hook["ratio"] > 0 and hook["mcp_startup_ms"] > 0
     assert "| threads | resolves/s |" in done.stdout and "| workers | operations/s |" in done.stdout
