@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-import argparse
-import socket
 import sys
-from collections.abc import Sequence
-from types import ModuleType
-from typing import TYPE_CHECKING, Any
 
 from gateway import __version__
 
+# A hook answered by its policy imports this module and little else (gateway/integrations/quick_hook.py):
+# argparse, socket and typing load only for the commands that use them.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import argparse
+    import socket
+    from collections.abc import Sequence
+    from types import ModuleType
+    from typing import Any
+
     import uvicorn
 
     from gateway.settings import Settings
@@ -126,6 +130,8 @@ def _serve_worker(settings: Settings, host: str, port: int, seat_text: str) -> i
 
     seat = WorkerSeat.parse(seat_text)
     configure(settings.threadgate_log_level, worker=seat.index)
+    import socket
+
     sock = socket.socket(fileno=seat.listen_fd)
     parent = socket.socket(fileno=seat.control_fd)
     runtime = Runtime.build(
@@ -268,6 +274,8 @@ def _add_operator_commands(commands: argparse._SubParsersAction[argparse.Argumen
     demo.add_argument("--verbose", action="store_true", help="show the gateway's log lines")
     demo.set_defaults(handler=_demo)
 
+    import argparse
+
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
         "--url", help="the gateway's address (default THREADGATE_URL or http://127.0.0.1:8787)"
@@ -288,6 +296,8 @@ def _add_operator_commands(commands: argparse._SubParsersAction[argparse.Argumen
 
 
 def build_parser() -> argparse.ArgumentParser:
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog="threadgate",
         description="A gateway between AI agent runs and the people who answer them in chat.",

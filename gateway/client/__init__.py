@@ -30,7 +30,8 @@ restarts (the prompt lives in Redis, not in the gateway process).
 """
 
 from importlib import import_module
-from typing import TYPE_CHECKING, Any
+
+TYPE_CHECKING = False  # typing is not loaded for a hook answered by its policy, which uses one module here
 
 # Each name is imported from its module on first use: a program that needs one part of the client (a
 # hook answered by policy needs ``gateway.client.target`` alone) does not load httpx and pydantic.
@@ -40,7 +41,7 @@ _WHERE = {
     "ApprovalDenied": "gateway.client.human",
     "ApprovalMismatch": "gateway.client.errors",
     "Client": "gateway.client.sync_client",
-    "DEFAULT_URL": "gateway.client.target",
+    "DEFAULT_URL": "gateway.client.env",
     "Event": "gateway.client.sse",
     "FormNotFlat": "gateway.client.model_forms",
     "Human": "gateway.client.human",
@@ -81,6 +82,7 @@ if TYPE_CHECKING:
     from gateway.client.calls import (
         Page as Page,
     )
+    from gateway.client.env import DEFAULT_URL as DEFAULT_URL
     from gateway.client.errors import (
         ApprovalMismatch as ApprovalMismatch,
     )
@@ -111,7 +113,6 @@ if TYPE_CHECKING:
     from gateway.client.sync_client import (
         Client as Client,
     )
-    from gateway.client.target import DEFAULT_URL as DEFAULT_URL
 
 __all__ = [
     "DEFAULT_URL",
@@ -136,7 +137,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     module = _WHERE.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

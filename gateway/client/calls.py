@@ -18,9 +18,10 @@ from typing import Any, Generic, Literal, TypeVar
 import httpx
 
 from gateway.backoff import Retry
+from gateway.client.env import DEFAULT_URL as DEFAULT_URL
+from gateway.client.env import gateway_url
 from gateway.client.errors import ApprovalMismatch, PromptCancelled, ThreadgateError, error_from
 from gateway.client.model_forms import form_schema as form_schema
-from gateway.client.target import DEFAULT_URL
 from gateway.grants import Grant, GrantMatch
 from gateway.models import APPROVE, AgentDefinition, Prompt, PromptState, Run
 
@@ -39,7 +40,7 @@ def auth_headers(token: str | None) -> dict[str, str]:
 
 def base_url(url: str | None) -> str:
     """``url``, else ``THREADGATE_URL``, else the local default, without a trailing slash."""
-    return (url or os.environ.get("THREADGATE_URL") or DEFAULT_URL).rstrip("/")
+    return url.rstrip("/") if url else gateway_url()
 
 
 def seg(value: str) -> str:

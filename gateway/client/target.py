@@ -9,7 +9,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-DEFAULT_URL = "http://127.0.0.1:8787"  # THREADGATE_URL when unset
+from gateway.client.env import DEFAULT_URL as DEFAULT_URL
+from gateway.client.env import agent_from_env
+
 MAX_KEY = 160
 _KEY_UNSAFE = re.compile(r"[^A-Za-z0-9_.:-]")
 
@@ -80,7 +82,7 @@ class Target:
 
         waited = _float_or_none(env.get("THREADGATE_WAIT_SECONDS"), "THREADGATE_WAIT_SECONDS")
         return cls(
-            agent=text("THREADGATE_AGENT") or agent,
+            agent=agent_from_env(agent, env),
             thread=text("THREADGATE_THREAD"),
             session_channel=text("THREADGATE_SESSION_CHANNEL"),
             started_by=text("THREADGATE_STARTED_BY"),

@@ -25,7 +25,8 @@ LEAVES = {
     "gateway.weburl": set(),
     "gateway.call_schema": set(),
     "gateway.checks": set(),
-    "gateway.client.target": set(),
+    "gateway.client.target": {"gateway.client.env"},
+    "gateway.client.env": set(),
     "gateway.outcomes": {"gateway.models", "gateway.forms"},
 }
 
