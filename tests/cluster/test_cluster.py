@@ -211,6 +211,7 @@ async def run_scenario(cluster_client: Any) -> tuple[set[str], set[str]]:
             "message.received",
             "input.reminded",
             "input.escalated",
+            "grant.created",  # the grant made above, in its run's thread's slot
         }
         await gateway.outbox.sweep(everything=True)
         audit = await read_history(store, HistoryQuery(agent="ops"), None, 100)  # every partition's slot
