@@ -18,7 +18,7 @@ from bench.workload import AGENT, STARTER, running_gateway, typical_request
 from gateway.ids import new_id
 from gateway.models import Prompt, from_ms
 from gateway.service import SUPERSEDED_REASON
-from gateway.store import Store, keys
+from gateway.store import Store, calls, keys
 from gateway.store.codec import prompt_record
 
 PIPELINE = 1000
@@ -113,8 +113,9 @@ async def _load_prompts(store: Store, first: int, count: int, now_ms: int) -> No
             pipe.zadd(keys.expiry_index(part), {prompt_id: expires_ms})
             pipe.zadd(keys.pending_index(part), {prompt_id: now_ms})
             pipe.zadd(keys.agent_pending(AGENT, part), {prompt_id: now_ms})
-            args = [
-                *store._lead(now_ms),
+            call = calls.open_prompt(
+                store._lead(now_ms),
+                thread,
                 prompt_id,
                 run_id,
                 record,
@@ -123,8 +124,8 @@ async def _load_prompts(store: Store, first: int, count: int, now_ms: int) -> No
                 store.retain_ms,
                 SUPERSEDED_REASON,
                 AGENT,
-            ]
-            pipe.evalsha(sha, 1, keys.thread_prefix(thread), *args)
+            )
+            pipe.evalsha(sha, len(call.keys), *call.keys, *call.args)
             pipe.hset(keys.prompt(thread, prompt_id), "msg", f"m{index}")
             pipe.delete(keys.pub_outbox(thread))
         await pipe.execute()

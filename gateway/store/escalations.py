@@ -9,8 +9,8 @@ from enum import StrEnum
 from typing import Any, Protocol
 
 from gateway.models import EscalationTaken, Prompt, from_ms, to_ms
-from gateway.store import keys
-from gateway.store.scripts import Scripts
+from gateway.store import calls, keys
+from gateway.store.scripts import ScriptCall, Scripts
 
 STEP_FIELD = "s:"  # s:<step> -> when it was taken (ms)
 COPY_FIELD = "c:"  # c:<step>:<target> -> "<thread id> <message id>"
@@ -126,12 +126,7 @@ class ScriptHost(Protocol):
     def _lead(self, now_ms: int | None = None) -> list[int | str]: ...
 
     async def _thread_script(
-        self,
-        name: str,
-        thread_id: str,
-        args: list[Any],
-        now_ms: int,
-        prelude: list[tuple[Any, ...]] | None = None,
+        self, thread_id: str, call: ScriptCall, now_ms: int, prelude: list[tuple[Any, ...]] | None = None
     ) -> list[Any]: ...
 
 
@@ -152,10 +147,8 @@ class EscalationStore:
         due = [part for part, found in zip(keys.EVERY_PARTITION, await pipe.execute(), strict=True) if found]
         if not due:
             return []
-        calls = [
-            ("claim_escalations", [keys.escalation_schedule(part)], [now_ms, lease_ms, limit]) for part in due
-        ]
-        claimed = await store.scripts.call_many(store.redis, calls)
+        claims = [calls.claim_escalations(part, now_ms, lease_ms, limit) for part in due]
+        claimed = await store.scripts.call_many(store.redis, claims)
         return [
             step
             for members in claimed
@@ -167,8 +160,10 @@ class EscalationStore:
         self, thread_id: str, due: DueStep, now_ms: int, *, remind: bool, escalate: bool
     ) -> StepStatus:
         """Take a due step once: its reminder and copies are queued in the thread's outbox."""
-        args = [due.prompt_id, due.step, "1" if remind else "0", "1" if escalate else "0"]
-        reply = await self.store._thread_script("take_escalation", thread_id, args, now_ms)
+        lead = self.store._lead(now_ms)
+        step = due.prompt_id, due.step
+        call = calls.take_escalation(lead, thread_id, *step, remind=remind, escalate=escalate)
+        reply = await self.store._thread_script(thread_id, call, now_ms)
         return StepStatus(reply[0])
 
     async def done(self, steps: list[DueStep]) -> None:
@@ -186,18 +181,19 @@ class EscalationStore:
         it there are handed to ``origin`` for ``keep_ms`` (set first, so no reply comes too early to be
         handed on); a typed one only while no other agent has a run in ``thread_id``."""
         store = self.store
-        args = [*store._lead(), prompt_id, origin, keep_ms, agent]
-        await store.scripts.call(store.redis, "mirror_prompt", [keys.thread_prefix(thread_id)], args)
+        call = calls.mirror_prompt(store._lead(), thread_id, prompt_id, origin, keep_ms, agent)
+        await store.scripts.call(store.redis, *call)
 
     async def record_copy(self, origin: str, prompt_id: str, copy: Copy, now_ms: int) -> None:
         """Note a posted copy on the prompt's thread, so its outcome reaches the copy too."""
         store = self.store
         field = f"{COPY_FIELD}{copy.step}:{copy.target}"
-        args = [*store._lead(now_ms), prompt_id, field, f"{copy.thread_id} {copy.message_id}"]
-        await store.scripts.call(store.redis, "record_copy", [keys.thread_prefix(origin)], args)
+        value = f"{copy.thread_id} {copy.message_id}"
+        call = calls.record_copy(store._lead(now_ms), origin, prompt_id, field, value)
+        await store.scripts.call(store.redis, *call)
 
     async def forget_copy(self, thread_id: str, prompt_id: str) -> None:
         """The prompt settled: replies in ``thread_id`` no longer go to it."""
         store = self.store
-        args = [*store._lead(), prompt_id, "", 0]
-        await store.scripts.call(store.redis, "mirror_prompt", [keys.thread_prefix(thread_id)], args)
+        call = calls.mirror_prompt(store._lead(), thread_id, prompt_id, "", 0, "")
+        await store.scripts.call(store.redis, *call)

@@ -7,8 +7,8 @@ from enum import StrEnum
 from typing import Any
 
 from gateway.grants import Grant
-from gateway.store import keys
-from gateway.store.scripts import Scripts, thread_lead
+from gateway.store import calls, keys
+from gateway.store.scripts import ScriptCall, Scripts, thread_lead
 
 MAX_GRANTS_PER_RUN = 100
 
@@ -33,16 +33,16 @@ class RunGrants:
         self.thread_idle_ms = thread_idle_ms
         self.max_per_run = max_per_run
 
-    async def _script(self, name: str, thread_id: str, args: list[Any]) -> list[Any]:
-        lead = thread_lead(self.thread_idle_ms)
-        reply = await self.scripts.call(self.redis, name, [keys.thread_prefix(thread_id)], [*lead, *args])
-        return list(reply)
+    def _lead(self) -> list[int | str]:
+        return thread_lead(self.thread_idle_ms)
+
+    async def _script(self, call: ScriptCall) -> list[Any]:
+        return list(await self.scripts.call(self.redis, *call))
 
     async def add(self, thread_id: str, grant: Grant) -> GrantStatus:
         """Record ``grant``, only if its prompt was answered Approve by its maker and its run still runs."""
-        record = grant.model_dump_json(exclude={"uses"})
-        args = [grant.run_id, grant.grant_id, record, grant.prompt_id, grant.created_by, self.max_per_run]
-        return GrantStatus((await self._script("add_grant", thread_id, args))[0])
+        reply = await self._script(calls.add_grant(self._lead(), thread_id, grant, self.max_per_run))
+        return GrantStatus(reply[0])
 
     async def in_force(self, thread_id: str, run_id: str) -> list[Grant]:
         """The run's grants in force, oldest first, each with its uses so far."""
@@ -56,12 +56,12 @@ class RunGrants:
 
     async def use(self, thread_id: str, run_id: str, grant_id: str) -> int | None:
         """Count one use of a grant; its uses so far, or None when it was revoked or its run ended."""
-        reply = await self._script("use_grant", thread_id, [run_id, grant_id])
+        reply = await self._script(calls.use_grant(self._lead(), thread_id, run_id, grant_id))
         return int(reply[1]) if reply[0] == "ok" else None
 
     async def revoke(self, thread_id: str, run_id: str, grant_id: str) -> Grant | None:
         """Delete a grant; what it was (with its uses), or None when the run has no such grant."""
-        reply = await self._script("revoke_grant", thread_id, [run_id, grant_id])
+        reply = await self._script(calls.revoke_grant(self._lead(), thread_id, run_id, grant_id))
         if reply[0] != "ok":
             return None
         return Grant.model_validate_json(reply[1]).model_copy(update={"uses": int(reply[2])})

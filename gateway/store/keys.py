@@ -239,6 +239,11 @@ def webhook_delivery(delivery_id: str) -> str:
     return f"{WEBHOOK_PREFIX}d:{delivery_id}"
 
 
+def webhook_seen(delivery_id: str) -> str:
+    """Marks a delivery id as queued (for the dedupe time), so a second enqueue of it adds nothing."""
+    return f"{WEBHOOK_PREFIX}s:{delivery_id}"
+
+
 def feed_seen(stream: str, event_id: str) -> str:
     """Marks an event (or queued message) as appended to a feed partition, so a second drain of it adds
     nothing: in the partition's slot (its prefix), so one script touches both."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gateway.store import keys
+from gateway.store import calls, keys
 from gateway.store.scripts import Scripts
 
 
@@ -21,14 +21,14 @@ class LeaseRecords:
 
     async def take(self, name: str, holder: str, ttl_ms: int) -> int | None:
         """Take the lease if it is free or already ``holder``'s: the new fencing token, else None."""
-        if not await self.scripts.call(self.redis, "take_lease", [keys.lease(name)], [holder, ttl_ms]):
+        if not await self.scripts.call(self.redis, *calls.take_lease(name, holder, ttl_ms)):
             return None
         return int(await self.redis.incr(keys.lease_fence(name)))
 
     async def renew(self, name: str, holder: str, ttl_ms: int) -> bool:
         """Extend the lease if ``holder`` still holds it."""
-        return bool(await self.scripts.call(self.redis, "renew_lease", [keys.lease(name)], [holder, ttl_ms]))
+        return bool(await self.scripts.call(self.redis, *calls.renew_lease(name, holder, ttl_ms)))
 
     async def release(self, name: str, holder: str) -> None:
         """Give the lease up if ``holder`` still holds it."""
-        await self.scripts.call(self.redis, "release_held", [keys.lease(name)], [holder])
+        await self.scripts.call(self.redis, *calls.release_held(keys.lease(name), holder))

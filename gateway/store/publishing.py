@@ -10,6 +10,7 @@ from typing import Any
 
 from gateway.store import keys
 from gateway.store.results import FeedEntry
+from gateway.store.scripts import ScriptCall
 
 
 def slot_group(key: str) -> str:
@@ -26,8 +27,9 @@ class PartitionPublish:
     entries: dict[str, list[FeedEntry]] = field(default_factory=dict)
     drops: dict[str, list[str]] = field(default_factory=dict)
 
-    def call(self, caps: Callable[[str], tuple[int, str]], dedupe_s: int) -> tuple[str, list[str], list[Any]]:
-        """The ``publish_feed`` call: (script, keys, args); ``caps`` gives a stream's bounds."""
+    def call(self, caps: Callable[[str], tuple[int, str]], dedupe_s: int) -> ScriptCall:
+        """The ``publish_feed`` call (its KEYS and ARGV are laid out here); ``caps`` gives a stream's
+        bounds."""
         streams = list(self.entries)
         markers = [keys.feed_seen(stream, one.event_id) for stream in streams for one in self.entries[stream]]
         args: list[Any] = [len(streams), dedupe_s]
@@ -36,7 +38,7 @@ class PartitionPublish:
         args += [one.json for stream in streams for one in self.entries[stream]]
         for members in self.drops.values():
             args += [len(members), *members]
-        return "publish_feed", [*streams, *markers, *self.drops], args
+        return ScriptCall("publish_feed", [*streams, *markers, *self.drops], args)
 
 
 def plan(

@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
+from collections.abc import Sequence
 from importlib import resources
-from typing import Any
+from typing import Any, NamedTuple
 
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import NoScriptError
@@ -19,6 +20,14 @@ def thread_lead(idle_ms: int, now_ms: int | None = None, claim: str = "") -> lis
     clock, how long the thread's keys live after its last write, and an outbox claim ('' for none; only
     the settling scripts act on one)."""
     return [now_ms if now_ms is not None else int(time.time() * 1000), idle_ms, claim]
+
+
+class ScriptCall(NamedTuple):
+    """One script call: the script's name, its KEYS and its ARGV (see ``gateway.store.calls``)."""
+
+    name: str
+    keys: list[str]
+    args: list[Any]
 
 
 THREAD_SCRIPTS = (
@@ -78,7 +87,7 @@ class Scripts:
     async def call(self, client: Any, name: str, keys: list[str], args: list[Any]) -> Any:
         return (await self.call_many(client, [(name, keys, args)]))[0]
 
-    async def call_many(self, client: Any, calls: list[tuple[str, list[str], list[Any]]]) -> list[Any]:
+    async def call_many(self, client: Any, calls: Sequence[tuple[str, list[str], list[Any]]]) -> list[Any]:
         """Run many scripts, each on its own keys, in one pipelined round trip; their replies in order.
 
         A script that failed raises its error after the others ran. On a Redis Cluster they go out

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gateway.store import keys
+from gateway.store import calls, keys
 from gateway.store.scripts import Scripts, thread_lead
 
 
@@ -27,6 +27,5 @@ class SessionRuns:
         """Make ``run_id`` the session's run unless another running one already is (``stale`` aside);
         the session's run id either way."""
         lead = thread_lead(self.thread_idle_ms)
-        args = [*lead, session_key, run_id, stale or ""]
-        prefix = [keys.thread_prefix(thread_id)]
-        return str(await self.scripts.call(self.redis, "adopt_session_run", prefix, args))
+        call = calls.adopt_session_run(lead, thread_id, session_key, run_id, stale or "")
+        return str(await self.scripts.call(self.redis, *call))

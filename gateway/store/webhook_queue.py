@@ -10,7 +10,7 @@ from typing import Any, NamedTuple
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import ResponseError
 
-from gateway.store import keys
+from gateway.store import calls, keys
 from gateway.store.scripts import Scripts
 
 STREAMS = tuple(keys.events_feed(part) for part in keys.EVERY_PARTITION)  # every stream the group reads
@@ -143,14 +143,12 @@ class WebhookQueue:
 
     async def enqueue(self, body: str, deliveries: list[tuple[str, str]], now_ms: int, ttl_s: int) -> int:
         """Queue ``body`` for each (delivery id, URL) pair not queued within ``ttl_s``; how many were."""
-        pairs = [part for delivery in deliveries for part in delivery]
-        args = [now_ms, ttl_s, body, *pairs]
-        return int(await self.scripts.call(self.redis, "enqueue_webhooks", [keys.WEBHOOK_PREFIX], args))
+        call = calls.enqueue_webhooks(body, deliveries, now_ms, ttl_s)
+        return int(await self.scripts.call(self.redis, *call))
 
     async def claim_due(self, now_ms: int, lease_ms: int, count: int) -> list[str]:
         """Up to ``count`` deliveries due now, each held for ``lease_ms`` (then due again if not settled)."""
-        args = [now_ms, lease_ms, count]
-        ids = await self.scripts.call(self.redis, "claim_webhooks", [keys.WEBHOOK_PREFIX], args)
+        ids = await self.scripts.call(self.redis, *calls.claim_webhooks(now_ms, lease_ms, count))
         return [str(ident) for ident in ids or []]
 
     async def record(self, delivery_id: str) -> dict[str, str]:

@@ -1,12 +1,13 @@
 -- End a run and cancel its pending prompt; the ended run is kept retain ms, its grants end with it.
+-- KEYS[2]: the run, KEYS[3]: its grants.
 -- ARGV: run_id, reason, now ms, retain ms, reason code (run_ended when absent; aborted for an abort)
-local run_key = P .. 'run:' .. ARGV[1]
+local run_key = KEYS[2]
 if redis.call('EXISTS', run_key) == 0 then
   return {'no_run'}
 end
 redis.call('HSET', run_key, 'state', 'ended', 'ended_at', ARGV[3])
 redis.call('PEXPIRE', run_key, ARGV[4])
-redis.call('DEL', P .. 'grants:' .. ARGV[1])
+redis.call('DEL', KEYS[3])
 local cancelled = ''
 local active = redis.call('GET', P .. 'active')
 if active then

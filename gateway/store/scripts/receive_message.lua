@@ -3,6 +3,8 @@
 -- The platform event is marked seen only in the step that applies its effect (the answer, the queued
 -- message, the stale or refused outcome), together with logging the message: a process that dies after
 -- being handed the prompt back leaves nothing marked, and the platform's redelivery is answered in full.
+-- KEYS[2]: the event's seen mark, KEYS[3]: the thread's copies of other threads' prompts, KEYS[4]: the
+-- latest copy's slot.
 -- ARGV: event_id ('' for none), dedupe ttl s, prompt id the control was for ('' for none),
 --       message json, log max length, mode, then its prompt id and for an answer: answers json,
 --       answered_by, now ms, retain ms, turn id, form content json ('' for none), cancel code and reason
@@ -15,7 +17,7 @@
 -- An answer's reply carries the outbox's first batch when the caller claimed it (see hand_outbox).
 -- {'mirror', thread, prompt id}: the message is for a copy of that thread's prompt (see mirror_prompt.lua).
 local event_id, hint, msg, mode, pid = ARGV[1], ARGV[3], ARGV[4], ARGV[6] or '', ARGV[7] or ''
-local seen_key = P .. 'd:' .. event_id
+local seen_key, mirrors = KEYS[2], KEYS[3]
 if event_id ~= '' and redis.call('EXISTS', seen_key) == 1 then
   return {'duplicate'}
 end
@@ -32,7 +34,7 @@ end
 local active = redis.call('GET', P .. 'active')
 if hint ~= '' and hint ~= active then
   -- A control on a copy of another thread's prompt (posted here by an escalation): that thread decides.
-  local origin = redis.call('HGET', P .. 'mirrors', hint)
+  local origin = redis.call('HGET', mirrors, hint)
   if origin then
     return {'mirror', origin, hint}
   end
@@ -94,8 +96,8 @@ end
 -- (a slot written before copies named their agent counts every run as another's): the message is that
 -- agent's, queued for it below.
 if mode == '' or mode == 'guess' then
-  local copy, agent = string.match(redis.call('GET', P .. 'mirror') or '', '^(%S+) ?(%S*)$')
-  local origin = copy and redis.call('HGET', P .. 'mirrors', copy)
+  local copy, agent = string.match(redis.call('GET', KEYS[4]) or '', '^(%S+) ?(%S*)$')
+  local origin = copy and redis.call('HGET', mirrors, copy)
   if origin then
     local others = false
     for _, owner in ipairs(redis.call('SMEMBERS', P .. 'agents')) do

@@ -1,0 +1,78 @@
+"""The feeds (events, messages, history): entries appended once each, bounded by count and age, read back."""
+
+from __future__ import annotations
+
+import time
+
+from redis.asyncio.cluster import RedisCluster
+
+from gateway.models import Prompt
+from gateway.store import keys
+from gateway.store.base import StoreBase
+from gateway.store.escalations import unscheduled
+from gateway.store.inbox import unindexed
+from gateway.store.publishing import plan
+from gateway.store.results import FeedEntry
+
+
+def share(maxlen: int) -> int:
+    """A partition's share of a feed's length cap (rounded up: the feed keeps at least ``maxlen``)."""
+    return -(-maxlen // keys.PARTITIONS)
+
+
+class Feeds(StoreBase):
+    """Appending to, trimming and reading the partitioned feeds."""
+
+    async def publish(
+        self, entries: list[FeedEntry], settled: list[Prompt], now_ms: int | None = None
+    ) -> None:
+        """Append feed entries, each once by its id (see ``publish_feed.lua``), and drop settled prompts
+        from the inbox and expiry indexes (their id index then lives the retain time): one round trip."""
+        now_ms = now_ms if now_ms is not None else int(time.time() * 1000)
+        drops = [*unindexed(settled), *unscheduled(settled)]
+        cluster = isinstance(self.redis, RedisCluster)
+        publishes = [
+            group.call(lambda stream: self._caps(stream, now_ms), self.feed_dedupe_s)
+            for group in plan(entries, drops, by_slot=cluster)
+        ]
+        # The index lives as long as the settled prompt it points to (set at open: past its expiry).
+        indexes = [("PEXPIRE", keys.prompt_index(p.prompt_id), self.retain_ms) for p in settled]
+        if cluster:  # the partitions and indexes live on several nodes
+            await self.scripts.call_many(self.redis, publishes)
+            if indexes:
+                pipe = self.redis.pipeline(transaction=False)
+                for command in indexes:
+                    pipe.execute_command(*command)
+                await pipe.execute()
+            return
+        commands = [*(self.scripts.command(*call) for call in publishes), *indexes]
+        await self.scripts.run_commands(self.redis, commands)
+
+    def _caps(self, stream: str, now_ms: int) -> tuple[int, str]:
+        """A feed partition's bounds at ``now_ms``: about how many entries it keeps (its share of the
+        feed's), and the oldest stream id it keeps (entries before it are past the retention). The history
+        has its own."""
+        if keys.is_history(stream):
+            return share(self.history_maxlen), f"{max(now_ms - self.history_max_age_ms, 0)}-0"
+        return share(self.feed_maxlen), f"{max(now_ms - self.feed_max_age_ms, 0)}-0"
+
+    async def trim_feeds(self, now_ms: int) -> None:
+        """Drop feed entries past the retention while no new entry comes to trim them (the sweeper)."""
+        pipe = self.redis.pipeline(transaction=False)
+        for part in keys.EVERY_PARTITION:
+            for stream in (keys.events_feed(part), keys.messages_feed(part), keys.history_feed(part)):
+                pipe.xtrim(stream, minid=self._caps(stream, now_ms)[1], approximate=False)
+        await pipe.execute()
+
+    async def history_rows(
+        self, part: int, low: str, high: str, count: int, *, newest_first: bool
+    ) -> list[tuple[str, str]]:
+        """Up to ``count`` records of history partition ``part`` (``keys.history_feed``) with stream ids
+        between ``low`` and ``high`` (XRANGE bounds: ``-``, ``+``, ``<ms>``, ``(<id>``), newest or oldest
+        first: (stream id, record JSON) pairs."""
+        stream = keys.history_feed(part)
+        if newest_first:
+            rows = await self.redis.xrevrange(stream, max=high, min=low, count=count)
+        else:
+            rows = await self.redis.xrange(stream, min=low, max=high, count=count)
+        return [(str(entry_id), str(fields.get("j", ""))) for entry_id, fields in rows]
