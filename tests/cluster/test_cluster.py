@@ -168,6 +168,9 @@ async def test_every_script_stays_in_one_slot_and_every_store_method_runs_on_the
     assert {names.get(run.sha, run.sha) for run in watch.runs} >= ran
     assert watch.crossing() == []
     assert all(run.touched for run in watch.runs)
+    plain = [run for run in watch.runs if names.get(run.sha) in PLAIN_SCRIPTS]
+    assert {names[run.sha] for run in plain} == set(PLAIN_SCRIPTS)
+    assert [run for run in plain if not set(run.touched) <= set(run.declared)] == []  # every key declared
 
 
 async def run_scenario(cluster_client: Any) -> tuple[set[str], set[str]]:
@@ -435,6 +438,7 @@ async def test_every_webhook_queue_method_and_script_runs_in_one_slot_on_the_clu
     names = {sha: name for name, sha in Scripts().shas.items()}
     assert {names.get(run.sha) for run in watch.runs} == set(WEBHOOK_SCRIPTS)
     assert watch.crossing() == []
+    assert [run for run in watch.runs if not set(run.touched) <= set(run.declared)] == []  # all declared
 
 
 async def test_the_webhook_group_reads_event_streams_on_every_master_without_blocking(
