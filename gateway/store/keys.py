@@ -78,91 +78,130 @@ def thread_prefix(thread_id: str) -> str:
     return f"tg:{{{thread_id}}}:"
 
 
+# What follows the prefix in a thread's keys, spelled here only: the functions below build the keys from
+# them, and ``scripts.py`` writes the same tables into ``_lib.lua`` (``K``, and ``ID`` for the keys of one
+# prompt or run, whose id follows), for the keys a script finds while it runs (the active prompt's ...).
+THREAD_KEYS = {
+    "active": "active",  # the thread's active prompt id
+    "items": "items",  # the item log (a stream)
+    "agents": "agents",
+    "starters": "starters",
+    "session": "session",
+    "keep": "keep",
+    "chat": "chat",  # the outbox's chat posts (a list)
+    "pub": "pub",  # the outbox's events (a list)
+    "lock": "lock",  # the outbox's lock
+    "mirrors": "mirrors",
+    "mirror": "mirror",
+    "admit": "admit",
+}
+ID_KEYS = {
+    "prompt": "p:",
+    "record": "r:",
+    "escalation": "e:",
+    "watch": "w:",
+    "drafts": "pd:",
+    "draft": "draft:",
+    "run": "run:",
+    "grants": "grants:",
+    "seen": "d:",
+    "session_run": "session-run:",
+}
+
+
+def _own(thread_id: str, name: str) -> str:
+    return f"{thread_prefix(thread_id)}{THREAD_KEYS[name]}"
+
+
+def _of(thread_id: str, kind: str, ident: str) -> str:
+    return f"{thread_prefix(thread_id)}{ID_KEYS[kind]}{ident}"
+
+
 def prompt(thread_id: str, prompt_id: str) -> str:
     """A prompt's small fields (state, run, expiry, how it settled): a hash."""
-    return f"{thread_prefix(thread_id)}p:{prompt_id}"
+    return _of(thread_id, "prompt", prompt_id)
 
 
 def prompt_record(thread_id: str, prompt_id: str) -> str:
     """A prompt's immutable record (its JSON), apart from its hash so the hash stays a compact listpack."""
-    return f"{thread_prefix(thread_id)}r:{prompt_id}"
+    return _of(thread_id, "record", prompt_id)
 
 
 def escalation(thread_id: str, prompt_id: str) -> str:
     """A hash: the escalation steps a prompt took (``s:<step>`` -> when) and the copies they posted
     (``c:<step>:<target>`` -> "<thread id> <message id>")."""
-    return f"{thread_prefix(thread_id)}e:{prompt_id}"
+    return _of(thread_id, "escalation", prompt_id)
 
 
 def mirrors(thread_id: str) -> str:
     """A hash: prompt id -> its own thread, for each copy of another thread's prompt posted here."""
-    return f"{thread_prefix(thread_id)}mirrors"
+    return _own(thread_id, "mirrors")
 
 
 def mirror(thread_id: str) -> str:
     """The prompt of the latest copy posted here: a reply typed while the thread has no prompt answers it."""
-    return f"{thread_prefix(thread_id)}mirror"
+    return _own(thread_id, "mirror")
 
 
 def run(thread_id: str, run_id: str) -> str:
-    return f"{thread_prefix(thread_id)}run:{run_id}"
+    return _of(thread_id, "run", run_id)
 
 
 def grants(thread_id: str, run_id: str) -> str:
     """A hash: a run's grants (``g:<id>`` the record, ``u:<id>`` its uses); deleted when the run ends."""
-    return f"{thread_prefix(thread_id)}grants:{run_id}"
+    return _of(thread_id, "grants", run_id)
 
 
 def thread_agents(thread_id: str) -> str:
     """A set: the agents with a run in the thread (they own it)."""
-    return f"{thread_prefix(thread_id)}agents"
+    return _own(thread_id, "agents")
 
 
 def thread_starters(thread_id: str) -> str:
     """A set: the identities that started a run in the thread (they may read it)."""
-    return f"{thread_prefix(thread_id)}starters"
+    return _own(thread_id, "starters")
 
 
 def thread_session(thread_id: str) -> str:
     """The session key whose thread this is, if an agent session started it (approvers read it only)."""
-    return f"{thread_prefix(thread_id)}session"
+    return _own(thread_id, "session")
 
 
 def thread_kept(thread_id: str) -> str:
     """When the thread's long-lived keys were last given their lifetime (see ``keep_thread`` in _lib.lua):
     a write to one of them from outside the scripts deletes it, so the next script sets them all."""
-    return f"{thread_prefix(thread_id)}keep"
+    return _own(thread_id, "keep")
 
 
 def active(thread_id: str) -> str:
-    return f"{thread_prefix(thread_id)}active"
+    return _own(thread_id, "active")
 
 
 def items(thread_id: str) -> str:
-    return f"{thread_prefix(thread_id)}items"
+    return _own(thread_id, "items")
 
 
 def seen(thread_id: str, event_id: str) -> str:
     """Marks a platform event as handled, so its redeliveries are dropped as duplicates."""
-    return f"{thread_prefix(thread_id)}d:{event_id}"
+    return _of(thread_id, "seen", event_id)
 
 
 def watch(thread_id: str, prompt_id: str) -> str:
     """Alive while the agent waits on the prompt (long-poll, SSE or client wait)."""
-    return f"{thread_prefix(thread_id)}w:{prompt_id}"
+    return _of(thread_id, "watch", prompt_id)
 
 
 def chat_outbox(thread_id: str) -> str:
-    return f"{thread_prefix(thread_id)}chat"
+    return _own(thread_id, "chat")
 
 
 def pub_outbox(thread_id: str) -> str:
-    return f"{thread_prefix(thread_id)}pub"
+    return _own(thread_id, "pub")
 
 
 def admission(thread_id: str) -> str:
     """Held while one answer to the thread is being admitted over REST (one at a time)."""
-    return f"{thread_prefix(thread_id)}admit"
+    return _own(thread_id, "admit")
 
 
 def rate_window(name: str) -> str:
@@ -226,12 +265,12 @@ def session_call(session_key: str, call_id: str) -> str:
 
 def draft(thread_id: str, name: str) -> str:
     """A channel's answer in progress in the thread (a step-by-step form, a pending text request)."""
-    return f"{thread_prefix(thread_id)}draft:{name}"
+    return _of(thread_id, "draft", name)
 
 
 def prompt_drafts(thread_id: str, prompt_id: str) -> str:
     """A set: the names of the drafts kept for a prompt, deleted with them when the prompt settles."""
-    return f"{thread_prefix(thread_id)}pd:{prompt_id}"
+    return _of(thread_id, "drafts", prompt_id)
 
 
 def webhook_delivery(delivery_id: str) -> str:
@@ -252,4 +291,4 @@ def feed_seen(stream: str, event_id: str) -> str:
 
 def session_run(thread_id: str, session_key: str) -> str:
     """The run an agent session's questions share in this thread (a grant outlives one question)."""
-    return f"{thread_prefix(thread_id)}session-run:{session_key}"
+    return _of(thread_id, "session_run", session_key)

@@ -12,6 +12,7 @@ from typing import Any, NamedTuple
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import NoScriptError
 
+from gateway.store import keys
 from gateway.store.quickpool import QuickBlockingPool
 
 
@@ -66,9 +67,22 @@ def _read(name: str) -> str:
     return resources.files("gateway.store").joinpath("scripts", f"{name}.lua").read_text("utf-8")
 
 
+KEY_TABLES = "-- K, ID, SETTLED: written here by scripts.py"
+
+
+def key_tables() -> str:
+    """The Lua tables of a thread's key names (``keys.THREAD_KEYS``, ``keys.ID_KEYS``) and the settled
+    channel's name, for ``_lib.lua``."""
+    own = ", ".join(f"{name} = P .. '{suffix}'" for name, suffix in keys.THREAD_KEYS.items())
+    ids = ", ".join(f"{name} = '{suffix}'" for name, suffix in keys.ID_KEYS.items())
+    return f"local K = {{{own}}}\nlocal ID = {{{ids}}}\nlocal SETTLED = '{keys.SETTLED_CHANNEL}'"
+
+
 def _source(name: str) -> str:
     body = _read(name)
-    return f"{_read('_lib')}\n{body}" if name in THREAD_SCRIPTS else body
+    if name not in THREAD_SCRIPTS:
+        return body
+    return f"{_read('_lib').replace(KEY_TABLES, key_tables())}\n{body}"
 
 
 class Scripts:

@@ -4,6 +4,7 @@ handed keys of its own thread only: one Cluster slot per call."""
 from __future__ import annotations
 
 import inspect
+import re
 from datetime import UTC, datetime
 
 from redis.crc import key_slot
@@ -13,7 +14,7 @@ from gateway.models import Answer, Run
 from gateway.store import calls, keys
 from gateway.store.publishing import PartitionPublish
 from gateway.store.results import FeedEntry, Kept, OutboxMode, OutboxPass, ReadyAnswer, Refusal
-from gateway.store.scripts import THREAD_SCRIPTS, ScriptCall, Scripts, thread_lead
+from gateway.store.scripts import THREAD_SCRIPTS, ScriptCall, Scripts, key_tables, thread_lead
 
 THREAD = "slack:C0456:1712345678.000100"
 LEAD = thread_lead(1000, 5, "")
@@ -122,3 +123,34 @@ def test_a_publish_names_its_streams_markers_and_indexes_in_keys() -> None:
     call = group.call(lambda stream: (10, "0-0"), 60)
     assert call.name == "publish_feed"
     assert call.keys == [keys.events_feed(3), keys.feed_seen(keys.events_feed(3), "evt_1")]
+
+
+def spelled_keys(source: str) -> list[str]:
+    """Key names a Lua source spells itself: a literal after the thread prefix, or a global ``tg:`` name
+    (comments and the tables scripts.py writes aside)."""
+    code = [line.split("--", 1)[0] for line in source.splitlines()]
+    written = ("local K = ", "local ID = ", "local SETTLED = ")
+    return [
+        found for line in code if not line.startswith(written) for found in re.findall(r"P \.\. '|'tg:", line)
+    ]
+
+
+def test_no_key_name_is_spelled_in_a_lua_script() -> None:
+    """A thread's key names come from ``keys``: handed in KEYS, or in the tables scripts.py writes into
+    ``_lib.lua``."""
+    assert {
+        name: found for name, source in Scripts().sources.items() if (found := spelled_keys(source))
+    } == {}
+    assert spelled_keys("local lock = P .. 'lock'\nredis.call('PUBLISH', 'tg:settled', 'x')") == [
+        "P .. '",
+        "'tg:",
+    ]
+
+
+def test_the_lua_key_tables_name_the_keys_python_names() -> None:
+    lua = key_tables()
+    for name, suffix in keys.THREAD_KEYS.items():
+        assert f"{name} = P .. '{suffix}'" in lua
+    assert keys.active(THREAD) == keys.thread_prefix(THREAD) + keys.THREAD_KEYS["active"]
+    assert keys.prompt(THREAD, "prm_1") == keys.thread_prefix(THREAD) + keys.ID_KEYS["prompt"] + "prm_1"
+    assert f"prompt = '{keys.ID_KEYS['prompt']}'" in lua

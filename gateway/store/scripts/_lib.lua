@@ -1,6 +1,10 @@
 -- Shared by every script. KEYS[1] is the thread's key prefix "tg:{<thread_id>}:"; every key a script
--- touches starts with it, so the whole script stays in one Redis Cluster slot.
+-- touches starts with it, so the whole script stays in one Redis Cluster slot. A script's own keys follow
+-- in KEYS; the keys it finds while running (the active prompt's, a prompt an outbox entry names) are named
+-- from the prefix by the tables K (the thread's keys) and ID (what precedes a prompt's or run's id), which
+-- scripts.py writes in from gateway/store/keys.py: no key name is spelled in Lua.
 local P = KEYS[1]
+-- K, ID, SETTLED: written here by scripts.py
 -- Every thread script is called with two leading arguments, taken off here so each script's own ARGV
 -- starts at 1: the caller's clock (ms) and how long the thread's keys live after its last write (ms).
 local NOW = tonumber(table.remove(ARGV, 1))
@@ -11,13 +15,13 @@ local IDLE = tonumber(table.remove(ARGV, 1))
 local OUTBOX = table.remove(ARGV, 1)
 
 local function prompt_key(pid)
-  return P .. 'p:' .. pid
+  return P .. ID.prompt .. pid
 end
 
 -- The immutable record (the prompt's JSON, most of its bytes) has its own string key: in the hash it would
 -- exceed hash-max-listpack-value and turn the whole hash into the far larger hashtable encoding.
 local function record_key(pid)
-  return P .. 'r:' .. pid
+  return P .. ID.record .. pid
 end
 
 -- The record; a prompt stored before the record had its own key keeps it in the hash's 'rec' field.
@@ -34,7 +38,7 @@ local function prompt_fields(pid)
     table.insert(fields, 'rec')
     table.insert(fields, rec)
   end
-  local esc = redis.call('HGETALL', P .. 'e:' .. pid)
+  local esc = redis.call('HGETALL', P .. ID.escalation .. pid)
   if #esc > 0 then
     table.insert(fields, 'esc')
     table.insert(fields, cjson.encode(esc))
@@ -45,9 +49,9 @@ end
 -- The next batch of the thread's outbox under the lock the caller holds now: {'batch', pub events, chat
 -- posts, the fields of every prompt they name}, or {'released'} (the lock freed) when both lists are empty.
 local function outbox_batch(size, ttl)
-  local lock = P .. 'lock'
-  local pub = redis.call('LRANGE', P .. 'pub', 0, size - 1)
-  local chat = redis.call('LRANGE', P .. 'chat', 0, size - 1)
+  local lock = K.lock
+  local pub = redis.call('LRANGE', K.pub, 0, size - 1)
+  local chat = redis.call('LRANGE', K.chat, 0, size - 1)
   if #pub == 0 and #chat == 0 then
     redis.call('DEL', lock)
     return {'released'}
@@ -71,7 +75,7 @@ end
 -- one and the lock is free; otherwise ``reply`` as it is, and the caller drains the thread the usual way.
 local function hand_outbox(reply)
   local token, ttl, size = string.match(OUTBOX or '', '^(%S+) (%d+) (%d+)$')
-  if not token or not redis.call('SET', P .. 'lock', token, 'NX', 'PX', ttl) then
+  if not token or not redis.call('SET', K.lock, token, 'NX', 'PX', ttl) then
     return reply
   end
   local batch = outbox_batch(tonumber(size), ttl)
@@ -92,7 +96,7 @@ end
 local LONG_LIVED = {'items', 'agents', 'starters', 'session', 'chat', 'pub'}
 local function keep_thread(fresh)
   local ms = IDLE
-  local active = redis.call('GET', P .. 'active')
+  local active = redis.call('GET', K.active)
   if active then
     local exp = tonumber(redis.call('HGET', prompt_key(active), 'exp'))
     if exp and exp - NOW + IDLE > ms then
@@ -100,26 +104,26 @@ local function keep_thread(fresh)
     end
   end
   local at = NOW + ms
-  local kept = tonumber(redis.call('GET', P .. 'keep'))
+  local kept = tonumber(redis.call('GET', K.keep))
   if kept and math.abs(kept - at) <= IDLE / 100 then
     for _, name in ipairs(fresh or {}) do
-      if redis.call('PTTL', P .. name) == -1 then
-        redis.call('PEXPIRE', P .. name, math.max(kept - NOW, 1))
+      if redis.call('PTTL', K[name]) == -1 then
+        redis.call('PEXPIRE', K[name], math.max(kept - NOW, 1))
       end
     end
     return
   end
   for _, name in ipairs(LONG_LIVED) do  -- relative to the caller's clock, as 'keep' is: never absolute
-    redis.call('PEXPIRE', P .. name, ms)
+    redis.call('PEXPIRE', K[name], ms)
   end
-  redis.call('SET', P .. 'keep', at, 'PX', ms)
+  redis.call('SET', K.keep, at, 'PX', ms)
 end
 
 -- Drop the drafts kept for a prompt (a form's values so far, a pending text request): they die with it.
 local function drop_drafts(pid)
-  local index = P .. 'pd:' .. pid
+  local index = P .. ID.drafts .. pid
   for _, name in ipairs(redis.call('SMEMBERS', index)) do
-    redis.call('DEL', P .. 'draft:' .. name)
+    redis.call('DEL', P .. ID.draft .. name)
   end
   redis.call('DEL', index)
 end
@@ -132,17 +136,17 @@ local function settle(pid, fields, retain_ms, audit)
   redis.call('HSET', key, unpack(fields))
   redis.call('PEXPIRE', key, retain_ms)
   redis.call('PEXPIRE', record_key(pid), retain_ms)
-  redis.call('PEXPIRE', P .. 'e:' .. pid, retain_ms)
-  if redis.call('GET', P .. 'active') == pid then
-    redis.call('DEL', P .. 'active')
+  redis.call('PEXPIRE', P .. ID.escalation .. pid, retain_ms)
+  if redis.call('GET', K.active) == pid then
+    redis.call('DEL', K.active)
   end
   if audit then
-    redis.call('RPUSH', P .. 'chat', cjson.encode({t = 'audit', pid = pid}))
+    redis.call('RPUSH', K.chat, cjson.encode({t = 'audit', pid = pid}))
   end
-  redis.call('RPUSH', P .. 'pub', cjson.encode({t = 'resolved', pid = pid}))
+  redis.call('RPUSH', K.pub, cjson.encode({t = 'resolved', pid = pid}))
   drop_drafts(pid)
   keep_thread({'chat', 'pub'})
-  redis.call('PUBLISH', 'tg:settled', pid .. ' ' .. cjson.encode(fields))
+  redis.call('PUBLISH', SETTLED, pid .. ' ' .. cjson.encode(fields))
 end
 
 -- A settled prompt's fields, returned to every later caller so it can say how the prompt settled.
@@ -191,7 +195,7 @@ local function decide(pid, opts, fields)
     end
     if o.vote.answer == 'Approve' and counted < tonumber(o.need) then
       redis.call('HSET', prompt_key(pid), 'votes', encoded)
-      redis.call('RPUSH', P .. 'chat', cjson.encode({t = 'votes', pid = pid}))
+      redis.call('RPUSH', K.chat, cjson.encode({t = 'votes', pid = pid}))
       keep_thread({'chat'})
       return 'voted'
     end
@@ -222,9 +226,9 @@ local function answer(pid, answers, answered_by, now, retain_ms, turn_id, conten
     end
   end
   local resolution = 'resolved_hot'
-  if redis.call('EXISTS', P .. 'w:' .. pid) == 0 then
+  if redis.call('EXISTS', P .. ID.watch .. pid) == 0 then
     resolution = 'resolved_parked'
-    redis.call('RPUSH', P .. 'pub', cjson.encode({t = 'parked', pid = pid, turn = turn_id}))
+    redis.call('RPUSH', K.pub, cjson.encode({t = 'parked', pid = pid, turn = turn_id}))
   end
   table.insert(fields, 'resolution')
   table.insert(fields, resolution)

@@ -4,7 +4,7 @@
 local key = KEYS[2]
 local current = redis.call('GET', key)
 if current and current ~= ARGV[2] and current ~= ARGV[1]
-    and redis.call('HGET', P .. 'run:' .. current, 'state') == 'running' then
+    and redis.call('HGET', P .. ID.run .. current, 'state') == 'running' then
   redis.call('PEXPIRE', key, IDLE)
   return current
 end

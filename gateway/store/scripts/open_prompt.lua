@@ -17,7 +17,7 @@ if run_state ~= 'running' then
   return {'run_ended'}
 end
 local superseded = ''
-local old = redis.call('GET', P .. 'active')
+local old = redis.call('GET', K.active)
 if old and redis.call('HGET', prompt_key(old), 'state') == 'pending' then
   settle(old, cancel_fields(ARGV[7], 'superseded', now), tonumber(retain), true)
   superseded = old
@@ -31,9 +31,9 @@ if run_left >= 0 and run_left < keep_ms then
   redis.call('PEXPIRE', KEYS[4], keep_ms)
 end
 if ARGV[8] and ARGV[8] ~= '' then
-  redis.call('SADD', P .. 'agents', ARGV[8])
+  redis.call('SADD', K.agents, ARGV[8])
 end
-redis.call('SET', P .. 'active', pid)
-redis.call('RPUSH', P .. 'pub', cjson.encode({t = 'requested', pid = pid}))
+redis.call('SET', K.active, pid)
+redis.call('RPUSH', K.pub, cjson.encode({t = 'requested', pid = pid}))
 keep_thread({'agents', 'pub'})
 return {'ok', superseded}

@@ -27,11 +27,11 @@ local function take()
   if event_id ~= '' then
     redis.call('SET', seen_key, '1', 'EX', tonumber(ARGV[2]))
   end
-  redis.call('XADD', P .. 'items', 'MAXLEN', '~', ARGV[5], '*', 'j', msg)
+  redis.call('XADD', K.items, 'MAXLEN', '~', ARGV[5], '*', 'j', msg)
   keep_thread({'items', 'pub'})
 end
 
-local active = redis.call('GET', P .. 'active')
+local active = redis.call('GET', K.active)
 if hint ~= '' and hint ~= active then
   -- A control on a copy of another thread's prompt (posted here by an escalation): that thread decides.
   local origin = redis.call('HGET', mirrors, hint)
@@ -62,12 +62,12 @@ if cancel_code ~= '' and (mode == 'guess' or mode == 'answer') then
     local by = cancel_code ~= 'new_message' and ARGV[9] or ''
     settle(active, cancel_fields(ARGV[15], cancel_code, ARGV[10], by), tonumber(ARGV[11]), true)
     if cancel_code == 'new_message' then
-      redis.call('RPUSH', P .. 'pub', cjson.encode({t = 'message', m = msg}))
+      redis.call('RPUSH', K.pub, cjson.encode({t = 'message', m = msg}))
     end
     return {'cancelled'}
   end
   if cancel_code == 'new_message' and mode == 'answer' then
-    redis.call('RPUSH', P .. 'pub', cjson.encode({t = 'message', m = msg}))
+    redis.call('RPUSH', K.pub, cjson.encode({t = 'message', m = msg}))
     take()  -- after the push: the outbox list it may have created gets the thread's lifetime
     return {'queued'}
   end
@@ -100,7 +100,7 @@ if mode == '' or mode == 'guess' then
   local origin = copy and redis.call('HGET', mirrors, copy)
   if origin then
     local others = false
-    for _, owner in ipairs(redis.call('SMEMBERS', P .. 'agents')) do
+    for _, owner in ipairs(redis.call('SMEMBERS', K.agents)) do
       others = others or owner ~= agent
     end
     if not others then
@@ -108,6 +108,6 @@ if mode == '' or mode == 'guess' then
     end
   end
 end
-redis.call('RPUSH', P .. 'pub', cjson.encode({t = 'message', m = msg}))
+redis.call('RPUSH', K.pub, cjson.encode({t = 'message', m = msg}))
 take()  -- after the push: the outbox list it may have created gets the thread's lifetime
 return {'queued'}

@@ -4,9 +4,9 @@
 local run_key = KEYS[2]
 redis.call('HSET', run_key, 'rec', ARGV[1], 'state', 'running')
 redis.call('PEXPIRE', run_key, ARGV[2])
-redis.call('SADD', P .. 'agents', ARGV[3])
+redis.call('SADD', K.agents, ARGV[3])
 if ARGV[4] ~= '' then
-  redis.call('SADD', P .. 'starters', ARGV[4])
+  redis.call('SADD', K.starters, ARGV[4])
 end
 keep_thread({'agents', 'starters'})
 return 'ok'

@@ -19,12 +19,12 @@ if left > 0 then
   redis.call('PEXPIRE', key, left)
 end
 if ARGV[3] == '1' then
-  redis.call('RPUSH', P .. 'chat', cjson.encode({t = 'remind', pid = pid, step = step}))
-  redis.call('RPUSH', P .. 'pub', cjson.encode({t = 'reminded', pid = pid, step = step}))
+  redis.call('RPUSH', K.chat, cjson.encode({t = 'remind', pid = pid, step = step}))
+  redis.call('RPUSH', K.pub, cjson.encode({t = 'reminded', pid = pid, step = step}))
 end
 if ARGV[4] == '1' then
-  redis.call('RPUSH', P .. 'chat', cjson.encode({t = 'escalate', pid = pid, step = step}))
-  redis.call('RPUSH', P .. 'pub', cjson.encode({t = 'escalated', pid = pid, step = step}))
+  redis.call('RPUSH', K.chat, cjson.encode({t = 'escalate', pid = pid, step = step}))
+  redis.call('RPUSH', K.pub, cjson.encode({t = 'escalated', pid = pid, step = step}))
 end
 keep_thread({'chat', 'pub'})
 return {'ok'}

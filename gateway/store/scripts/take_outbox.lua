@@ -4,7 +4,7 @@
 -- Mode renew only extends a lock still ours (a long pass keeps it; a lapsed one is not taken back).
 -- ARGV: token, lock ttl ms, mode (acquire|continue|release|renew), pub done, chat done, batch size,
 --       item log max length, then the log entries of the posted items
-local lock = P .. 'lock'
+local lock = K.lock
 local token, mode = ARGV[1], ARGV[3]
 local holder = redis.call('GET', lock)
 if holder ~= token then
@@ -18,16 +18,16 @@ if mode == 'renew' then
   return {'renewed'}
 end
 if tonumber(ARGV[4]) > 0 then
-  redis.call('LTRIM', P .. 'pub', ARGV[4], -1)
+  redis.call('LTRIM', K.pub, ARGV[4], -1)
 end
 for i = 8, #ARGV do
-  redis.call('XADD', P .. 'items', 'MAXLEN', '~', ARGV[7], '*', 'j', ARGV[i])
+  redis.call('XADD', K.items, 'MAXLEN', '~', ARGV[7], '*', 'j', ARGV[i])
 end
 if #ARGV >= 8 then
   keep_thread({'items'})
 end
 if tonumber(ARGV[5]) > 0 then
-  redis.call('LTRIM', P .. 'chat', ARGV[5], -1)
+  redis.call('LTRIM', K.chat, ARGV[5], -1)
 end
 if mode == 'release' then
   redis.call('DEL', lock)
