@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from gateway.models import HumanInput, Prompt, Run
@@ -111,6 +112,16 @@ class StoreBase:
         for part in keys.EVERY_PARTITION:
             read(pipe, part)
         return list(await pipe.execute())
+
+    async def _scored_up_to(self, index: Callable[[int], str], cutoff: int, limit: int) -> list[str]:
+        """Up to ``limit`` members of a partitioned sorted set (``index(part)``) scored at or below
+        ``cutoff``, the lowest first."""
+        replies = await self._each_partition(
+            lambda pipe, part: pipe.zrangebyscore(
+                index(part), "-inf", cutoff, start=0, num=limit, withscores=True
+            )
+        )
+        return oldest(replies, limit)
 
     async def _indexed_thread(self, object_id: str, index_key: str) -> str | None:
         """The thread of a run or prompt: remembered here, else read from its index key."""

@@ -9,7 +9,7 @@ from typing import Any
 from gateway.cursors import page_cursor
 from gateway.models import Prompt
 from gateway.store import calls, keys
-from gateway.store.base import StoreBase, oldest, ranked
+from gateway.store.base import StoreBase, ranked
 
 
 def forget(pipe: Any, prompt_id: str, agent: str, parts: list[int]) -> None:
@@ -42,12 +42,7 @@ class Inbox(StoreBase):
 
     async def due_prompts(self, now_ms: int, limit: int = 200) -> list[str]:
         """Up to ``limit`` pending prompts whose expiry has passed, the longest overdue first."""
-        replies = await self._each_partition(
-            lambda pipe, part: pipe.zrangebyscore(
-                keys.expiry_index(part), "-inf", now_ms, start=0, num=limit, withscores=True
-            )
-        )
-        return oldest(replies, limit)
+        return await self._scored_up_to(keys.expiry_index, now_ms, limit)
 
     async def forget_pending(self, prompt_id: str, agent: str, thread_id: str | None = None) -> None:
         """Drop a settled prompt from the inbox and expiry indexes (its partition's, and the legacy ones);

@@ -45,12 +45,7 @@ class Outboxes(StoreBase):
 
     async def dirty_threads(self, cutoff_ms: int, limit: int = 100) -> list[str]:
         """Up to ``limit`` threads marked dirty at or before ``cutoff_ms``, the longest waiting first."""
-        replies = await self._each_partition(
-            lambda pipe, part: pipe.zrangebyscore(
-                keys.dirty_threads(part), "-inf", cutoff_ms, start=0, num=limit, withscores=True
-            )
-        )
-        return oldest(replies, limit)
+        return await self._scored_up_to(keys.dirty_threads, cutoff_ms, limit)
 
     async def drop_dirty(self, thread_id: str, cutoff_ms: int) -> None:
         """Forget a drained thread in the dirty sets (its partition's and the legacy one), unless it was
