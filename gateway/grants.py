@@ -87,6 +87,12 @@ class Grant(Model):
         return f"grant:{self.grant_id}"
 
 
+def grant_id_of(prompt_id: str) -> str:
+    """The id of the grant an approve of ``prompt_id`` makes (``grt_`` and the prompt's own): a prompt is
+    settled by one answer, so it makes one grant at most, kept with that answer and confirmed after it."""
+    return f"grt_{prompt_id.partition('_')[2] or prompt_id}"
+
+
 def _json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
@@ -136,6 +142,17 @@ def describe(match: GrantMatch) -> str:
     if not match.arguments:
         return f"{match.name} with no arguments"
     return f"{match.name} {json.dumps(match.arguments, ensure_ascii=False)}"
+
+
+def in_short(match: GrantMatch | ToolCall) -> str:
+    """A pattern as a settled card shows it: a command's own words (``npm test``), else the tool and its
+    arguments as compact JSON (``Write {"path":"a.txt"}``), or the tool alone when it takes none."""
+    arguments = match.arguments
+    if list(arguments) == ["command"] and isinstance(arguments["command"], str):
+        return arguments["command"]
+    if not arguments:
+        return match.name
+    return f"{match.name} {json.dumps(arguments, ensure_ascii=False, separators=(',', ':'))}"
 
 
 def _exact(value: Any) -> Any:
@@ -228,7 +245,9 @@ __all__ = [
     "describe",
     "exact_match",
     "first_word",
+    "grant_id_of",
     "grant_problem",
+    "in_short",
     "matches",
     "needs_several",
     "normalized",

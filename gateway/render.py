@@ -102,7 +102,7 @@ def pending_prompt_item(prompt: Prompt) -> ThreadItem:
 def _decision_metadata(prompt: Prompt, *, settled: bool) -> dict[str, Any]:
     """An approval's decision fields (contract §9) that say something, for cards drawn from metadata: how
     many approvers it needs; while pending the schema its edits are checked against; once settled the
-    person's note, the call allowed and every vote."""
+    person's note, the call allowed, every vote and the pattern its approve let through for the session."""
     if prompt.kind is not PromptKind.APPROVAL:
         return {}
     meta: dict[str, Any] = {"approvals": prompt.approvals} if prompt.approvals > 1 else {}
@@ -116,6 +116,8 @@ def _decision_metadata(prompt: Prompt, *, settled: bool) -> dict[str, Any]:
             meta["note"] = prompt.note
         if prompt.approved_call is not None and prompt.prompt_state is PromptState.ANSWERED:
             meta["approved_call"] = prompt.approved_call.model_dump(mode="json")
+        if prompt.granted is not None and prompt.prompt_state is PromptState.ANSWERED:
+            meta["granted"] = prompt.granted.model_dump(mode="json")
     return meta
 
 

@@ -139,6 +139,8 @@ async def test_approve_for_this_session_approves_and_grants_the_exact_call_for_t
     [grant] = await grants_of(gw.runtime, prompt)
     assert (grant.created_by, grant.prompt_id) == (identity(BOB), prompt.prompt_id)
     assert reply["type"] == ADAPTIVE_CARD and grant.grant_id in str(reply["value"])  # the settled card says
+    assert notices.settled_by("approval", [["Approve"]], "Bob", grant.match) in str(reply["value"])
+    assert shown["granted"] == grant.match.model_dump(mode="json")
     assert await asked_again(gw.runtime, prompt) == grant.by
 
 
