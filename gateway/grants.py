@@ -29,12 +29,12 @@ import json
 import re
 import unicodedata
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import Field
 
 from gateway.call_identity import identity_arguments
-from gateway.models import Identity, Model, Prompt, ToolCall
+from gateway.models import Identity, Model, ToolCall
 
 WIDENED = " *"  # a string argument ending so matches its prefix followed by anything
 LITERAL_STAR = "\\*"  # a string argument ending so ends in a plain star
@@ -198,7 +198,14 @@ def _runs_other_commands(word: str) -> bool:
     return base in RUNS_OTHER_COMMANDS or _VERSION_SUFFIX.sub("", base) in RUNS_OTHER_COMMANDS or "=" in base
 
 
-def needs_several(prompt: Prompt) -> str | None:
+class Approved(Protocol):
+    """A prompt, or a view of one: how many approvers it needs."""
+
+    @property
+    def approvals(self) -> int: ...
+
+
+def needs_several(prompt: Approved) -> str | None:
     """Why no grant goes with an answer to ``prompt`` when it needs several approvers (None otherwise): a
     grant is one person's word, and would answer the run's later calls that need more than one."""
     if prompt.approvals < 2:

@@ -266,12 +266,8 @@ async def test_two_approvers_each_vote_shows_as_a_line_until_enough_approve(gw: 
     await gw.settled()
     lines = [posted.body.get("text") for posted in gw.fake.posts if posted is not card]
     assert lines == ["Approved 1 of 2: Alice"]  # by the name Teams gave with the press
-    assert titles(card) == [
-        "Approve",
-        "Deny",
-        notices.APPROVE_FOR_SESSION,
-        DENY_WITH_REASON,
-    ]  # still open for the second approver
+    # Still open for the second approver; no "Approve for this session": one person's word grants nothing.
+    assert titles(card) == ["Approve", "Deny", DENY_WITH_REASON]
 
     again = await gw.press(card, "Approve", ALICE)
     assert again["value"] == notices.ALREADY_VOTED
@@ -295,7 +291,9 @@ def test_a_call_too_large_for_a_card_keeps_the_rest_as_it_is_and_says_so() -> No
     assert inputs == ["a0", "a1"] and kept == ["a2", "a3", "a4"]
     assert sum(len(arguments[name]) for name in inputs) <= EDIT_BUDGET
 
-    actions = approval_actions(ControlRef("prm_1"), ToolCall(name="t", arguments=arguments), can_edit=True)
+    actions = approval_actions(
+        ControlRef("prm_1"), ToolCall(name="t", arguments=arguments), can_edit=True, grantable=True
+    )
     edit_card = actions[-1].card
     assert edit_card is not None
     [note] = [element for element in edit_card.body if getattr(element, "text", None)]
