@@ -7,8 +7,15 @@ import json
 import logging
 
 from gateway.errors import GatewayError, not_found, validation_failed
-from gateway.grants import Grant, GrantRequest, grant_problem, matches, needs_several, normalized
-from gateway.ids import new_id
+from gateway.grants import (
+    Grant,
+    GrantRequest,
+    grant_id_of,
+    grant_problem,
+    matches,
+    needs_several,
+    normalized,
+)
 from gateway.logs import event
 from gateway.models import Prompt, PromptKind, Run, ToolCall, from_ms
 from gateway.outbox import feed_event_json
@@ -74,13 +81,15 @@ async def record_grant(
     store: Store, prompt: Prompt, identity: str, request: GrantRequest, now_ms: int
 ) -> Grant | GrantStatus:
     """Record the grant an approve asked for, once that approve settled ``prompt``; else why it was not
-    recorded (the run ended meanwhile, or it has as many grants as it may keep), which is logged too."""
+    recorded (the run ended meanwhile, or it has as many grants as it may keep), which is logged too.
+    An answer that carried the grant (``gateway.verdicts.verdict``) kept it already, under the same id
+    and time, or found why not: that is what this confirms."""
     grant = Grant(
-        grant_id=new_id("grt"),
+        grant_id=grant_id_of(prompt.prompt_id),
         run_id=prompt.run_id,
         match=normalized(request.match),
         created_by=identity,
-        created_at=from_ms(now_ms),
+        created_at=prompt.settled_at or from_ms(now_ms),
         prompt_id=prompt.prompt_id,
     )
     status = await store.grants.add(prompt.thread_id, grant)

@@ -29,12 +29,12 @@ import json
 import re
 import unicodedata
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import Field
 
 from gateway.call_identity import identity_arguments
-from gateway.models import Identity, Model, Prompt, ToolCall
+from gateway.models import Identity, Model, ToolCall
 
 WIDENED = " *"  # a string argument ending so matches its prefix followed by anything
 LITERAL_STAR = "\\*"  # a string argument ending so ends in a plain star
@@ -85,6 +85,12 @@ class Grant(Model):
     def by(self) -> str:
         """Who allowed a call this grant answers: ``grant:<grant_id>``."""
         return f"grant:{self.grant_id}"
+
+
+def grant_id_of(prompt_id: str) -> str:
+    """The id of the grant an approve of ``prompt_id`` makes (``grt_`` and the prompt's own): a prompt is
+    settled by one answer, so it makes one grant at most, kept with that answer and confirmed after it."""
+    return f"grt_{prompt_id.partition('_')[2] or prompt_id}"
 
 
 def _json(value: Any) -> str:
@@ -138,6 +144,17 @@ def describe(match: GrantMatch) -> str:
     return f"{match.name} {json.dumps(match.arguments, ensure_ascii=False)}"
 
 
+def in_short(match: GrantMatch | ToolCall) -> str:
+    """A pattern as a settled card shows it: a command's own words (``npm test``), else the tool and its
+    arguments as compact JSON (``Write {"path":"a.txt"}``), or the tool alone when it takes none."""
+    arguments = match.arguments
+    if list(arguments) == ["command"] and isinstance(arguments["command"], str):
+        return arguments["command"]
+    if not arguments:
+        return match.name
+    return f"{match.name} {json.dumps(arguments, ensure_ascii=False, separators=(',', ':'))}"
+
+
 def _exact(value: Any) -> Any:
     """A value as an exact pattern: a string ending in `` *`` or ``\\*`` gets its star escaped."""
     if isinstance(value, str) and value.endswith("*") and value[:-1].endswith((" ", "\\")):
@@ -181,7 +198,14 @@ def _runs_other_commands(word: str) -> bool:
     return base in RUNS_OTHER_COMMANDS or _VERSION_SUFFIX.sub("", base) in RUNS_OTHER_COMMANDS or "=" in base
 
 
-def needs_several(prompt: Prompt) -> str | None:
+class Approved(Protocol):
+    """A prompt, or a view of one: how many approvers it needs."""
+
+    @property
+    def approvals(self) -> int: ...
+
+
+def needs_several(prompt: Approved) -> str | None:
     """Why no grant goes with an answer to ``prompt`` when it needs several approvers (None otherwise): a
     grant is one person's word, and would answer the run's later calls that need more than one."""
     if prompt.approvals < 2:
@@ -228,7 +252,9 @@ __all__ = [
     "describe",
     "exact_match",
     "first_word",
+    "grant_id_of",
     "grant_problem",
+    "in_short",
     "matches",
     "needs_several",
     "normalized",

@@ -504,6 +504,7 @@ class Resolution(StrEnum):
 
 
 _LEFT_OUT_WHEN_NONE = (
+    "granted",
     "message",
     "requested_schema",
     "url",
@@ -551,6 +552,9 @@ class Prompt(Model):
     starter_counts: bool = True
     approved_call: ToolCall | None = None
     votes: list[Vote] = Field(default_factory=list)
+    # The pattern an approve's "Approve for this session" let through for the rest of the run (a grant's
+    # ``match``), recorded with the answer that made the grant.
+    granted: ToolCall | None = None
     # Reminders and copies planned when it was raised, and the steps taken so far (kept beside the record).
     escalation: list[EscalationStep] | None = None
     escalations: list[EscalationTaken] | None = None

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from gateway.forms import FormField
-from gateway.grants import Grant, describe
+from gateway.grants import Grant, GrantMatch, describe, in_short
 from gateway.mapper import Unanswered
-from gateway.models import APPROVE, Prompt, PromptKind, PromptState, ThreadItem
+from gateway.models import APPROVE, Prompt, PromptKind, PromptState, ThreadItem, ToolCall
 from gateway.outcomes import Outcome, Received
 from gateway.render import answers_summary, votes_item
 
@@ -44,6 +45,8 @@ DENIED_BY = "Denied by {who}"
 MARKED_DONE_BY = "Marked done by {who}"
 ANSWERED_BY = "Answered by {who}"
 DECLINED_BY = "Declined by {who}"
+# After "Approved by …" when that approve also let the call through for the rest of the run (a grant).
+FOR_THE_SESSION = ", and for this session: {pattern}"
 REPLY_BELOW = "Reply to the message below with your answer."
 ASK_TEXT = "✎ {name}, reply to this message with your answer to: {question}"
 ASK_REASON = "✎ {name}, reply to this message with your reason for denying: {question}"
@@ -246,15 +249,30 @@ def ask_text(name: str, question: str, prompt: Prompt | None = None) -> str:
     return ASK_TEXT.format(name=name, question=question)
 
 
-def settled_by(kind: str, answers: Sequence[Sequence[str]] | None, who: str) -> str:
+def code(text: str) -> str:
+    """A pattern as code, the way most chats mark it: ``npm test`` between backticks."""
+    return f"`{text}`"
+
+
+def settled_by(
+    kind: str,
+    answers: Sequence[Sequence[str]] | None,
+    who: str,
+    granted: GrantMatch | ToolCall | None = None,
+    shown: Callable[[str], str] = code,
+) -> str:
     """Who settled a prompt of ``kind``, in words: ``Approved by alice`` or ``Denied by alice`` for an
     approval, ``Marked done by alice`` for a URL step, ``Answered by alice`` for anything else answered,
-    and ``Declined by alice`` when it was declined (``answers`` is None)."""
+    and ``Declined by alice`` when it was declined (``answers`` is None). An approve that let the call
+    through for the rest of the run says so with the pattern ``granted`` (``shown`` marks it as the channel
+    shows code): ``Approved by alice, and for this session: `npm test```."""
     if answers is None:
         template = DECLINED_BY
     elif kind == PromptKind.APPROVAL:
         approved = bool(answers) and list(answers[0]) == [APPROVE]
         template = APPROVED_BY if approved else DENIED_BY
+        if approved and granted is not None:
+            return template.format(who=who) + FOR_THE_SESSION.format(pattern=shown(in_short(granted)))
     elif kind == PromptKind.URL:
         template = MARKED_DONE_BY
     else:
@@ -262,10 +280,13 @@ def settled_by(kind: str, answers: Sequence[Sequence[str]] | None, who: str) -> 
     return template.format(who=who)
 
 
-def answered_by(item: ThreadItem, shown: Callable[[str], str] = str) -> str | None:
+def answered_by(
+    item: ThreadItem, shown: Callable[[str], str] = str, pattern: Callable[[str], str] = code
+) -> str | None:
     """The ``settled_by`` line of an answered prompt's audit item or settled message, read from its
     metadata; ``shown`` turns the answerer's identity into what the channel shows of a person (a display
-    name, a mention). None for an item that names nobody (a cancelled prompt, an agent's message)."""
+    name, a mention), ``pattern`` a grant's pattern into its code (escaped as the channel needs). None for
+    an item that names nobody (a cancelled prompt, an agent's message)."""
     prompt = item.metadata.get("prompt")
     if item.type != "pending_prompt_resolved" or not isinstance(prompt, dict):
         return None
@@ -278,4 +299,12 @@ def answered_by(item: ThreadItem, shown: Callable[[str], str] = str) -> str | No
         for entry in (entries if isinstance(entries, list) else [])
         if isinstance(entry, dict)
     ]
-    return settled_by(str(prompt.get("kind")), answers, shown(who))
+    return settled_by(str(prompt.get("kind")), answers, shown(who), _granted(prompt), pattern)
+
+
+def _granted(prompt: dict[str, Any]) -> ToolCall | None:
+    """The pattern an item's approve let through for the session, when its metadata names one that reads."""
+    try:
+        return ToolCall.model_validate(prompt["granted"]) if prompt.get("granted") else None
+    except ValueError:
+        return None

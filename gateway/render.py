@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Self
 
 from gateway import forms
+from gateway.grants import needs_several
 from gateway.models import (
     APPROVE,
     Answer,
@@ -102,7 +103,7 @@ def pending_prompt_item(prompt: Prompt) -> ThreadItem:
 def _decision_metadata(prompt: Prompt, *, settled: bool) -> dict[str, Any]:
     """An approval's decision fields (contract §9) that say something, for cards drawn from metadata: how
     many approvers it needs; while pending the schema its edits are checked against; once settled the
-    person's note, the call allowed and every vote."""
+    person's note, the call allowed, every vote and the pattern its approve let through for the session."""
     if prompt.kind is not PromptKind.APPROVAL:
         return {}
     meta: dict[str, Any] = {"approvals": prompt.approvals} if prompt.approvals > 1 else {}
@@ -116,6 +117,8 @@ def _decision_metadata(prompt: Prompt, *, settled: bool) -> dict[str, Any]:
             meta["note"] = prompt.note
         if prompt.approved_call is not None and prompt.prompt_state is PromptState.ANSWERED:
             meta["approved_call"] = prompt.approved_call.model_dump(mode="json")
+        if prompt.granted is not None and prompt.prompt_state is PromptState.ANSWERED:
+            meta["granted"] = prompt.granted.model_dump(mode="json")
     return meta
 
 
@@ -257,6 +260,13 @@ class PromptView:
     questions: list[Question]
     tool_call: ToolCall | None = None
     editable: bool = False  # an approval whose call the person may edit before approving
+    approvals: int = 1  # how many approvers an approval needs
+
+    @property
+    def grantable(self) -> bool:
+        """Whether its card offers "Approve for this session": an approval of a tool call that one approver
+        settles (a grant is one person's word: ``gateway.grants.needs_several``)."""
+        return self.kind is PromptKind.APPROVAL and self.tool_call is not None and needs_several(self) is None
 
     @classmethod
     def of_metadata(cls, metadata: dict[str, Any]) -> PromptView | None:
@@ -265,23 +275,31 @@ class PromptView:
         prompt = metadata.get("prompt")
         if metadata.get("type") != "pending_prompt" or not isinstance(prompt, dict):
             return None
+        return cls.of_fields(prompt)
+
+    @classmethod
+    def of_fields(cls, prompt: dict[str, Any]) -> PromptView | None:
+        """From a pending_prompt item's ``metadata.prompt``; ``None`` as ``of_metadata``."""
         if prompt.get("kind") not in NATIVE_KINDS:
             return None
         try:
             tool_call = prompt.get("tool_call")
+            approvals = prompt.get("approvals", 1)
             return cls(
                 prompt_id=str(prompt["prompt_id"]),
                 kind=PromptKind(prompt["kind"]),
                 questions=[Question.model_validate(question) for question in prompt["questions"]],
                 tool_call=ToolCall.model_validate(tool_call) if tool_call else None,
                 editable=prompt.get("editable") is True,
+                approvals=approvals if type(approvals) is int else 1,
             )
         except (KeyError, TypeError, ValueError):
             return None
 
     @classmethod
     def of_prompt(cls, prompt: Prompt) -> PromptView:
-        return cls(prompt.prompt_id, prompt.kind, prompt.questions, prompt.tool_call, prompt.editable)
+        tool_call, editable, approvals = prompt.tool_call, prompt.editable, prompt.approvals
+        return cls(prompt.prompt_id, prompt.kind, prompt.questions, tool_call, editable, approvals)
 
 
 @dataclass(frozen=True, slots=True)

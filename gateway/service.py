@@ -21,7 +21,7 @@ from gateway.errors import GatewayError, not_found
 from gateway.escalation import check_owners, check_targets
 from gateway.feeds import Feeds
 from gateway.granting import granted, not_recorded, record_grant
-from gateway.grants import Grant, GrantRequest, exact_match
+from gateway.grants import Grant, GrantMatch, GrantRequest, exact_match
 from gateway.history import grant_use_entry
 from gateway.ids import new_id, parse_thread_id
 from gateway.logs import event
@@ -457,11 +457,13 @@ class Gateway:
         answers: list[dict[str, Any]] | None = None,
         note: str | None = None,
         arguments: dict[str, Any] | None = None,
+        grant: GrantMatch | None = None,
     ) -> AnswerResult:
         """Answer on a person's behalf (REST): the same rule, mapper and script as a chat reply.
 
         ``note`` is the person's words on an approval; ``arguments`` the call as they edited it, which
-        approves it (400 NOT_EDITABLE on a prompt not raised editable, VALIDATION_FAILED off its schema).
+        approves it (400 NOT_EDITABLE on a prompt not raised editable, VALIDATION_FAILED off its schema);
+        ``grant`` the pattern an approve lets through for the rest of the run (``check_grant`` checked it).
         """
         prompt = await self.get_prompt(prompt_id)
         if not await may_answer(self.store, prompt, identity):
@@ -479,7 +481,7 @@ class Gateway:
                     400,
                     {"errors": [{"field": "arguments", "problem": "sent with a Deny"}]},
                 )
-        return await self.settle_answers(prompt, mapped, identity, note=note, edited=edited)
+        return await self.settle_answers(prompt, mapped, identity, note=note, edited=edited, grant=grant)
 
     async def settle_answers(
         self,
@@ -490,12 +492,17 @@ class Gateway:
         *,
         note: str | None = None,
         edited: ToolCall | None = None,
+        grant: GrantMatch | None = None,
     ) -> AnswerResult:
         """Resolve with answers already checked (a form's with its validated ``content``); an earlier
         settlement wins and is reported. On an approval, ``note`` and ``edited`` (a call checked by
-        ``edited_call``) are recorded, and where several approvers are needed the answer is a vote."""
+        ``edited_call``) are recorded, and where several approvers are needed the answer is a vote; an
+        approve's ``grant`` is kept with it (``gateway.granting.record_grant`` confirms it)."""
         now_ms, turn_id = self.now_ms(), new_id("turn")
-        decided = verdict(prompt, answers, identity, now_ms, note=note, edited=edited)
+        most = self.store.grants.max_per_run
+        decided = verdict(
+            prompt, answers, identity, now_ms, note=note, edited=edited, grant=grant, most_grants=most
+        )
         settlement = await self.store.resolve(
             prompt.thread_id,
             prompt.prompt_id,
@@ -617,7 +624,8 @@ class Gateway:
                 arguments=message.arguments,
                 grant=message.grant,
             )
-            ready = _ready(latest, reading, message.sender, now_ms, decided=False)
+            most = self.store.grants.max_per_run
+            ready = _ready(latest, reading, message.sender, now_ms, decided=False, most_grants=most)
         claim = self.outbox.claim() if ready is not None else None
         decision = await self.store.receive(
             thread.thread_id, message.event_id, message.prompt_id, entry, now_ms, ready, claim
@@ -683,7 +691,8 @@ class Gateway:
             grant=message.grant,
         )
         now_ms = self.now_ms()
-        ready = _ready(prompt, reading, message.sender, now_ms, decided=True)
+        most = self.store.grants.max_per_run
+        ready = _ready(prompt, reading, message.sender, now_ms, decided=True, most_grants=most)
         hint, thread_id = message.prompt_id, prompt.thread_id
         if ready is not None:
             claim = self.outbox.claim()
@@ -740,7 +749,9 @@ class Gateway:
             call = answered.approved_call or answered.tool_call
             if ready.grant and call is not None:
                 grant, notice = await self._grant_typed(answered, call, message)
-                granted = None if grant is None else grant.match.model_dump(mode="json")
+                if grant is not None:  # as its record says: the channel's own card shows it too
+                    granted = grant.match.model_dump(mode="json")
+                    answered = answered.model_copy(update={"granted": ToolCall.model_validate(granted)})
             elif ready.no_grant:
                 notice = await self._say(answered, message, notices.approved_without_grant(ready.no_grant))
             return Received(Outcome.ANSWERED, answered, notice, granted=granted)
@@ -863,13 +874,23 @@ class Gateway:
 
 
 def _ready(
-    prompt: Prompt, reading: Reading, sender: str, now_ms: int, *, decided: bool
+    prompt: Prompt, reading: Reading, sender: str, now_ms: int, *, decided: bool, most_grants: int
 ) -> ReadyAnswer | None:
-    """What the receive script applies for a reading: an answer or a cancel (None: the prompt stays)."""
+    """What the receive script applies for a reading: an answer or a cancel (None: the prompt stays). An
+    approve that asks for a grant carries it (the exact call), kept with the answer while the run keeps fewer
+    than ``most_grants``."""
     turn_id = new_id("turn")
     if reading.action is ReplyAction.ANSWER:
+        call = reading.edited or prompt.tool_call
         decided_verdict = verdict(
-            prompt, reading.answers, sender, now_ms, note=reading.note, edited=reading.edited
+            prompt,
+            reading.answers,
+            sender,
+            now_ms,
+            note=reading.note,
+            edited=reading.edited,
+            grant=exact_match(call) if reading.grant and call is not None else None,
+            most_grants=most_grants,
         )
         return ReadyAnswer(
             prompt.prompt_id,

@@ -13,6 +13,7 @@ from typing import Any
 
 from gateway import call_schema, storable
 from gateway.call_schema import ArgumentError
+from gateway.grants import Grant, GrantMatch, grant_id_of, normalized
 from gateway.models import (
     APPROVE,
     DENY,
@@ -83,6 +84,10 @@ class Verdict:
     approved_call: ToolCall | None = None
     vote: Vote | None = None
     need: int = 1
+    # An approve "for this session": the grant kept with the answer, while its run keeps fewer than
+    # ``most_grants`` (see ``gateway.granting``, which confirms it once the answer settled the prompt).
+    grant: Grant | None = None
+    most_grants: int = 0
 
     def opts(self) -> str:
         """The script's ``opts`` argument ('' when there is nothing beyond the answers)."""
@@ -97,6 +102,9 @@ class Verdict:
                 vote.pop("counted", None)
             data["vote"] = vote
             data["need"] = self.need
+        if self.grant is not None:
+            data["grant"] = self.grant.model_dump_json(exclude={"uses"})
+            data["most_grants"] = self.most_grants
         return json.dumps(data, ensure_ascii=False) if data else ""
 
 
@@ -108,11 +116,15 @@ def verdict(
     *,
     note: str | None = None,
     edited: ToolCall | None = None,
+    grant: GrantMatch | None = None,
+    most_grants: int = 0,
 ) -> Verdict:
     """The decision ``answers`` from ``identity`` make on ``prompt`` (nothing beyond them for other kinds).
 
     ``edited`` is the call as the person edited it (checked with ``check_edit``); an approval allows the
     call as asked otherwise. The run's starter's approval does not count where the prompt says so.
+    ``grant``: the pattern an approve lets through for the rest of the run (checked by the caller), kept
+    with the answer while the run keeps fewer than ``most_grants``; one approver's approve makes it.
     """
     if prompt.kind is not PromptKind.APPROVAL or not answers:
         return Verdict()
@@ -129,4 +141,21 @@ def verdict(
             note=kept_note,
             counted=counted,
         )
-    return Verdict(note=kept_note, approved_call=allowed, vote=vote, need=prompt.approvals)
+    made = None
+    if grant is not None and allowed is not None and vote is None and identity:
+        made = Grant(
+            grant_id=grant_id_of(prompt.prompt_id),
+            run_id=prompt.run_id,
+            match=normalized(grant),
+            created_by=identity,
+            created_at=from_ms(now_ms),
+            prompt_id=prompt.prompt_id,
+        )
+    return Verdict(
+        note=kept_note,
+        approved_call=allowed,
+        vote=vote,
+        need=prompt.approvals,
+        grant=made,
+        most_grants=most_grants,
+    )

@@ -35,7 +35,7 @@ class PromptControls(PromptView):
         view = PromptView.of_metadata(metadata)
         if view is None:
             return None
-        return cls(view.prompt_id, view.kind, view.questions, view.tool_call, view.editable)
+        return cls(view.prompt_id, view.kind, view.questions, view.tool_call, view.editable, view.approvals)
 
     def control(self, action: Action, question: int = 0, option: int = 0) -> str:
         return ControlId(action, self.prompt_id, question, option).encode()
@@ -53,7 +53,7 @@ def prompt_view(controls: PromptControls) -> discord.ui.View:
     if controls.kind is PromptKind.APPROVAL:
         view.add_item(_button("Approve", controls.control(Action.PICK, 0, 0), discord.ButtonStyle.success, 0))
         view.add_item(_button("Deny", controls.control(Action.PICK, 0, 1), discord.ButtonStyle.danger, 0))
-        if controls.tool_call is not None:
+        if controls.grantable:
             session = controls.control(Action.SESSION)
             view.add_item(_button(notices.APPROVE_FOR_SESSION, session, discord.ButtonStyle.success, 0))
         view.add_item(_button(DENY_WITH_REASON, controls.control(Action.REASON), SECONDARY, 0))

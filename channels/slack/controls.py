@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from channels.slack.control_ids import ACTIONS_BLOCK, TOGGLES_BLOCK, ControlRef, Verb, action_id
-from gateway.sdk import Prompt, PromptKind, Question, ToolCall, notices, tool_call_arguments
+from gateway.sdk import Prompt, PromptKind, PromptView, Question, ToolCall, notices, tool_call_arguments
 
 MAX_BUTTONS = 5  # option buttons in a message; past that a select menu
 MAX_CHECKBOXES = 10  # Slack's limit for checkboxes and radio buttons
@@ -149,7 +149,8 @@ def control_blocks(prompt_meta: dict[str, Any]) -> list[dict[str, Any]]:
     if kind is PromptKind.APPROVAL:
         if prompt_meta.get("tool_call"):
             blocks.append(tool_call_block(ToolCall.model_validate(prompt_meta["tool_call"])))
-        editable, session = prompt_meta.get("editable") is True, bool(prompt_meta.get("tool_call"))
+        view = PromptView.of_fields(prompt_meta)
+        editable, session = prompt_meta.get("editable") is True, view is not None and view.grantable
         return blocks + _approval_blocks(prompt_id, editable=editable, session=session)
     if len(questions) == 1 and questions[0].options:
         question = questions[0]

@@ -70,9 +70,14 @@ def person(identity: str) -> str:
     return f"<@{user}>" if identity.startswith(PERSON_PREFIX) and user.isalnum() else escape(identity)
 
 
+def code(text: str) -> str:
+    """A grant's pattern as inline code, escaped: a command is never read as a mention or a link."""
+    return notices.code(escape(text))
+
+
 def answered_by(item: ThreadItem) -> list[dict[str, Any]]:
     """The context block naming who answered a settled prompt (the core's line); none for other items."""
-    line = notices.answered_by(item, person)
+    line = notices.answered_by(item, person, code)
     return [{"type": "context", "elements": [{"type": "mrkdwn", "text": line}]}] if line else []
 
 

@@ -84,9 +84,11 @@ def _argument_input(index: int, name: str, value: Any) -> CardElement:
     )
 
 
-def approval_actions(ref: ControlRef, tool_call: ToolCall | None, *, can_edit: bool) -> list[Any]:
-    """Approve, Deny, Approve for this session (with a call), Deny with reason… and (``can_edit``) Edit
-    and approve…."""
+def approval_actions(
+    ref: ControlRef, tool_call: ToolCall | None, *, can_edit: bool, grantable: bool
+) -> list[Any]:
+    """Approve, Deny, Approve for this session (``grantable``: a call one approver settles), Deny with
+    reason… and (``can_edit``) Edit and approve…."""
     reason = TextInput(
         id=NOTE_ID,
         label=REASON_LABEL,
@@ -102,7 +104,7 @@ def approval_actions(ref: ControlRef, tool_call: ToolCall | None, *, can_edit: b
         _execute(APPROVE, Verb.PICK, ControlRef(ref.prompt_id, 0, 0), "positive"),
         _execute(DENY, Verb.PICK, ControlRef(ref.prompt_id, 0, 1), "destructive"),
     ]
-    if tool_call is not None:
+    if grantable:
         actions.append(_execute(notices.APPROVE_FOR_SESSION, Verb.SESSION, ControlRef(ref.prompt_id, 0, 0)))
     actions.append(ShowCardAction(title=DENY_WITH_REASON, card=reason_card))
     if can_edit and tool_call is not None:

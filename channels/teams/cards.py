@@ -34,6 +34,7 @@ from channels.teams.control_ids import REF_KEY, ControlRef, Verb, choice_id, fie
 from gateway.sdk import (
     FormField,
     PromptKind,
+    PromptView,
     Question,
     SchemaError,
     ThreadItem,
@@ -136,7 +137,10 @@ def prompt_card(prompt: dict[str, Any], text: str) -> AdaptiveCard | None:
     if kind is PromptKind.APPROVAL:
         can_edit = prompt.get("editable") is True
         body.append(_text(notices.approval_hint(can_edit), is_subtle=True, size="Small"))
-        return AdaptiveCard(body=body, actions=approval_actions(ref, tool_call, can_edit=can_edit))
+        view = PromptView.of_fields(prompt)
+        grantable = view is not None and view.grantable
+        actions = approval_actions(ref, tool_call, can_edit=can_edit, grantable=grantable)
+        return AdaptiveCard(body=body, actions=actions)
     if kind is PromptKind.FORM:
         body.extend(field_input(field) for field in fields)
         return AdaptiveCard(

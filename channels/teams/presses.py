@@ -51,7 +51,7 @@ def card_response(prompt: Prompt, who: str, notice: str | None = None) -> dict[s
     """An invoke response replacing the card with how its prompt settled, and by whom (the core's line:
     a declined prompt has no answers), then the core's ``notice`` of it (what an approve granted)."""
     answers = None if prompt.answers is None else [answer.answer for answer in prompt.answers]
-    line = notices.settled_by(prompt.kind, answers, who)
+    line = notices.settled_by(prompt.kind, answers, who, prompt.granted)
     card = settled_card(settled_prompt_item(prompt), f"{line}. {notice}" if notice else line)
     return AdaptiveCardActionCardResponse(value=card).model_dump(by_alias=True, exclude_none=True)
 

@@ -111,7 +111,7 @@ def keyboard(view: PromptView, step: int = 0, ticked: frozenset[int] = frozenset
         return Button(text, Control(action, view.prompt_id, step, option).encode())
 
     if view.kind is PromptKind.APPROVAL:
-        session = ((button(notices.APPROVE_FOR_SESSION, Action.GRANT, 0),),) if view.tool_call else ()
+        session = ((button(notices.APPROVE_FOR_SESSION, Action.GRANT, 0),),) if view.grantable else ()
         return (
             (button(APPROVE_TEXT, Action.PICK, 0), button(DENY_TEXT, Action.PICK, 1)),
             *session,

@@ -30,6 +30,7 @@ from gateway.sdk import (
     InboundMessage,
     MessageRef,
     PromptKind,
+    PromptView,
     ThreadItem,
     ThreadRef,
     client_address,
@@ -116,12 +117,14 @@ def _bearer(request: Request) -> str | None:
 
 def _with_typing_hint(item: dict[str, Any]) -> None:
     """A pending approval's card says how typing answers it in the core's words (``typing_hint``) and, when
-    it is about a call, labels its "Approve for this session" button in them (``session_label``)."""
+    it is about a call one approver settles, labels its "Approve for this session" button in them
+    (``session_label``)."""
     meta = item.get("metadata")
     prompt = meta.get("prompt") if isinstance(meta, dict) and item.get("type") == "pending_prompt" else None
     if isinstance(prompt, dict) and prompt.get("kind") == PromptKind.APPROVAL:
         prompt["typing_hint"] = notices.approval_hint(prompt.get("editable") is True)
-        if prompt.get("tool_call"):
+        view = PromptView.of_fields(prompt)
+        if view is not None and view.grantable:
             prompt["session_label"] = notices.APPROVE_FOR_SESSION
 
 

@@ -240,6 +240,7 @@ class Acted:
         data = self.prompt.public()
         if self.grant is not None:
             data["grant"] = self.grant.model_dump(mode="json")
+            data.setdefault("granted", self.grant.match.model_dump(mode="json"))  # as its record says
         if self.grant_not_made is not None:
             data["grant_not_made"] = self.grant_not_made
         return data
@@ -300,8 +301,15 @@ async def act_on_input(
         action = action.model_copy(update={"content": _seed_answers(prompt, action.answers), "answers": None})
     if action.action == "accept" or (action.action == "decline" and prompt.kind is PromptKind.APPROVAL):
         text, answers = _content_answers(prompt, action)
+        asked = action.grant.match if action.grant is not None else None
         result = await gateway.answer(
-            prompt_id, identity, text=text, answers=answers, note=action.note, arguments=action.arguments
+            prompt_id,
+            identity,
+            text=text,
+            answers=answers,
+            note=action.note,
+            arguments=action.arguments,
+            grant=asked,
         )
         if result.status is AnswerStatus.CONFLICT:
             raise await already_resolved(gateway, "ALREADY_RESOLVED", result.prompt)
@@ -492,8 +500,9 @@ async def respond(
             if not changed:
                 raise await already_resolved(gateway, "AGENT_USER_INPUT_ALREADY_RESOLVED", current)
             return RespondResult(requestId=prompt_id, status=Resolution.HOT if hot else Resolution.PARKED)
+        asked = body.grant.match if body.grant is not None else None
         result = await gateway.settle_answers(
-            prompt, answers, identity, content, note=body.note, edited=edited
+            prompt, answers, identity, content, note=body.note, edited=edited, grant=asked
         )
     if result.status is AnswerStatus.VOTED:
         return RespondResult(requestId=prompt_id, status="voted")

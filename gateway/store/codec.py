@@ -40,6 +40,8 @@ def with_settlement(prompt: Prompt, fields: dict[str, str]) -> Prompt:
             update["content"] = json.loads(fields["content"])
         if fields.get("approved_call"):
             update["approved_call"] = ToolCall.model_validate_json(fields["approved_call"])
+        if fields.get("granted"):  # the grant its approve made, kept whole: its pattern is what is shown
+            update["granted"] = ToolCall.model_validate(json.loads(fields["granted"])["match"])
     elif state is PromptState.CANCELLED:
         update["reason"] = fields.get("reason")
         update["reason_code"] = ReasonCode(fields["reason_code"]) if fields.get("reason_code") else None

@@ -146,6 +146,13 @@ def test_each_kind_gets_its_controls(prompt: Prompt, rows: list[list[str]]) -> N
     assert labels_by_row(prompt) == rows
 
 
+def test_an_approval_that_needs_two_approvers_offers_no_approve_for_this_session() -> None:
+    two = APPROVAL.model_copy(update={"approvals": 2})  # a grant is one person's word: it is refused
+
+    assert labels_by_row(two) == [["Approve", "Deny", "Deny with reason…"]]
+    assert (controls_of(APPROVAL).grantable, controls_of(two).grantable) == (True, False)
+
+
 def test_up_to_24_options_are_buttons_five_to_a_row_with_other_last() -> None:
     prompt = prompt_of(PromptKind.ASK_USER_QUESTION, {"question": "Which?", "options": options(24)})
 

@@ -12,7 +12,17 @@ from channels.slack.answer_modal import NOT_BOTH, PICK_ONE, TYPE_SOMETHING, form
 from channels.slack.control_ids import ControlRef, Verb, decode, verb_of
 from channels.slack.controls import OPTION_TEXT_LIMIT, control_blocks, opens_form
 from channels.slack.render import render_item, render_settled
-from gateway.models import Answer, Option, Prompt, PromptKind, PromptRequest, PromptState, Question, utcnow
+from gateway.models import (
+    Answer,
+    Option,
+    Prompt,
+    PromptKind,
+    PromptRequest,
+    PromptState,
+    Question,
+    ToolCall,
+    utcnow,
+)
 from gateway.render import pending_prompt_item, settled_prompt_item
 
 PID = "prm_01JABCDEFGHJKMNPQRSTVWXYZ0"
@@ -239,6 +249,40 @@ def test_settled_message_is_the_question_then_the_outcome_with_no_controls() -> 
     texts = [block["text"]["text"] for block in settled.blocks]
     assert texts == ["Target?\n  1. staging\n  2. production", "✓ Answered: staging"]
     assert all(block["type"] == "section" for block in settled.blocks)
+
+
+ECHO = ToolCall(name="Bash", arguments={"command": "echo <!here> & done"})
+
+
+def test_approve_for_this_session_is_offered_only_where_one_approver_settles_the_call() -> None:
+    one = APPROVAL.model_copy(update={"tool_call": ECHO})
+    two = one.model_copy(update={"approvals": 2})  # a grant is one person's word: it is refused
+
+    def verbs(prompt: Prompt) -> list[Verb | None]:
+        return [verb_of(element["action_id"]) for element in elements(control_blocks(meta(prompt)))]
+
+    assert Verb.SESSION in verbs(one)
+    assert Verb.SESSION not in verbs(two) and Verb.PICK in verbs(two)
+
+
+def test_a_settled_approval_says_what_its_approve_let_through_for_the_session_escaped() -> None:
+    approved = APPROVAL.model_copy(
+        update={
+            "tool_call": ECHO,
+            "prompt_state": PromptState.ANSWERED,
+            "answers": [Answer(question="Allow db__drop to run?", question_id="q1", answer=["Approve"])],
+            "answered_by": "slack:U0ALICE",
+            "granted": ECHO,
+        }
+    )
+    settled = render_settled(settled_prompt_item(approved))
+    [line] = [
+        element["text"]
+        for block in settled.blocks
+        if block["type"] == "context"
+        for element in block["elements"]
+    ]
+    assert line == "Approved by <@U0ALICE>, and for this session: `echo &lt;!here&gt; &amp; done`"
 
 
 def test_a_prompt_over_one_message_keeps_controls_on_its_last_part_which_the_outcome_replaces() -> None:

@@ -139,6 +139,8 @@ async def test_approve_for_this_session_approves_and_grants_the_exact_call_for_t
     [grant] = await grants_of(gw.runtime, prompt)
     assert (grant.created_by, grant.prompt_id) == (identity(BOB), prompt.prompt_id)
     assert reply["type"] == ADAPTIVE_CARD and grant.grant_id in str(reply["value"])  # the settled card says
+    assert notices.settled_by("approval", [["Approve"]], "Bob", grant.match) in str(reply["value"])
+    assert shown["granted"] == grant.match.model_dump(mode="json")
     assert await asked_again(gw.runtime, prompt) == grant.by
 
 
@@ -264,12 +266,8 @@ async def test_two_approvers_each_vote_shows_as_a_line_until_enough_approve(gw: 
     await gw.settled()
     lines = [posted.body.get("text") for posted in gw.fake.posts if posted is not card]
     assert lines == ["Approved 1 of 2: Alice"]  # by the name Teams gave with the press
-    assert titles(card) == [
-        "Approve",
-        "Deny",
-        notices.APPROVE_FOR_SESSION,
-        DENY_WITH_REASON,
-    ]  # still open for the second approver
+    # Still open for the second approver; no "Approve for this session": one person's word grants nothing.
+    assert titles(card) == ["Approve", "Deny", DENY_WITH_REASON]
 
     again = await gw.press(card, "Approve", ALICE)
     assert again["value"] == notices.ALREADY_VOTED
@@ -293,7 +291,9 @@ def test_a_call_too_large_for_a_card_keeps_the_rest_as_it_is_and_says_so() -> No
     assert inputs == ["a0", "a1"] and kept == ["a2", "a3", "a4"]
     assert sum(len(arguments[name]) for name in inputs) <= EDIT_BUDGET
 
-    actions = approval_actions(ControlRef("prm_1"), ToolCall(name="t", arguments=arguments), can_edit=True)
+    actions = approval_actions(
+        ControlRef("prm_1"), ToolCall(name="t", arguments=arguments), can_edit=True, grantable=True
+    )
     edit_card = actions[-1].card
     assert edit_card is not None
     [note] = [element for element in edit_card.body if getattr(element, "text", None)]

@@ -105,6 +105,21 @@ def test_an_approval_has_approve_and_deny_and_shows_the_tool_call() -> None:
     ]
 
 
+def test_an_approval_that_needs_two_approvers_has_no_approve_for_this_session_button() -> None:
+    approval = PromptView(
+        PROMPT_ID,
+        PromptKind.APPROVAL,
+        [question("Allow db__drop to run?", ["Approve", "Deny"])],
+        ToolCall(name="db__drop", arguments={"table": "users"}),
+        approvals=2,
+    )
+
+    [only] = prompt_messages(approval)
+
+    assert only.keyboard is not None
+    assert [b.text for row in only.keyboard for b in row] == ["✅ Approve", "❌ Deny", "✎ Deny with reason…"]
+
+
 def test_an_editable_approval_says_its_call_is_edited_by_typing() -> None:
     approval = PromptView(
         PROMPT_ID,

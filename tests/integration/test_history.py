@@ -13,8 +13,11 @@ from typing import Any
 
 import pytest
 
+from gateway import notices
 from gateway.channel import Channels
 from gateway.cursors import history_cursor, history_positions
+from gateway.granting import record_grant
+from gateway.grants import Grant, GrantMatch, GrantRequest
 from gateway.history import MAX_RECORD_BYTES, SCAN_BUDGET, HistoryOutcome, HistoryQuery, read_history
 from gateway.models import InboundMessage, PromptRequest, ReasonCode, RunRequest
 from gateway.outbox import Outbox
@@ -123,6 +126,60 @@ async def test_an_approved_call_is_recorded_with_who_when_and_what_was_asked(ser
     assert record["settled_at"] and record["recorded_at"].endswith("Z")
     assert (record["votes"], record["grants_used"], record["escalations"]) == ([], [], [])
     assert record["truncated"] is False
+
+
+@pytest.mark.parametrize("how", ["press", "typed", "rest"])
+async def test_an_approve_for_the_session_is_kept_with_its_answer_so_its_card_and_record_show_the_grant(
+    service: Gateway, channel: MemoryChannel, how: str
+) -> None:
+    run_id, prompt_id = await ask(service, APPROVAL)
+    if how == "rest":
+        pattern = GrantMatch(name="db__drop", arguments={"database": "staging"})
+        await service.answer(prompt_id, ALICE, text="approve", grant=pattern)
+        assert (
+            await record_grant(
+                service.store,
+                await service.get_prompt(prompt_id),
+                ALICE,
+                GrantRequest(scope="run", match=pattern),
+                service.now_ms(),
+            )
+            is not None
+        )
+    else:
+        fields: dict[str, Any] = (
+            {"text": "always allow"}
+            if how == "typed"
+            else {"text": "Approve", "answers": [{"question_id": "q1", "answer": ["Approve"]}], "grant": True}
+        )
+        await service.receive(
+            InboundMessage(thread_id=THREAD, sender=ALICE, prompt_id=prompt_id, event_id=how, **fields)
+        )
+    assert await service.outbox.flush(THREAD)
+    (grant,) = await service.store.grants.in_force(THREAD, run_id)
+    (record,) = await everything(service.store)
+    (audit,) = channel.items_of("pending_prompt_resolved")
+    granted = {"name": "db__drop", "arguments": {"database": "staging"}}
+    assert (grant.prompt_id, grant.match.model_dump()) == (prompt_id, granted)
+    assert record["granted"] == granted and record["by"] == ALICE
+    assert (await service.get_prompt(prompt_id)).public()["granted"] == granted
+    assert audit.metadata["prompt"]["granted"] == granted
+    assert notices.answered_by(audit) == (
+        'Approved by slack:UALICE, and for this session: `db__drop {"database":"staging"}`'
+    )
+
+
+async def test_a_grant_revoked_before_its_approve_is_confirmed_is_not_made_again(service: Gateway) -> None:
+    run_id, prompt_id = await ask(service, APPROVAL)
+    pattern = GrantMatch(name="db__drop", arguments={"database": "staging"})
+    await service.answer(prompt_id, ALICE, text="approve", grant=pattern)
+    (grant,) = await service.store.grants.in_force(THREAD, run_id)
+    assert await service.store.grants.revoke(THREAD, run_id, grant.grant_id) is not None
+    answered = await service.get_prompt(prompt_id)
+    request = GrantRequest(scope="run", match=pattern)
+    confirmed = await record_grant(service.store, answered, ALICE, request, service.now_ms())
+    assert isinstance(confirmed, Grant) and confirmed.grant_id == grant.grant_id
+    assert await service.store.grants.in_force(THREAD, run_id) == []
 
 
 async def test_each_way_of_settling_has_its_outcome(service: Gateway, clock: Clock) -> None:

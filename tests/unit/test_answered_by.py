@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from gateway import notices
-from gateway.models import PromptState
+from gateway.models import PromptState, ToolCall
 from gateway.names import Names
 from gateway.render import message_item, resolved_item, settled_prompt_item
 from tests.unit.test_render import answered, cancelled, deploy_prompt, make_prompt
@@ -42,6 +42,41 @@ def test_an_answered_prompts_audit_item_and_settled_message_name_who_answered() 
         assert notices.answered_by(item) == "Approved by slack:U0123ABC"
         assert notices.answered_by(item, lambda who: shown(who) or who) == "Approved by Alice"
     assert resolved_item(prompt).text == "✓ Answered: Approve"  # the item's own text stays the seed's
+
+
+NPM = ToolCall(name="Bash", arguments={"command": "npm test"})
+
+
+def test_an_approve_for_the_session_says_what_it_let_through_on_every_channel() -> None:
+    asked = make_prompt(*APPROVAL, tool_call=NPM)
+    prompt = answered(asked, ["Approve"], granted=NPM)
+    for item in (resolved_item(prompt), settled_prompt_item(prompt)):
+        assert item.metadata["prompt"]["granted"] == NPM.model_dump()
+        assert notices.answered_by(item, {"slack:U0123ABC": "Alice"}.get) == (
+            "Approved by Alice, and for this session: `npm test`"
+        )
+    plain = resolved_item(answered(asked, ["Approve"]))
+    assert "granted" not in plain.metadata["prompt"]
+    assert notices.answered_by(plain) == "Approved by slack:U0123ABC"
+    assert notices.settled_by("approval", [["Deny"]], "alice", NPM) == "Denied by alice"
+
+
+@pytest.mark.parametrize(
+    ("pattern", "shown"),
+    [
+        (NPM, "`npm test`"),  # a command: its own words
+        (ToolCall(name="Bash", arguments={"command": "git *"}), "`git *`"),
+        (
+            ToolCall(name="Write", arguments={"path": "a.txt", "content": "hi"}),
+            '`Write {"path":"a.txt","content":"hi"}`',
+        ),
+        (ToolCall(name="refresh"), "`refresh`"),
+    ],
+)
+def test_a_grants_pattern_reads_as_the_web_chat_shows_it(pattern: ToolCall, shown: str) -> None:
+    assert notices.settled_by("approval", [["Approve"]], "alice", pattern) == (
+        f"Approved by alice, and for this session: {shown}"
+    )
 
 
 def test_items_that_name_nobody_have_no_line() -> None:
@@ -81,3 +116,4 @@ def test_the_web_chat_words_who_answered_as_the_core_does() -> None:
     script = (ROOT / "gateway" / "web" / "common.js").read_text()
     for template in (notices.APPROVED_BY, notices.DENIED_BY, notices.MARKED_DONE_BY, notices.ANSWERED_BY):
         assert template.format(who="${who}") in script
+    assert notices.FOR_THE_SESSION.format(pattern="${patternText(prompt.granted)}") in script

@@ -20,7 +20,7 @@ from gateway.history import (
     history_record,
     outcome_of,
 )
-from gateway.models import Answer, Prompt, PromptState, ReasonCode
+from gateway.models import Answer, Prompt, PromptState, ReasonCode, ToolCall
 
 NOW = datetime(2026, 1, 31, 9, 0, tzinfo=UTC)
 
@@ -76,6 +76,15 @@ def test_a_record_names_who_cancelled_from_the_stored_fields() -> None:
     assert (record["by"], record["cancelled_by"], record["outcome"]) == ("web:bob", "web:bob", "cancelled")
     quiet = history_record(cancelled(ReasonCode.SUPERSEDED), {})
     assert quiet["by"] is None and "cancelled_by" not in quiet
+
+
+def test_a_record_shows_what_an_approve_for_the_session_let_through_and_only_then() -> None:
+    granted = {"name": "Bash", "arguments": {"command": "npm test"}}
+    allowed = answered("approval", "Approve").model_copy(update={"granted": ToolCall.model_validate(granted)})
+    record = history_record(allowed, {})
+    plain = history_record(answered("approval", "Approve"), {})
+    assert record["granted"] == granted and record["by"] == "web:alice"
+    assert "granted" not in plain
 
 
 def size(record: dict[str, Any]) -> int:

@@ -501,6 +501,24 @@ def test_an_editable_approval_reads_back_as_editable_and_others_do_not() -> None
     assert PromptView.of_prompt(editable).editable is True
 
 
+@pytest.mark.parametrize(
+    ("kind", "fields", "grantable"),
+    [
+        ("approval", {"tool_call": {"name": "Bash", "arguments": {"command": "npm test"}}}, True),
+        ("approval", {"tool_call": {"name": "Bash", "arguments": {}}, "approvals": 2}, False),  # one's word
+        ("approval", {}, False),  # no call to let through again
+        ("text", {}, False),
+    ],
+)
+def test_approve_for_this_session_is_offered_on_a_call_one_approver_settles(
+    kind: str, fields: dict[str, Any], grantable: bool
+) -> None:
+    prompt = make_prompt(kind, {"question": "Run it?"}, **fields)
+    view = PromptView.of_metadata(pending_prompt_item(prompt).metadata)
+    assert view is not None
+    assert (view.grantable, PromptView.of_prompt(prompt).grantable) == (grantable, grantable)
+
+
 def test_a_votes_item_reads_back_as_the_approvals_needed_and_who_approved_so_far() -> None:
     votes = [
         Vote(by="telegram:1", answer="Approve", at=CREATED),

@@ -11,6 +11,7 @@ from gateway.demo import Demo
 
 expect.set_options(timeout=10_000)
 VIEWPORT = {"width": 1100, "height": 1000}
+PHONE = {"width": 390, "height": 844}  # the quickstart's screenshots are taken at this width
 WCAG_AA = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]}}
 
 
@@ -54,8 +55,8 @@ async def sign_in(page: Page, url: str, name: str) -> None:
     await expect(page.locator("#status")).to_have_text("live")
 
 
-async def open_chat(browser: Any, demo: Demo, name: str) -> Page:
-    page = await new_page(browser)
+async def open_chat(browser: Any, demo: Demo, name: str, viewport: dict[str, int] | None = None) -> Page:
+    page = await new_page(browser, viewport)
     await sign_in(page, demo.chat_url, name)
     return page
 

@@ -19,7 +19,7 @@ from tests.web.conftest import (
     start_run,
     web_gateway,
 )
-from tests.web.pages import new_page, open_chat, say
+from tests.web.pages import PHONE, new_page, open_chat, say
 
 
 async def echoed(page: Page, count: int) -> str:
@@ -33,7 +33,7 @@ async def echoed(page: Page, count: int) -> str:
 async def test_demo_tour_takes_typed_replies_and_control_answers_and_echoes_them(
     demo: Demo, browser: Any, tmp_path: Path
 ) -> None:
-    page = await open_chat(browser, demo, "alice")
+    page = await open_chat(browser, demo, "alice", PHONE)  # as the quickstart's screenshots show it
     await say(page, "hello")
     prompts = page.locator(".prompt")
 
@@ -113,7 +113,7 @@ async def test_answer_from_inbox_goes_through_the_approver_rule_and_shows_in_the
     await say(chat, "hello")
     await expect(chat.locator(".prompt")).to_have_count(1)
 
-    inbox = await new_page(browser)
+    inbox = await new_page(browser, PHONE)  # as the quickstart's screenshot shows it
     await inbox.goto(demo.inbox_url)
     card = inbox.locator(".card")
     await expect(card).to_have_count(1)

@@ -262,6 +262,8 @@ async def test_a_two_approver_card_in_the_chat_shows_1_of_2_then_settles(browser
         card = page.locator(".prompt")
         votes = card.locator(".votes")
         await expect(votes).to_have_text("Approved 0 of 2: nobody yet")
+        # No "Approve for this session": a grant is one person's word, and would be refused.
+        await expect(card.get_by_role("button", name=notices.APPROVE_FOR_SESSION)).to_have_count(0)
         approve = card.get_by_role("button", name="Approve", exact=True)
         await approve.click()
         await expect(votes).to_have_text("Approved 1 of 2: web:alice")

@@ -11,7 +11,7 @@ from playwright.async_api import Locator, Page, expect
 
 from gateway import notices
 from tests.web.cards import KINDS
-from tests.web.conftest import AGENT_AUTH, OPERATOR_TOKEN, raise_prompt, start_run, web_gateway
+from tests.web.conftest import AGENT_AUTH, OPERATOR_AUTH, OPERATOR_TOKEN, raise_prompt, start_run, web_gateway
 from tests.web.pages import new_page, say, sign_in
 
 OK, BAD = "rgb(31, 122, 53)", "rgb(201, 42, 42)"
@@ -57,6 +57,37 @@ async def test_each_outcome_has_its_colour_and_words_on_the_chat_cards(browser: 
         await settled_as(outcomes.nth(5), re.compile(r"^✗ Cancelled: "), BAD)
         assert page.errors == []  # type: ignore[attr-defined]
         await page.context.close()
+
+
+async def test_approve_for_this_session_leaves_its_trace_on_every_page_after_a_reload_and_in_history(
+    browser: Any,
+) -> None:
+    said = "✓ Approved by web:alice, and for this session: `npm test`"
+    async with web_gateway() as gateway, gateway.client(AGENT_AUTH) as agent:
+        pressing, watching = await new_page(browser), await new_page(browser)
+        for page in (pressing, watching):  # two browsers: only the first one presses
+            await sign_in(page, f"{gateway.base_url}/chat/session-trace", "alice")
+        run = await start_run(agent, "session-trace")
+        prompt = await raise_prompt(agent, run["run_id"], tool_call=NPM)
+        desk = await inbox(browser, gateway.base_url)
+        await expect(desk.locator(".card")).to_have_count(1)
+
+        await pressing.get_by_role("button", name=notices.APPROVE_FOR_SESSION).click()
+        await settled_as(pressing.locator(".prompt .outcome"), said, OK)
+        await settled_as(watching.locator(".prompt .outcome"), said, OK)
+        await settled_as(desk.locator(".card .outcome"), said, OK)
+        await watching.reload()
+        await settled_as(watching.locator(".prompt .outcome"), said, OK)
+
+        await desk.get_by_role("button", name="History").click()
+        record = desk.locator(".record").filter(has_text="npm test").first
+        await settled_as(record.locator(".outcome"), said, OK)
+        async with gateway.client(OPERATOR_AUTH) as operator:
+            (kept,) = (await operator.get("/v1/history")).json()["items"]
+        assert (kept["prompt_id"], kept["granted"]) == (prompt["prompt_id"], NPM)
+        assert pressing.errors == [] and watching.errors == []  # type: ignore[attr-defined]
+        for page in (pressing, watching, desk):
+            await page.context.close()
 
 
 async def inbox(browser: Any, base_url: str) -> Page:

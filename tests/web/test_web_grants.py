@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from gateway import notices
-from tests.web.conftest import AGENT_AUTH, WebGateway, start_run, web_gateway
+from tests.web.conftest import AGENT_AUTH, WebGateway, raise_prompt, start_run, web_gateway
 from tests.web.test_web_channel import read_items
 
 STATUS = {"name": "Bash", "arguments": {"command": "git status"}}
@@ -77,6 +77,16 @@ async def test_approve_for_this_session_posts_grant_and_the_exact_call_is_grante
     assert reply.json() == {"outcome": "answered", "notice": reply.json()["notice"], "granted": STATUS}
     assert grant["grant_id"] in reply.json()["notice"]
     assert same.json() == {"decision": "allow", "by": f"grant:{grant['grant_id']}"}
+
+
+async def test_a_card_that_needs_two_approvers_offers_no_approve_for_this_session(web: WebGateway) -> None:
+    async with web.client() as client, web.client(AGENT_AUTH) as agent:
+        run = await start_run(agent, "quorum-card")
+        await raise_prompt(agent, run["run_id"], tool_call=STATUS, approvals=2)
+        [card] = await read_items(client, "quorum-card", 1)
+    prompt = card["metadata"]["prompt"]
+    assert prompt["approvals"] == 2 and "typing_hint" in prompt
+    assert "session_label" not in prompt  # a grant is one person's word: pressing it would be refused
 
 
 async def test_grant_must_be_json_true(web: WebGateway) -> None:

@@ -169,11 +169,34 @@ local function unsettleable(pid)
   return nil
 end
 
--- An approval's decision beyond its answers (opts: JSON {note?, approved_call?, vote?, need?}), applied by
--- the one answer path every reply and REST answer takes. With a vote (a prompt needing `need` approvers):
--- the same person twice is refused, an approval short of `need` is recorded and leaves the prompt pending
--- (its card is re-shown with the votes), a deny or the need-th counted approval settles it with every vote.
--- Returns nil once `fields` holds what to record, or the status that ends the answer here.
+-- Keep a grant for the rest of its run, unless the run no longer runs or already keeps `most` grants:
+-- 'ok', 'run_ended' or 'full'. The run's grants are one hash (g:<id> the record, u:<id> its uses); it never
+-- outlives the run's own key, and ending the run deletes it.
+local function keep_grant(run_id, gid, record, most)
+  local run_key = P .. ID.run .. run_id
+  if redis.call('HGET', run_key, 'state') ~= 'running' then
+    return 'run_ended'
+  end
+  local key = P .. ID.grants .. run_id
+  if redis.call('HLEN', key) >= 2 * most then
+    return 'full'
+  end
+  redis.call('HSET', key, 'g:' .. gid, record, 'u:' .. gid, 0)
+  local left = redis.call('PTTL', run_key)
+  if left > 0 then
+    redis.call('PEXPIRE', key, left)
+  end
+  return 'ok'
+end
+
+-- An approval's decision beyond its answers (opts: JSON {note?, approved_call?, vote?, need?, grant?,
+-- most_grants?}), applied by the one answer path every reply and REST answer takes. With a vote (a prompt
+-- needing `need` approvers): the same person twice is refused, an approval short of `need` is recorded and
+-- leaves the prompt pending (its card is re-shown with the votes), a deny or the need-th counted approval
+-- settles it with every vote. A grant (an approve "for this session", its record as JSON) is kept with the
+-- answer, and the prompt records it ('granted') or why it was not kept ('no_grant'), so its audit item and
+-- its history record say so. Returns nil once `fields` holds what to record, or the status that ends the
+-- answer here.
 local function decide(pid, opts, fields)
   local o = cjson.decode(opts)
   if o.vote then
@@ -209,6 +232,12 @@ local function decide(pid, opts, fields)
   if type(o.approved_call) == 'string' then
     table.insert(fields, 'approved_call')
     table.insert(fields, o.approved_call)
+  end
+  if type(o.grant) == 'string' and not o.vote then
+    local grant = cjson.decode(o.grant)
+    local kept = keep_grant(grant.run_id, grant.grant_id, o.grant, tonumber(o.most_grants))
+    table.insert(fields, kept == 'ok' and 'granted' or 'no_grant')
+    table.insert(fields, kept == 'ok' and o.grant or kept)
   end
   return nil
 end
