@@ -38,7 +38,7 @@ SDK_VERSION = 1
 # loads only what it names (every ``threadgate`` command reads the specs).
 _WHERE: dict[str, str] = {
     "Act": "gateway.answer_step",
-    "Answer": "gateway.models",
+    "Answer": "gateway.models.prompts",
     "Audiences": "gateway.audience",
     "Channel": "gateway.channel",
     "ChannelContext": "gateway.channel",
@@ -57,11 +57,11 @@ _WHERE: dict[str, str] = {
     "GatewayError": "gateway.errors",
     "HandOver": "gateway.channel",
     "Handed": "gateway.channel",
-    "InboundMessage": "gateway.models",
+    "InboundMessage": "gateway.models.items",
     "InboundSink": "gateway.channel",
     "Lease": "gateway.lease",
-    "MAX_NOTE_CHARS": "gateway.models",
-    "MAX_TEXT_CHARS": "gateway.models",
+    "MAX_NOTE_CHARS": "gateway.models.base",
+    "MAX_TEXT_CHARS": "gateway.models.base",
     "MAX_VALUE_CHARS": "gateway.forms",
     "Marks": "gateway.text_fit",
     "Mentions": "gateway.channel",
@@ -74,10 +74,10 @@ _WHERE: dict[str, str] = {
     "Permalinks": "gateway.channel",
     "PlatformSettings": "gateway.plugins",
     "PrivateNotices": "gateway.channel",
-    "Prompt": "gateway.models",
-    "PromptKind": "gateway.models",
+    "Prompt": "gateway.models.prompts",
+    "PromptKind": "gateway.models.prompts",
     "PromptView": "gateway.render",
-    "Question": "gateway.models",
+    "Question": "gateway.models.prompts",
     "RESTART_HINT": "gateway.sse",
     "RateLimiter": "gateway.ratelimit",
     "Reader": "gateway.audience",
@@ -88,10 +88,10 @@ _WHERE: dict[str, str] = {
     "StartsThreads": "gateway.channel",
     "StepRequest": "gateway.answer_step",
     "StepResult": "gateway.answer_step",
-    "ThreadItem": "gateway.models",
+    "ThreadItem": "gateway.models.items",
     "ThreadRef": "gateway.ids",
     "TokenTable": "gateway.api.auth",
-    "ToolCall": "gateway.models",
+    "ToolCall": "gateway.models.prompts",
     "Unanswered": "gateway.mapper",
     "VERB_PREFIX": "gateway.control_refs",
     "YES": "gateway.forms",
@@ -310,31 +310,31 @@ if TYPE_CHECKING:
     from gateway.mapper import (
         map_form as map_form,
     )
-    from gateway.models import (
+    from gateway.models.base import (
         MAX_NOTE_CHARS as MAX_NOTE_CHARS,
     )
-    from gateway.models import (
+    from gateway.models.base import (
         MAX_TEXT_CHARS as MAX_TEXT_CHARS,
     )
-    from gateway.models import (
-        Answer as Answer,
-    )
-    from gateway.models import (
+    from gateway.models.items import (
         InboundMessage as InboundMessage,
     )
-    from gateway.models import (
-        Prompt as Prompt,
-    )
-    from gateway.models import (
-        PromptKind as PromptKind,
-    )
-    from gateway.models import (
-        Question as Question,
-    )
-    from gateway.models import (
+    from gateway.models.items import (
         ThreadItem as ThreadItem,
     )
-    from gateway.models import (
+    from gateway.models.prompts import (
+        Answer as Answer,
+    )
+    from gateway.models.prompts import (
+        Prompt as Prompt,
+    )
+    from gateway.models.prompts import (
+        PromptKind as PromptKind,
+    )
+    from gateway.models.prompts import (
+        Question as Question,
+    )
+    from gateway.models.prompts import (
         ToolCall as ToolCall,
     )
     from gateway.names import (

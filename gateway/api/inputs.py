@@ -7,13 +7,14 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Path, Query
 from fastapi.responses import JSONResponse
 
+from gateway.answering.bodies import InputAction
 from gateway.api.answering import act_on_input
 from gateway.api.auth import Caller, OperatorCaller
 from gateway.api.deps import Core
 from gateway.api.errors import error_responses
 from gateway.api.inbox import pending_page
 from gateway.api.runs import PromptId
-from gateway.api.schemas import AgentBody, AnsweredInput, InputAction, PromptList
+from gateway.api.schemas import AgentBody, AnsweredInput, PromptList
 from gateway.api.scope import require_agent, visible
 from gateway.cursors import PAGE_CURSOR
 from gateway.escalation import check_owners, check_targets

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 
-from gateway.api.answering import already_resolved
+from gateway.answering.refusals import already_resolved
 from gateway.api.auth import AgentCaller, Caller
 from gateway.api.deps import MAX_WAIT_S, Core, Options, streams_of
 from gateway.api.errors import error_responses

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import itertools
+import json
 
+import httpx
 import pytest
 
 from gateway.client import Client, PromptCancelled, Threadgate, ThreadgateError
@@ -12,11 +15,8 @@ from tests.api.conftest import AGENT_TOKEN, OPERATOR_TOKEN, STARTER, THREAD, Ser
 
 
 def _public_methods(cls: type) -> dict[str, inspect.Signature]:
-    return {
-        name: inspect.signature(member)
-        for name, member in vars(cls).items()
-        if callable(member) and not name.startswith("_")
-    }
+    members = inspect.getmembers(cls, callable)
+    return {name: inspect.signature(member) for name, member in members if not name.startswith("_")}
 
 
 async def _first_pending(tg: Threadgate) -> str:
@@ -65,3 +65,41 @@ async def test_errors_and_cancellations_are_the_same_values(served: Served) -> N
             await approving
     assert cancelled.value.prompt.reason_code is not None
     assert cancelled.value.prompt.reason_code.value == "run_ended"
+
+
+def _sse(cursor: str, event_id: str) -> str:
+    payload = {"id": event_id, "created_at": "2026-01-01T00:00:00Z", "data": {"prompt_id": "prm_1"}}
+    return f"id: {cursor}\nevent: input.resolved\ndata: {json.dumps(payload)}\n\n"
+
+
+def test_the_sync_event_stream_resumes_after_the_last_event_seen() -> None:
+    resumed_from: list[str | None] = []
+
+    def gateway(request: httpx.Request) -> httpx.Response:
+        resumed_from.append(request.headers.get("Last-Event-ID"))
+        if len(resumed_from) == 2:
+            raise httpx.ConnectError("connection refused", request=request)
+        cursor = str(len(resumed_from))
+        return httpx.Response(
+            200, text=_sse(cursor, f"evt_{cursor}"), headers={"content-type": "text/event-stream"}
+        )
+
+    transport = httpx.MockTransport(gateway)
+    with Client("http://gateway.test", "t", transport=transport, reconnect_delay=0.001) as tg:
+        events = list(itertools.islice(tg.events(after="0", thread_id=THREAD), 2))
+    assert [(event.cursor, event.id, event.type) for event in events] == [
+        ("1", "evt_1", "input.resolved"),
+        ("3", "evt_3", "input.resolved"),
+    ]
+    assert resumed_from == ["0", "1", "1"]
+
+
+def test_the_sync_event_stream_raises_the_gateways_refusal() -> None:
+    refusal = {"error": {"code": "UNAUTHORIZED", "message": "no such token", "details": {}}}
+    transport = httpx.MockTransport(lambda _request: httpx.Response(401, json=refusal))
+    with (
+        Client("http://gateway.test", "t", transport=transport) as tg,
+        pytest.raises(ThreadgateError) as raised,
+    ):
+        next(tg.events())
+    assert (raised.value.code, raised.value.status) == ("UNAUTHORIZED", 401)
