@@ -8,13 +8,13 @@ from pathlib import Path
 
 from starlette.responses import HTMLResponse, Response
 
-WEB = Path(__file__).resolve().parent / "web"
+STATIC = Path(__file__).resolve().parent / "static"
 # The scripts and styles the chat page and the inbox share; each page serves them beside its own.
 COMMON = {
-    "common.js": WEB / "common.js",
-    "forms.js": WEB / "forms.js",
-    "decisions.js": WEB / "decisions.js",
-    "common.css": WEB / "common.css",
+    "common.js": STATIC / "common.js",
+    "forms.js": STATIC / "forms.js",
+    "decisions.js": STATIC / "decisions.js",
+    "common.css": STATIC / "common.css",
 }
 MEDIA_TYPES = {".js": "text/javascript", ".css": "text/css"}
 # A page runs only its own scripts and styles; nothing else may load into it.

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from starlette.routing import BaseRoute
 
 from gateway import metrics
+from gateway.channel_services import Services
 from gateway.errors import GatewayError
 from gateway.ids import ThreadRef
 from gateway.models import InboundMessage, Prompt, ThreadItem
@@ -21,11 +22,8 @@ from gateway.store.outage import is_store_outage as is_store_outage
 from gateway.store.outage import store_unavailable as store_unavailable
 
 if TYPE_CHECKING:
-    from gateway.audience import Audiences
-    from gateway.feeds import StreamCaps
     from gateway.lease import Lease
     from gateway.outcomes import Draft, Received
-    from gateway.ratelimit import RateLimiter
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,13 +141,6 @@ class InboundSink(Protocol):
         """The prompt (to check a control press against its questions); GatewayError 404 if unknown."""
         ...
 
-    async def read_thread(
-        self, thread_id: str, after: str | None = None, limit: int = 100, wait: float = 0
-    ) -> list[tuple[str, dict[str, Any]]]:
-        """The thread's item log after ``after`` (for a channel whose chat is that log), waiting up to
-        ``wait`` seconds while there is nothing new."""
-        ...
-
     async def save_draft(self, prompt_id: str, sender: str, name: str, values: dict[str, str]) -> Draft:
         """Keep part of an answer in progress (a multi-step control), if ``sender`` may answer the pending
         prompt; the whole draft after the merge. GatewayError 404 if the prompt is unknown."""
@@ -174,11 +165,6 @@ class CountedInbound:
     async def get_prompt(self, prompt_id: str) -> Prompt:
         return await self.sink.get_prompt(prompt_id)
 
-    async def read_thread(
-        self, thread_id: str, after: str | None = None, limit: int = 100, wait: float = 0
-    ) -> list[tuple[str, dict[str, Any]]]:
-        return await self.sink.read_thread(thread_id, after, limit, wait)
-
     async def save_draft(self, prompt_id: str, sender: str, name: str, values: dict[str, str]) -> Draft:
         return await self.sink.save_draft(prompt_id, sender, name, values)
 
@@ -188,22 +174,15 @@ class CountedInbound:
 
 @dataclass(frozen=True, slots=True)
 class ChannelContext:
-    """What a running channel gets from the gateway: the inbound sink, a way to hold a lease, the
-    process's cap on browsers' open streams (for a channel that serves event streams itself; agents' API
-    streams are counted apart), whether the store answers (a stream is not opened while it does not), and
-    whether the process is draining (told to stop: a stream it serves ends now, with a reconnect hint). A
-    channel serving its own chat also gets who may read a thread (``audiences``) and the rate limiter
-    counted in Redis (``limiter``), and where people open the gateway (``public_url``, for links to its
-    own pages; None when unknown)."""
+    """What a running channel gets from the gateway: the inbound sink, a way to hold a lease, where people
+    open the gateway (``public_url``, for links to pages it serves; None when unknown), and the core's
+    other services for channels, asked for by type when a channel needs one (``services``: see
+    ``gateway.channel_services``)."""
 
     sink: InboundSink
     lease: Callable[[str], Lease]
-    streams: StreamCaps | None = None
-    store_available: Callable[[], bool] = lambda: True
-    audiences: Audiences | None = None
-    limiter: RateLimiter | None = None
-    draining: Callable[[], bool] = lambda: False
     public_url: str | None = None
+    services: Services = field(default_factory=Services)
 
 
 @runtime_checkable

@@ -261,8 +261,8 @@ def _add_operator_commands(commands: argparse._SubParsersAction[argparse.Argumen
 
     demo = commands.add_parser(
         "demo",
-        help="try it on this machine: the web chat, a demo agent and the inbox, no tokens needed",
-        description="Start a gateway on the embedded store with the web chat and a demo agent that walks "
+        help="try it on this machine: a local chat, a demo agent and the inbox, no tokens needed",
+        description="Start a gateway on the embedded store with a local chat and a demo agent that walks "
         "you through every kind of prompt, then print the chat and inbox URLs. Nothing is kept after it "
         "stops; REDIS_URL and platform settings are ignored.",
     )

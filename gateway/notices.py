@@ -209,7 +209,8 @@ def outcome(received: Received, prompt: Prompt | None, summary: str) -> str:
 
 
 def for_sender(received: Received) -> str | None:
-    """What a sender who reads the thread (the web chat) is told beside it: why it was not taken."""
+    """What a sender who reads the thread (on a chat page that shows it) is told beside it: why it was not
+    taken."""
     if received.outcome is Outcome.NOT_ALLOWED:
         return NOT_ALLOWED
     if received.outcome is Outcome.STALE:

@@ -37,6 +37,17 @@ class PlatformSettings(BaseSettings):
 
 
 @dataclass(frozen=True, slots=True)
+class LocalChat:
+    """How ``threadgate demo`` runs a platform that needs no outside service, on one machine: with open
+    sign-in (anyone there picks a name) and a lobby room that sends each visitor on to a room of their own.
+    Rooms are the coordinates of the platform's thread ids (``<name>:<room>``)."""
+
+    build: Callable[[str, float], ChannelRuntime]  # (lobby, heartbeat_s): the channel, open, on this lobby
+    visitor_room: Callable[[str, str], str]  # (lobby, person's name): the room the lobby sends them to
+    room_url: Callable[[str, str], str]  # (the gateway's base URL, room): where a person opens the room
+
+
+@dataclass(frozen=True, slots=True)
 class ChannelSpec:
     """One platform: its grammar, its settings and how to build, check and redact it."""
 
@@ -56,10 +67,13 @@ class ChannelSpec:
     # set alone): ``serve`` prints each as a warning, ``doctor`` reports it. Empty when nothing is set.
     check_settings: Callable[[Any], list[Check]] | None = None
     secrets: tuple[re.Pattern[str], ...] = ()  # token shapes the logs redact
-    local: bool = False  # needs no outside service: what ``threadgate demo`` serves
+    local: LocalChat | None = None  # needs no outside service: what ``threadgate demo`` serves, and how
     # Its HTTP routes mount under ``/<name>/``; ``paths`` adds public prefixes a platform is already
-    # configured with (the web chat's ``/chat/``). No prefix may take a path of the core's.
+    # configured with (a chat page's ``/chat/``). No prefix may take a path of the core's.
     paths: tuple[str, ...] = ()
+    # People's browsers write to its routes (pages it serves): a write from another site's page is refused
+    # on all of its prefixes (403 CROSS_SITE_REQUEST), as on the gateway's own API.
+    same_origin: bool = False
     # The distribution extra that installs its SDK (``acme`` for ``threadgate[acme]``): named in the one
     # line ``serve`` prints when the platform is configured but its SDK is missing.
     extra: str | None = None
@@ -80,8 +94,9 @@ def channel_spec(
     doctor: Callable[[Any], Awaitable[list[Check]]] | None = None,
     check_settings: Callable[[Any], list[Check]] | None = None,
     secrets: tuple[str, ...] = (),
-    local: bool = False,
+    local: LocalChat | None = None,
     paths: tuple[str, ...] = (),
+    same_origin: bool = False,
     extra: str | None = None,
 ) -> ChannelSpec:
     """A spec from its grammar as pattern strings: thread ids and channel references (the thread grammar
@@ -103,6 +118,7 @@ def channel_spec(
         secrets=tuple(re.compile(secret) for secret in secrets),
         local=local,
         paths=paths,
+        same_origin=same_origin,
         extra=extra,
     )
 
@@ -199,6 +215,12 @@ def _build(spec: ChannelSpec, settings: BaseSettings) -> ChannelRuntime:
 def route_prefixes(spec: ChannelSpec) -> tuple[str, ...]:
     """Where a platform's HTTP routes may mount: ``/<name>/`` and the public prefixes its spec names."""
     return (f"/{spec.name}/", *spec.paths)
+
+
+def same_origin_prefixes(names: list[str]) -> tuple[str, ...]:
+    """The route prefixes of the named platforms whose specs ask for the same-origin guard on writes."""
+    chosen = (spec_for(name) for name in names)
+    return tuple(prefix for spec in chosen if spec and spec.same_origin for prefix in route_prefixes(spec))
 
 
 def route_refusal(spec: ChannelSpec, path: str, core_paths: list[str]) -> str | None:

@@ -329,7 +329,7 @@ def _next_value(
 
 
 def _structured_form(fields: list[forms.FormField], lists: list[list[str]]) -> Reading:
-    """A full set of shown answers (a control press, a web form): each turned back into its value."""
+    """A full set of shown answers (a control press, a submitted form): each turned back into its value."""
     content: dict[str, Any] = {}
     errors: list[forms.FieldError] = []
     for f, answer in zip(fields, lists, strict=True):

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from gateway.audience import Audiences
 from gateway.channel import ChannelContext, ChannelRuntime, Channels, CountedInbound
+from gateway.channel_services import ProcessState, Services, ThreadLog
 from gateway.collector import tune_collector
 from gateway.feeds import StreamCaps
 from gateway.lease import Lease
@@ -36,8 +37,6 @@ class Runtime:
     stopping: bool = False
     flush_timeout_s: float = 5.0
     streams: StreamCaps = field(default_factory=StreamCaps)  # API streams and long-polls, per token
-    # The web chat's streams, per browser client: counted apart so visitors never take an agent's room.
-    browser_streams: StreamCaps = field(default_factory=StreamCaps)
     # Where people open this gateway (THREADGATE_PUBLIC_URL, else the bound address): links into its pages.
     public_url: str | None = None
     # Whether this process adopts the prompts waiting in Redis at start: of ``serve --workers``, one does.
@@ -72,9 +71,6 @@ class Runtime:
         )
         webhooks = WebhookDispatcher.from_settings(settings, connection.client, health=health)
         streams = StreamCaps(settings.threadgate_max_streams_per_token, settings.threadgate_max_streams)
-        browser_streams = StreamCaps(
-            settings.threadgate_max_browser_streams_per_client, settings.threadgate_max_browser_streams
-        )
         return cls(
             settings,
             connection,
@@ -84,7 +80,6 @@ class Runtime:
             list(channels),
             webhooks,
             streams=streams,
-            browser_streams=browser_streams,
             public_url=public_url or settings.threadgate_public_url,
             adopts=adopts,
         )
@@ -95,6 +90,19 @@ class Runtime:
         )
         self.leases[name] = lease
         return lease
+
+    def channel_services(self) -> Services:
+        """What the core lends any channel that asks (docs/channels/plugins.md, "What a channel may ask
+        for"): a thread's item log, who may read a thread, rate limits counted in Redis, and whether the
+        store answers and the process is draining."""
+        return Services(
+            ThreadLog(self.gateway.read_thread),
+            Audiences(self.store),
+            RateLimiter(self.store, limit=1, window_s=1),  # each rule gives its own
+            ProcessState(
+                store_available=lambda: self.health.available, draining=lambda: self.gateway.feeds.draining
+            ),
+        )
 
     async def start(self) -> None:
         observe_loop(asyncio.get_running_loop())
@@ -113,12 +121,8 @@ class Runtime:
         context = ChannelContext(
             sink=CountedInbound(self.gateway),
             lease=self.lease,
-            streams=self.browser_streams,
-            store_available=lambda: self.health.available,
-            audiences=Audiences(self.store),
-            limiter=RateLimiter(self.store, limit=1, window_s=1),  # each rule gives its own
-            draining=lambda: self.gateway.feeds.draining,
             public_url=self.public_url,
+            services=self.channel_services(),
         )
         for channel in self.channels:
             await channel.start(context)

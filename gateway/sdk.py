@@ -14,7 +14,10 @@ What is here, by what a channel does with it:
 - **Be a channel**: the ``Channel`` / ``ChannelRuntime`` protocols and the capabilities a platform may
   have (``PrivateNotices``, ``EditsMessages``, ``StartsThreads``, ``Mentions``, ``Permalinks``),
   ``ChannelContext``, ``MessageRef``, ``ChannelError``; ``HandOver`` and ``Handed`` hand an event to the
-  core with the gateway's one retry rule.
+  core with the gateway's one retry rule. The services a channel may ask its context for
+  (``context.services``, a ``Services``): ``ThreadLog``, ``Audiences``, ``RateLimiter``,
+  ``ProcessState``; ``StreamCaps`` caps the streams a channel serves itself.
+- **Run in ``threadgate demo``**: ``LocalChat``, for a platform that needs no outside service.
 - **Hand people's input to the core**: ``InboundSink``, ``InboundMessage`` and what it answers
   (``Outcome``), the answer step (``step``, ``StepRequest``, ``StepResult``, ``Act``) and form drafts.
 - **Read and render what the core posts**: ``ThreadItem``, ``Prompt``, ``Question``, ``Answer``,
@@ -60,6 +63,7 @@ _WHERE: dict[str, str] = {
     "InboundMessage": "gateway.models.items",
     "InboundSink": "gateway.channel",
     "Lease": "gateway.lease",
+    "LocalChat": "gateway.plugins",
     "MAX_NOTE_CHARS": "gateway.models.base",
     "MAX_TEXT_CHARS": "gateway.models.base",
     "MAX_VALUE_CHARS": "gateway.forms",
@@ -74,6 +78,7 @@ _WHERE: dict[str, str] = {
     "Permalinks": "gateway.channel",
     "PlatformSettings": "gateway.plugins",
     "PrivateNotices": "gateway.channel",
+    "ProcessState": "gateway.channel_services",
     "Prompt": "gateway.models.prompts",
     "PromptKind": "gateway.models.prompts",
     "PromptView": "gateway.render",
@@ -85,10 +90,13 @@ _WHERE: dict[str, str] = {
     "Retry": "gateway.backoff",
     "STREAM_ID_PROBLEM": "gateway.cursors",
     "SchemaError": "gateway.forms",
+    "Services": "gateway.channel_services",
     "StartsThreads": "gateway.channel",
     "StepRequest": "gateway.answer_step",
     "StepResult": "gateway.answer_step",
+    "StreamCaps": "gateway.feeds",
     "ThreadItem": "gateway.models.items",
+    "ThreadLog": "gateway.channel_services",
     "ThreadRef": "gateway.ids",
     "TokenTable": "gateway.api.auth",
     "ToolCall": "gateway.models.prompts",
@@ -226,6 +234,15 @@ if TYPE_CHECKING:
     from gateway.channel import (
         store_unavailable as store_unavailable,
     )
+    from gateway.channel_services import (
+        ProcessState as ProcessState,
+    )
+    from gateway.channel_services import (
+        Services as Services,
+    )
+    from gateway.channel_services import (
+        ThreadLog as ThreadLog,
+    )
     from gateway.checks import (
         Check as Check,
     )
@@ -249,6 +266,9 @@ if TYPE_CHECKING:
     )
     from gateway.errors import (
         GatewayError as GatewayError,
+    )
+    from gateway.feeds import (
+        StreamCaps as StreamCaps,
     )
     from gateway.forms import (
         MAX_VALUE_CHARS as MAX_VALUE_CHARS,
@@ -354,6 +374,9 @@ if TYPE_CHECKING:
     )
     from gateway.plugins import (
         ChannelSpec as ChannelSpec,
+    )
+    from gateway.plugins import (
+        LocalChat as LocalChat,
     )
     from gateway.plugins import (
         PlatformSettings as PlatformSettings,

@@ -73,8 +73,6 @@ class Settings(BaseSettings):
     threadgate_shutdown_grace_s: int = Field(default=10, ge=0, le=600)
     threadgate_max_streams_per_token: int = Field(default=1_000, ge=1)
     threadgate_max_streams: int = Field(default=20_000, ge=1)
-    threadgate_max_browser_streams_per_client: int = Field(default=100, ge=1)
-    threadgate_max_browser_streams: int = Field(default=2_000, ge=1)
     threadgate_mcp_sessions_per_token: int = Field(default=100, ge=1)  # open /mcp sessions per API token
     threadgate_redis_connections: int = Field(default=64, ge=4, le=4096)
     # How long what Redis holds lives (docs/operations.md, "What Redis keeps, and for how long").
@@ -83,7 +81,7 @@ class Settings(BaseSettings):
     threadgate_stream_retention_seconds: int = Field(default=7 * DAY_S, ge=60)
     threadgate_stream_max_entries: int = Field(default=100_000, ge=1_000)
     threadgate_outbox_lock_ms: int = Field(default=10_000, ge=1_000, le=300_000)
-    # Once-markers: a platform event's or web post's id (its redeliveries are dropped), a feed entry's id
+    # Once-markers: a platform event's or a chat post's id (its redeliveries are dropped), a feed entry's id
     # (a second drain appends nothing).
     threadgate_dedupe_seconds: int = Field(default=2 * DAY_S, ge=1)
     threadgate_feed_once_seconds: int = Field(default=3600, ge=1)

@@ -2,7 +2,9 @@
 
 Posting needs no network: the core logs every item it posts, and the page streams that log
 (``GET /chat/{room}/events``, Server-Sent Events). People's messages arrive at
-``POST /chat/{room}/messages`` and go to the core like any platform's.
+``POST /chat/{room}/messages`` and go to the core like any platform's. What it reads beyond its sink (the
+log, who may read a room, rate limits, whether the store answers) it asks of the core's services for
+channels at start (``ChannelContext.services``).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import hashlib
 import json
 import uuid
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, Field, StrictBool, ValidationError
@@ -25,13 +28,19 @@ from gateway.sdk import (
     MAX_NOTE_CHARS,
     RESTART_HINT,
     STREAM_ID_PROBLEM,
+    Audiences,
     ChannelContext,
     GatewayError,
     InboundMessage,
+    InboundSink,
     MessageRef,
+    ProcessState,
     PromptKind,
     PromptView,
+    RateLimiter,
+    StreamCaps,
     ThreadItem,
+    ThreadLog,
     ThreadRef,
     client_address,
     event_stream,
@@ -53,6 +62,11 @@ SUFFIX_CHARS = 10
 def session_room(room: str) -> str:
     """A fresh thread id for a session started from ``web:<room>``: the room name plus a random suffix."""
     return f"web:{room[: MAX_ROOM - SUFFIX_CHARS - 1]}-{uuid.uuid4().hex[:SUFFIX_CHARS]}"
+
+
+def room_url(base_url: str, room: str) -> str:
+    """Where a person opens ``web:<room>`` on a gateway reached at ``base_url``."""
+    return f"{base_url.rstrip('/')}/chat/{room}"
 
 
 def own_room(lobby: str, name: str) -> str:
@@ -128,14 +142,42 @@ def _with_typing_hint(item: dict[str, Any]) -> None:
             prompt["session_label"] = notices.APPROVE_FOR_SESSION
 
 
+@dataclass(frozen=True, slots=True)
+class _Running:
+    """What the channel holds while the gateway runs: from its context, and the core's services it uses.
+    Without the facts of who may read a room (``audiences``) nothing is shown; without a limiter, posts
+    are not counted."""
+
+    sink: InboundSink
+    public_url: str | None
+    log: ThreadLog
+    audiences: Audiences | None
+    limiter: RateLimiter | None
+    state: ProcessState
+
+    @classmethod
+    def of(cls, context: ChannelContext) -> _Running:
+        services = context.services
+        return cls(
+            context.sink,
+            context.public_url,
+            services.need(ThreadLog),  # the chat is the thread's log: nothing to serve without it
+            services.get(Audiences),
+            services.get(RateLimiter),
+            services.get(ProcessState) or ProcessState(),
+        )
+
+
 class WebChannel:
     """A chat channel served by the gateway at ``/chat/<room>``.
 
     ``tokens`` is ``THREADGATE_WEB_TOKEN`` (see ``WebAccess``); without it anyone who reaches the page
     signs in with a name of their choosing, as in ``threadgate demo``. ``heartbeat_s`` is how often an
     idle event stream sends a comment line (and notices that the gateway is stopping); ``limits`` bound
-    what one visitor may write. ``lobby`` names a room whose visitors are each sent on to a room of their
-    own (``own_room``), so two people trying the demo never answer each other's prompts.
+    what one visitor may write and how many chat streams are open at once (``streams``, counted apart from
+    agents' API streams, so visitors never take an agent's room). ``lobby`` names a room whose visitors
+    are each sent on to a room of their own (``own_room``), so two people trying the demo never answer
+    each other's prompts.
     """
 
     platform = "web"
@@ -151,8 +193,9 @@ class WebChannel:
         self.access = WebAccess(tokens)
         self.heartbeat_s = heartbeat_s
         self.limits = limits or WebLimits()
+        self.streams = StreamCaps(self.limits.streams_per_client, self.limits.streams)
         self.lobby = lobby
-        self._context: ChannelContext | None = None
+        self._context: _Running | None = None
 
     async def post(self, thread: ThreadRef, item: ThreadItem) -> MessageRef:
         return MessageRef(thread.thread_id, uuid.uuid4().hex)
@@ -162,14 +205,14 @@ class WebChannel:
         return session_room(channel.parts[0])
 
     async def start(self, context: ChannelContext) -> None:
-        self._context = context
+        self._context = _Running.of(context)
 
     def permalink(self, thread_id: str) -> str | None:
         """The room's chat page, under the gateway's public URL or bound address (None before start)."""
         base = self._context.public_url if self._context is not None else None
         if base is None or not thread_id.startswith("web:"):
             return None
-        return f"{base.rstrip('/')}/chat/{thread_id.removeprefix('web:')}"
+        return room_url(base, thread_id.removeprefix("web:"))
 
     async def stop(self) -> None:
         self._context = None
@@ -231,16 +274,14 @@ class WebChannel:
             return _error("INVALID_PARAMS", f"after: {STREAM_ID_PROBLEM}.", 422)
         if self._context is None:
             return _error("UNAVAILABLE", "The web chat is starting or stopping; try again.", 503)
-        if not self._context.store_available():
+        if not self._context.state.store_available():
             return _refusal(store_unavailable())
         if not await may_read_room(self._context.audiences, thread.thread_id, reader):
             return _not_visible(thread.parts[0])
-        slot = None
-        if self._context.streams is not None:
-            try:
-                slot = self._context.streams.open(self._stream_credential(request))
-            except GatewayError as exc:
-                return _refusal(exc)
+        try:
+            slot = self.streams.open(self._stream_credential(request))
+        except GatewayError as exc:
+            return _refusal(exc)
         return event_stream(self._stream(thread.thread_id, after), self.heartbeat_s, slot)
 
     def _stream_credential(self, request: Request) -> str:
@@ -254,12 +295,12 @@ class WebChannel:
         yield b"retry: 2000\n\n"
         cursor = after
         while (context := self._context) is not None:
-            if context.draining():  # the process is stopping: the page reconnects to another one
+            if context.state.draining():  # the process is stopping: the page reconnects to another one
                 yield RESTART_HINT
                 return
             # Served from the process's one follower of this thread's log: a waiting page holds no
             # Redis connection.
-            for entry_id, entry in await context.sink.read_thread(thread_id, cursor, 100, self.heartbeat_s):
+            for entry_id, entry in await context.log.read(thread_id, cursor, 100, self.heartbeat_s):
                 cursor = entry_id
                 item = {"id": entry_id, "role": entry.get("role", "person"), "type": "message", **entry}
                 _with_typing_hint(item)

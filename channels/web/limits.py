@@ -1,4 +1,5 @@
-"""What one web chat visitor may write: posts per name and client, rooms brought into use, message size."""
+"""What one web chat visitor may write and hold open: posts per name and client, rooms brought into use,
+message size, open chat streams."""
 
 from __future__ import annotations
 
@@ -23,6 +24,9 @@ class WebLimits:
     post_window_s: int = 10
     new_rooms_per_client: int = 20
     new_room_window_s: int = 3_600
+    # Open chat streams per web token (or visitor address) and in all, in each process.
+    streams_per_client: int = 100
+    streams: int = 2_000
 
     @classmethod
     def from_settings(cls, settings: WebSettings) -> WebLimits:
@@ -32,6 +36,8 @@ class WebLimits:
             settings.threadgate_web_post_window_s,
             settings.threadgate_web_new_rooms_per_client,
             settings.threadgate_web_new_room_window_s,
+            settings.threadgate_max_browser_streams_per_client,
+            settings.threadgate_max_browser_streams,
         )
 
 

@@ -18,6 +18,10 @@ class WebSettings(PlatformSettings):
     threadgate_web_post_window_s: int = Field(default=10, ge=1, le=86_400)
     threadgate_web_new_rooms_per_client: int = Field(default=20, ge=1)
     threadgate_web_new_room_window_s: int = Field(default=3_600, ge=1, le=86_400)
+    # Open chat streams per web token (per visitor address in open mode) and in all, in each process:
+    # counted apart from agents' API streams, so visitors never take an agent's room.
+    threadgate_max_browser_streams_per_client: int = Field(default=100, ge=1)
+    threadgate_max_browser_streams: int = Field(default=2_000, ge=1)
     # How often an idle chat stream says it is still there (proxies close silent connections).
     threadgate_web_heartbeat_s: float = Field(default=15.0, gt=0, le=300)
     # A room that sends each visitor on to a room of their own, <room>-<name> (threadgate demo's room).

@@ -6,7 +6,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from channels.web.settings import WebSettings
-from gateway.sdk import channel_spec, event, lazy_doctor
+from gateway.sdk import LocalChat, channel_spec, event, lazy_doctor
 
 if TYPE_CHECKING:
     from channels.web.channel import WebChannel
@@ -48,6 +48,31 @@ def enabled(settings: WebSettings) -> bool:
     return settings.threadgate_web_chat != "off"
 
 
+def build_local(lobby: str, heartbeat_s: float) -> WebChannel:
+    """The chat ``threadgate demo`` serves: anyone on this machine picks a name (no token, whatever the
+    environment says), and each visitor of ``lobby`` tours in a room of their own."""
+    return build(
+        WebSettings(
+            threadgate_web_chat="open",
+            threadgate_web_token=None,
+            threadgate_web_heartbeat_s=heartbeat_s,
+            threadgate_web_lobby=lobby,
+        )
+    )
+
+
+def visitor_room(lobby: str, name: str) -> str:
+    from channels.web.channel import own_room
+
+    return own_room(lobby, name)
+
+
+def room_url(base_url: str, room: str) -> str:
+    from channels.web.channel import room_url
+
+    return room_url(base_url, room)
+
+
 SPEC = channel_spec(
     "web",
     "the web chat",
@@ -58,6 +83,7 @@ SPEC = channel_spec(
     enabled=enabled,
     build=build,
     doctor=lazy_doctor("channels.web.doctor"),
-    local=True,
+    local=LocalChat(build_local, visitor_room, room_url),
     paths=("/chat/", "/chat-assets/"),
+    same_origin=True,  # people write from its pages
 )

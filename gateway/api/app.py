@@ -21,7 +21,7 @@ from gateway.api.ops import router as ops_router
 from gateway.api.outage import StoreOutageGuard
 from gateway.api.pages import router as pages_router
 from gateway.api.same_origin import SameOriginWrites, origin_of
-from gateway.plugins import route_refusal, spec_for
+from gateway.plugins import route_refusal, same_origin_prefixes, spec_for
 from gateway.ratelimit import RateLimiter
 from gateway.runtime import Runtime
 
@@ -61,7 +61,11 @@ def create_app(runtime: Runtime, options: ApiOptions | None = None) -> FastAPI:
     app.add_middleware(BodyLimit, max_bytes=options.max_body_bytes)
     app.add_middleware(StoreOutageGuard, health=runtime.health)
     public_url = runtime.settings.threadgate_public_url
-    app.add_middleware(SameOriginWrites, public_origin=origin_of(public_url) if public_url else None)
+    app.add_middleware(
+        SameOriginWrites,
+        public_origin=origin_of(public_url) if public_url else None,
+        channel_prefixes=same_origin_prefixes([channel.platform for channel in runtime.channels]),
+    )
     app.add_middleware(AllowedHosts, hosts=HostAllowList.from_settings(runtime.settings))  # outermost
 
     app.include_router(ops_router)

@@ -10,10 +10,10 @@ from gateway import assets
 router = APIRouter(include_in_schema=False)
 
 ASSETS = {
-    "inbox.js": assets.WEB / "inbox.js",
-    "history.js": assets.WEB / "history.js",
-    "inbox.css": assets.WEB / "inbox.css",
-    "history.css": assets.WEB / "history.css",
+    "inbox.js": assets.STATIC / "inbox.js",
+    "history.js": assets.STATIC / "history.js",
+    "inbox.css": assets.STATIC / "inbox.css",
+    "history.css": assets.STATIC / "history.css",
     **assets.COMMON,
 }
 
@@ -22,7 +22,7 @@ ASSETS = {
 async def inbox() -> HTMLResponse:
     """Every pending prompt across agents and threads, newest first, and the history of settled ones;
     sign in with an operator token."""
-    return assets.page(assets.WEB / "inbox.html")
+    return assets.page(assets.STATIC / "inbox.html")
 
 
 @router.get("/inbox-assets/{name}")

@@ -1,9 +1,10 @@
 """Writes a browser sends from another site's page are refused: a foreign ``Origin`` or ``Sec-Fetch-Site``.
 
 A page on any site can make a visitor's browser POST a form or a ``text/plain`` body to the gateway, with
-the visitor's network position (an open web chat on a trusted network, ``threadgate demo`` on loopback).
+the visitor's network position (an open chat page on a trusted network, ``threadgate demo`` on loopback).
 Browsers say where such a request comes from (``Origin``, ``Sec-Fetch-Site``); clients that are not
-browsers send neither and are let through. (The web chat also takes JSON bodies only: see its channel.)
+browsers send neither and are let through. Guarded: the API, MCP, and the routes of every platform whose
+spec asks for it (``ChannelSpec.same_origin``: one that serves pages people write from).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from gateway.api.asgi import HttpMiddleware, send_error
 from gateway.errors import GatewayError
 
 WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
-GUARDED = ("/v1/", "/chat/", "/mcp")  # the API (the inbox answers through it), the web chat, MCP
+GUARDED = ("/v1/", "/mcp")  # the API (the inbox answers through it) and MCP; channels add their own
 # Checked whatever the method: MCP (2025-11-25) validates the Origin of every connection, GET streams too.
 EVERY_METHOD = ("/mcp",)
 DEFAULT_PORTS = {"http": "80", "https": "443"}
@@ -52,10 +53,15 @@ def _cross_site(origin: str | None, fetch_site: str | None, host: str, public: s
 
 
 def refusal(
-    method: str, path: str, headers: dict[str, str], public_origin: str | None = None
+    method: str,
+    path: str,
+    headers: dict[str, str],
+    public_origin: str | None = None,
+    guarded: tuple[str, ...] = GUARDED,
 ) -> GatewayError | None:
-    """Why this request is refused (403: it came from another site's page), or None to let it through."""
-    if not path.startswith(GUARDED) or (method not in WRITES and not path.startswith(EVERY_METHOD)):
+    """Why this request is refused (403: it came from another site's page), or None to let it through.
+    ``guarded`` are the path prefixes whose writes are checked."""
+    if not path.startswith(guarded) or (method not in WRITES and not path.startswith(EVERY_METHOD)):
         return None
     origin = headers.get("origin")
     if _cross_site(origin, headers.get("sec-fetch-site"), headers.get("host", ""), public_origin):
@@ -70,16 +76,20 @@ def refusal(
 
 
 class SameOriginWrites(HttpMiddleware):
-    """ASGI middleware applying ``refusal`` before any body is read."""
+    """ASGI middleware applying ``refusal`` before any body is read; ``channel_prefixes`` are guarded beside
+    the gateway's own ``GUARDED`` paths."""
 
-    def __init__(self, app: ASGIApp, public_origin: str | None = None) -> None:
+    def __init__(
+        self, app: ASGIApp, public_origin: str | None = None, channel_prefixes: tuple[str, ...] = ()
+    ) -> None:
         super().__init__(app)
         self.public_origin = public_origin
+        self.guarded = GUARDED + channel_prefixes
 
     async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         raw = scope.get("headers", [])
         headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in raw}
-        refused = refusal(scope["method"], scope["path"], headers, self.public_origin)
+        refused = refusal(scope["method"], scope["path"], headers, self.public_origin, self.guarded)
         if refused is None:
             await self.app(scope, receive, send)
             return

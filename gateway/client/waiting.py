@@ -10,8 +10,7 @@ GAVE_UP_REASON = "the agent stopped waiting for an answer"  # why a prompt nobod
 
 
 def where_it_waits(prompt: Prompt) -> str:
-    """``waiting for an answer in web:ops-1a2b at http://…/chat/ops-1a2b`` (the link when the gateway
-    knows one)."""
+    """``waiting for an answer in <thread id> at <link>`` (the link when the thread's platform gives one)."""
     at = f" at {prompt.thread_url}" if prompt.thread_url else ""
     return f"threadgate: waiting for an answer in {prompt.thread_id}{at}"
 

@@ -1,5 +1,6 @@
 """``threadgate demo``: the gateway on the embedded store, the local chat platform and a demo agent, on
-one machine. The local platform is the installed spec that needs no outside service (``local=True``)."""
+one machine. The local platform is the installed spec that needs no outside service: its ``local``
+(a ``LocalChat``) says how to run it here, which room a visitor is sent to and where a room opens."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ import uvicorn
 from gateway.client import Threadgate
 from gateway.client.human import DEFAULT_AGENT as HUMAN_AGENT
 from gateway.demo.agent import AGENT, DemoAgent
-from gateway.plugins import ChannelSpec, specs
+from gateway.plugins import ChannelSpec, LocalChat, spec_for, specs
 from gateway.preflight import bind, reachable_url
 
 OPERATOR_NAME = "operator"
@@ -72,9 +73,7 @@ class Demo:
 
     def own_thread_id(self, name: str) -> str:
         """The room the chat sends ``name`` on to, where the demo agent tours them."""
-        from channels.web.channel import own_room
-
-        return f"{self.platform}:{own_room(self.room, name)}"
+        return f"{self.platform}:{self._local.visitor_room(self.room, name)}"
 
     @property
     def your_room(self) -> str:
@@ -88,7 +87,7 @@ class Demo:
 
     @property
     def your_chat_url(self) -> str:
-        return f"{self.base_url}/chat/{self.your_room}"
+        return self._local.room_url(self.base_url, self.your_room)
 
     def example_line(self) -> str:
         """The shell line that runs examples/require_approval.py in your agent's room with this Python
@@ -104,7 +103,14 @@ class Demo:
 
     @property
     def chat_url(self) -> str:
-        return f"{self.base_url}/chat/{self.room}"
+        return self._local.room_url(self.base_url, self.room)
+
+    @property
+    def _local(self) -> LocalChat:
+        spec = spec_for(self.platform)
+        if spec is None or spec.local is None:
+            raise ValueError(f"{self.platform} is no installed platform that runs on this machine alone")
+        return spec.local
 
     @property
     def inbox_url(self) -> str:
@@ -131,11 +137,10 @@ async def running_demo(
     from gateway.api.client_address import proxy_options
     from gateway.api.deps import ApiOptions
     from gateway.ids import parse_thread_id
-    from gateway.plugins import platform_settings
     from gateway.runtime import Runtime
     from gateway.settings import Settings
 
-    local = local_spec()
+    local, chat = local_spec()
     parse_thread_id(f"{local.name}:{room}")
     agent_token, operator_token, your_token = (secrets.token_urlsafe(24) for _ in range(3))
     settings = Settings(
@@ -147,15 +152,11 @@ async def running_demo(
         f"demo-you:agent:{your_token}:*",
         threadgate_webhooks=None,
         threadgate_host=host,  # an allowed Host, with the loopback names
-        # The local chat: anyone on this machine picks a name (no token, whatever the environment says).
-        threadgate_web_chat="open",
-        threadgate_web_token=None,
-        threadgate_web_heartbeat_s=heartbeat_s,
-        threadgate_web_lobby=room,  # each visitor tours in a room of their own
     )
     sock = bind(host, port)
     base_url = reachable_url(host, sock.getsockname()[1])
-    channels = [local.build(platform_settings(local, settings))]
+    # The local chat, open to anyone on this machine; each visitor tours in a room of their own.
+    channels = [chat.build(room, heartbeat_s)]
     runtime = Runtime.build(settings, channels=channels, public_url=base_url)
     app = create_app(runtime, ApiOptions(sse_heartbeat_s=heartbeat_s))
     # Logging stays as the command configured it (log_level None). uvicorn types the grace as int but
@@ -193,12 +194,13 @@ async def running_demo(
         sock.close()
 
 
-def local_spec() -> ChannelSpec:
-    """The installed platform that runs with no outside service, or an error that says what to install."""
-    local = next((spec for spec in specs() if spec.local), None)
-    if local is None:
-        raise ValueError("no installed chat platform runs on this machine alone; reinstall threadgate")
-    return local
+def local_spec() -> tuple[ChannelSpec, LocalChat]:
+    """The installed platform that runs with no outside service and how, or an error that says what to
+    install."""
+    for spec in specs():
+        if spec.local is not None:
+            return spec, spec.local
+    raise ValueError("no installed chat platform runs on this machine alone; reinstall threadgate")
 
 
 def _shown_path(path: Path) -> str:

@@ -64,7 +64,7 @@ TOUR: tuple[Step, ...] = (
         input_schema={
             "type": "object",
             "properties": {
-                "service": {"type": "string", "enum": ["api", "web", "worker"]},
+                "service": {"type": "string", "enum": ["api", "frontend", "worker"]},
                 "version": {"type": "string", "minLength": 1},
                 "replicas": {"type": "integer", "minimum": 1, "maximum": 10},
             },
@@ -161,7 +161,7 @@ TOUR: tuple[Step, ...] = (
         },
     ),
     Step(
-        "a step on a web page",
+        "a step on another site",
         "url",
         message="Connect your (pretend) GitHub account at the link, then press Done.",
         url="https://example.com/connect-github",

@@ -311,7 +311,7 @@ class Prompt(Model):
     # Reminders and copies planned when it was raised, and the steps taken so far (kept beside the record).
     escalation: list[EscalationStep] | None = None
     escalations: list[EscalationTaken] | None = None
-    # Where a person opens the thread (the web chat's room URL, a platform permalink), when its channel
+    # Where a person opens the thread (a chat page's URL, a platform permalink), when its channel
     # can say: served with the prompt, never stored.
     thread_url: str | None = None
 

@@ -97,7 +97,7 @@ def settled(title: str, answers: list[list[str]], **extra: Any) -> Prompt:
             {"content": {"project": "Orion", "replicas": 3, "public": False, "alerts": ["email", "pager"]}},
             "Form from web:bob: project = Orion, replicas = 3, public = no, alerts = email, pager.",
         ),
-        ("a step on a web page", [["done"]], {}, "web:bob marked the step done."),
+        ("a step on another site", [["done"]], {}, "web:bob marked the step done."),
     ],
 )
 def test_each_answer_is_said_back_as_one_readable_sentence(
@@ -118,7 +118,7 @@ def test_a_cancelled_prompt_says_why() -> None:
 
 
 @pytest.mark.parametrize(
-    "title", ["a form of typed fields", "a step on a web page", "a single-select question"]
+    "title", ["a form of typed fields", "a step on another site", "a single-select question"]
 )
 def test_a_declined_prompt_says_the_person_declined_it_not_that_it_was_cancelled(title: str) -> None:
     prompt = settled(title, [["x"]]).model_copy(

@@ -6,7 +6,7 @@ import asyncio
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +15,7 @@ import pytest
 import uvicorn
 
 from channels.web import WebChannel, WebLimits
+from channels.web.settings import WebSettings
 from gateway.api import create_app
 from gateway.api.client_address import proxy_options
 from gateway.api.deps import ApiOptions
@@ -85,6 +86,7 @@ OPERATOR_AUTH = {"Authorization": f"Bearer {OPERATOR_TOKEN}"}
 class WebGateway:
     base_url: str
     runtime: Runtime
+    channel: WebChannel
 
     def client(self, headers: dict[str, str] | None = None) -> httpx.AsyncClient:
         return httpx.AsyncClient(base_url=self.base_url, headers=headers or {}, timeout=10)
@@ -101,8 +103,9 @@ async def web_gateway(
     **extra: Any,
 ) -> AsyncIterator[WebGateway]:
     """The gateway with only the web channel (sign-in ``tokens``, or open), served on a free port, with
-    the server options ``threadgate serve`` gives it; ``extra`` settings on top, ``api_tokens`` besides the
-    agent token of every agent and the operator token; ``sweep_interval``: how often its sweepers run."""
+    the server options ``threadgate serve`` gives it; ``extra`` settings on top (the web chat's own among
+    them bound its streams, unless ``limits`` is given), ``api_tokens`` besides the agent token of every
+    agent and the operator token; ``sweep_interval``: how often its sweepers run."""
     settings = Settings(  # type: ignore[call-arg]
         _env_file=None,
         redis_url=redis_url,
@@ -112,7 +115,12 @@ async def web_gateway(
         threadgate_web_chat="open",
         **extra,
     )
-    runtime = Runtime.build(settings, channels=[WebChannel(tokens, heartbeat_s=0.2, limits=limits)])
+    if limits is None:  # the default limits, with the stream caps the settings give
+        own = {name: value for name, value in extra.items() if name in WebSettings.model_fields}
+        caps = WebLimits.from_settings(WebSettings(_env_file=None, **own))  # type: ignore[call-arg]
+        limits = replace(WebLimits(), streams_per_client=caps.streams_per_client, streams=caps.streams)
+    channel = WebChannel(tokens, heartbeat_s=0.2, limits=limits)
+    runtime = Runtime.build(settings, channels=[channel])
     if sweep_interval is not None:
         runtime.gateway.sweep_interval = sweep_interval
     app = create_app(runtime, options or ApiOptions(max_wait_s=5, sse_heartbeat_s=0.2))
@@ -128,7 +136,7 @@ async def web_gateway(
             if task.done():
                 task.result()
             await asyncio.sleep(0.01)
-        yield WebGateway(f"http://127.0.0.1:{sock.getsockname()[1]}", runtime)
+        yield WebGateway(f"http://127.0.0.1:{sock.getsockname()[1]}", runtime, channel)
     finally:
         server.should_exit = True
         await task

@@ -9,8 +9,10 @@ from typing import Any
 import httpx
 import pytest
 
-from gateway.api.same_origin import origin_of, refusal
+from channels.web.spec import SPEC as WEB
+from gateway.api.same_origin import GUARDED, origin_of, refusal
 from gateway.demo import Demo
+from gateway.plugins import route_prefixes, same_origin_prefixes
 from tests.web.conftest import AGENT_AUTH, WebGateway, raise_prompt, start_run, web_gateway
 from tests.web.test_demo import pending_prompt
 
@@ -109,7 +111,14 @@ def test_the_public_url_is_an_allowed_origin_behind_a_proxy() -> None:
     public = origin_of("https://Gw.Example.com:443/threadgate/")
     behind = {"host": "10.0.0.5:8787", "origin": "https://gw.example.com", "content-type": "application/json"}
     assert public == "https://gw.example.com"
-    assert refusal("POST", "/chat/room/messages", behind, public) is None
-    refused = refusal("POST", "/chat/room/messages", behind, None)
+    chat = route_prefixes(WEB)
+    assert refusal("POST", "/chat/room/messages", behind, public, chat) is None
+    refused = refusal("POST", "/chat/room/messages", behind, None, chat)
     assert refused is not None and refused.status == 403
-    assert refusal("GET", "/chat/room/events", {**behind, "origin": EVIL}, public) is None
+    assert refusal("GET", "/chat/room/events", {**behind, "origin": EVIL}, public, chat) is None
+
+
+def test_the_chat_asks_for_the_guard_in_its_spec_and_the_core_names_no_chat_path() -> None:
+    assert set(same_origin_prefixes(["web"])) == {"/web/", "/chat/", "/chat-assets/"}
+    assert same_origin_prefixes(["slack", "telegram"]) == ()  # servers, not browsers, write to theirs
+    assert GUARDED == ("/v1/", "/mcp")

@@ -102,6 +102,19 @@ async def test_event_stream_replays_the_log_then_follows_it_live(web: WebGateway
     assert resumed[0]["id"] == second["id"]
 
 
+async def test_a_chat_stream_is_not_opened_while_the_store_is_away(web: WebGateway) -> None:
+    health = web.runtime.health
+    health.down_since = health.clock()  # as after a round trip that found Redis away
+    try:
+        async with web.client() as client:
+            refused = await client.get("/chat/hall/events", params={"name": "alice"})
+    finally:
+        health.down_since = None
+    assert refused.status_code == 503
+    assert refused.json()["error"]["code"] == "STORE_UNAVAILABLE"
+    assert refused.headers["Retry-After"]
+
+
 async def test_typed_reply_is_mapped_against_each_question_of_the_pending_prompt(web: WebGateway) -> None:
     async with web.client() as client, web.client(AGENT_AUTH) as agent:
         run = await start_run(agent, "typed")

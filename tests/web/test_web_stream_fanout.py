@@ -75,7 +75,7 @@ async def test_open_chat_pages_hold_no_redis_connection_each_and_all_see_a_new_i
 
 async def test_chat_pages_beyond_the_cap_are_refused_with_429_and_retry_after() -> None:
     async with web_gateway() as web, web.client() as client:
-        web.runtime.browser_streams.per_credential = 2
+        web.channel.streams.per_credential = 2
         async with open_page(client, "hall"), open_page(client, "hall"):
             refused = await client.get("/chat/hall/events")
     assert refused.status_code == 429

@@ -1,0 +1,59 @@
+"""What the core lends a channel beyond its sink and lease: services it asks for by type, when it needs them.
+
+Every channel gets ``ChannelContext.sink`` and ``ChannelContext.lease``. A channel that serves more than
+ingress routes (its own chat page that people read live, say) asks ``context.services`` for what it needs:
+``context.services.get(ThreadLog)``. Each service is generic, named for what it does and not for who uses
+it; the core offers the same ones to every channel (docs/channels/plugins.md lists them and why).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+# (thread_id, after, limit, wait) -> the thread's log entries after the cursor, as (cursor, entry) pairs.
+ReadLog = Callable[[str, "str | None", int, float], Awaitable[list[tuple[str, dict[str, Any]]]]]
+
+
+class Services:
+    """The core's services for channels, each found by its type (or a base of it): a small, typed registry."""
+
+    def __init__(self, *provided: object) -> None:
+        self._provided = provided
+
+    def get(self, kind: type[T]) -> T | None:
+        """The service of type ``kind``, or None when this gateway offers none (a test's bare context)."""
+        return next((found for found in self._provided if isinstance(found, kind)), None)
+
+    def need(self, kind: type[T]) -> T:
+        """The service of type ``kind``; a LookupError naming it when this gateway offers none."""
+        found = self.get(kind)
+        if found is None:
+            raise LookupError(f"this gateway offers channels no {kind.__name__}")
+        return found
+
+
+class ThreadLog:
+    """A thread's item log (everything the core logged into it, in order), read after a cursor: for a
+    channel whose chat is that log. A read waits up to ``wait`` seconds while there is nothing new, served
+    from the process's one follower of the thread, so a waiting reader holds no Redis connection."""
+
+    def __init__(self, read: ReadLog) -> None:
+        self._read = read
+
+    async def read(
+        self, thread_id: str, after: str | None = None, limit: int = 100, wait: float = 0
+    ) -> list[tuple[str, dict[str, Any]]]:
+        return await self._read(thread_id, after, limit, wait)
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessState:
+    """Whether the store answers now (a long-lived stream is not opened while it does not), and whether
+    this process is draining (told to stop: a stream it serves ends now, with a reconnect hint)."""
+
+    store_available: Callable[[], bool] = lambda: True
+    draining: Callable[[], bool] = lambda: False
