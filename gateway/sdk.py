@@ -15,8 +15,9 @@ What is here, by what a channel does with it:
   have (``PrivateNotices``, ``EditsMessages``, ``StartsThreads``, ``Mentions``, ``Permalinks``),
   ``ChannelContext``, ``MessageRef``, ``ChannelError``; ``HandOver`` and ``Handed`` hand an event to the
   core with the gateway's one retry rule.
-- **Hand people's input to the core**: ``InboundSink``, ``InboundMessage`` and what it answers
-  (``Outcome``), the answer step (``step``, ``StepRequest``, ``StepResult``, ``Act``) and form drafts.
+- **Hand people's input to the core**: ``InboundSink`` (``receive`` a typed ``InboundMessage``, ``step``
+  a decoded press, form or reply: one act of ``steps``, such as ``steps.Pick``) and what it answers
+  (``Outcome``, ``StepRequest``, ``StepResult``).
 - **Read and render what the core posts**: ``ThreadItem``, ``Prompt``, ``Question``, ``Answer``,
   ``ToolCall``, ``PromptKind``, the renderers (``prompt_text``, ``settled_prompt_item``, …), the text
   of every notice (``notices``), forms (``forms``, ``FormField``, …), control references and ids.
@@ -37,7 +38,6 @@ SDK_VERSION = 1
 # Where each name lives. Loaded on first use, so a platform's light spec module that imports the SDK
 # loads only what it names (every ``threadgate`` command reads the specs).
 _WHERE: dict[str, str] = {
-    "Act": "gateway.answer_step",
     "Answer": "gateway.models",
     "Audiences": "gateway.audience",
     "Channel": "gateway.channel",
@@ -86,8 +86,8 @@ _WHERE: dict[str, str] = {
     "STREAM_ID_PROBLEM": "gateway.cursors",
     "SchemaError": "gateway.forms",
     "StartsThreads": "gateway.channel",
-    "StepRequest": "gateway.answer_step",
-    "StepResult": "gateway.answer_step",
+    "StepRequest": "gateway.steps",
+    "StepResult": "gateway.steps",
     "ThreadItem": "gateway.models",
     "ThreadRef": "gateway.ids",
     "TokenTable": "gateway.api.auth",
@@ -132,7 +132,7 @@ _WHERE: dict[str, str] = {
     "shorten": "gateway.render",
     "split_marked": "gateway.text_fit",
     "split_text": "gateway.text_fit",
-    "step": "gateway.answer_step",
+    "steps": "gateway.steps#module",
     "store_unavailable": "gateway.channel",
     "tool_call_arguments": "gateway.render",
     "unsupported_media_type": "gateway.jsonbody",
@@ -148,18 +148,7 @@ if TYPE_CHECKING:
     from gateway import assets as assets
     from gateway import forms as forms
     from gateway import notices as notices
-    from gateway.answer_step import (
-        Act as Act,
-    )
-    from gateway.answer_step import (
-        StepRequest as StepRequest,
-    )
-    from gateway.answer_step import (
-        StepResult as StepResult,
-    )
-    from gateway.answer_step import (
-        step as step,
-    )
+    from gateway import steps as steps
     from gateway.api.auth import (
         OPERATOR as OPERATOR,
     )
@@ -429,6 +418,12 @@ if TYPE_CHECKING:
     )
     from gateway.sse import (
         event_stream as event_stream,
+    )
+    from gateway.steps import (
+        StepRequest as StepRequest,
+    )
+    from gateway.steps import (
+        StepResult as StepResult,
     )
     from gateway.tasks import (
         cancel_and_wait as cancel_and_wait,

@@ -14,9 +14,9 @@ from channels.telegram import TelegramChannel
 from channels.telegram.presses import WORKING
 from gateway import notices
 from gateway.channel import InboundSink
-from gateway.models import AgentDefinition, HumanInput, InboundMessage, PromptState
+from gateway.models import AgentDefinition, HumanInput, PromptState
 from gateway.runtime import Runtime
-from gateway.service import Received
+from gateway.steps import StepRequest, StepResult
 from tests.channels import telegram_support
 from tests.channels.telegram_support import (
     ALICE,
@@ -435,9 +435,9 @@ class SlowCore:
         self.sink = sink
         self.delay = delay
 
-    async def receive(self, message: InboundMessage) -> Received:
+    async def step(self, request: StepRequest) -> StepResult:
         await asyncio.sleep(self.delay)
-        return await self.sink.receive(message)
+        return await self.sink.step(request)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.sink, name)
