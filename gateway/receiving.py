@@ -69,6 +69,7 @@ class Receiving(Settling, Raising):
         # thread. It is read now (an answer, or under seed 002's rule a new message superseding it) and
         # settled by the receive script itself if still the active one. Forms keep a draft: slow path.
         now_ms, latest, ready = self.now_ms(), self.store.latest_prompt(thread.thread_id), None
+        reading: Reading | None = None
         if (
             latest is not None
             and latest.kind is not PromptKind.FORM
@@ -97,6 +98,10 @@ class Receiving(Settling, Raising):
             # A crash in between leaves the platform's redelivery to be answered in full.
             prompt = decision.prompt
             assert prompt is not None
+            if reading is not None and latest is not None and prompt.prompt_id == latest.prompt_id:
+                # The reply was read against this very prompt (the sender may answer it) and left it
+                # pending (a value not taken): applied as read, not read again.
+                return await self._decide(prompt, message, entry, reading)
             if await may_answer(self.store, prompt, message.sender):
                 return await self._decide(prompt, message, entry)
             now_ms = self.now_ms()
@@ -134,21 +139,25 @@ class Receiving(Settling, Raising):
             await self._tell(thread_id, message.sender, received.notice)
         return received
 
-    async def _decide(self, prompt: Prompt, message: InboundMessage, entry: dict[str, Any]) -> Received:
-        """Apply what a reply from someone allowed to answer makes of the handed-back prompt."""
-        draft = None
-        if prompt.kind is PromptKind.FORM and len(prompt.questions) > 1:
-            draft = await self.store.get_draft(prompt.thread_id, draft_name(prompt.prompt_id))
-        reading = read_reply(
-            prompt,
-            message.text,
-            message.answers,
-            draft,
-            decline=message.decline,
-            note=message.note,
-            arguments=message.arguments,
-            grant=message.grant,
-        )
+    async def _decide(
+        self, prompt: Prompt, message: InboundMessage, entry: dict[str, Any], reading: Reading | None = None
+    ) -> Received:
+        """Apply what a reply from someone allowed to answer makes of the handed-back prompt (``reading``:
+        the reply as already read against it)."""
+        if reading is None:
+            draft = None
+            if prompt.kind is PromptKind.FORM and len(prompt.questions) > 1:
+                draft = await self.store.get_draft(prompt.thread_id, draft_name(prompt.prompt_id))
+            reading = read_reply(
+                prompt,
+                message.text,
+                message.answers,
+                draft,
+                decline=message.decline,
+                note=message.note,
+                arguments=message.arguments,
+                grant=message.grant,
+            )
         now_ms = self.now_ms()
         ready = _ready(prompt, reading, message.sender, now_ms, decided=True)
         hint, thread_id = message.prompt_id, prompt.thread_id

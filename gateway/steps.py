@@ -176,8 +176,8 @@ class Decline(Press):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Read(Press):
-    """Inputs that only read against their prompt (a card's values): ``read`` turns the prompt into the
-    act they make, or the notice that says why they are not taken."""
+    """Inputs that only read against their prompt (a card's or a submitted form's values): ``read`` turns
+    the prompt into the act they make, or the notice that says why they are not taken."""
 
     act = Act.READ
     read: Callable[[Prompt], Press | str]

@@ -133,24 +133,8 @@ class PressHandler:
         indexes = [option_index(value) for value in values or []]
         where, index = self._where(interaction, control), control.question
         request: steps.Press
-        if action is Action.ANSWERS:
-            prompt = await self._opened(interaction, control)
-            request = steps.Answers(**where, lists=choices.form_answers(prompt, fields))
-        elif action is Action.PAGE:
-            prompt = await self._opened(interaction, control)
-            forms.check_control(prompt, control)
-            form = FormPrompt.of_prompt(prompt)
-            given = forms.page_answers(form, control.question, fields)
-            final = control.question == form.pages - 1
-            request = steps.Fields(**where, fields=given, final=final)
-        elif action is Action.NOTE:  # the reason's text denies the approval, with it as the note
-            reason = approvals.read_reason(fields)
-            approvals.check_opens(await self._opened(interaction, control), control)
-            request = steps.Text(**where, index=index, text=reason)
-        elif action is Action.EDITED:  # the call's arguments as typed: the core reads and checks them
-            prompt = await self._opened(interaction, control)
-            approvals.check_opens(prompt, control)
-            request = steps.Edit(**where, fields=approvals.read_edit(prompt, fields))
+        if action in (Action.ANSWERS, Action.PAGE, Action.NOTE, Action.EDITED):
+            request = steps.Read(**where, read=lambda prompt: _read_form(prompt, control, fields, where))
         elif action is Action.TEXT:
             text = fields.get(TEXT_FIELD)
             if text is not None and not isinstance(text, str):
@@ -204,14 +188,6 @@ class PressHandler:
         except discord.HTTPException as exc:
             event("discord.press.unanswered", logging.WARNING, prompt_id=control.prompt_id, error=str(exc))
 
-    async def _opened(self, interaction: discord.Interaction[Any], control: ControlId) -> Prompt:
-        """The open prompt a submitted form names, to read the form against; Refused with why not."""
-        assert self.sink is not None
-        result = await self.sink.step(steps.Open(**self._where(interaction, control), index=control.question))
-        if result.refused or result.prompt is None:
-            raise Refused(result.notice)
-        return result.prompt
-
     @staticmethod
     def _thread_of(interaction: discord.Interaction[Any]) -> str:
         channel_id = interaction.channel_id
@@ -244,3 +220,25 @@ async def _guarded(control: ControlId, work: Callable[[], Awaitable[Reply]]) -> 
     except Exception as exc:  # the store is unreachable: say so, and let the person press again
         event("discord.press.failed", logging.WARNING, prompt_id=control.prompt_id, error=str(exc))
         return Reply(notices.TRY_AGAIN)
+
+
+def _read_form(
+    prompt: Prompt, control: ControlId, fields: dict[str, choices.FieldValue], where: dict[str, Any]
+) -> steps.Press | str:
+    """A submitted form read against its prompt: the act it makes, or what the person is told instead."""
+    action = control.action
+    try:
+        if action is Action.ANSWERS:
+            return steps.Answers(**where, lists=choices.form_answers(prompt, fields))
+        if action is Action.PAGE:
+            forms.check_control(prompt, control)
+            form = FormPrompt.of_prompt(prompt)
+            given = forms.page_answers(form, control.question, fields)
+            return steps.Fields(**where, fields=given, final=control.question == form.pages - 1)
+        approvals.check_opens(prompt, control)
+        if action is Action.NOTE:  # the reason's text denies the approval, with it as the note
+            return steps.Text(**where, index=control.question, text=approvals.read_reason(fields))
+        # The call's arguments as typed: the core reads and checks them.
+        return steps.Edit(**where, fields=approvals.read_edit(prompt, fields))
+    except Refused as refused:
+        return refused.message
