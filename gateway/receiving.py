@@ -13,13 +13,7 @@ from gateway.granting import not_recorded, record_grant
 from gateway.grants import Grant, GrantRequest, exact_match
 from gateway.ids import new_id, parse_thread_id
 from gateway.logs import event
-from gateway.models import (
-    InboundMessage,
-    Prompt,
-    PromptKind,
-    ReasonCode,
-    ToolCall,
-)
+from gateway.models import InboundMessage, Prompt, PromptKind, ReasonCode, ToolCall
 from gateway.outcomes import Draft, DraftStatus, Outcome, Received
 from gateway.raising import Raising
 from gateway.replies import NEW_MESSAGE_REASON, Reading, ReplyAction, draft_name, read_reply

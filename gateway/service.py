@@ -16,9 +16,7 @@ from gateway.channel import Channels
 from gateway.feeds import Feeds
 from gateway.ids import parse_thread_id
 from gateway.logs import event
-from gateway.models import (
-    Resolution,
-)
+from gateway.models import Resolution
 from gateway.outbox import LOCK_TTL_MS as OUTBOX_LOCK_MS
 from gateway.outbox import Outbox
 from gateway.outcomes import Draft, DraftStatus, Outcome, Received

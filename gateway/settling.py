@@ -14,16 +14,7 @@ from gateway.errors import GatewayError, not_found
 from gateway.ids import new_id, parse_thread_id
 from gateway.logs import event
 from gateway.mapper import map_reply
-from gateway.models import (
-    APPROVE,
-    Answer,
-    Prompt,
-    PromptState,
-    ReasonCode,
-    Resolution,
-    ToolCall,
-    from_ms,
-)
+from gateway.models import APPROVE, Answer, Prompt, PromptState, ReasonCode, Resolution, ToolCall, from_ms
 from gateway.outcomes import Draft, DraftStatus
 from gateway.service_base import ServiceBase
 from gateway.store import Settlement

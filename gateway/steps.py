@@ -2,7 +2,7 @@
 of it. The core runs each through its answer step (``gateway.answer_step``), once per input.
 
 A platform builds the act its event means (``Pick(prompt_id=…, sender=…, index=0, option=1)``) and hands
-it to ``InboundSink.step``; it renders the ``Result`` (the notice privately where it can, the next
+it to ``InboundSink.step``; it renders the ``StepResult`` (the notice privately where it can, the next
 question or field as its own controls). ``index`` is always a question's (a form's field's).
 """
 
@@ -213,7 +213,7 @@ class NextStep:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Result:
+class StepResult:
     """What came of an input: ``notice`` to tell the person, the core's ``outcome`` when it was handed
     over, the prompt as it stands, and what to show next (a question or field, a multi-select's ticks,
     the values not taken)."""
@@ -233,8 +233,6 @@ class Result:
         return self.status is Status.REFUSED
 
 
-StepResult = Result
-
 __all__ = [
     "Act",
     "Answers",
@@ -252,7 +250,6 @@ __all__ = [
     "Press",
     "Read",
     "Reply",
-    "Result",
     "Skip",
     "Status",
     "StepRequest",
