@@ -1,106 +1,60 @@
 """One step of a person's answer through a platform's controls, decoded: checked against its prompt, kept
 as a draft or handed to the core's receive, and what the person is told and asked next.
 
-A platform decodes its event into a ``StepRequest`` and renders the ``StepResult`` (the notice privately
-where it can, the next question or field as its own controls). Who may answer, dedupe and first answer
-wins stay the core's (``receive``, ``save_draft``); the drafts' names and every notice's wording are here
-and in ``gateway.notices``.
+The core runs it once per input (``InboundSink.step``), for every platform; the acts are the types of
+``gateway.steps``. Who may answer, dedupe and first answer wins stay the core's (``receive``,
+``save_draft``); the drafts' names and every notice's wording are here and in ``gateway.notices``.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from enum import StrEnum
+from dataclasses import replace
 from typing import Any, Protocol
 
 from gateway import notices
 from gateway.errors import GatewayError
-from gateway.forms import FieldError, FormField
-from gateway.logs import event
+from gateway.forms import FormField
+from gateway.logs import event, failure
 from gateway.mapper import question_id, structured_answers
 from gateway.models import APPROVE, DENY, MAX_TEXT_CHARS, InboundMessage, Prompt, PromptKind
 from gateway.outcomes import Draft, DraftStatus, Outcome, Received
 from gateway.render import answers_summary
 from gateway.replies import DONE, SKIP, draft_name, next_field, read_draft
+from gateway.steps import (
+    Answers,
+    Ask,
+    Asked,
+    Choose,
+    Decline,
+    Edit,
+    Fields,
+    NextStep,
+    OnQuestion,
+    Open,
+    Pick,
+    Press,
+    Read,
+    Reply,
+    Skip,
+    Status,
+    StepRequest,
+    StepResult,
+    Submit,
+    Text,
+    Toggle,
+)
+from gateway.steps import Done as DoneAct
+from gateway.store.outage import is_store_outage
 from gateway.typed_edits import NotAnEdit, form_arguments
 
 DECLINE_TEXT = "decline"  # what a Decline press is logged as; the press itself says decline
 _STEP_KINDS = (PromptKind.FORM, PromptKind.URL)
 
 
-class Act(StrEnum):
-    """What a person did, decoded from a platform event. ``index`` is a question's (a form's field's)."""
-
-    PICK = "pick"  # option ``options[0]`` of question ``index``
-    CHOOSE = "choose"  # the ``options`` chosen in a select: one of a single-select, the ticks of a multi
-    TOGGLE = "toggle"  # tick or untick option ``options[0]`` of a multi-select, ``ticked`` as shown now
-    SUBMIT = "submit"  # the options ``ticked`` so far
-    TEXT = "text"  # ``text`` typed for question ``index`` (Other…, free text, a field's value)
-    SKIP = "skip"  # leave optional field ``index`` empty
-    ANSWERS = "answers"  # every question's answer at once (``lists``)
-    FIELDS = "fields"  # a form's values as shown (``fields``, by property); ``final`` hands the form over
-    DONE = "done"  # a URL step is done
-    DECLINE = "decline"  # decline a form or a URL step
-    OPEN = "open"  # a form or text box is about to be shown: still open? what was given so far?
-    ASK = "ask"  # a request for free text for question ``index`` is about to be sent
-    ASKED = "asked"  # that request went out as ``request`` (on the controls' message ``anchor``)
-    REPLY = "reply"  # ``text`` replies to the text request ``request`` in ``thread_id``
-    # An approval's own steps: its reason asked for and given as ASK / ASKED / TEXT (``text`` denies with
-    # that note); EDIT approves the call with ``fields`` (argument name → [the value as typed in a form]).
-    EDIT = "edit"
-
-
-@dataclass(frozen=True, slots=True)
-class StepRequest:
-    act: Act
-    prompt_id: str
-    sender: str
-    event_id: str = ""
-    index: int = 0
-    options: tuple[int, ...] = ()
-    ticked: frozenset[int] | None = frozenset()  # None: the message's ticks can no longer be read
-    text: str = ""
-    lists: list[list[str]] = field(default_factory=list)
-    fields: dict[str, list[str]] = field(default_factory=dict)
-    final: bool = True
-    request: str = ""
-    anchor: str = ""
-    # The thread the event came from, or a test of it (a platform that knows only part of it).
-    thread_id: str | None = None
-    in_thread: Callable[[str], bool] | None = None
-    # An approval's words (a deny-with-reason form) and its call's arguments as edited (an edit form),
-    # handed to the core with the answer, which decides what they count for.
-    note: str | None = None
-    arguments: dict[str, Any] | None = None
-    grant: bool = False  # with a PICK of Approve: "Approve for this session", the exact call for the run
-
-
-@dataclass(frozen=True, slots=True)
-class NextStep:
-    """The question or field to ask next, and the answers given so far (by question id or property)."""
-
-    index: int
-    given: dict[str, list[str]] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True)
-class StepResult:
-    notice: str
-    refused: bool = False  # nothing was taken: shown as an alert where the platform has one
-    outcome: Outcome | None = None
-    prompt: Prompt | None = None
-    next: NextStep | None = None
-    ticked: frozenset[int] | None = None  # a multi-select's ticks after a toggle
-    errors: tuple[FieldError, ...] = ()
-    anchor: str = ""
-    taken: bool = True  # False: a reply that answers no text request (it takes the typed path)
-
-
 class StepSink(Protocol):
-    """What a step needs of the core: the inbound sink's reads, drafts and receive."""
+    """What a step needs of the core: its reads, drafts and receive."""
 
     async def receive(self, message: InboundMessage) -> Received: ...
 
@@ -118,7 +72,7 @@ class _Refused(Exception):
 
 
 def refused(notice: str, prompt: Prompt | None = None, nxt: NextStep | None = None) -> StepResult:
-    return StepResult(notice, refused=True, prompt=prompt, next=nxt)
+    return StepResult(notice=notice, status=Status.REFUSED, prompt=prompt, next=nxt)
 
 
 def questions_draft(prompt_id: str) -> str:
@@ -150,25 +104,36 @@ def _lists(values: dict[str, str]) -> dict[str, list[str]]:
 
 
 async def step(sink: StepSink, request: StepRequest) -> StepResult:
-    """What came of one decoded press, form or reply, and what to tell and ask the person next."""
+    """What came of one decoded press, form or reply, and what to tell and ask the person next.
+
+    Only the store's own unavailability is "try again"; any other error is a bug of ours: logged with its
+    traceback, and the person is told that much (never that the store is down)."""
     try:
-        if request.act is Act.REPLY:
+        if isinstance(request, Reply):
             return await _reply(sink, request)
         prompt = await _prompt(sink, request.prompt_id)
         if not any(_here(request, thread) for thread in (prompt.thread_id, *prompt.copy_threads)):
             return refused(notices.MISMATCH)
+        if isinstance(request, Read):
+            read = request.read(prompt)
+            if isinstance(read, str):
+                return refused(read if prompt.pending else notices.settled(prompt), prompt)
+            if read.prompt_id != prompt.prompt_id or isinstance(read, Read):
+                return refused(notices.MISMATCH)
+            request = read
         return await _Steps(sink, request, prompt).run()
     except _Refused as refusal:
         event("answer_step.refused", logging.INFO, act=request.act.value, notice=refusal.result.notice)
         return refusal.result
-    except Exception as exc:  # the store is unreachable: say so, and let the person try again
-        event(
-            "answer_step.failed", logging.WARNING, act=request.act.value, error=str(exc) or type(exc).__name__
-        )
-        return refused(notices.TRY_AGAIN)
+    except Exception as exc:
+        if is_store_outage(exc):  # the store is unreachable: say so, and let the person try again
+            event("answer_step.failed", logging.WARNING, act=request.act.value, **failure(exc))
+            return refused(notices.TRY_AGAIN)
+        event("answer_step.bug", logging.ERROR, act=request.act.value, **failure(exc, with_traceback=True))
+        return refused(notices.WENT_WRONG)
 
 
-def _here(request: StepRequest, thread_id: str) -> bool:
+def _here(request: Press, thread_id: str) -> bool:
     if request.in_thread is not None:
         return request.in_thread(thread_id)
     return request.thread_id is None or request.thread_id == thread_id
@@ -183,47 +148,49 @@ async def _prompt(sink: StepSink, prompt_id: str) -> Prompt:
         raise
 
 
-async def _reply(sink: StepSink, request: StepRequest) -> StepResult:
-    """A reply to a text request answers the question it asked; any other message is not one."""
-    if request.thread_id is None:
-        return StepResult("", taken=False)
-    target = await sink.get_draft(request.thread_id, reply_draft(request.request))
+async def _reply(sink: StepSink, request: Reply) -> StepResult:
+    """A reply to a text request answers the question it asked; any other message is received as typed."""
+    message = request.message
+    target = await sink.get_draft(message.thread_id, reply_draft(request.request))
     if not target:
-        return StepResult("", taken=False)
+        received = await sink.receive(message)
+        said = received.notice or ""
+        return StepResult(notice=said, status=Status.TYPED, outcome=received.outcome, prompt=received.prompt)
     try:
         prompt_id, index, anchor = target["prompt"], int(target["question"]), target.get("anchor", "")
     except (KeyError, ValueError):
         return refused(notices.MISMATCH)
     prompt = await _prompt(sink, prompt_id)
-    if prompt.thread_id != request.thread_id or index >= len(prompt.questions):
+    if prompt.thread_id != message.thread_id or index >= len(prompt.questions):
         return refused(notices.MISMATCH)
-    as_text = StepRequest(
-        Act.TEXT, prompt_id, request.sender, request.event_id, index, text=request.text, anchor=anchor
+    as_text = Text(
+        prompt_id=prompt_id,
+        sender=message.sender,
+        event_id=message.event_id or "",
+        index=index,
+        text=message.text,
     )
     result = await _Steps(sink, as_text, prompt).run()
-    return StepResult(**{**_fields(result), "anchor": anchor})
-
-
-def _fields(result: StepResult) -> dict[str, Any]:
-    return {name: getattr(result, name) for name in StepResult.__dataclass_fields__}
+    return replace(result, anchor=anchor)
 
 
 class _Steps:
     """One step against its prompt, read once."""
 
-    def __init__(self, sink: StepSink, request: StepRequest, prompt: Prompt) -> None:
+    def __init__(self, sink: StepSink, request: Press, prompt: Prompt) -> None:
         self.sink, self.request, self.prompt = sink, request, prompt
+        self.index = request.index if isinstance(request, OnQuestion) else 0
 
     async def run(self) -> StepResult:
-        act, kind = self.request.act, self.prompt.kind
-        if act is Act.OPEN:
+        request, kind = self.request, self.prompt.kind
+        if isinstance(request, Open):
             return await self._open()
-        if act is Act.DECLINE and kind in _STEP_KINDS:
+        if isinstance(request, Decline) and kind in _STEP_KINDS:
             return await self.hand_over(text=DECLINE_TEXT, decline=True)
-        if act is Act.DONE and kind is PromptKind.URL:
+        if isinstance(request, DoneAct) and kind is PromptKind.URL:
             return await self.hand_over([[DONE]])
-        if kind is PromptKind.FORM and act is Act.FIELDS:
-            return await self._fields()
+        if kind is PromptKind.FORM and isinstance(request, Fields):
+            return await self._fields(request)
         if kind is PromptKind.FORM:
             return await self._field()
         if kind is not PromptKind.URL:
@@ -236,10 +203,21 @@ class _Steps:
         """Save (or, without values, only check) a draft: refused as an answer would be, else the draft."""
         draft = await self.sink.save_draft(self.prompt.prompt_id, self.request.sender, name, values or {})
         if draft.status is DraftStatus.NOT_ALLOWED:
-            raise _Refused(StepResult(notices.NOT_ALLOWED, True, Outcome.NOT_ALLOWED, self.prompt))
+            raise _Refused(
+                StepResult(
+                    notice=notices.NOT_ALLOWED,
+                    status=Status.REFUSED,
+                    outcome=Outcome.NOT_ALLOWED,
+                    prompt=self.prompt,
+                )
+            )
         if draft.status is DraftStatus.STALE:
             fresh = await self.fresh()
-            raise _Refused(StepResult(notices.settled(fresh), True, Outcome.STALE, fresh))
+            raise _Refused(
+                StepResult(
+                    notice=notices.settled(fresh), status=Status.REFUSED, outcome=Outcome.STALE, prompt=fresh
+                )
+            )
         return draft.values
 
     async def fresh(self) -> Prompt:
@@ -256,14 +234,19 @@ class _Steps:
             raise _Refused(refused(notices.MISMATCH))
 
     def option(self, labels: list[str]) -> int:
-        options = self.request.options
-        self.mismatch(len(options) == 1 and 0 <= options[0] < len(labels))
-        return options[0]
+        request = self.request
+        self.mismatch(isinstance(request, (Pick, Toggle)))
+        assert isinstance(request, (Pick, Toggle))
+        self.mismatch(0 <= request.option < len(labels))
+        return request.option
 
     async def ticks(self, labels: list[str], name: str) -> frozenset[int]:
         """The ticks shown now, all options of the question; unreadable ones are said so once the press
         would be taken otherwise."""
-        ticked = self.request.ticked
+        request = self.request
+        self.mismatch(isinstance(request, (Toggle, Submit)))
+        assert isinstance(request, (Toggle, Submit))
+        ticked = request.ticked
         if ticked is None:
             await self.check(name)
             raise _Refused(refused(notices.TICKS_UNREADABLE))
@@ -271,58 +254,62 @@ class _Steps:
         return ticked
 
     def text(self) -> str:
-        if not self.request.text.strip():
+        request = self.request
+        self.mismatch(isinstance(request, Text))
+        assert isinstance(request, Text)
+        if not request.text.strip():
             raise _Refused(refused(notices.EMPTY_TEXT))
-        return self.request.text
+        return request.text
 
     # Questions -------------------------------------------------------------------------------------
 
     async def _question(self) -> StepResult:
-        act, prompt, index = self.request.act, self.prompt, self.request.index
-        if act is Act.ANSWERS:
-            lists = self.request.lists
+        request, prompt, index = self.request, self.prompt, self.index
+        if isinstance(request, Answers):
+            lists = request.lists
             self.mismatch(prompt.kind is not PromptKind.APPROVAL and len(lists) == len(prompt.questions))
             return await self.hand_over(lists)
         self.mismatch(0 <= index < len(prompt.questions))
         question = prompt.questions[index]
         labels, multi = question.labels, question.multi_select
-        if act is Act.CHOOSE:  # a select: never an approval's, whose controls are its two buttons
-            options = self.request.options
+        if isinstance(request, Choose):  # a select: never an approval's, whose controls are its two buttons
+            options = request.options
             self.mismatch(prompt.kind is not PromptKind.APPROVAL and len(set(options)) == len(options))
             if multi:
                 self.mismatch(all(0 <= number < len(labels) for number in options))
                 return await self._answer([label for number, label in enumerate(labels) if number in options])
-            act = Act.PICK
-        if act is Act.PICK:
+            self.mismatch(bool(labels) and len(options) == 1 and 0 <= options[0] < len(labels))
+            return await self._answer([labels[options[0]]])
+        if isinstance(request, Pick):
             self.mismatch(bool(labels) and not multi)
             return await self._answer([labels[self.option(labels)]])
-        if act is Act.TOGGLE:
+        if isinstance(request, Toggle):
             self.mismatch(multi)
             option, ticked = self.option(labels), await self.ticks(labels, questions_draft(prompt.prompt_id))
             await self.check(questions_draft(prompt.prompt_id))
             return self._toggled(labels, option, ticked)
-        if act is Act.SUBMIT:
+        if isinstance(request, Submit):
             self.mismatch(multi)
             ticked = await self.ticks(labels, questions_draft(prompt.prompt_id))
             return await self._answer([label for number, label in enumerate(labels) if number in ticked])
         if prompt.kind is PromptKind.APPROVAL:
             return await self._approval()
-        self.mismatch(act in (Act.TEXT, Act.ASK, Act.ASKED))
-        if act is Act.TEXT:
+        self.mismatch(isinstance(request, (Text, Ask, Asked)))
+        if isinstance(request, Text):
             return await self._answer([self.text()])
         return await self._ask()
 
     async def _approval(self) -> StepResult:
         """An approval's reason (asked for, then given: a deny with that note) or its edited call."""
-        act = self.request.act
-        if act is Act.EDIT:
+        request = self.request
+        if isinstance(request, Edit):
             try:
-                arguments = form_arguments(self.prompt, self.request.fields)
+                arguments = form_arguments(self.prompt, request.fields)
             except NotAnEdit as exc:
                 return refused(notices.edit_not_taken(str(exc)), self.prompt)
             return await self.hand_over([[APPROVE]], arguments=arguments)
-        self.mismatch(act in (Act.TEXT, Act.ASK, Act.ASKED))
-        if act is Act.TEXT:
+        self.mismatch(isinstance(request, (Text, Ask, Asked)))
+        if isinstance(request, Text):
             return await self.hand_over([[DENY]], note=self.text())
         return await self._ask()
 
@@ -333,12 +320,12 @@ class _Steps:
         ids = [question_id(question, index) for index, question in enumerate(prompt.questions)]
         if len(ids) == 1:
             return await self.hand_over([answer])
-        this = ids[self.request.index]
+        this = ids[self.index]
         given = _lists(await self.check(questions_draft(prompt.prompt_id), _dumps({this: answer})))
         missing = [index for index, key in enumerate(ids) if key not in given]
         if missing:
             return StepResult(
-                notices.next_question(missing[0] + 1, len(ids)),
+                notice=notices.next_question(missing[0] + 1, len(ids)),
                 prompt=prompt,
                 next=NextStep(missing[0], given),
             )
@@ -346,80 +333,86 @@ class _Steps:
 
     def _toggled(self, labels: list[str], option: int, ticked: frozenset[int]) -> StepResult:
         now = ticked ^ {option}
-        return StepResult(notices.toggled(labels[option], option in now), prompt=self.prompt, ticked=now)
+        notice = notices.toggled(labels[option], option in now)
+        return StepResult(notice=notice, prompt=self.prompt, ticked=now)
 
     async def _ask(self) -> StepResult:
-        """Check a text request before it is sent (``ASK``); remember which question it asks (``ASKED``)."""
+        """Check a text request before it is sent (``Ask``); remember which question it asks (``Asked``)."""
         request = self.request
-        if request.act is Act.ASK:
+        if not isinstance(request, Asked):
             await self.check(questions_draft(self.prompt.prompt_id))
-            return StepResult(notices.REPLY_BELOW, prompt=self.prompt)
+            return StepResult(notice=notices.REPLY_BELOW, prompt=self.prompt)
         target = {"prompt": self.prompt.prompt_id, "question": str(request.index), "anchor": request.anchor}
         await self.check(reply_draft(request.request), target)
-        return StepResult(notices.REPLY_BELOW, prompt=self.prompt)
+        return StepResult(notice=notices.REPLY_BELOW, prompt=self.prompt)
 
     async def _open(self) -> StepResult:
         """A form or text box about to be shown: only while the prompt is open; a long form's parts given."""
         if not self.prompt.pending:
-            return StepResult(notices.settled(self.prompt), True, Outcome.STALE, self.prompt)
+            return StepResult(
+                notice=notices.settled(self.prompt),
+                status=Status.REFUSED,
+                outcome=Outcome.STALE,
+                prompt=self.prompt,
+            )
         given: dict[str, list[str]] = {}
         if self.prompt.kind is PromptKind.FORM:
             name = pages_draft(self.prompt.prompt_id, self.request.sender)
             given = _lists(await self.sink.get_draft(self.prompt.thread_id, name))
-        return StepResult("", prompt=self.prompt, next=NextStep(self.request.index, given))
+        return StepResult(notice="", prompt=self.prompt, next=NextStep(self.index, given))
 
     # Forms -----------------------------------------------------------------------------------------
 
-    async def _fields(self) -> StepResult:
+    async def _fields(self, request: Fields) -> StepResult:
         """A form's values as a person sees them (a whole modal, or a part of a long form)."""
         fields = self.prompt.form_fields()
-        given = self.request.fields
+        given = request.fields
         self.mismatch(set(given) <= {f.name for f in fields})
-        name = pages_draft(self.prompt.prompt_id, self.request.sender)
-        if not self.request.final:
+        name = pages_draft(self.prompt.prompt_id, request.sender)
+        if not request.final:
             self.mismatch(bool(given))
             await self.check(name, _dumps(given))
             last = max(index for index, f in enumerate(fields) if f.name in given)
             return StepResult(
-                notices.fields_kept(fields, list(given)), prompt=self.prompt, next=NextStep(last + 1)
+                notice=notices.fields_kept(fields, list(given)), prompt=self.prompt, next=NextStep(last + 1)
             )
         merged = _lists(await self.check(name, _dumps(given)))  # kept, to show again if not taken
         result = await self.hand_over([list(merged.get(f.name, [])) for f in fields])
         if result.outcome is Outcome.KEPT:  # not taken: the form again, with what was given
-            return StepResult(**{**_fields(result), "next": NextStep(0, merged)})
+            return replace(result, next=NextStep(0, merged))
         return result
 
     async def _field(self) -> StepResult:
         """A step on one field of a form, as the text a person would type for it: the core's form
         validator reads it and keeps the draft; the next field the draft lacks is asked next."""
-        act, index, fields = self.request.act, self.request.index, self.prompt.form_fields()
+        request, index, fields = self.request, self.index, self.prompt.form_fields()
         self.mismatch(0 <= index < len(fields))
         one = fields[index]
         labels, array = one.labels, one.type == "array"
         writable = not array and not labels
         self.mismatch(
-            (act is Act.PICK and not array and bool(labels))
-            or (act in (Act.TOGGLE, Act.SUBMIT) and array)
-            or (act in (Act.TEXT, Act.ASK, Act.ASKED) and writable)
-            or (act is Act.SKIP and len(fields) > 1 and not one.required)
+            (isinstance(request, Pick) and not array and bool(labels))
+            or (isinstance(request, (Toggle, Submit)) and array)
+            or (isinstance(request, (Text, Ask, Asked)) and writable)
+            or (isinstance(request, Skip) and len(fields) > 1 and not one.required)
         )
         values = await self.check(draft_name(self.prompt.prompt_id))
         at = next_field(fields, read_draft(values)) if len(fields) > 1 else 0
         if at is not None and at != index:
             raise _Refused(refused(notices.moved_on(at + 1, len(fields)), self.prompt, NextStep(at)))
-        if act in (Act.ASK, Act.ASKED):
+        if isinstance(request, (Ask, Asked)):
             return await self._ask()
-        if act is Act.TOGGLE:
+        if isinstance(request, Toggle):
             return self._toggled(
                 labels, self.option(labels), await self.ticks(labels, draft_name(self.prompt.prompt_id))
             )
-        if act is Act.SUBMIT:
+        if isinstance(request, Submit):
             ticked = await self.ticks(labels, draft_name(self.prompt.prompt_id))
             typed = "\n".join(labels[number] for number in sorted(ticked))
-        elif act is Act.PICK:
+        elif isinstance(request, Pick):
             typed = _typed_choice(one, self.option(labels))
         else:
-            typed = SKIP if act is Act.SKIP else self.text()
+            typed = SKIP if isinstance(request, Skip) else self.text()
         return await self._field_value(fields, typed)
 
     async def _field_value(self, fields: list[FormField], typed: str) -> StepResult:
@@ -435,14 +428,14 @@ class _Steps:
                 ),
             )
             at = -1 if at_or_none is None else at_or_none
-        if at >= 0 and at != self.request.index:
+        if at >= 0 and at != self.index:
             return StepResult(
-                notices.next_field(at + 1, len(fields)),
+                notice=notices.next_field(at + 1, len(fields)),
                 outcome=Outcome.KEPT,
                 prompt=self.prompt,
                 next=NextStep(at),
             )
-        return StepResult(**{**_fields(result), "refused": True})
+        return replace(result, status=Status.REFUSED)
 
     # Handing over ----------------------------------------------------------------------------------
 
@@ -457,31 +450,33 @@ class _Steps:
     ) -> StepResult:
         """Hand an answer (one list per question), a typed value or a decline to the core's receive; an
         approval's with its ``note`` or edited ``arguments``."""
-        prompt = self.prompt
+        prompt, request = self.prompt, self.request
         answers = structured_answers(prompt.questions, lists) if lists is not None else None
         summary = answers_summary(answers) if answers is not None else text or ""
-        said = note if note is not None else self.request.note
+        if isinstance(request, Pick):  # an approval's modal: a deny's reason, an approve's edited call
+            note = request.note if note is None else note
+            arguments = request.arguments if arguments is None else arguments
         received = await self.sink.receive(
             InboundMessage(
                 thread_id=prompt.thread_id,
-                sender=self.request.sender,
+                sender=request.sender,
                 text=summary[:MAX_TEXT_CHARS],
                 answers=[answer.model_dump(mode="json") for answer in answers]
                 if answers is not None
                 else None,
                 prompt_id=prompt.prompt_id,
-                event_id=self.request.event_id[:200] or None,
+                event_id=request.event_id[:200] or None,
                 notify=False,
                 decline=decline,
-                note=None if said is None else said[:MAX_TEXT_CHARS],
-                arguments=arguments if arguments is not None else self.request.arguments,
-                grant=self.request.grant,
+                note=None if note is None else note[:MAX_TEXT_CHARS],
+                arguments=arguments,
+                grant=isinstance(request, Pick) and request.grant,
             )
         )
         event(
             "answer_step.received",
             prompt_id=prompt.prompt_id,
-            act=self.request.act.value,
+            act=request.act.value,
             outcome=received.outcome.value,
         )
         asked = received.prompt or prompt
@@ -491,11 +486,12 @@ class _Steps:
             summary = answers_summary(asked.answers)
         ok = received.outcome in (Outcome.ANSWERED, Outcome.DECLINED, Outcome.DUPLICATE, Outcome.VOTED)
         return StepResult(
-            notices.outcome(received, asked, summary),
-            refused=not ok,
+            notice=notices.outcome(received, asked, summary),
+            status=Status.TAKEN if ok else Status.REFUSED,
             outcome=received.outcome,
             prompt=asked,
             errors=received.errors,
+            remark=received.notice,
         )
 
 
@@ -507,4 +503,4 @@ def _typed_choice(one: FormField, option: int) -> str:
     return one.labels[option]
 
 
-__all__ = ["Act", "NextStep", "StepRequest", "StepResult", "step"]
+__all__ = ["StepSink", "step"]

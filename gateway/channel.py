@@ -14,7 +14,7 @@ from gateway import metrics
 from gateway.channel_services import Services
 from gateway.errors import GatewayError
 from gateway.ids import ThreadRef
-from gateway.models import InboundMessage, Prompt, ThreadItem
+from gateway.models import InboundMessage, ThreadItem
 
 # What a channel tells apart when the core fails it: a store outage (retry later, or answer 503) or not.
 # Channels take it from here, never from the store; the rule itself stays with the store's health.
@@ -23,7 +23,8 @@ from gateway.store.outage import store_unavailable as store_unavailable
 
 if TYPE_CHECKING:
     from gateway.lease import Lease
-    from gateway.outcomes import Draft, Received
+    from gateway.outcomes import Received
+    from gateway.steps import StepRequest, StepResult
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,21 +134,15 @@ class Channels:
 
 
 class InboundSink(Protocol):
-    """Where a channel hands people's messages and control presses: the core's one entry point."""
+    """Where a channel hands people's input, decoded, and gets back what came of it: the core's one entry
+    point. A typed message goes to ``receive``; a press, a submitted form or a reply to a text request
+    to ``step``, which runs the core's answer step on it once."""
 
     async def receive(self, message: InboundMessage) -> Received: ...
 
-    async def get_prompt(self, prompt_id: str) -> Prompt:
-        """The prompt (to check a control press against its questions); GatewayError 404 if unknown."""
-        ...
-
-    async def save_draft(self, prompt_id: str, sender: str, name: str, values: dict[str, str]) -> Draft:
-        """Keep part of an answer in progress (a multi-step control), if ``sender`` may answer the pending
-        prompt; the whole draft after the merge. GatewayError 404 if the prompt is unknown."""
-        ...
-
-    async def get_draft(self, thread_id: str, name: str) -> dict[str, str]:
-        """A draft kept with ``save_draft`` in the thread (empty when there is none)."""
+    async def step(self, request: StepRequest) -> StepResult:
+        """What came of a decoded press, form or reply (see ``gateway.steps``): never raises for the
+        person's input; a store outage or a bug of ours is a refused result with the notice to show."""
         ...
 
 
@@ -162,14 +157,8 @@ class CountedInbound:
         metrics.inbound(message.thread_id, received.outcome)
         return received
 
-    async def get_prompt(self, prompt_id: str) -> Prompt:
-        return await self.sink.get_prompt(prompt_id)
-
-    async def save_draft(self, prompt_id: str, sender: str, name: str, values: dict[str, str]) -> Draft:
-        return await self.sink.save_draft(prompt_id, sender, name, values)
-
-    async def get_draft(self, thread_id: str, name: str) -> dict[str, str]:
-        return await self.sink.get_draft(thread_id, name)
+    async def step(self, request: StepRequest) -> StepResult:
+        return await self.sink.step(request)  # the core counts what its step hands to receive
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,6 +21,8 @@ MISMATCH = "That control does not match its prompt, so nothing was changed."
 UNKNOWN_PROMPT = "This control belongs to a prompt Threadgate no longer knows, so nothing was changed."
 DUPLICATE = "That was already received, so nothing more was changed."
 TRY_AGAIN = "Threadgate could not take your answer just now; nothing was changed. Please try again."
+# A bug of ours, never the store: logged with its traceback; the person is told only that much.
+WENT_WRONG = "Something went wrong on our side, so nothing was changed."
 DECLINED = "You declined it; the agent is told."
 SUPERSEDED = (
     "Not taken as an answer: the prompt was closed and your reply goes to the agent as a new message."

@@ -18,8 +18,9 @@ What is here, by what a channel does with it:
   (``context.services``, a ``Services``): ``ThreadLog``, ``Audiences``, ``RateLimiter``,
   ``ProcessState``; ``StreamCaps`` caps the streams a channel serves itself.
 - **Run in ``threadgate demo``**: ``LocalChat``, for a platform that needs no outside service.
-- **Hand people's input to the core**: ``InboundSink``, ``InboundMessage`` and what it answers
-  (``Outcome``), the answer step (``step``, ``StepRequest``, ``StepResult``, ``Act``) and form drafts.
+- **Hand people's input to the core**: ``InboundSink`` (``receive`` a typed ``InboundMessage``, ``step``
+  a decoded press, form or reply: one act of ``steps``, such as ``steps.Pick``) and what it answers
+  (``Outcome``, ``StepRequest``, ``StepResult``).
 - **Read and render what the core posts**: ``ThreadItem``, ``Prompt``, ``Question``, ``Answer``,
   ``ToolCall``, ``PromptKind``, the renderers (``prompt_text``, ``settled_prompt_item``, …), the text
   of every notice (``notices``), forms (``forms``, ``FormField``, …), control references and ids.
@@ -40,7 +41,6 @@ SDK_VERSION = 1
 # Where each name lives. Loaded on first use, so a platform's light spec module that imports the SDK
 # loads only what it names (every ``threadgate`` command reads the specs).
 _WHERE: dict[str, str] = {
-    "Act": "gateway.answer_step",
     "Answer": "gateway.models.prompts",
     "Audiences": "gateway.audience",
     "Channel": "gateway.channel",
@@ -92,8 +92,8 @@ _WHERE: dict[str, str] = {
     "SchemaError": "gateway.forms",
     "Services": "gateway.channel_services",
     "StartsThreads": "gateway.channel",
-    "StepRequest": "gateway.answer_step",
-    "StepResult": "gateway.answer_step",
+    "StepRequest": "gateway.steps",
+    "StepResult": "gateway.steps",
     "StreamCaps": "gateway.feeds",
     "ThreadItem": "gateway.models.items",
     "ThreadLog": "gateway.channel_services",
@@ -140,7 +140,7 @@ _WHERE: dict[str, str] = {
     "shorten": "gateway.render",
     "split_marked": "gateway.text_fit",
     "split_text": "gateway.text_fit",
-    "step": "gateway.answer_step",
+    "steps": "gateway.steps#module",
     "store_unavailable": "gateway.channel",
     "tool_call_arguments": "gateway.render",
     "unsupported_media_type": "gateway.jsonbody",
@@ -156,18 +156,7 @@ if TYPE_CHECKING:
     from gateway import assets as assets
     from gateway import forms as forms
     from gateway import notices as notices
-    from gateway.answer_step import (
-        Act as Act,
-    )
-    from gateway.answer_step import (
-        StepRequest as StepRequest,
-    )
-    from gateway.answer_step import (
-        StepResult as StepResult,
-    )
-    from gateway.answer_step import (
-        step as step,
-    )
+    from gateway import steps as steps
     from gateway.api.auth import (
         OPERATOR as OPERATOR,
     )
@@ -452,6 +441,12 @@ if TYPE_CHECKING:
     )
     from gateway.sse import (
         event_stream as event_stream,
+    )
+    from gateway.steps import (
+        StepRequest as StepRequest,
+    )
+    from gateway.steps import (
+        StepResult as StepResult,
     )
     from gateway.tasks import (
         cancel_and_wait as cancel_and_wait,

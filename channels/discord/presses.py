@@ -18,7 +18,7 @@ from channels.discord.controls import PromptControls, answers_form, text_form
 from channels.discord.forms import FormPrompt
 from channels.discord.inbound import identity_for
 from channels.discord.threads import thread_id_for
-from gateway.sdk import Act, InboundSink, Prompt, StepRequest, StepResult, event, notices, step
+from gateway.sdk import InboundSink, Prompt, StepResult, event, notices, steps
 
 DEFAULT_ACK_DEADLINE = 2.0  # Discord gives 3 s for the first response; keep room for the round trip
 FORM_DEADLINE = 2.5  # a form cannot be deferred: it must be the first response, or nothing
@@ -95,7 +95,7 @@ class PressHandler:
     ) -> StepResult | discord.ui.Modal:
         """The form a button opens, or why not (its prompt settled); a page shows what was given."""
         assert self.sink is not None
-        result = await step(self.sink, self._request(interaction, control, Act.OPEN))
+        result = await self.sink.step(steps.Open(**self._where(interaction, control), index=control.question))
         if result.refused or result.prompt is None or result.next is None:
             return result
         prompt = result.prompt
@@ -131,61 +131,41 @@ class PressHandler:
         action = control.action
         values = data.get("values") if isinstance(data.get("values"), list) else []
         indexes = [option_index(value) for value in values or []]
-        if action is Action.ANSWERS:
-            prompt = await self._opened(interaction, control)
-            request = self._request(
-                interaction, control, Act.ANSWERS, lists=choices.form_answers(prompt, fields)
-            )
-        elif action is Action.PAGE:
-            prompt = await self._opened(interaction, control)
-            forms.check_control(prompt, control)
-            form = FormPrompt.of_prompt(prompt)
-            given = forms.page_answers(form, control.question, fields)
-            final = control.question == form.pages - 1
-            request = self._request(interaction, control, Act.FIELDS, fields=given, final=final)
-        elif action is Action.NOTE:  # the reason's text denies the approval, with it as the note
-            reason = approvals.read_reason(fields)
-            approvals.check_opens(await self._opened(interaction, control), control)
-            request = self._request(interaction, control, Act.TEXT, text=reason)
-        elif action is Action.EDITED:  # the call's arguments as typed: the core reads and checks them
-            prompt = await self._opened(interaction, control)
-            approvals.check_opens(prompt, control)
-            request = self._request(
-                interaction, control, Act.EDIT, fields=approvals.read_edit(prompt, fields)
-            )
+        where, index = self._where(interaction, control), control.question
+        request: steps.Press
+        if action in (Action.ANSWERS, Action.PAGE, Action.NOTE, Action.EDITED):
+            request = steps.Read(**where, read=lambda prompt: _read_form(prompt, control, fields, where))
         elif action is Action.TEXT:
             text = fields.get(TEXT_FIELD)
             if text is not None and not isinstance(text, str):
                 raise Refused()
-            request = self._request(interaction, control, Act.TEXT, text=text or "")
+            request = steps.Text(**where, index=index, text=text or "")
         elif action is Action.MENU:
-            request = self._request(interaction, control, Act.CHOOSE, options=tuple(indexes))
+            request = steps.Choose(**where, index=index, options=tuple(indexes))
         elif action is Action.NONE:
-            request = self._request(interaction, control, Act.SUBMIT, ticked=frozenset())
-        elif action is Action.SESSION:  # Approve (option 0), with the call granted for the run
-            request = self._request(interaction, control, Act.PICK, options=(0,), grant=True)
+            request = steps.Submit(**where, index=index, ticked=frozenset())
+        elif action in (Action.PICK, Action.SESSION):  # SESSION: Approve, with the call granted for the run
+            session = action is Action.SESSION
+            request = steps.Pick(**where, index=index, option=0 if session else control.option, grant=session)
+        elif action is Action.DONE:
+            request = steps.Done(**where)
         else:
-            act = {Action.PICK: Act.PICK, Action.DONE: Act.DONE, Action.DECLINE: Act.DECLINE}[action]
-            request = self._request(interaction, control, act, options=(control.option,))
-        result = await step(self.sink, request)
+            request = steps.Decline(**where)
+        result = await self.sink.step(request)
         event("discord.press", prompt_id=control.prompt_id, action=action.value, outcome=str(result.outcome))
         if result.next is not None and result.prompt is not None and action is Action.PAGE:
             page = result.next.index // forms.PAGE_SIZE if result.outcome is None else 0
             return Reply(result.notice, forms.next_page_view(FormPrompt.of_prompt(result.prompt), page))
         return Reply(result.notice)
 
-    def _request(
-        self, interaction: discord.Interaction[Any], control: ControlId, act: Act, **what: Any
-    ) -> StepRequest:
-        return StepRequest(
-            act,
-            control.prompt_id,
-            identity_for(interaction.user.id),
-            f"interaction:{interaction.id}",
-            control.question,
-            thread_id=self._thread_of(interaction),
-            **what,
-        )
+    def _where(self, interaction: discord.Interaction[Any], control: ControlId) -> dict[str, Any]:
+        """The prompt, the presser, the interaction and its thread, as every act names them."""
+        return {
+            "prompt_id": control.prompt_id,
+            "sender": identity_for(interaction.user.id),
+            "event_id": f"interaction:{interaction.id}",
+            "thread_id": self._thread_of(interaction),
+        }
 
     async def _within_deadline(
         self, interaction: discord.Interaction[Any], control: ControlId, work: Callable[[], Awaitable[Reply]]
@@ -207,14 +187,6 @@ class PressHandler:
                 await interaction.edit_original_response(content=reply.text)
         except discord.HTTPException as exc:
             event("discord.press.unanswered", logging.WARNING, prompt_id=control.prompt_id, error=str(exc))
-
-    async def _opened(self, interaction: discord.Interaction[Any], control: ControlId) -> Prompt:
-        """The open prompt a submitted form names, to read the form against; Refused with why not."""
-        assert self.sink is not None
-        result = await step(self.sink, self._request(interaction, control, Act.OPEN))
-        if result.refused or result.prompt is None:
-            raise Refused(result.notice)
-        return result.prompt
 
     @staticmethod
     def _thread_of(interaction: discord.Interaction[Any]) -> str:
@@ -248,3 +220,25 @@ async def _guarded(control: ControlId, work: Callable[[], Awaitable[Reply]]) -> 
     except Exception as exc:  # the store is unreachable: say so, and let the person press again
         event("discord.press.failed", logging.WARNING, prompt_id=control.prompt_id, error=str(exc))
         return Reply(notices.TRY_AGAIN)
+
+
+def _read_form(
+    prompt: Prompt, control: ControlId, fields: dict[str, choices.FieldValue], where: dict[str, Any]
+) -> steps.Press | str:
+    """A submitted form read against its prompt: the act it makes, or what the person is told instead."""
+    action = control.action
+    try:
+        if action is Action.ANSWERS:
+            return steps.Answers(**where, lists=choices.form_answers(prompt, fields))
+        if action is Action.PAGE:
+            forms.check_control(prompt, control)
+            form = FormPrompt.of_prompt(prompt)
+            given = forms.page_answers(form, control.question, fields)
+            return steps.Fields(**where, fields=given, final=control.question == form.pages - 1)
+        approvals.check_opens(prompt, control)
+        if action is Action.NOTE:  # the reason's text denies the approval, with it as the note
+            return steps.Text(**where, index=control.question, text=approvals.read_reason(fields))
+        # The call's arguments as typed: the core reads and checks them.
+        return steps.Edit(**where, fields=approvals.read_edit(prompt, fields))
+    except Refused as refused:
+        return refused.message

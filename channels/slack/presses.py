@@ -28,30 +28,20 @@ from channels.slack.controls import opens_form
 from channels.slack.forms import fields_view
 from channels.slack.submissions import Submissions
 from gateway.sdk import (
-    Act,
     ChannelError,
     InboundSink,
     Prompt,
     PromptKind,
-    StepRequest,
     StepResult,
     ThreadRef,
     event,
     notices,
     parse_thread_id,
-    step,
+    steps,
 )
 
 ACK_BUDGET_S = 2.0  # of Slack's 3 s, what checking a submitted modal may take before it is acknowledged
 OPEN_FORM_WAIT_S = 1.0  # a trigger id lives 3 s: a rate limit longer than this is not waited out
-_ACTS = {
-    Verb.PICK: Act.PICK,
-    Verb.CHOOSE: Act.CHOOSE,
-    Verb.SUBMIT: Act.SUBMIT,
-    Verb.DONE: Act.DONE,
-    Verb.DECLINE: Act.DECLINE,
-    Verb.SESSION: Act.PICK,  # Approve, with the call granted for the run
-}
 
 NotifyPrivate = Callable[[ThreadRef, str, str], Awaitable[None]]
 
@@ -149,19 +139,15 @@ class Presses:
         ref = decode(value)
         if verb is None or ref is None:
             return notices.MISMATCH
-        request = StepRequest(
-            _ACTS.get(verb, Act.OPEN),
-            ref.prompt_id,
-            f"slack:{presser}",
-            f"act:{body.get('trigger_id') or action.get('action_ts')}",
-            ref.question if ref.question is not None else -1,
-            options=() if ref.option is None else (ref.option,),
-            ticked=_ticks(ref, body) if verb is Verb.SUBMIT else frozenset(),
-            thread_id=_thread_of(body),
-            grant=verb is Verb.SESSION,
-        )
+        where = {
+            "prompt_id": ref.prompt_id,
+            "sender": f"slack:{presser}",
+            "event_id": f"act:{body.get('trigger_id') or action.get('action_ts')}",
+            "thread_id": _thread_of(body),
+        }
+        request = _request(verb, ref, body, where)
         result = await self.step(request)
-        if request.act is not Act.OPEN or result.refused or result.prompt is None:
+        if not isinstance(request, steps.Open) or result.refused or result.prompt is None:
             return result.notice
         prompt = result.prompt
         if not opens_form(prompt, verb, ref):
@@ -209,10 +195,27 @@ class Presses:
 
     # Shared -------------------------------------------------------------------------------------------
 
-    async def step(self, request: StepRequest) -> StepResult:
+    async def step(self, request: steps.Press) -> StepResult:
         """Hand a decoded press or modal to the core's answer step (who may answer, first answer wins)."""
         if self.sink is None:
-            return StepResult(notices.TRY_AGAIN, refused=True)
-        result = await step(self.sink, request)
+            return StepResult(notice=notices.TRY_AGAIN, status=steps.Status.REFUSED)
+        result = await self.sink.step(request)
         event("slack.press", prompt_id=request.prompt_id, act=request.act.value, outcome=str(result.outcome))
         return result
+
+
+def _request(verb: Verb, ref: ControlRef, body: dict[str, Any], where: dict[str, Any]) -> steps.Press:
+    """The act a press makes (a form opener's: ``Open``); ``where`` names the prompt, presser and press."""
+    index = ref.question if ref.question is not None else -1
+    option = ref.option if ref.option is not None else -1
+    if verb in (Verb.PICK, Verb.SESSION):  # SESSION: Approve, with the call granted for the run
+        return steps.Pick(**where, index=index, option=option, grant=verb is Verb.SESSION)
+    if verb is Verb.CHOOSE:
+        return steps.Choose(**where, index=index, options=() if ref.option is None else (ref.option,))
+    if verb is Verb.SUBMIT:
+        return steps.Submit(**where, index=index, ticked=_ticks(ref, body))
+    if verb is Verb.DONE:
+        return steps.Done(**where)
+    if verb is Verb.DECLINE:
+        return steps.Decline(**where)
+    return steps.Open(**where, index=index)

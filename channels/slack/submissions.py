@@ -30,7 +30,7 @@ from channels.slack.control_ids import (
 )
 from channels.slack.forms import block_errors, read_fields
 from channels.slack.notices import BUSY_ERROR, notice_view
-from gateway.sdk import Act, FieldError, Outcome, Prompt, PromptKind, StepRequest, StepResult, notices
+from gateway.sdk import FieldError, Outcome, Prompt, PromptKind, StepResult, notices, steps
 
 APPROVE_OPTION, DENY_OPTION = 0, 1  # an approval's options, as its buttons name them
 
@@ -45,7 +45,7 @@ class Presses(Protocol):
 
     async def tell(self, prompt: Prompt, identity: str, notice: str) -> None: ...
 
-    async def step(self, request: StepRequest) -> StepResult: ...
+    async def step(self, request: steps.Press) -> StepResult: ...
 
 
 class Submissions:
@@ -70,7 +70,7 @@ class Submissions:
             return None
         try:
             async with asyncio.timeout(self.presses.ack_budget):
-                opened = await self.presses.step(self._request(Act.OPEN, ref.prompt_id, body))
+                opened = await self.presses.step(steps.Open(**self._where(ref.prompt_id, body)))
         except TimeoutError:
             first = next(iter(values), None)
             if first is None:
@@ -98,7 +98,7 @@ class Submissions:
             await ack(response_action="update", view=notice_view(notices.MISMATCH))
             return
         await ack()
-        request = self._request(Act.ANSWERS, prompt.prompt_id, body, lists=reading.answers)
+        request = steps.Answers(**self._where(prompt.prompt_id, body), lists=reading.answers)
         self.presses.spawn(self._tell_later(prompt, request, self.presses.spawn(self.presses.step(request))))
 
     # The fields modal (a form prompt) -------------------------------------------------------------------
@@ -114,8 +114,8 @@ class Submissions:
             await ack(response_action="update", view=notice_view(notices.MISMATCH))
             return
         names = [field.name for field in prompt.form_fields()]
-        request = self._request(
-            Act.FIELDS, prompt.prompt_id, body, fields=dict(zip(names, lists, strict=True))
+        request = steps.Fields(
+            **self._where(prompt.prompt_id, body), fields=dict(zip(names, lists, strict=True))
         )
         await self._decide(ack, prompt, request, started, block_errors)
 
@@ -135,7 +135,7 @@ class Submissions:
             await ack(response_action="errors", errors={NOTE: TYPE_SOMETHING})
             return
         # The Deny option, with the person's words: the core records them as the approval's note.
-        request = self._request(Act.PICK, prompt.prompt_id, body, options=(DENY_OPTION,), note=reason)
+        request = steps.Pick(**self._where(prompt.prompt_id, body), option=DENY_OPTION, note=reason)
         await self._decide(ack, prompt, request, started, reason_errors)
 
     async def _on_edit(self, ack: AsyncAck, body: dict[str, Any]) -> None:
@@ -152,9 +152,8 @@ class Submissions:
             await ack(response_action="update", view=notice_view(notices.MISMATCH))
             return
         # The Approve option, with the call as edited: the core checks it against the tool's schema.
-        request = self._request(
-            Act.PICK, prompt.prompt_id, body, options=(APPROVE_OPTION,), arguments=reading.arguments
-        )
+        where = self._where(prompt.prompt_id, body)
+        request = steps.Pick(**where, option=APPROVE_OPTION, arguments=reading.arguments)
         await self._decide(ack, prompt, request, started, edit_errors)
 
     # Shared -----------------------------------------------------------------------------------------------
@@ -163,7 +162,7 @@ class Submissions:
         self,
         ack: AsyncAck,
         prompt: Prompt,
-        request: StepRequest,
+        request: steps.Press,
         started: float,
         shown: Callable[[Prompt, tuple[FieldError, ...], str | None], dict[str, str]],
     ) -> None:
@@ -188,14 +187,15 @@ class Submissions:
             await ack(response_action="update", view=notice_view(result.notice))
 
     @staticmethod
-    def _request(act: Act, prompt_id: str, body: dict[str, Any], **what: Any) -> StepRequest:
+    def _where(prompt_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        """The prompt, the presser and the submission's id, as every act of a modal names them."""
         view = body.get("view") or {}
         presser = str((body.get("user") or {}).get("id") or "")
         event_id = f"form:{body.get('trigger_id') or view.get('id')}"
-        return StepRequest(act, prompt_id, f"slack:{presser}", event_id, **what)
+        return {"prompt_id": prompt_id, "sender": f"slack:{presser}", "event_id": event_id}
 
     async def _tell_later(
-        self, prompt: Prompt, request: StepRequest, handing: asyncio.Task[StepResult]
+        self, prompt: Prompt, request: steps.Press, handing: asyncio.Task[StepResult]
     ) -> None:
         result = await handing
         await self.presses.tell(prompt, request.sender, result.notice)

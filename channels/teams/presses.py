@@ -17,29 +17,19 @@ from microsoft_teams.api.models.adaptive_card import (
     AdaptiveCardActionMessageResponse,
 )
 
-from channels.teams.approvals import read_edit, read_reason
 from channels.teams.cards import settled_card
-from channels.teams.control_ids import REF_KEY, ControlRef, Verb, decode, verb_of
+from channels.teams.control_ids import REF_KEY, decode, verb_of
 from channels.teams.inbound import Origin
-from channels.teams.reading import read_press, structured
+from channels.teams.reading import act_of
 from gateway.sdk import (
-    MAX_TEXT_CHARS,
-    Act,
-    GatewayError,
-    InboundMessage,
     InboundSink,
     Outcome,
     Prompt,
-    PromptKind,
-    StepRequest,
-    answers_summary,
     event,
     notices,
     settled_prompt_item,
-    step,
+    steps,
 )
-
-DECLINE_TEXT = "decline"  # what a Decline press is logged with; the press itself says decline
 
 
 def message_response(text: str) -> dict[str, Any]:
@@ -59,76 +49,27 @@ def card_response(prompt: Prompt, who: str, notice: str | None = None) -> dict[s
 async def answer_press(
     sink: InboundSink, activity: AdaptiveCardInvokeActivity, where: Origin
 ) -> dict[str, Any]:
-    """Decode the press, hand it to the core, and render what came of it as the invoke response."""
+    """Decode the press, hand it to the core's answer step (which reads it against its prompt), and render
+    what came of it as the invoke response."""
     action = activity.value.action
     verb, ref = verb_of(action.verb), decode(action.data.get(REF_KEY))
     if verb is None or ref is None:
         return message_response(notices.MISMATCH)
-    try:
-        prompt = await sink.get_prompt(ref.prompt_id)
-    except GatewayError as exc:
-        if exc.status == 404:
-            return message_response(notices.MISMATCH)
-        raise
-    if where.thread_id not in (prompt.thread_id, *prompt.copy_threads):  # its own card, or a copy's
-        return message_response(notices.MISMATCH)
-    if verb in (Verb.REASON, Verb.EDIT):
-        return await _approval_step(sink, activity, where, prompt, verb, ref)
-    reading = read_press(prompt, verb, ref, action.data)
-    if reading.notice is not None:
-        return message_response(reading.notice if prompt.pending else notices.settled(prompt))
-    answers = structured(prompt, reading.answers) if reading.answers is not None else []
-    summary = DECLINE_TEXT if reading.decline else answers_summary(answers)
-    received = await sink.receive(
-        InboundMessage(
-            thread_id=prompt.thread_id,
-            sender=where.sender,
-            text=summary[:MAX_TEXT_CHARS],
-            answers=None if reading.decline else [answer.model_dump(mode="json") for answer in answers],
-            prompt_id=prompt.prompt_id,
-            event_id=f"teams:{activity.id}"[:200],
-            notify=False,
-            decline=reading.decline,
-            grant=verb is Verb.SESSION,
+    pressed: dict[str, Any] = {
+        "prompt_id": ref.prompt_id,
+        "sender": where.sender,
+        "event_id": f"teams:{activity.id}",
+    }
+    result = await sink.step(
+        steps.Read(
+            **pressed,
+            thread_id=where.thread_id,  # its own card, or a copy's
+            read=lambda prompt: act_of(prompt, verb, ref, action.data, pressed),
         )
     )
-    event(
-        "teams.press", thread_id=prompt.thread_id, prompt_id=prompt.prompt_id, outcome=received.outcome.value
-    )
-    if received.outcome in (Outcome.ANSWERED, Outcome.DECLINED) and received.prompt is not None:
-        return card_response(received.prompt, where.name or where.sender, received.notice)
-    return message_response(notices.outcome(received, prompt, summary))
-
-
-async def _approval_step(
-    sink: InboundSink,
-    activity: AdaptiveCardInvokeActivity,
-    where: Origin,
-    prompt: Prompt,
-    verb: Verb,
-    ref: ControlRef,
-) -> dict[str, Any]:
-    """Deny with reason or Approve with edits, through the core's answer step: the reason denies with it
-    as the note; the edited values are read and checked by the core (its refusal is told to the presser)."""
-    data = activity.value.action.data
-    if prompt.kind is not PromptKind.APPROVAL or ref != ControlRef(prompt.prompt_id):
-        return message_response(notices.MISMATCH)
-    common: dict[str, Any] = {"thread_id": prompt.thread_id}
-    if verb is Verb.REASON:
-        reason = read_reason(data)
-        if reason is None:
-            return message_response(notices.MISMATCH)
-        act, common["text"] = Act.TEXT, reason
-    else:
-        edited = read_edit(prompt, data)
-        if edited is None:
-            return message_response(notices.MISMATCH)
-        act, common["fields"] = Act.EDIT, edited
-    request = StepRequest(act, prompt.prompt_id, where.sender, f"teams:{activity.id}"[:200], 0, **common)
-    result = await step(sink, request)
-    event("teams.press", thread_id=prompt.thread_id, prompt_id=prompt.prompt_id, outcome=str(result.outcome))
-    if result.outcome is Outcome.ANSWERED and result.prompt is not None:
-        return card_response(result.prompt, where.name or where.sender)
+    event("teams.press", thread_id=where.thread_id, prompt_id=ref.prompt_id, outcome=str(result.outcome))
+    if result.outcome in (Outcome.ANSWERED, Outcome.DECLINED) and result.prompt is not None:
+        return card_response(result.prompt, where.name or where.sender, result.remark)
     return message_response(result.notice)
 
 

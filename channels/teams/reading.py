@@ -1,43 +1,31 @@
-"""What a press on a card answers, read against its stored prompt. Pure.
+"""What a press on a card means, read against its stored prompt: the act it makes for the core's answer
+step, or why it is not one. Pure.
 
-The card's input values are checked, never trusted: an option index out of range, a control of a shape
-the prompt was not given, or a press that names another prompt is refused before it reaches the core.
+The card's input values are checked, never trusted: a value that is not text, an option index out of
+range or a control of a shape the prompt was not given is refused; what the act itself may do (a
+multi-select's option, a decline of a question) the answer step checks, as for every platform.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from channels.teams.approvals import read_edit, read_reason
 from channels.teams.control_ids import ControlRef, Verb, choice_id, field_id, other_id
 from gateway.sdk import (
-    DONE,
     MAX_TEXT_CHARS,
     MAX_VALUE_CHARS,
     NO,
     YES,
-    Answer,
     FormField,
     Prompt,
     PromptKind,
     map_form,
     notices,
+    steps,
 )
 
-_STEP_KINDS = (PromptKind.FORM, PromptKind.URL)
 _SAYS = notices.UNANSWERED
-
-
-@dataclass(frozen=True, slots=True)
-class Reading:
-    """A press read: the answer lists (one per question), a decline, or why it was not taken."""
-
-    answers: list[list[str]] | None = None
-    decline: bool = False
-    notice: str | None = None
-
-
-MISMATCH = Reading(notice=notices.MISMATCH)
 
 
 def _value(data: dict[str, Any], key: str) -> str | None:
@@ -58,41 +46,55 @@ def _indexes(text: str, count: int) -> list[int] | None:
     return sorted({int(part) for part in parts})
 
 
-def read_press(prompt: Prompt, verb: Verb, ref: ControlRef, data: dict[str, Any]) -> Reading:
-    """The answers a press gives its prompt, or why it is not taken."""
+def act_of(
+    prompt: Prompt, verb: Verb, ref: ControlRef, data: dict[str, Any], where: dict[str, Any]
+) -> steps.Press | str:
+    """The act a press makes on its prompt (``where`` names the prompt, the presser and the press), or
+    the notice that says why it is none."""
+    whole = ref == ControlRef(prompt.prompt_id)  # a control of the whole prompt, not of an option
     if ref.prompt_id != prompt.prompt_id:
-        return MISMATCH
-    if verb is Verb.DONE:
-        return (
-            Reading([[DONE]])
-            if prompt.kind is PromptKind.URL and ref == ControlRef(prompt.prompt_id)
-            else MISMATCH
-        )
-    if verb is Verb.DECLINE:
-        fits = prompt.kind in _STEP_KINDS and ref == ControlRef(prompt.prompt_id)
-        return Reading(decline=True) if fits else MISMATCH
+        return notices.MISMATCH
+    if verb in (Verb.DONE, Verb.DECLINE):
+        act = steps.Done if verb is Verb.DONE else steps.Decline
+        return act(**where) if whole else notices.MISMATCH
     if verb is Verb.PICK:
-        return _pick(prompt, ref)
+        fits = prompt.kind is not PromptKind.FORM and len(prompt.questions) == 1 and ref.question == 0
+        return steps.Pick(**where, option=ref.option) if fits and ref.option is not None else notices.MISMATCH
     if verb is Verb.SESSION:  # Approve for this session: an approval's Approve, about a call
         fits = prompt.kind is PromptKind.APPROVAL and prompt.tool_call is not None
-        return _pick(prompt, ref) if fits and ref == ControlRef(prompt.prompt_id, 0, 0) else MISMATCH
-    if ref != ControlRef(prompt.prompt_id) or prompt.kind is PromptKind.URL:
-        return MISMATCH
+        return (
+            steps.Pick(**where, option=0, grant=True)
+            if fits and ref == ControlRef(prompt.prompt_id, 0, 0)
+            else notices.MISMATCH
+        )
+    if verb in (Verb.REASON, Verb.EDIT):
+        return _approval(prompt, verb, data, where) if whole else notices.MISMATCH
+    if not whole or prompt.kind is PromptKind.URL:
+        return notices.MISMATCH
     if prompt.kind is PromptKind.FORM:
-        return _fields(prompt.form_fields(), data)
-    return _questions(prompt, data)
+        fields = prompt.form_fields()
+        lists = _fields(fields, data)
+        if lists is None:
+            return notices.MISMATCH
+        return steps.Fields(
+            **where, fields={field.name: given for field, given in zip(fields, lists, strict=True)}
+        )
+    return _questions(prompt, data, where)
 
 
-def _pick(prompt: Prompt, ref: ControlRef) -> Reading:
-    if prompt.kind in _STEP_KINDS or len(prompt.questions) != 1 or ref.question != 0 or ref.option is None:
-        return MISMATCH
-    question = prompt.questions[0]
-    if question.multi_select or ref.option >= len(question.options):
-        return MISMATCH
-    return Reading([[question.labels[ref.option]]])
+def _approval(prompt: Prompt, verb: Verb, data: dict[str, Any], where: dict[str, Any]) -> steps.Press | str:
+    """Deny with reason (its text the note) or Approve with edits (the values as typed; the core reads and
+    checks them)."""
+    if prompt.kind is not PromptKind.APPROVAL:
+        return notices.MISMATCH
+    if verb is Verb.REASON:
+        reason = read_reason(data)
+        return notices.MISMATCH if reason is None else steps.Text(**where, text=reason)
+    edited = read_edit(prompt, data)
+    return notices.MISMATCH if edited is None else steps.Edit(**where, fields=edited)
 
 
-def _questions(prompt: Prompt, data: dict[str, Any]) -> Reading:
+def _questions(prompt: Prompt, data: dict[str, Any], where: dict[str, Any]) -> steps.Press | str:
     """Every question's inputs: options picked and an "Other" text (not both, for a single choice)."""
     picked: list[list[int]] = []
     typed: list[str] = []
@@ -101,40 +103,32 @@ def _questions(prompt: Prompt, data: dict[str, Any]) -> Reading:
         chosen = _value(data, choice_id(index)) if question.options else ""
         indexes = _indexes(chosen, len(question.options)) if chosen is not None else None
         if other is None or indexes is None:
-            return MISMATCH
+            return notices.MISMATCH
         picked.append(indexes)
         typed.append(other.strip()[:MAX_TEXT_CHARS])
     read = map_form(prompt.questions, picked, typed)
     if read.unanswered:
-        return Reading(notice=_SAYS[next(iter(read.unanswered.values()))])
-    return MISMATCH if read.answers is None else Reading(read.answers)
+        return _SAYS[next(iter(read.unanswered.values()))]
+    return notices.MISMATCH if read.answers is None else steps.Answers(**where, lists=read.answers)
 
 
-def _fields(fields: list[FormField], data: dict[str, Any]) -> Reading:
+def _fields(fields: list[FormField], data: dict[str, Any]) -> list[list[str]] | None:
     """One shown answer per property (a choice's title, Yes/No, the text typed); the core validates."""
     answers: list[list[str]] = []
     for field in fields:
         value = _value(data, field_id(field.name))
         if value is None:
-            return MISMATCH
+            return None
         if field.type == "boolean":
             if value not in ("true", "false", ""):
-                return MISMATCH
+                return None
             answers.append([YES if value == "true" else NO])
         elif field.choices:
             indexes = _indexes(value, len(field.choices))
             if indexes is None or (field.type != "array" and len(indexes) > 1):
-                return MISMATCH
+                return None
             answers.append([field.choices[number].label for number in indexes])
         else:
             value = value.strip()[:MAX_VALUE_CHARS]
             answers.append([value] if value else [])
-    return Reading(answers)
-
-
-def structured(prompt: Prompt, answers: list[list[str]]) -> list[Answer]:
-    """One Answer per question, in order: the full set the core expects in ``answers``."""
-    return [
-        Answer(question=question.question, question_id=question.id or f"q{index + 1}", answer=answer)
-        for index, (question, answer) in enumerate(zip(prompt.questions, answers, strict=True))
-    ]
+    return answers

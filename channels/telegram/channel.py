@@ -52,6 +52,7 @@ from gateway.sdk import (
     lease_name,
     notices,
     parse_thread_id,
+    steps,
 )
 
 DEFAULT_BASE_URL = "https://api.telegram.org/bot"
@@ -242,12 +243,9 @@ class TelegramChannel:
             return
         if context is None or incoming is None:
             return
-        notice = await self.presses.on_reply(incoming)
-        if notice is not None:
-            if not notice.ok:  # a refused answer to a text request: said in reply to it
-                await self._tell(incoming, notice.text)
-            return
         received = await self._receive(context, incoming)
+        if received is None:  # it answered a text request
+            return
         if received in (Outcome.QUEUED, Outcome.SUPERSEDED):  # it runs as the next turn's message
             self._turn_messages.remember(incoming.message.thread_id, incoming.message_id)
         event("telegram.inbound", thread_id=incoming.message.thread_id, outcome=received.value)
@@ -259,13 +257,23 @@ class TelegramChannel:
         except ChannelError as exc:  # the refusal stands; handling the update again would not help
             event("notice.failed", logging.WARNING, thread_id=thread.thread_id, error=str(exc))
 
-    async def _receive(self, context: ChannelContext, incoming: Incoming) -> Outcome:
+    async def _receive(self, context: ChannelContext, incoming: Incoming) -> Outcome | None:
+        """Hand a person's message to the core, once: None when it answered one of our text requests (a
+        refusal said in reply to it), else what became of it as a typed message."""
         message = incoming.message
         token = _handling.set((message.thread_id, message.sender, incoming.message_id))
         try:
-            return (await context.sink.receive(message)).outcome
+            replied = await self.presses.on_reply(incoming)
+            if replied is None:
+                return (await context.sink.receive(message)).outcome
         finally:
             _handling.reset(token)
+        if replied.status is not steps.Status.TYPED:
+            if replied.refused:
+                await self._tell(incoming, replied.notice)
+            return None
+        assert replied.outcome is not None  # a typed message is always received
+        return replied.outcome
 
     # Outbound --------------------------------------------------------------------------------------
 

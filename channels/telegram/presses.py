@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
+from typing import Any
 
 from telegram import CallbackQuery, MaybeInaccessibleMessage, Message, User
 
@@ -22,7 +23,6 @@ from channels.telegram.inbound import Incoming, address_of, identity_of, in_thre
 from channels.telegram.render import Button, Keyboard, Mention, Outgoing, utf16_len
 from channels.telegram.send import Sender
 from gateway.sdk import (
-    Act,
     ChannelError,
     InboundSink,
     Prompt,
@@ -33,21 +33,12 @@ from gateway.sdk import (
     notices,
     parse_thread_id,
     shorten,
-    step,
+    steps,
 )
 
 ACK_DEADLINE_S = 5.0  # the person's client shows a spinner until the press is answered
 MAX_ASKED_QUESTION_CHARS = 300
 WORKING = "Taking your answer…"
-_ACTS = {
-    Action.PICK: Act.PICK,
-    Action.TOGGLE: Act.TOGGLE,
-    Action.SUBMIT: Act.SUBMIT,
-    Action.SKIP: Act.SKIP,
-    Action.DONE: Act.DONE,
-    Action.DECLINE: Act.DECLINE,
-    Action.GRANT: Act.PICK,  # Approve, with the call granted for the run
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,24 +111,20 @@ class Presses:
             return Notice(notices.MISMATCH, ok=False)
         if message is None or self.sink is None:
             return Notice(notices.MISMATCH, ok=False)
-        request = StepRequest(
-            _ACTS.get(control.action, Act.ASK),
-            control.prompt_id,
-            identity_of(query.from_user),
-            f"callback:{query.id}",
-            control.question,
-            options=(control.option,),
-            ticked=shown_ticks(message, control.prompt_id, control.question),
-            in_thread=lambda thread_id: in_thread(message, thread_id),
-            grant=control.action is Action.GRANT,
-        )
-        result = await step(self.sink, request)
-        if request.act is Act.ASK and not result.refused and result.prompt is not None:
+        where = {
+            "prompt_id": control.prompt_id,
+            "sender": identity_of(query.from_user),
+            "event_id": f"callback:{query.id}",
+            "in_thread": lambda thread_id: in_thread(message, thread_id),
+        }
+        request = _request(control.action, control.question, control.option, message, where)
+        result = await self.sink.step(request)
+        if isinstance(request, steps.Ask) and not result.refused and result.prompt is not None:
             result = await self._ask_text(request, result.prompt, query.from_user, message.message_id)
         await self._show(result, message.message_id, control.question)
         return Notice.of(result)
 
-    async def _ask_text(self, request: StepRequest, prompt: Prompt, user: User, anchor: int) -> StepResult:
+    async def _ask_text(self, request: steps.Ask, prompt: Prompt, user: User, anchor: int) -> StepResult:
         """Ask the presser for free text with a ForceReply message; its reply is the answer (on an
         approval, the reason it is denied with)."""
         assert self.sink is not None
@@ -150,15 +137,14 @@ class Presses:
             mention=Mention(user.id, user.first_name, utf16_len("✎ "), utf16_len(name)),
         )
         asked = await self.sender.send(address_of(parse_thread_id(prompt.thread_id)), ask)
-        remember = StepRequest(
-            Act.ASKED,
-            prompt.prompt_id,
-            request.sender,
+        remember = steps.Asked(
+            prompt_id=prompt.prompt_id,
+            sender=request.sender,
             index=request.index,
             request=str(asked),
             anchor=str(anchor),
         )
-        return await step(self.sink, remember)
+        return await self.sink.step(remember)
 
     async def _show(self, result: StepResult, message_id: int, question: int) -> None:
         """The new ticks, or the next question or field, on the message with the buttons."""
@@ -176,27 +162,37 @@ class Presses:
 
     # Replies to text requests ----------------------------------------------------------------------
 
-    async def on_reply(self, incoming: Incoming) -> Notice | None:
-        """A reply to one of our text requests is that question's answer; ``None`` for any other
-        message (it takes the typed path)."""
+    async def on_reply(self, incoming: Incoming) -> StepResult | None:
+        """A reply to one of our messages, handed to the core once: the answer to the question its text
+        request asked, or (``Status.TYPED``) a message as typed. ``None`` for a message replying to none
+        of ours (the channel hands it over as typed)."""
         if incoming.reply_to_bot is None or self.sink is None:
             return None
-        message = incoming.message
-        request = StepRequest(
-            Act.REPLY,
-            "",
-            message.sender,
-            message.event_id or "",
-            text=message.text,
-            request=str(incoming.reply_to_bot),
-            thread_id=message.thread_id,
-        )
-        result = await step(self.sink, request)
-        if not result.taken:
-            return None
-        if result.anchor.isdigit():  # the next question or field, on the message with the buttons
-            await self._show(result, int(result.anchor), 0)
-        return Notice.of(result)
+        reply = steps.Reply(message=incoming.message, request=str(incoming.reply_to_bot))
+        result = await self.sink.step(reply)
+        if result.status is not steps.Status.TYPED and result.anchor.isdigit():
+            await self._show(result, int(result.anchor), 0)  # the next question or field, with the buttons
+        return result
+
+
+def _request(
+    action: Action, question: int, option: int, message: MaybeInaccessibleMessage, where: dict[str, Any]
+) -> StepRequest:
+    """The act a button press makes: ``where`` names the prompt, the presser, the press and its thread."""
+    if action in (Action.PICK, Action.GRANT):  # GRANT: Approve, with the call granted for the run
+        return steps.Pick(**where, index=question, option=option, grant=action is Action.GRANT)
+    ticked = shown_ticks(message, where["prompt_id"], question)
+    if action is Action.TOGGLE:
+        return steps.Toggle(**where, index=question, option=option, ticked=ticked)
+    if action is Action.SUBMIT:
+        return steps.Submit(**where, index=question, ticked=ticked)
+    if action is Action.SKIP:
+        return steps.Skip(**where, index=question)
+    if action is Action.DONE:
+        return steps.Done(**where)
+    if action is Action.DECLINE:
+        return steps.Decline(**where)
+    return steps.Ask(**where, index=question)
 
 
 __all__ = ["Notice", "Presses"]

@@ -18,7 +18,7 @@ from starlette.applications import Starlette
 from channels.slack import SlackChannel
 from channels.slack.answer_modal import NOT_BOTH, OTHER_LABEL, PICK_ONE
 from channels.slack.notices import BUSY_ERROR
-from gateway import notices
+from gateway import answer_step, notices
 from gateway.channel import ChannelContext
 from gateway.errors import not_found
 from gateway.ids import new_id, parse_thread_id
@@ -34,8 +34,10 @@ from gateway.models import (
     ToolCall,
     utcnow,
 )
+from gateway.outcomes import Draft
 from gateway.render import pending_prompt_item
-from gateway.service import Outcome, Received
+from gateway.service import Gateway, Outcome, Received
+from gateway.steps import StepRequest, StepResult
 from tests.channels.conftest import ServeApp
 from tests.channels.slack_support import (
     ALICE,
@@ -367,25 +369,15 @@ async def test_other_on_a_settled_prompt_opens_no_form(gw: SlackGateway) -> None
 
 
 class Recording:
-    """Our own inbound sink wrapped: what reached ``receive``."""
+    """The core's own receive wrapped: what the answer step handed to it."""
 
-    def __init__(self, sink: Any) -> None:
-        self.sink = sink
+    def __init__(self, gateway: Gateway) -> None:
+        self.receive = gateway.receive
         self.received: list[InboundMessage] = []
 
-    async def receive(self, message: InboundMessage) -> Received:
+    async def __call__(self, message: InboundMessage) -> Received:
         self.received.append(message)
-        received: Received = await self.sink.receive(message)
-        return received
-
-    async def get_prompt(self, prompt_id: str) -> Prompt:
-        prompt: Prompt = await self.sink.get_prompt(prompt_id)
-        return prompt
-
-    async def read_thread(
-        self, thread_id: str, after: str | None = None, limit: int = 100, wait: float = 0
-    ) -> list[tuple[str, dict[str, Any]]]:
-        return []
+        return await self.receive(message)
 
 
 @pytest.mark.parametrize(
@@ -409,8 +401,8 @@ async def test_tampered_control_data_is_refused_and_never_reaches_the_core(
     gw: SlackGateway, label: str, forge: Any, notice: str
 ) -> None:
     prompt, message = await ask(gw, TARGET)
-    recording = Recording(gw.channel.presses.sink)
-    gw.channel.presses.sink = recording
+    recording = Recording(gw.runtime.gateway)
+    gw.runtime.gateway.receive = recording  # type: ignore[method-assign]
 
     await press(gw, message, label, user=ALICE, value=forge(prompt.prompt_id))
     assert recording.received == []
@@ -613,6 +605,15 @@ class SlowSink:
     async def receive(self, message: InboundMessage) -> Received:
         self.received.append(message)
         return Received(Outcome.ANSWERED, self.prompt)
+
+    async def step(self, request: StepRequest) -> StepResult:
+        return await answer_step.step(self, request)
+
+    async def save_draft(self, prompt_id: str, sender: str, name: str, values: dict[str, str]) -> Draft:
+        raise AssertionError("no press of these tests keeps a draft")
+
+    async def get_draft(self, thread_id: str, name: str) -> dict[str, str]:
+        return {}
 
     async def read_thread(
         self, thread_id: str, after: str | None = None, limit: int = 100, wait: float = 0

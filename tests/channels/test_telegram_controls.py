@@ -15,8 +15,9 @@ from channels.telegram.presses import WORKING
 from gateway import notices
 from gateway.channel import InboundSink
 from gateway.models import AgentDefinition, HumanInput, InboundMessage, PromptState
+from gateway.outcomes import Received
 from gateway.runtime import Runtime
-from gateway.service import Received
+from gateway.steps import StepRequest, StepResult
 from tests.channels import telegram_support
 from tests.channels.telegram_support import (
     ALICE,
@@ -27,6 +28,7 @@ from tests.channels.telegram_support import (
     GROUP,
     TOKEN,
     agent_messages,
+    channel_of,
     open_prompt,
     settings_for,
     settled,
@@ -435,9 +437,9 @@ class SlowCore:
         self.sink = sink
         self.delay = delay
 
-    async def receive(self, message: InboundMessage) -> Received:
+    async def step(self, request: StepRequest) -> StepResult:
         await asyncio.sleep(self.delay)
-        return await self.sink.receive(message)
+        return await self.sink.step(request)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.sink, name)
@@ -462,3 +464,39 @@ async def test_a_press_the_core_is_slow_to_take_is_acknowledged_in_time_and_stil
         assert await answers_of(runtime, prompt.prompt_id) == [["staging"]]
     finally:
         await runtime.stop()
+
+
+class CoreCalls:
+    """Our inbound sink, counting each call a channel makes into the core."""
+
+    def __init__(self, sink: InboundSink) -> None:
+        self.sink = sink
+        self.calls: list[str] = []
+
+    async def receive(self, message: InboundMessage) -> Received:
+        self.calls.append("receive")
+        return await self.sink.receive(message)
+
+    async def step(self, request: StepRequest) -> StepResult:
+        self.calls.append("step")
+        return await self.sink.step(request)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.sink, name)
+
+
+async def test_a_reply_to_the_bots_own_message_calls_into_the_core_once(
+    fake: FakeTelegram, runtime: Runtime
+) -> None:
+    channel = channel_of(runtime)
+    assert channel.presses.sink is not None and channel._context is not None
+    counted = CoreCalls(channel.presses.sink)
+    channel.presses.sink = counted
+    object.__setattr__(channel._context, "sink", counted)
+    prompt = await open_prompt(runtime, DM, DEPLOY)
+    [posted] = fake.sent
+
+    await reply(fake, ALICE, ALICE, "staging", to=posted.message_id)
+
+    assert counted.calls == ["step"]
+    assert await answers_of(runtime, prompt.prompt_id) == [["staging"]]

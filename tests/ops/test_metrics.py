@@ -13,9 +13,11 @@ from gateway.api import create_app
 from gateway.channel import Channels, CountedInbound
 from gateway.lease import Lease
 from gateway.models import InboundMessage, PromptRequest, RunRequest
+from gateway.outcomes import Outcome
 from gateway.runtime import Runtime
 from gateway.service import Gateway
 from gateway.settings import Settings
+from gateway.steps import Pick
 from gateway.store import Store, connect, keys
 from gateway.webhooks import Retry, WebhookDispatcher
 from tests.support.conditions import eventually
@@ -95,6 +97,18 @@ async def test_inbound_messages_are_counted_by_outcome(core: tuple[Gateway, Memo
     await sink.receive(InboundMessage(thread_id=THREAD, sender=ALICE, text="yes", event_id="ev1"))
     await sink.receive(InboundMessage(thread_id=THREAD, sender=ALICE, text="thanks"))
     assert {o: d.grown for o, d in deltas.items()} == dict.fromkeys(outcomes, 1)
+
+
+async def test_a_press_the_answer_step_hands_over_is_counted_as_a_message_is(
+    core: tuple[Gateway, MemoryChannel],
+) -> None:
+    gateway, _ = core
+    answered = Delta("threadgate_inbound_messages_total", channel="slack", outcome="answered")
+    prompt, _ = await raise_approval(gateway)
+    result = await CountedInbound(gateway).step(
+        Pick(prompt_id=prompt.prompt_id, sender=ALICE, event_id="press1", option=0)
+    )
+    assert (result.outcome, answered.grown) == (Outcome.ANSWERED, 1)
 
 
 async def test_platform_failures_count_429s_apart_from_other_errors(

@@ -4,17 +4,40 @@ message with the core's own reply reader, so a form's value is checked by the on
 
 from __future__ import annotations
 
+import logging
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+import redis.exceptions
 
 from gateway import notices
-from gateway.answer_step import Act, NextStep, StepRequest, pages_draft, questions_draft, reply_draft, step
+from gateway.answer_step import pages_draft, questions_draft, reply_draft, step
 from gateway.errors import not_found
 from gateway.models import Answer, InboundMessage, Prompt, PromptRequest, PromptState
 from gateway.outcomes import Draft, DraftStatus, Outcome, Received
 from gateway.replies import ReplyAction, draft_name, read_reply
+from gateway.steps import (
+    Answers,
+    Ask,
+    Asked,
+    Choose,
+    Decline,
+    Done,
+    Edit,
+    Fields,
+    NextStep,
+    OnQuestion,
+    Open,
+    Pick,
+    Reply,
+    Skip,
+    Status,
+    StepRequest,
+    Submit,
+    Text,
+    Toggle,
+)
 
 THREAD = "slack:C1:1.0"
 ALICE, EVE = "slack:UALICE", "slack:UEVE"
@@ -143,8 +166,12 @@ class FakeCore:
         return Received(Outcome.KEPT, prompt, reading.notice, reading.errors)
 
 
-def request(act: Act, index: int = 0, **what: Any) -> StepRequest:
-    return StepRequest(act, what.pop("prompt_id", PID), what.pop("sender", ALICE), "ev1", index, **what)
+AT: dict[str, Any] = {"prompt_id": PID, "sender": ALICE, "event_id": "ev1"}
+
+
+def at(**where: Any) -> dict[str, Any]:
+    """Who pressed what, and where: ALICE on the prompt, unless said otherwise."""
+    return {**AT, **where}
 
 
 def answers_sent(core: FakeCore) -> list[list[str]]:
@@ -158,20 +185,16 @@ def answers_sent(core: FakeCore) -> list[list[str]]:
 @pytest.mark.parametrize(
     ("payload", "done", "answers"),
     [
-        pytest.param(SINGLE, request(Act.PICK, options=(1,)), [["production"]], id="pick"),
-        pytest.param(APPROVAL, request(Act.PICK, options=(0,)), [["Approve"]], id="approve"),
-        pytest.param(SINGLE, request(Act.CHOOSE, options=(0,)), [["staging"]], id="choose-one"),
-        pytest.param(MULTI, request(Act.CHOOSE, options=(2, 0)), [["KPI cards", "Table"]], id="choose-ticks"),
-        pytest.param(
-            MULTI, request(Act.SUBMIT, ticked=frozenset({2, 0})), [["KPI cards", "Table"]], id="submit"
-        ),
-        pytest.param(MULTI, request(Act.SUBMIT, ticked=frozenset()), [[]], id="submit-none"),
-        pytest.param(SINGLE, request(Act.TEXT, text="  canary \n"), [["  canary \n"]], id="other-verbatim"),
-        pytest.param(FREE, request(Act.TEXT, text="Aurora"), [["Aurora"]], id="free-text"),
-        pytest.param(
-            SEVERAL, request(Act.ANSWERS, lists=[["API"], ["dark"]]), [["API"], ["dark"]], id="answers"
-        ),
-        pytest.param(URL, request(Act.DONE), [["done"]], id="url-done"),
+        pytest.param(SINGLE, Pick(**AT, option=1), [["production"]], id="pick"),
+        pytest.param(APPROVAL, Pick(**AT, option=0), [["Approve"]], id="approve"),
+        pytest.param(SINGLE, Choose(**AT, options=(0,)), [["staging"]], id="choose-one"),
+        pytest.param(MULTI, Choose(**AT, options=(2, 0)), [["KPI cards", "Table"]], id="choose-ticks"),
+        pytest.param(MULTI, Submit(**AT, ticked=frozenset({2, 0})), [["KPI cards", "Table"]], id="submit"),
+        pytest.param(MULTI, Submit(**AT, ticked=frozenset()), [[]], id="submit-none"),
+        pytest.param(SINGLE, Text(**AT, text="  canary \n"), [["  canary \n"]], id="other-verbatim"),
+        pytest.param(FREE, Text(**AT, text="Aurora"), [["Aurora"]], id="free-text"),
+        pytest.param(SEVERAL, Answers(**AT, lists=[["API"], ["dark"]]), [["API"], ["dark"]], id="answers"),
+        pytest.param(URL, Done(**AT), [["done"]], id="url-done"),
     ],
 )
 async def test_a_fitting_press_answers_with_structured_answers_by_question_id(
@@ -192,25 +215,25 @@ async def test_a_fitting_press_answers_with_structured_answers_by_question_id(
 @pytest.mark.parametrize(
     ("payload", "pressed"),
     [
-        pytest.param(SINGLE, request(Act.PICK, options=(2,)), id="option-out-of-range"),
-        pytest.param(SINGLE, request(Act.PICK, 1, options=(0,)), id="question-out-of-range"),
-        pytest.param(SINGLE, request(Act.PICK), id="pick-without-option"),
-        pytest.param(MULTI, request(Act.PICK, options=(0,)), id="pick-on-a-multi-select"),
-        pytest.param(SINGLE, request(Act.SUBMIT), id="submit-on-a-single-select"),
-        pytest.param(MULTI, request(Act.SUBMIT, ticked=frozenset({9})), id="ticked-out-of-range"),
-        pytest.param(MULTI, request(Act.SUBMIT, ticked=frozenset({-1})), id="ticked-of-another-prompt"),
-        pytest.param(SINGLE, request(Act.CHOOSE, options=(0, 1)), id="two-on-a-single-select"),
-        pytest.param(SINGLE, request(Act.CHOOSE), id="nothing-on-a-single-select"),
-        pytest.param(MULTI, request(Act.CHOOSE, options=(0, 0)), id="repeated-value"),
-        pytest.param(APPROVAL, request(Act.CHOOSE, options=(0,)), id="select-on-an-approval"),
-        pytest.param(SINGLE, request(Act.EDIT, fields={"command": ["ls"]}), id="edit-on-a-question"),
-        pytest.param(FREE, request(Act.PICK, options=(0,)), id="pick-on-free-text"),
-        pytest.param(SEVERAL, request(Act.ANSWERS, lists=[["API"]]), id="answers-short"),
-        pytest.param(SINGLE, request(Act.DONE), id="done-on-a-question"),
-        pytest.param(SINGLE, request(Act.DECLINE), id="decline-on-a-question"),
-        pytest.param(URL, request(Act.PICK, options=(0,)), id="pick-on-a-url-step"),
-        pytest.param(FORM, request(Act.DONE), id="done-on-a-form"),
-        pytest.param(SINGLE, request(Act.PICK, options=(0,), thread_id="slack:C9:9.0"), id="another-thread"),
+        pytest.param(SINGLE, Pick(**AT, option=2), id="option-out-of-range"),
+        pytest.param(SINGLE, Pick(**AT, index=1, option=0), id="question-out-of-range"),
+        pytest.param(SINGLE, Pick(**AT, option=-1), id="pick-without-option"),
+        pytest.param(MULTI, Pick(**AT, option=0), id="pick-on-a-multi-select"),
+        pytest.param(SINGLE, Submit(**AT), id="submit-on-a-single-select"),
+        pytest.param(MULTI, Submit(**AT, ticked=frozenset({9})), id="ticked-out-of-range"),
+        pytest.param(MULTI, Submit(**AT, ticked=frozenset({-1})), id="ticked-of-another-prompt"),
+        pytest.param(SINGLE, Choose(**AT, options=(0, 1)), id="two-on-a-single-select"),
+        pytest.param(SINGLE, Choose(**AT, options=()), id="nothing-on-a-single-select"),
+        pytest.param(MULTI, Choose(**AT, options=(0, 0)), id="repeated-value"),
+        pytest.param(APPROVAL, Choose(**AT, options=(0,)), id="select-on-an-approval"),
+        pytest.param(SINGLE, Edit(**AT, fields={"command": ["ls"]}), id="edit-on-a-question"),
+        pytest.param(FREE, Pick(**AT, option=0), id="pick-on-free-text"),
+        pytest.param(SEVERAL, Answers(**AT, lists=[["API"]]), id="answers-short"),
+        pytest.param(SINGLE, Done(**AT), id="done-on-a-question"),
+        pytest.param(SINGLE, Decline(**AT), id="decline-on-a-question"),
+        pytest.param(URL, Pick(**AT, option=0), id="pick-on-a-url-step"),
+        pytest.param(FORM, Done(**AT), id="done-on-a-form"),
+        pytest.param(SINGLE, Pick(**AT, option=0, thread_id="slack:C9:9.0"), id="another-thread"),
     ],
 )
 async def test_a_press_that_does_not_fit_its_prompt_is_refused_before_the_core_receives_it(
@@ -224,7 +247,7 @@ async def test_a_press_that_does_not_fit_its_prompt_is_refused_before_the_core_r
 
 async def test_a_reason_given_on_an_approval_denies_with_that_note() -> None:
     core = FakeCore(prompt_of(APPROVAL))
-    result = await step(core, request(Act.TEXT, text="use the staging copy"))
+    result = await step(core, Text(**AT, text="use the staging copy"))
     assert result.outcome is Outcome.ANSWERED
     [sent] = core.received
     assert (sent.answers, sent.note) == (
@@ -236,35 +259,51 @@ async def test_a_reason_given_on_an_approval_denies_with_that_note() -> None:
 async def test_an_edit_form_on_an_approval_raised_editable_approves_with_the_typed_arguments() -> None:
     call = {"name": "Bash", "arguments": {"command": "rm -rf build", "timeout": 30}}
     core = FakeCore(prompt_of(APPROVAL, tool_call=call, editable=True))
-    await step(core, request(Act.EDIT, fields={"command": ["rm -rf build/tmp"], "timeout": ["5"]}))
+    await step(core, Edit(**AT, fields={"command": ["rm -rf build/tmp"], "timeout": ["5"]}))
     [sent] = core.received
     assert sent.arguments == {"command": "rm -rf build/tmp", "timeout": 5}
 
 
 async def test_an_edit_form_on_an_approval_not_raised_editable_is_refused_before_the_core() -> None:
     core = FakeCore(prompt_of(APPROVAL, tool_call={"name": "Bash", "arguments": {"command": "ls"}}))
-    result = await step(core, request(Act.EDIT, fields={"command": ["rm -rf /"]}))
+    result = await step(core, Edit(**AT, fields={"command": ["rm -rf /"]}))
     assert result.refused and core.received == []
 
 
 async def test_an_empty_text_answer_is_refused() -> None:
     core = FakeCore(prompt_of(FREE))
-    result = await step(core, request(Act.TEXT, text="   "))
+    result = await step(core, Text(**AT, text="   "))
     assert (result.notice, result.refused, core.received) == (notices.EMPTY_TEXT, True, [])
 
 
 async def test_a_press_on_a_prompt_nobody_raised_says_so() -> None:
-    result = await step(FakeCore(None), request(Act.PICK, options=(0,)))
+    result = await step(FakeCore(None), Pick(**AT, option=0))
     assert (result.notice, result.refused) == (notices.UNKNOWN_PROMPT, True)
 
 
-async def test_a_store_failure_asks_to_try_again() -> None:
+async def test_a_store_outage_asks_to_try_again() -> None:
     class Down(FakeCore):
         async def get_prompt(self, prompt_id: str) -> Prompt:
-            raise ConnectionError("redis down")
+            raise redis.exceptions.ConnectionError("redis down")
 
-    result = await step(Down(prompt_of(SINGLE)), request(Act.PICK, options=(0,)))
+    result = await step(Down(prompt_of(SINGLE)), Pick(**AT, option=0))
     assert (result.notice, result.refused) == (notices.TRY_AGAIN, True)
+
+
+async def test_a_bug_is_logged_with_its_traceback_and_never_blamed_on_the_store(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    class Buggy(FakeCore):
+        async def receive(self, message: InboundMessage) -> Received:
+            raise KeyError("a slip of ours")
+
+    with caplog.at_level(logging.ERROR, logger="threadgate"):
+        result = await step(Buggy(prompt_of(SINGLE)), Pick(**AT, option=0))
+    assert (result.notice, result.refused) == (notices.WENT_WRONG, True)
+    assert result.notice != notices.TRY_AGAIN
+    [logged] = [record for record in caplog.records if record.getMessage() == "answer_step.bug"]
+    fields = logged.__dict__["fields"]
+    assert fields["error"] == "KeyError" and "a slip of ours" in fields["traceback"]
 
 
 # Who may answer, and prompts that settled --------------------------------------------------------
@@ -273,12 +312,12 @@ async def test_a_store_failure_asks_to_try_again() -> None:
 @pytest.mark.parametrize(
     ("payload", "pressed"),
     [
-        pytest.param(SINGLE, request(Act.PICK, options=(0,), sender=EVE), id="pick"),
-        pytest.param(MULTI, request(Act.TOGGLE, options=(0,), sender=EVE), id="toggle"),
-        pytest.param(SEVERAL, request(Act.PICK, options=(0,), sender=EVE), id="step-of-several"),
-        pytest.param(FREE, request(Act.ASK, sender=EVE), id="text-request"),
-        pytest.param(FORM, request(Act.PICK, options=(0,), sender=EVE), id="form-field"),
-        pytest.param(URL, request(Act.DECLINE, sender=EVE), id="decline"),
+        pytest.param(SINGLE, Pick(**at(sender=EVE), option=0), id="pick"),
+        pytest.param(MULTI, Toggle(**at(sender=EVE), option=0, ticked=frozenset()), id="toggle"),
+        pytest.param(SEVERAL, Pick(**at(sender=EVE), option=0), id="step-of-several"),
+        pytest.param(FREE, Ask(**at(sender=EVE)), id="text-request"),
+        pytest.param(FORM, Pick(**at(sender=EVE), option=0), id="form-field"),
+        pytest.param(URL, Decline(**at(sender=EVE)), id="decline"),
     ],
 )
 async def test_someone_not_allowed_is_told_the_one_rule_and_nothing_is_kept(
@@ -308,17 +347,21 @@ async def test_someone_not_allowed_is_told_the_one_rule_and_nothing_is_kept(
         ),
     ],
 )
-@pytest.mark.parametrize("act", [Act.PICK, Act.TOGGLE, Act.OPEN])
+@pytest.mark.parametrize(
+    "pressed",
+    [Pick(**AT, option=0), Toggle(**AT, option=0, ticked=frozenset()), Open(**AT)],
+    ids=["pick", "toggle", "open"],
+)
 async def test_a_press_on_a_settled_prompt_says_how_it_settled(
-    settled: dict[str, Any], notice: str, act: Act
+    settled: dict[str, Any], notice: str, pressed: StepRequest
 ) -> None:
-    payload = MULTI if act is Act.TOGGLE else SINGLE
-    result = await step(FakeCore(prompt_of(payload, **settled)), request(act, options=(0,)))
+    payload = MULTI if isinstance(pressed, Toggle) else SINGLE
+    result = await step(FakeCore(prompt_of(payload, **settled)), pressed)
     assert (result.notice, result.refused, result.outcome) == (notice, True, Outcome.STALE)
 
 
 async def test_a_press_received_before_is_not_refused_and_says_so() -> None:
-    result = await step(FakeCore(prompt_of(SINGLE), duplicate=True), request(Act.PICK, options=(0,)))
+    result = await step(FakeCore(prompt_of(SINGLE), duplicate=True), Pick(**AT, option=0))
     assert (result.notice, result.refused, result.outcome) == (notices.DUPLICATE, False, Outcome.DUPLICATE)
 
 
@@ -327,14 +370,14 @@ async def test_a_press_received_before_is_not_refused_and_says_so() -> None:
 
 async def test_several_questions_are_answered_one_at_a_time_through_a_draft() -> None:
     core = FakeCore(prompt_of(SEVERAL))
-    first = await step(core, request(Act.PICK, 0, options=(1,)))
+    first = await step(core, Pick(**AT, index=0, option=1))
     assert (first.notice, first.next, first.outcome) == (
         "Saved. Now question 2 of 2.",
         NextStep(1, {"q1": ["API"]}),
         None,
     )
     assert core.received == [] and core.drafts[questions_draft(PID)] == {"q1": '["API"]'}
-    last = await step(core, request(Act.PICK, 1, options=(0,)))
+    last = await step(core, Pick(**AT, index=1, option=0))
     assert (last.outcome, last.notice) == (Outcome.ANSWERED, "Your answer was recorded: API · dark")
     assert answers_sent(core) == [["API"], ["dark"]]
 
@@ -346,29 +389,31 @@ async def test_a_toggle_returns_the_new_ticks_and_answers_nothing(
     ticked: frozenset[int], after: set[int], notice: str
 ) -> None:
     core = FakeCore(prompt_of(MULTI))
-    result = await step(core, request(Act.TOGGLE, options=(1,), ticked=frozenset(ticked)))
+    result = await step(core, Toggle(**AT, option=1, ticked=frozenset(ticked)))
     assert (result.ticked, result.notice, result.refused, core.received) == (after, notice, False, [])
 
 
 async def test_ticks_that_can_no_longer_be_read_are_said_so() -> None:
-    result = await step(FakeCore(prompt_of(MULTI)), request(Act.SUBMIT, ticked=None))
+    result = await step(FakeCore(prompt_of(MULTI)), Submit(**AT, ticked=None))
     assert (result.notice, result.refused) == (notices.TICKS_UNREADABLE, True)
 
 
 async def test_a_reply_to_a_text_request_answers_the_question_it_asked() -> None:
     core = FakeCore(prompt_of(FREE))
-    assert (await step(core, request(Act.ASK))).notice == notices.REPLY_BELOW
-    await step(core, request(Act.ASKED, request="77", anchor="5"))
+    assert (await step(core, Ask(**AT))).notice == notices.REPLY_BELOW
+    await step(core, Asked(**AT, request="77", anchor="5"))
     assert core.drafts[reply_draft("77")] == {"prompt": PID, "question": "0", "anchor": "5"}
 
-    reply = StepRequest(Act.REPLY, "", ALICE, "ev2", text="Aurora", request="77", thread_id=THREAD)
-    result = await step(core, reply)
+    said = InboundMessage(thread_id=THREAD, sender=ALICE, text="Aurora", event_id="ev2")
+    result = await step(core, Reply(message=said, request="77"))
     assert (result.outcome, result.anchor, answers_sent(core)) == (Outcome.ANSWERED, "5", [["Aurora"]])
 
 
-async def test_a_reply_to_any_other_message_is_not_taken_by_the_step() -> None:
-    reply = StepRequest(Act.REPLY, "", ALICE, "ev2", text="hi", request="78", thread_id=THREAD)
-    assert (await step(FakeCore(prompt_of(FREE)), reply)).taken is False
+async def test_a_reply_to_any_other_message_is_received_once_as_typed() -> None:
+    core = FakeCore(prompt_of(FREE))
+    said = InboundMessage(thread_id=THREAD, sender=ALICE, text="hi", event_id="ev2", prompt_id=PID)
+    result = await step(core, Reply(message=said, request="78"))
+    assert (result.status, core.received) == (Status.TYPED, [said])
 
 
 # Forms and URL steps ---------------------------------------------------------------------------------
@@ -377,14 +422,14 @@ async def test_a_reply_to_any_other_message_is_not_taken_by_the_step() -> None:
 @pytest.mark.parametrize(
     ("pressed", "typed"),
     [
-        pytest.param(request(Act.PICK, 0, options=(1,)), "prod", id="choice-title"),
-        pytest.param(request(Act.PICK, 2, options=(1,)), "no", id="yes-no"),
-        pytest.param(request(Act.SUBMIT, 3, ticked=frozenset({2, 0})), "eu\nap", id="ticks-a-line-each"),
-        pytest.param(request(Act.SKIP, 2), "skip", id="skip"),
-        pytest.param(request(Act.TEXT, 1, text="3"), "3", id="typed"),
+        pytest.param(Pick(**AT, index=0, option=1), "prod", id="choice-title"),
+        pytest.param(Pick(**AT, index=2, option=1), "no", id="yes-no"),
+        pytest.param(Submit(**AT, index=3, ticked=frozenset({2, 0})), "eu\nap", id="ticks-a-line-each"),
+        pytest.param(Skip(**AT, index=2), "skip", id="skip"),
+        pytest.param(Text(**AT, index=1, text="3"), "3", id="typed"),
     ],
 )
-async def test_a_form_field_press_is_the_text_a_person_would_type(pressed: StepRequest, typed: str) -> None:
+async def test_a_form_field_press_is_the_text_a_person_would_type(pressed: OnQuestion, typed: str) -> None:
     core = FakeCore(prompt_of(FORM))
     fields = ["env", "replicas", "notify", "regions"]
     core.drafts[draft_name(PID)] = {name: '"x"' for name in fields[: pressed.index]}
@@ -395,13 +440,13 @@ async def test_a_form_field_press_is_the_text_a_person_would_type(pressed: StepR
 @pytest.mark.parametrize(
     ("pressed", "fits"),
     [
-        (request(Act.PICK, 0, options=(1,)), True),
-        (request(Act.PICK, 0, options=(2,)), False),  # only two choices
-        (request(Act.ASK, 0), False),  # a choice field has no text request
-        (request(Act.SKIP, 0), False),  # Environment is required
-        (request(Act.TOGGLE, 0, options=(0,)), False),
-        (request(Act.PICK, 4, options=(0,)), False),  # no fifth field
-        (request(Act.DECLINE, 3), True),
+        (Pick(**AT, index=0, option=1), True),
+        (Pick(**AT, index=0, option=2), False),  # only two choices
+        (Ask(**AT, index=0), False),  # a choice field has no text request
+        (Skip(**AT, index=0), False),  # Environment is required
+        (Toggle(**AT, index=0, option=0, ticked=frozenset()), False),
+        (Pick(**AT, index=4, option=0), False),  # no fifth field
+        (Decline(**AT), True),
     ],
 )
 async def test_a_form_takes_only_the_controls_its_fields_show(pressed: StepRequest, fits: bool) -> None:
@@ -411,7 +456,7 @@ async def test_a_form_takes_only_the_controls_its_fields_show(pressed: StepReque
 
 async def test_a_form_value_taken_asks_for_the_next_field() -> None:
     core = FakeCore(prompt_of(FORM))
-    result = await step(core, request(Act.PICK, 0, options=(1,)))
+    result = await step(core, Pick(**AT, index=0, option=1))
     assert (result.notice, result.next, result.outcome) == (
         "Saved. Now field 2 of 4.",
         NextStep(1),
@@ -422,7 +467,7 @@ async def test_a_form_value_taken_asks_for_the_next_field() -> None:
 async def test_a_press_on_a_field_already_given_moves_the_buttons_on() -> None:
     core = FakeCore(prompt_of(FORM))
     core.drafts[draft_name(PID)] = {"env": '"prod"'}
-    result = await step(core, request(Act.PICK, 0, options=(0,)))
+    result = await step(core, Pick(**AT, index=0, option=0))
     assert (result.notice, result.refused, result.next) == (notices.moved_on(2, 4), True, NextStep(1))
     assert core.received == []
 
@@ -430,29 +475,29 @@ async def test_a_press_on_a_field_already_given_moves_the_buttons_on() -> None:
 async def test_a_value_the_validator_refuses_keeps_the_field_and_says_why() -> None:
     core = FakeCore(prompt_of(FORM))
     core.drafts[draft_name(PID)] = {"env": '"prod"'}
-    result = await step(core, request(Act.TEXT, 1, text="0"))
+    result = await step(core, Text(**AT, index=1, text="0"))
     assert (result.outcome, result.refused, result.next) == (Outcome.KEPT, True, None)
     assert result.notice.startswith("Not taken: replicas")
 
 
 async def test_choices_that_look_like_positions_are_picked_by_their_own_title() -> None:
     core = FakeCore(prompt_of(POSITIONS))
-    await step(core, request(Act.PICK, 0, options=(0,)))
-    result = await step(core, request(Act.SUBMIT, 1, ticked=frozenset({1})))
+    await step(core, Pick(**AT, index=0, option=0))
+    result = await step(core, Submit(**AT, index=1, ticked=frozenset({1})))
     assert result.outcome is Outcome.ANSWERED
     assert result.prompt is not None and [a.answer for a in result.prompt.answers or []] == [["2"], ["1"]]
 
 
 async def test_parts_of_a_long_form_are_kept_until_the_last_hands_it_over() -> None:
     core = FakeCore(prompt_of(FORM))
-    part = await step(core, request(Act.FIELDS, fields={"env": ["prod"], "replicas": ["3"]}, final=False))
+    part = await step(core, Fields(**AT, fields={"env": ["prod"], "replicas": ["3"]}, final=False))
     assert (part.notice, part.next, core.received) == (
         "Fields 1–2 of 4 are kept. Continue with the rest:",
         NextStep(2),
         [],
     )
-    assert (await step(core, request(Act.OPEN))).next == NextStep(0, {"env": ["prod"], "replicas": ["3"]})
-    last = await step(core, request(Act.FIELDS, fields={"notify": ["Yes"], "regions": ["eu"]}))
+    assert (await step(core, Open(**AT))).next == NextStep(0, {"env": ["prod"], "replicas": ["3"]})
+    last = await step(core, Fields(**AT, fields={"notify": ["Yes"], "regions": ["eu"]}))
     assert last.outcome is Outcome.ANSWERED
     assert answers_sent(core) == [["prod"], ["3"], ["Yes"], ["eu"]]
     assert pages_draft(PID, ALICE) in core.drafts
@@ -460,7 +505,7 @@ async def test_parts_of_a_long_form_are_kept_until_the_last_hands_it_over() -> N
 
 async def test_a_form_not_taken_comes_back_with_what_was_given() -> None:
     core = FakeCore(prompt_of(FORM))
-    result = await step(core, request(Act.FIELDS, fields={"env": ["prod"], "replicas": ["0"]}))
+    result = await step(core, Fields(**AT, fields={"env": ["prod"], "replicas": ["0"]}))
     assert (result.outcome, result.refused) == (Outcome.KEPT, True)
     assert result.next == NextStep(0, {"env": ["prod"], "replicas": ["0"]})
     assert [error.property for error in result.errors] == ["replicas"]
@@ -469,7 +514,7 @@ async def test_a_form_not_taken_comes_back_with_what_was_given() -> None:
 @pytest.mark.parametrize("payload", [FORM, URL])
 async def test_decline_cancels_a_form_or_url_step_and_says_so(payload: dict[str, Any]) -> None:
     core = FakeCore(prompt_of(payload))
-    result = await step(core, request(Act.DECLINE))
+    result = await step(core, Decline(**AT))
     assert (result.outcome, result.notice, result.refused) == (Outcome.DECLINED, notices.DECLINED, False)
     assert core.received[0].decline is True
 
