@@ -20,8 +20,8 @@ import redis.asyncio as aioredis
 from bench.redis_proc import PrivateRedis
 from channels.web import WebChannel
 from gateway.api import create_app
-from gateway.runtime import Runtime
-from gateway.settings import Settings
+from gateway.base.settings import Settings
+from gateway.process.runtime import Runtime
 from gateway.store import keys
 
 AGENT, OPERATOR = "bench-agent-token", "bench-operator-token"

@@ -20,9 +20,9 @@ import httpx
 import uvicorn
 
 from gateway.api.app import create_app
-from gateway.preflight import bind
-from gateway.runtime import Runtime
-from gateway.settings import Settings
+from gateway.base.settings import Settings
+from gateway.process.preflight import bind
+from gateway.process.runtime import Runtime
 
 TOKEN = "bench-agent-token-8c1d"
 INITIALIZE = {

@@ -20,8 +20,8 @@ from typing import Any
 
 from bench.stats import BesideFloor, Summary, timed
 from bench.workload import STARTER, open_prompts, running_gateway
-from gateway.models import InboundMessage
-from gateway.service import Gateway, Outcome
+from gateway.base.models import InboundMessage
+from gateway.decision.service import Gateway, Outcome
 from gateway.store import keys
 
 TRIVIAL_SCRIPT = "return ARGV[1]"
@@ -117,7 +117,7 @@ async def measure_gateway(
         if profile is not None:
             profile.enable()
         await asyncio.gather(*(worker() for _ in range(concurrency)))
-        await gateway.outbox.idle()
+        await gateway.decision.outbox.idle()
         elapsed = time.perf_counter() - began
         if profile is not None:
             profile.disable()

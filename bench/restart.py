@@ -28,7 +28,7 @@ import redis.asyncio as aioredis
 from bench.http import AGENT, READY, STARTER, _call, checkout_env
 from bench.redis_proc import free_port
 from bench.workload import TYPICAL_PROMPT, typical_request
-from gateway.models import Prompt, from_ms
+from gateway.base.models import Prompt, from_ms
 from gateway.store import keys
 from gateway.store.codec import prompt_record
 

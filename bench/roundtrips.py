@@ -20,8 +20,8 @@ from bench.workload import (
     running_gateway,
     typical_request,
 )
-from gateway.models import AgentDefinition, HumanInput, InboundMessage, RunRequest
-from gateway.service import Gateway
+from gateway.base.models import AgentDefinition, HumanInput, InboundMessage, RunRequest
+from gateway.decision.service import Gateway
 
 REPEATS = 3
 
@@ -39,10 +39,10 @@ class RoundTrips:
 
 async def _count(gateway: Gateway, name: str, operation: Callable[[], Awaitable[Any]]) -> RoundTrips:
     """Run ``operation`` (its setup already done), then its outbox drain; count both."""
-    await gateway.outbox.idle()
+    await gateway.decision.outbox.idle()
     TALLY.reset()
     await operation()
-    await gateway.outbox.idle()
+    await gateway.decision.outbox.idle()
     return RoundTrips(
         name,
         TALLY.round_trips["call"],

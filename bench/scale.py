@@ -15,9 +15,9 @@ from typing import Any
 from bench.resolve import measure_gateway
 from bench.stats import Summary
 from bench.workload import AGENT, STARTER, running_gateway, typical_request
-from gateway.ids import new_id
-from gateway.models import Prompt, from_ms
-from gateway.service import SUPERSEDED_REASON
+from gateway.base.ids import new_id
+from gateway.base.models import Prompt, from_ms
+from gateway.decision.service import SUPERSEDED_REASON
 from gateway.store import Store, calls, keys
 from gateway.store.codec import prompt_record
 

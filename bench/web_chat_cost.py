@@ -19,8 +19,8 @@ from bench.redis_proc import PrivateRedis
 from channels.web import WebChannel, WebLimits
 from channels.web.limits import MAX_MESSAGE_CHARS
 from gateway.api import create_app
-from gateway.runtime import Runtime
-from gateway.settings import Settings
+from gateway.base.settings import Settings
+from gateway.process.runtime import Runtime
 from gateway.store import keys
 
 TYPICAL_CHARS = 200

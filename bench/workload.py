@@ -9,11 +9,11 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from bench.counting import count_round_trips
-from gateway.channel import Channels, MessageRef
-from gateway.collector import tune_collector
-from gateway.ids import ThreadRef
-from gateway.models import PromptRequest, RunRequest, ThreadItem
-from gateway.service import Gateway
+from gateway.base.collector import tune_collector
+from gateway.base.ids import ThreadRef
+from gateway.base.models import PromptRequest, RunRequest, ThreadItem
+from gateway.decision.service import Gateway
+from gateway.delivery.channel import Channels, MessageRef
 from gateway.store import Store, connect
 
 AGENT = "bench"
@@ -101,5 +101,5 @@ async def open_prompts(gateway: Gateway, count: int, prefix: str = "CBENCH") -> 
     for start in range(0, count, SETUP_CONCURRENCY):
         batch = min(SETUP_CONCURRENCY, count - start)
         opened.extend(await asyncio.gather(*(one() for _ in range(batch))))
-    await gateway.outbox.idle()
+    await gateway.decision.outbox.idle()
     return opened

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     import uvicorn
 
-    from gateway.settings import Settings
+    from gateway.base.settings import Settings
 
 
 def listen_address(args: argparse.Namespace, settings: Settings) -> tuple[str, int]:
@@ -31,12 +31,12 @@ def listen_address(args: argparse.Namespace, settings: Settings) -> tuple[str, i
 def _serve(args: argparse.Namespace) -> int:
     import asyncio
 
+    from gateway.base.cores import worker_count
+    from gateway.base.logs import configure
+    from gateway.base.settings import Settings
     from gateway.commands import Exit, fail
-    from gateway.logs import configure
-    from gateway.preflight import CannotListen, bind, store_problem
-    from gateway.settings import Settings
-    from gateway.webhook_targets import refuse_or_warn
-    from gateway.workers import worker_count
+    from gateway.delivery.webhook_targets import refuse_or_warn
+    from gateway.process.preflight import CannotListen, bind, store_problem
 
     settings = Settings()
     host, port = listen_address(args, settings)
@@ -71,10 +71,10 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _serve_one(settings: Settings, sock: socket.socket, host: str, bound: int) -> None:
     """One process serves the bound socket until stopped."""
-    from gateway import serving
     from gateway.api import create_app
-    from gateway.preflight import reachable_url
-    from gateway.runtime import Runtime
+    from gateway.process import serving
+    from gateway.process.preflight import reachable_url
+    from gateway.process.runtime import Runtime
 
     runtime = Runtime.build(settings, public_url=settings.threadgate_public_url or reachable_url(host, bound))
     app = create_app(runtime)
@@ -90,9 +90,9 @@ def _serve_one(settings: Settings, sock: socket.socket, host: str, bound: int) -
 
 
 def _supervise(settings: Settings, sock: socket.socket, host: str, bound: int, count: int) -> int:
-    """Start ``count`` workers on the bound socket and watch over them (see ``gateway.workers``)."""
+    """Start ``count`` workers on the bound socket and watch over them (see ``gateway.process.workers``)."""
     from gateway.commands import Exit, fail
-    from gateway.workers import STOP_MARGIN_S, Supervisor, shared_dir, worker_command
+    from gateway.process.workers import STOP_MARGIN_S, Supervisor, shared_dir, worker_command
 
     warnings = start_warnings(settings)
 
@@ -121,12 +121,12 @@ def _serve_worker(settings: Settings, host: str, port: int, seat_text: str) -> i
     """One worker of ``serve --workers``: serve the inherited socket, tell the parent once it does."""
     import contextlib
 
-    from gateway import serving
     from gateway.api import create_app
-    from gateway.logs import configure
-    from gateway.preflight import reachable_url
-    from gateway.runtime import Runtime
-    from gateway.workers import WorkerSeat, report_ready
+    from gateway.base.logs import configure
+    from gateway.process import serving
+    from gateway.process.preflight import reachable_url
+    from gateway.process.runtime import Runtime
+    from gateway.process.workers import WorkerSeat, report_ready
 
     seat = WorkerSeat.parse(seat_text)
     configure(settings.threadgate_log_level, worker=seat.index)
@@ -179,8 +179,8 @@ def print_banner(host: str, port: int, store: str, warnings: list[str], platform
 
 def start_warnings(settings: Settings) -> list[str]:
     """Settings ``serve`` starts with although something will not work: one sentence each."""
-    from gateway.plugins import settings_checks, specs
-    from gateway.settings import API_TOKENS_EXAMPLE
+    from gateway.base.settings import API_TOKENS_EXAMPLE
+    from gateway.delivery.plugins import settings_checks, specs
 
     warnings = []
     if not settings.redis_url:
@@ -238,11 +238,11 @@ def _integrations() -> ModuleType:
 def _demo(args: argparse.Namespace) -> int:
     import asyncio
 
+    from gateway.base.logs import configure
+    from gateway.base.settings import Settings
     from gateway.commands import Exit, fail
     from gateway.demo import serve_demo
-    from gateway.logs import configure
-    from gateway.preflight import CannotListen
-    from gateway.settings import Settings
+    from gateway.process.preflight import CannotListen
 
     host, port = listen_address(args, Settings())
     configure("INFO" if args.verbose else "CRITICAL")  # the demo speaks in its own words
@@ -257,7 +257,7 @@ def _add_operator_commands(commands: argparse._SubParsersAction[argparse.Argumen
     """``demo``, ``prompts``, ``approvers``, ``history`` and ``doctor``: trying it out and running it day
     to day."""
     from gateway.commands import approvers, history, prompts
-    from gateway.doctor import doctor_command
+    from gateway.process.doctor import doctor_command
 
     demo = commands.add_parser(
         "demo",
@@ -352,8 +352,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:  # pydantic's ValidationError is one: bad settings
         from pydantic import ValidationError
 
-        from gateway.logs import redact
-        from gateway.settings import settings_problems
+        from gateway.base.logs import redact
+        from gateway.base.settings import settings_problems
 
         problem = f"bad settings: {settings_problems(exc)}" if isinstance(exc, ValidationError) else str(exc)
         print(f"threadgate: {redact(problem)}", file=sys.stderr)

@@ -41,122 +41,119 @@ SDK_VERSION = 1
 # Where each name lives. Loaded on first use, so a platform's light spec module that imports the SDK
 # loads only what it names (every ``threadgate`` command reads the specs).
 _WHERE: dict[str, str] = {
-    "Answer": "gateway.models.prompts",
-    "Audiences": "gateway.audience",
-    "Channel": "gateway.channel",
-    "ChannelContext": "gateway.channel",
-    "ChannelError": "gateway.channel",
-    "ChannelRuntime": "gateway.channel",
-    "ChannelSpec": "gateway.plugins",
-    "Check": "gateway.checks",
-    "ControlRef": "gateway.control_refs",
-    "DONE": "gateway.replies",
-    "Draft": "gateway.outcomes",
-    "DraftStatus": "gateway.outcomes",
-    "EditsMessages": "gateway.channel",
-    "FieldError": "gateway.forms",
-    "FormField": "gateway.forms",
-    "FormView": "gateway.render",
-    "GatewayError": "gateway.errors",
-    "HandOver": "gateway.channel",
-    "Handed": "gateway.channel",
-    "InboundMessage": "gateway.models.items",
-    "InboundSink": "gateway.channel",
-    "Lease": "gateway.lease",
-    "LocalChat": "gateway.plugins",
-    "MAX_NOTE_CHARS": "gateway.models.base",
-    "MAX_TEXT_CHARS": "gateway.models.base",
-    "MAX_VALUE_CHARS": "gateway.forms",
-    "Marks": "gateway.text_fit",
-    "Mentions": "gateway.channel",
-    "MessageRef": "gateway.channel",
-    "NO": "gateway.forms",
-    "Names": "gateway.names",
+    "Answer": "gateway.base.models.prompts",
+    "Audiences": "gateway.rules.audience",
+    "Channel": "gateway.delivery.channel",
+    "ChannelContext": "gateway.delivery.channel",
+    "ChannelError": "gateway.delivery.channel",
+    "ChannelRuntime": "gateway.delivery.channel",
+    "ChannelSpec": "gateway.delivery.plugins",
+    "Check": "gateway.base.checks",
+    "ControlRef": "gateway.rules.control_refs",
+    "DONE": "gateway.rules.replies",
+    "Draft": "gateway.rules.outcomes",
+    "DraftStatus": "gateway.rules.outcomes",
+    "EditsMessages": "gateway.delivery.channel",
+    "FieldError": "gateway.base.forms",
+    "FormField": "gateway.base.forms",
+    "FormView": "gateway.rules.render",
+    "GatewayError": "gateway.base.errors",
+    "HandOver": "gateway.delivery.channel",
+    "Handed": "gateway.delivery.channel",
+    "InboundMessage": "gateway.base.models.items",
+    "InboundSink": "gateway.delivery.channel",
+    "Lease": "gateway.delivery.lease",
+    "LocalChat": "gateway.delivery.plugins",
+    "MAX_NOTE_CHARS": "gateway.base.models.base",
+    "MAX_TEXT_CHARS": "gateway.base.models.base",
+    "MAX_VALUE_CHARS": "gateway.base.forms",
+    "Marks": "gateway.rules.text_fit",
+    "Mentions": "gateway.delivery.channel",
+    "MessageRef": "gateway.delivery.channel",
+    "NO": "gateway.base.forms",
+    "Names": "gateway.base.names",
     "OPERATOR": "gateway.api.auth",
-    "Outcome": "gateway.outcomes",
-    "PROBE_TIMEOUT_S": "gateway.probes",
-    "Permalinks": "gateway.channel",
-    "PlatformSettings": "gateway.plugins",
-    "PrivateNotices": "gateway.channel",
-    "ProcessState": "gateway.channel_services",
-    "Prompt": "gateway.models.prompts",
-    "PromptKind": "gateway.models.prompts",
-    "PromptView": "gateway.render",
-    "Question": "gateway.models.prompts",
-    "RESTART_HINT": "gateway.sse",
-    "RateLimiter": "gateway.ratelimit",
-    "Reader": "gateway.audience",
-    "Received": "gateway.outcomes",
-    "Retry": "gateway.backoff",
-    "STREAM_ID_PROBLEM": "gateway.cursors",
-    "SchemaError": "gateway.forms",
-    "Services": "gateway.channel_services",
-    "StartsThreads": "gateway.channel",
-    "StepRequest": "gateway.steps",
-    "StepResult": "gateway.steps",
-    "StreamCaps": "gateway.feeds",
-    "ThreadItem": "gateway.models.items",
-    "ThreadLog": "gateway.channel_services",
-    "ThreadRef": "gateway.ids",
+    "Outcome": "gateway.rules.outcomes",
+    "PROBE_TIMEOUT_S": "gateway.process.probes",
+    "Permalinks": "gateway.delivery.channel",
+    "PlatformSettings": "gateway.delivery.plugins",
+    "PrivateNotices": "gateway.delivery.channel",
+    "ProcessState": "gateway.delivery.channel_services",
+    "Prompt": "gateway.base.models.prompts",
+    "PromptKind": "gateway.base.models.prompts",
+    "PromptView": "gateway.rules.render",
+    "Question": "gateway.base.models.prompts",
+    "RESTART_HINT": "gateway.delivery.sse",
+    "RateLimiter": "gateway.base.ratelimit",
+    "Reader": "gateway.rules.audience",
+    "Received": "gateway.rules.outcomes",
+    "Retry": "gateway.base.backoff",
+    "STREAM_ID_PROBLEM": "gateway.base.cursors",
+    "SchemaError": "gateway.base.forms",
+    "Services": "gateway.delivery.channel_services",
+    "StartsThreads": "gateway.delivery.channel",
+    "StepRequest": "gateway.rules.steps",
+    "StepResult": "gateway.rules.steps",
+    "StreamCaps": "gateway.delivery.feeds",
+    "ThreadItem": "gateway.base.models.items",
+    "ThreadLog": "gateway.delivery.channel_services",
+    "ThreadRef": "gateway.base.ids",
     "TokenTable": "gateway.api.auth",
-    "ToolCall": "gateway.models.prompts",
-    "Unanswered": "gateway.mapper",
-    "VERB_PREFIX": "gateway.control_refs",
-    "YES": "gateway.forms",
-    "answers_summary": "gateway.render",
-    "assets": "gateway.assets#module",
-    "cancel_and_wait": "gateway.tasks",
-    "channel_spec": "gateway.plugins",
-    "check_schema": "gateway.forms",
+    "ToolCall": "gateway.base.models.prompts",
+    "Unanswered": "gateway.rules.mapper",
+    "VERB_PREFIX": "gateway.rules.control_refs",
+    "YES": "gateway.base.forms",
+    "answers_summary": "gateway.rules.render",
+    "assets": "gateway.api.assets#module",
+    "cancel_and_wait": "gateway.base.tasks",
+    "channel_spec": "gateway.delivery.plugins",
+    "check_schema": "gateway.base.forms",
     "client_address": "gateway.api.client_address",
-    "decode": "gateway.control_refs",
-    "event": "gateway.logs",
-    "event_stream": "gateway.sse",
-    "failure": "gateway.logs",
-    "form_outcome": "gateway.render",
-    "forms": "gateway.forms#module",
-    "fresh": "gateway.signed",
-    "is_json_media_type": "gateway.jsonbody",
-    "is_store_outage": "gateway.channel",
-    "is_stream_position": "gateway.cursors",
-    "keep_end": "gateway.text_fit",
-    "lazy_doctor": "gateway.plugins",
-    "lazy_exports": "gateway.plugins",
-    "lease_name": "gateway.lease",
-    "map_form": "gateway.mapper",
-    "notices": "gateway.notices#module",
-    "one": "gateway.text_fit",
-    "parse_json": "gateway.jsonbody",
-    "parse_typed": "gateway.jsonbody",
-    "parse_thread_id": "gateway.ids",
-    "probe": "gateway.probes",
-    "prompt_body": "gateway.render",
-    "prompt_text": "gateway.render",
-    "redact": "gateway.logs",
-    "retry_after": "gateway.backoff",
-    "same_text": "gateway.signed",
-    "secret_text": "gateway.probes",
-    "settled_prompt_item": "gateway.render",
-    "shorten": "gateway.render",
-    "split_marked": "gateway.text_fit",
-    "split_text": "gateway.text_fit",
-    "steps": "gateway.steps#module",
-    "store_unavailable": "gateway.channel",
-    "tool_call_arguments": "gateway.render",
-    "unsupported_media_type": "gateway.jsonbody",
-    "utf16_len": "gateway.text_fit",
-    "utf16_units": "gateway.text_fit",
-    "verb_of": "gateway.control_refs",
-    "votes_of": "gateway.render",
-    "votes_text": "gateway.render",
-    "when_set": "gateway.plugins",
+    "decode": "gateway.rules.control_refs",
+    "event": "gateway.base.logs",
+    "event_stream": "gateway.delivery.sse",
+    "failure": "gateway.base.logs",
+    "form_outcome": "gateway.rules.render",
+    "forms": "gateway.base.forms#module",
+    "fresh": "gateway.base.signed",
+    "is_json_media_type": "gateway.base.jsonbody",
+    "is_store_outage": "gateway.delivery.channel",
+    "is_stream_position": "gateway.base.cursors",
+    "keep_end": "gateway.rules.text_fit",
+    "lazy_doctor": "gateway.delivery.plugins",
+    "lazy_exports": "gateway.delivery.plugins",
+    "lease_name": "gateway.delivery.lease",
+    "map_form": "gateway.rules.mapper",
+    "notices": "gateway.rules.notices#module",
+    "one": "gateway.rules.text_fit",
+    "parse_json": "gateway.base.jsonbody",
+    "parse_typed": "gateway.base.jsonbody",
+    "parse_thread_id": "gateway.base.ids",
+    "probe": "gateway.process.probes",
+    "prompt_body": "gateway.rules.render",
+    "prompt_text": "gateway.rules.render",
+    "redact": "gateway.base.logs",
+    "retry_after": "gateway.base.backoff",
+    "same_text": "gateway.base.signed",
+    "secret_text": "gateway.process.probes",
+    "settled_prompt_item": "gateway.rules.render",
+    "shorten": "gateway.rules.render",
+    "split_marked": "gateway.rules.text_fit",
+    "split_text": "gateway.rules.text_fit",
+    "steps": "gateway.rules.steps#module",
+    "store_unavailable": "gateway.delivery.channel",
+    "tool_call_arguments": "gateway.rules.render",
+    "unsupported_media_type": "gateway.base.jsonbody",
+    "utf16_len": "gateway.rules.text_fit",
+    "utf16_units": "gateway.rules.text_fit",
+    "verb_of": "gateway.rules.control_refs",
+    "votes_of": "gateway.rules.render",
+    "votes_text": "gateway.rules.render",
+    "when_set": "gateway.delivery.plugins",
 }
 
 if TYPE_CHECKING:
-    from gateway import assets as assets
-    from gateway import forms as forms
-    from gateway import notices as notices
-    from gateway import steps as steps
+    from gateway.api import assets as assets
     from gateway.api.auth import (
         OPERATOR as OPERATOR,
     )
@@ -166,310 +163,313 @@ if TYPE_CHECKING:
     from gateway.api.client_address import (
         client_address as client_address,
     )
-    from gateway.audience import (
-        Audiences as Audiences,
-    )
-    from gateway.audience import (
-        Reader as Reader,
-    )
-    from gateway.backoff import (
+    from gateway.base import forms as forms
+    from gateway.base.backoff import (
         Retry as Retry,
     )
-    from gateway.backoff import (
+    from gateway.base.backoff import (
         retry_after as retry_after,
     )
-    from gateway.channel import (
-        Channel as Channel,
-    )
-    from gateway.channel import (
-        ChannelContext as ChannelContext,
-    )
-    from gateway.channel import (
-        ChannelError as ChannelError,
-    )
-    from gateway.channel import (
-        ChannelRuntime as ChannelRuntime,
-    )
-    from gateway.channel import (
-        EditsMessages as EditsMessages,
-    )
-    from gateway.channel import (
-        Handed as Handed,
-    )
-    from gateway.channel import (
-        HandOver as HandOver,
-    )
-    from gateway.channel import (
-        InboundSink as InboundSink,
-    )
-    from gateway.channel import (
-        Mentions as Mentions,
-    )
-    from gateway.channel import (
-        MessageRef as MessageRef,
-    )
-    from gateway.channel import (
-        Permalinks as Permalinks,
-    )
-    from gateway.channel import (
-        PrivateNotices as PrivateNotices,
-    )
-    from gateway.channel import (
-        StartsThreads as StartsThreads,
-    )
-    from gateway.channel import (
-        is_store_outage as is_store_outage,
-    )
-    from gateway.channel import (
-        store_unavailable as store_unavailable,
-    )
-    from gateway.channel_services import (
-        ProcessState as ProcessState,
-    )
-    from gateway.channel_services import (
-        Services as Services,
-    )
-    from gateway.channel_services import (
-        ThreadLog as ThreadLog,
-    )
-    from gateway.checks import (
+    from gateway.base.checks import (
         Check as Check,
     )
-    from gateway.control_refs import (
-        VERB_PREFIX as VERB_PREFIX,
-    )
-    from gateway.control_refs import (
-        ControlRef as ControlRef,
-    )
-    from gateway.control_refs import (
-        decode as decode,
-    )
-    from gateway.control_refs import (
-        verb_of as verb_of,
-    )
-    from gateway.cursors import (
+    from gateway.base.cursors import (
         STREAM_ID_PROBLEM as STREAM_ID_PROBLEM,
     )
-    from gateway.cursors import (
+    from gateway.base.cursors import (
         is_stream_position as is_stream_position,
     )
-    from gateway.errors import (
+    from gateway.base.errors import (
         GatewayError as GatewayError,
     )
-    from gateway.feeds import (
-        StreamCaps as StreamCaps,
-    )
-    from gateway.forms import (
+    from gateway.base.forms import (
         MAX_VALUE_CHARS as MAX_VALUE_CHARS,
     )
-    from gateway.forms import (
+    from gateway.base.forms import (
         NO as NO,
     )
-    from gateway.forms import (
+    from gateway.base.forms import (
         YES as YES,
     )
-    from gateway.forms import (
+    from gateway.base.forms import (
         FieldError as FieldError,
     )
-    from gateway.forms import (
+    from gateway.base.forms import (
         FormField as FormField,
     )
-    from gateway.forms import (
+    from gateway.base.forms import (
         SchemaError as SchemaError,
     )
-    from gateway.forms import (
+    from gateway.base.forms import (
         check_schema as check_schema,
     )
-    from gateway.ids import (
+    from gateway.base.ids import (
         ThreadRef as ThreadRef,
     )
-    from gateway.ids import (
+    from gateway.base.ids import (
         parse_thread_id as parse_thread_id,
     )
-    from gateway.jsonbody import (
+    from gateway.base.jsonbody import (
         is_json_media_type as is_json_media_type,
     )
-    from gateway.jsonbody import (
+    from gateway.base.jsonbody import (
         parse_json as parse_json,
     )
-    from gateway.jsonbody import (
+    from gateway.base.jsonbody import (
         parse_typed as parse_typed,
     )
-    from gateway.jsonbody import (
+    from gateway.base.jsonbody import (
         unsupported_media_type as unsupported_media_type,
     )
-    from gateway.lease import (
-        Lease as Lease,
-    )
-    from gateway.lease import (
-        lease_name as lease_name,
-    )
-    from gateway.logs import (
+    from gateway.base.logs import (
         event as event,
     )
-    from gateway.logs import (
+    from gateway.base.logs import (
         failure as failure,
     )
-    from gateway.logs import (
+    from gateway.base.logs import (
         redact as redact,
     )
-    from gateway.mapper import (
-        Unanswered as Unanswered,
-    )
-    from gateway.mapper import (
-        map_form as map_form,
-    )
-    from gateway.models.base import (
+    from gateway.base.models.base import (
         MAX_NOTE_CHARS as MAX_NOTE_CHARS,
     )
-    from gateway.models.base import (
+    from gateway.base.models.base import (
         MAX_TEXT_CHARS as MAX_TEXT_CHARS,
     )
-    from gateway.models.items import (
+    from gateway.base.models.items import (
         InboundMessage as InboundMessage,
     )
-    from gateway.models.items import (
+    from gateway.base.models.items import (
         ThreadItem as ThreadItem,
     )
-    from gateway.models.prompts import (
+    from gateway.base.models.prompts import (
         Answer as Answer,
     )
-    from gateway.models.prompts import (
+    from gateway.base.models.prompts import (
         Prompt as Prompt,
     )
-    from gateway.models.prompts import (
+    from gateway.base.models.prompts import (
         PromptKind as PromptKind,
     )
-    from gateway.models.prompts import (
+    from gateway.base.models.prompts import (
         Question as Question,
     )
-    from gateway.models.prompts import (
+    from gateway.base.models.prompts import (
         ToolCall as ToolCall,
     )
-    from gateway.names import (
+    from gateway.base.names import (
         Names as Names,
     )
-    from gateway.outcomes import (
-        Draft as Draft,
-    )
-    from gateway.outcomes import (
-        DraftStatus as DraftStatus,
-    )
-    from gateway.outcomes import (
-        Outcome as Outcome,
-    )
-    from gateway.outcomes import (
-        Received as Received,
-    )
-    from gateway.plugins import (
-        ChannelSpec as ChannelSpec,
-    )
-    from gateway.plugins import (
-        LocalChat as LocalChat,
-    )
-    from gateway.plugins import (
-        PlatformSettings as PlatformSettings,
-    )
-    from gateway.plugins import (
-        channel_spec as channel_spec,
-    )
-    from gateway.plugins import (
-        lazy_doctor as lazy_doctor,
-    )
-    from gateway.plugins import (
-        lazy_exports as lazy_exports,
-    )
-    from gateway.plugins import (
-        when_set as when_set,
-    )
-    from gateway.probes import (
-        PROBE_TIMEOUT_S as PROBE_TIMEOUT_S,
-    )
-    from gateway.probes import (
-        probe as probe,
-    )
-    from gateway.probes import (
-        secret_text as secret_text,
-    )
-    from gateway.ratelimit import (
+    from gateway.base.ratelimit import (
         RateLimiter as RateLimiter,
     )
-    from gateway.render import (
-        FormView as FormView,
-    )
-    from gateway.render import (
-        PromptView as PromptView,
-    )
-    from gateway.render import (
-        answers_summary as answers_summary,
-    )
-    from gateway.render import (
-        form_outcome as form_outcome,
-    )
-    from gateway.render import (
-        prompt_body as prompt_body,
-    )
-    from gateway.render import (
-        prompt_text as prompt_text,
-    )
-    from gateway.render import (
-        settled_prompt_item as settled_prompt_item,
-    )
-    from gateway.render import (
-        shorten as shorten,
-    )
-    from gateway.render import (
-        tool_call_arguments as tool_call_arguments,
-    )
-    from gateway.render import (
-        votes_of as votes_of,
-    )
-    from gateway.render import (
-        votes_text as votes_text,
-    )
-    from gateway.replies import (
-        DONE as DONE,
-    )
-    from gateway.signed import (
+    from gateway.base.signed import (
         fresh as fresh,
     )
-    from gateway.signed import (
+    from gateway.base.signed import (
         same_text as same_text,
     )
-    from gateway.sse import (
-        RESTART_HINT as RESTART_HINT,
-    )
-    from gateway.sse import (
-        event_stream as event_stream,
-    )
-    from gateway.steps import (
-        StepRequest as StepRequest,
-    )
-    from gateway.steps import (
-        StepResult as StepResult,
-    )
-    from gateway.tasks import (
+    from gateway.base.tasks import (
         cancel_and_wait as cancel_and_wait,
     )
-    from gateway.text_fit import (
+    from gateway.delivery.channel import (
+        Channel as Channel,
+    )
+    from gateway.delivery.channel import (
+        ChannelContext as ChannelContext,
+    )
+    from gateway.delivery.channel import (
+        ChannelError as ChannelError,
+    )
+    from gateway.delivery.channel import (
+        ChannelRuntime as ChannelRuntime,
+    )
+    from gateway.delivery.channel import (
+        EditsMessages as EditsMessages,
+    )
+    from gateway.delivery.channel import (
+        Handed as Handed,
+    )
+    from gateway.delivery.channel import (
+        HandOver as HandOver,
+    )
+    from gateway.delivery.channel import (
+        InboundSink as InboundSink,
+    )
+    from gateway.delivery.channel import (
+        Mentions as Mentions,
+    )
+    from gateway.delivery.channel import (
+        MessageRef as MessageRef,
+    )
+    from gateway.delivery.channel import (
+        Permalinks as Permalinks,
+    )
+    from gateway.delivery.channel import (
+        PrivateNotices as PrivateNotices,
+    )
+    from gateway.delivery.channel import (
+        StartsThreads as StartsThreads,
+    )
+    from gateway.delivery.channel import (
+        is_store_outage as is_store_outage,
+    )
+    from gateway.delivery.channel import (
+        store_unavailable as store_unavailable,
+    )
+    from gateway.delivery.channel_services import (
+        ProcessState as ProcessState,
+    )
+    from gateway.delivery.channel_services import (
+        Services as Services,
+    )
+    from gateway.delivery.channel_services import (
+        ThreadLog as ThreadLog,
+    )
+    from gateway.delivery.feeds import (
+        StreamCaps as StreamCaps,
+    )
+    from gateway.delivery.lease import (
+        Lease as Lease,
+    )
+    from gateway.delivery.lease import (
+        lease_name as lease_name,
+    )
+    from gateway.delivery.plugins import (
+        ChannelSpec as ChannelSpec,
+    )
+    from gateway.delivery.plugins import (
+        LocalChat as LocalChat,
+    )
+    from gateway.delivery.plugins import (
+        PlatformSettings as PlatformSettings,
+    )
+    from gateway.delivery.plugins import (
+        channel_spec as channel_spec,
+    )
+    from gateway.delivery.plugins import (
+        lazy_doctor as lazy_doctor,
+    )
+    from gateway.delivery.plugins import (
+        lazy_exports as lazy_exports,
+    )
+    from gateway.delivery.plugins import (
+        when_set as when_set,
+    )
+    from gateway.delivery.sse import (
+        RESTART_HINT as RESTART_HINT,
+    )
+    from gateway.delivery.sse import (
+        event_stream as event_stream,
+    )
+    from gateway.process.probes import (
+        PROBE_TIMEOUT_S as PROBE_TIMEOUT_S,
+    )
+    from gateway.process.probes import (
+        probe as probe,
+    )
+    from gateway.process.probes import (
+        secret_text as secret_text,
+    )
+    from gateway.rules import notices as notices
+    from gateway.rules import steps as steps
+    from gateway.rules.audience import (
+        Audiences as Audiences,
+    )
+    from gateway.rules.audience import (
+        Reader as Reader,
+    )
+    from gateway.rules.control_refs import (
+        VERB_PREFIX as VERB_PREFIX,
+    )
+    from gateway.rules.control_refs import (
+        ControlRef as ControlRef,
+    )
+    from gateway.rules.control_refs import (
+        decode as decode,
+    )
+    from gateway.rules.control_refs import (
+        verb_of as verb_of,
+    )
+    from gateway.rules.mapper import (
+        Unanswered as Unanswered,
+    )
+    from gateway.rules.mapper import (
+        map_form as map_form,
+    )
+    from gateway.rules.outcomes import (
+        Draft as Draft,
+    )
+    from gateway.rules.outcomes import (
+        DraftStatus as DraftStatus,
+    )
+    from gateway.rules.outcomes import (
+        Outcome as Outcome,
+    )
+    from gateway.rules.outcomes import (
+        Received as Received,
+    )
+    from gateway.rules.render import (
+        FormView as FormView,
+    )
+    from gateway.rules.render import (
+        PromptView as PromptView,
+    )
+    from gateway.rules.render import (
+        answers_summary as answers_summary,
+    )
+    from gateway.rules.render import (
+        form_outcome as form_outcome,
+    )
+    from gateway.rules.render import (
+        prompt_body as prompt_body,
+    )
+    from gateway.rules.render import (
+        prompt_text as prompt_text,
+    )
+    from gateway.rules.render import (
+        settled_prompt_item as settled_prompt_item,
+    )
+    from gateway.rules.render import (
+        shorten as shorten,
+    )
+    from gateway.rules.render import (
+        tool_call_arguments as tool_call_arguments,
+    )
+    from gateway.rules.render import (
+        votes_of as votes_of,
+    )
+    from gateway.rules.render import (
+        votes_text as votes_text,
+    )
+    from gateway.rules.replies import (
+        DONE as DONE,
+    )
+    from gateway.rules.steps import (
+        StepRequest as StepRequest,
+    )
+    from gateway.rules.steps import (
+        StepResult as StepResult,
+    )
+    from gateway.rules.text_fit import (
         Marks as Marks,
     )
-    from gateway.text_fit import (
+    from gateway.rules.text_fit import (
         keep_end as keep_end,
     )
-    from gateway.text_fit import (
+    from gateway.rules.text_fit import (
         one as one,
     )
-    from gateway.text_fit import (
+    from gateway.rules.text_fit import (
         split_marked as split_marked,
     )
-    from gateway.text_fit import (
+    from gateway.rules.text_fit import (
         split_text as split_text,
     )
-    from gateway.text_fit import (
+    from gateway.rules.text_fit import (
         utf16_len as utf16_len,
     )
-    from gateway.text_fit import (
+    from gateway.rules.text_fit import (
         utf16_units as utf16_units,
     )
 

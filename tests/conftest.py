@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from gateway.channel import Channels
-from gateway.logs import LOGGER, SERVER_LOGGERS
-from gateway.service import Gateway
+from gateway.base.logs import LOGGER, SERVER_LOGGERS
+from gateway.decision.service import Gateway
+from gateway.delivery.channel import Channels
 from gateway.store import Store, connect
 from tests.support.memory_channel import MemoryChannel
 from tests.support.redis_cluster import RedisCluster, redis_cli_binary

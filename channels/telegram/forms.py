@@ -4,7 +4,8 @@ A form's text stays the core's (the message, then each field with its constraint
 ``name: value`` lines still answer; the buttons are for one field at a time (the first the draft lacks):
 a button per choice, Yes and No, ticks and Submit for a multi-select, ``✎ Answer…`` (a ForceReply) for
 text, numbers and dates. What a button sends is the text a person would type for that field, so the
-core's one form validator reads it and keeps the draft (see ``gateway.answer_step``). A URL step gets a
+core's one form validator reads it and keeps the draft (see ``gateway.decision.answer_step``). A URL step
+gets a
 link button, Done and Decline.
 """
 

@@ -109,6 +109,6 @@ NEEDS_TOKEN = "This chat needs its access token (THREADGATE_WEB_TOKEN); check it
 
 
 async def may_read_room(audiences: Audiences | None, thread_id: str, reader: Reader) -> bool:
-    """The one check in front of every route that shows a room's content (see ``gateway.audience``);
+    """The one check in front of every route that shows a room's content (see ``gateway.rules.audience``);
     without the gateway's facts nothing is shown."""
     return audiences is not None and await audiences.may_read(thread_id, reader)

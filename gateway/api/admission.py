@@ -13,8 +13,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gateway.api.asgi import header_of, send_error
 from gateway.api.auth import PRINCIPAL_SCOPE_KEY, TokenTable, authenticate
-from gateway.errors import GatewayError
-from gateway.jsonbody import MAX_DEPTH, is_json_media_type, parse_json, unsupported_media_type
+from gateway.base.errors import GatewayError
+from gateway.base.jsonbody import MAX_DEPTH, is_json_media_type, parse_json, unsupported_media_type
 
 API_ROOT = "/v1"
 GUARDED_ROOTS = (API_ROOT, "/mcp")  # the API and the MCP endpoint: both take bearer tokens

@@ -16,9 +16,9 @@ from urllib.parse import urlsplit
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from gateway.api.asgi import header_of, send_error
-from gateway.errors import GatewayError
-from gateway.hosts import WILDCARDS, host_name
-from gateway.settings import Settings
+from gateway.base.errors import GatewayError
+from gateway.base.hosts import WILDCARDS, host_name
+from gateway.base.settings import Settings
 
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
 PROBES = frozenset({"/healthz", "/readyz"})

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from functools import partial
 
-from gateway.answering import inputs as core_inputs
-from gateway.answering import respond as core_respond
-from gateway.answering.bodies import InputAction, RespondBody, RespondResult
-from gateway.answering.inputs import Acted
 from gateway.api.auth import Principal
 from gateway.api.scope import visible
-from gateway.service import Gateway
+from gateway.decision.answering import inputs as core_inputs
+from gateway.decision.answering import respond as core_respond
+from gateway.decision.answering.bodies import InputAction, RespondBody, RespondResult
+from gateway.decision.answering.inputs import Acted
+from gateway.decision.service import Gateway
 
 
 async def act_on_input(

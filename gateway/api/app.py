@@ -21,9 +21,9 @@ from gateway.api.ops import router as ops_router
 from gateway.api.outage import StoreOutageGuard
 from gateway.api.pages import router as pages_router
 from gateway.api.same_origin import SameOriginWrites, origin_of
-from gateway.plugins import route_refusal, same_origin_prefixes, spec_for
-from gateway.ratelimit import RateLimiter
-from gateway.runtime import Runtime
+from gateway.base.ratelimit import RateLimiter
+from gateway.delivery.plugins import route_refusal, same_origin_prefixes, spec_for
+from gateway.process.runtime import Runtime
 
 DESCRIPTION = (
     "Threadgate's HTTP API: agents raise prompts into chat threads and wait for people's answers; "

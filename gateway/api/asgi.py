@@ -6,7 +6,7 @@ import json
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from gateway.errors import GatewayError
+from gateway.base.errors import GatewayError
 
 
 def header_of(scope: Scope, name: bytes) -> str | None:

@@ -9,8 +9,8 @@ from typing import Annotated
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from gateway.errors import GatewayError
-from gateway.settings import ApiToken
+from gateway.base.errors import GatewayError
+from gateway.base.settings import ApiToken
 
 AGENT, OPERATOR = "agent", "operator"
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from starlette.requests import HTTPConnection
 
-from gateway.settings import Settings
+from gateway.base.settings import Settings
 
 UNKNOWN = "unknown"
 

@@ -8,10 +8,10 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from gateway.api.limits import DEFAULT_MAX_BODY_BYTES
-from gateway.feeds import StreamCaps
-from gateway.ratelimit import RateLimiter
-from gateway.runtime import Runtime
-from gateway.service import Gateway
+from gateway.base.ratelimit import RateLimiter
+from gateway.decision.service import Gateway
+from gateway.delivery.feeds import StreamCaps
+from gateway.process.runtime import Runtime
 
 MAX_WAIT_S = 60
 

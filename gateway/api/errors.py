@@ -11,8 +11,8 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from gateway.errors import GatewayError
-from gateway.logs import event
+from gateway.base.errors import GatewayError
+from gateway.base.logs import event
 
 INVALID_PARAMS_STATUS = 422
 _HTTP_CODES = {

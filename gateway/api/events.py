@@ -19,12 +19,12 @@ from gateway.api.auth import Caller
 from gateway.api.deps import ApiOptions, Core, Options, streams_of
 from gateway.api.errors import error_responses
 from gateway.api.scope import event_visible, own_run, require_thread
-from gateway.cursors import FEED_CURSOR, feed_cursor_value
-from gateway.errors import not_found
-from gateway.feeds import Feeds
-from gateway.ids import parse_thread_id
-from gateway.service import WATCH_GRACE_MS, Gateway
-from gateway.sse import RESTART_HINT, event_stream
+from gateway.base.cursors import FEED_CURSOR, feed_cursor_value
+from gateway.base.errors import not_found
+from gateway.base.ids import parse_thread_id
+from gateway.decision.service import WATCH_GRACE_MS, Gateway
+from gateway.delivery.feeds import Feeds
+from gateway.delivery.sse import RESTART_HINT, event_stream
 from gateway.store.outage import store_unavailable
 
 router = APIRouter(prefix="/v1", tags=["agent side"])
@@ -93,7 +93,8 @@ async def stream(
 ) -> AsyncIterator[bytes]:
     """Events after ``cursor`` (default: from now), then each new one as it lands.
 
-    Read from the process's one follower of the event feed (``gateway.feeds``): an idle stream holds no
+    Read from the process's one follower of the event feed (``gateway.delivery.feeds``): an idle stream holds
+    no
     Redis connection. Keep-alive comments come from the response (``ping``). ``where`` and ``reaches``
     are this subscriber's own filters (its query, its token's scope).
     """

@@ -13,11 +13,11 @@ from gateway.api.errors import error_responses
 from gateway.api.runs import RunId
 from gateway.api.schemas import GrantList
 from gateway.api.scope import own_run
-from gateway.authz import may_decide
-from gateway.errors import GatewayError
-from gateway.granting import revoke_grant
-from gateway.grants import Grant
-from gateway.models import check_identity
+from gateway.base.errors import GatewayError
+from gateway.base.models import check_identity
+from gateway.decision.granting import revoke_grant
+from gateway.rules.authz import may_decide
+from gateway.rules.grants import Grant
 
 router = APIRouter(prefix="/v1", tags=["grants"])
 

@@ -14,10 +14,10 @@ from gateway.api.deps import Core
 from gateway.api.errors import error_responses
 from gateway.api.schemas import Open
 from gateway.api.scope import visible
-from gateway.cursors import history_positions
-from gateway.errors import validation_failed
-from gateway.history import HistoryOutcome, HistoryQuery, read_history
-from gateway.models import to_ms
+from gateway.base.cursors import history_positions
+from gateway.base.errors import validation_failed
+from gateway.base.models import to_ms
+from gateway.decision.history import HistoryOutcome, HistoryQuery, read_history
 from gateway.store import keys
 
 router = APIRouter(prefix="/v1", tags=["history"])

@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from gateway.cursors import page_position
-from gateway.errors import validation_failed
-from gateway.ids import parse_thread_id
-from gateway.service import Gateway
+from gateway.base.cursors import page_position
+from gateway.base.errors import validation_failed
+from gateway.base.ids import parse_thread_id
+from gateway.decision.service import Gateway
 
 
 async def pending_page(

@@ -7,7 +7,6 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Path, Query
 from fastapi.responses import JSONResponse
 
-from gateway.answering.bodies import InputAction
 from gateway.api.answering import act_on_input
 from gateway.api.auth import Caller, OperatorCaller
 from gateway.api.deps import Core
@@ -16,9 +15,10 @@ from gateway.api.inbox import pending_page
 from gateway.api.runs import PromptId
 from gateway.api.schemas import AgentBody, AnsweredInput, PromptList
 from gateway.api.scope import require_agent, visible
-from gateway.cursors import PAGE_CURSOR
-from gateway.escalation import check_owners, check_targets
-from gateway.models import AgentDefinition
+from gateway.base.cursors import PAGE_CURSOR
+from gateway.base.models import AgentDefinition
+from gateway.decision.answering.bodies import InputAction
+from gateway.decision.escalation import check_owners, check_targets
 
 router = APIRouter(prefix="/v1", tags=["human side"])
 

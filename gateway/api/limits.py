@@ -6,7 +6,7 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gateway.api.asgi import HttpMiddleware, send_error
-from gateway.errors import GatewayError
+from gateway.base.errors import GatewayError
 
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 

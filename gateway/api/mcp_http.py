@@ -37,13 +37,13 @@ from gateway.api.asgi import send_error
 from gateway.api.auth import AGENT, PRINCIPAL_SCOPE_KEY, Principal
 from gateway.api.mcp_sessions import DEFAULT_PER_TOKEN, CappedSessions, TooManySessions
 from gateway.api.scope import require_agent
+from gateway.base.errors import GatewayError
+from gateway.base.logs import event
+from gateway.base.models import Prompt
 from gateway.client import Threadgate
 from gateway.client.target import Target, session_key
-from gateway.errors import GatewayError
 from gateway.integrations.mcp_protocol import refused_line, rewritten_line
 from gateway.integrations.mcp_server import Asker, build_server
-from gateway.logs import event
-from gateway.models import Prompt
 
 PATH = "/mcp"
 AGENT_SCOPE_KEY = "threadgate.mcp_agent"

@@ -15,7 +15,7 @@ from mcp.server.auth.middleware.bearer_auth import AuthorizationContext
 from mcp.server.streamable_http import StreamableHTTPServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
-from gateway.errors import GatewayError
+from gateway.base.errors import GatewayError
 
 DEFAULT_PER_TOKEN = 100
 RETRY_AFTER_S = 60  # sessions end when their clients close them, or after 30 idle minutes

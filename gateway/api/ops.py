@@ -10,11 +10,11 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 
-from gateway import metrics
-from gateway.errors import GatewayError
-from gateway.lease import Lease
-from gateway.logs import event
-from gateway.runtime import Runtime
+from gateway.base import metrics
+from gateway.base.errors import GatewayError
+from gateway.base.logs import event
+from gateway.delivery.lease import Lease
+from gateway.process.runtime import Runtime
 from gateway.store.outage import is_store_outage
 
 router = APIRouter(include_in_schema=False)

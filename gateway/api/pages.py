@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 from fastapi.responses import HTMLResponse, Response
 
-from gateway import assets
+from gateway.api import assets
 
 router = APIRouter(include_in_schema=False)
 

@@ -17,7 +17,7 @@ from gateway.api.deps import Core
 from gateway.api.errors import error_responses
 from gateway.api.inputs import AgentName
 from gateway.api.scope import require_agent
-from gateway.models import Model, ToolAnnotations, ToolCall
+from gateway.base.models import Model, ToolAnnotations, ToolCall
 
 router = APIRouter(prefix="/v1", tags=["agent side"])
 

@@ -8,13 +8,13 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Header, Request
 from fastapi.responses import JSONResponse
 
-from gateway.answering.bodies import RespondBody, RespondResult
 from gateway.api import answering
 from gateway.api.auth import OperatorCaller
 from gateway.api.deps import Core, limiter_of, options_of
 from gateway.api.errors import INVALID_PARAMS_STATUS, error_responses
-from gateway.errors import GatewayError
-from gateway.ids import parse_thread_id
+from gateway.base.errors import GatewayError
+from gateway.base.ids import parse_thread_id
+from gateway.decision.answering.bodies import RespondBody, RespondResult
 
 router = APIRouter(prefix="/v1", tags=["human side"])
 

@@ -9,18 +9,18 @@ from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 
-from gateway.answering.refusals import already_resolved
 from gateway.api.auth import AgentCaller, Caller
 from gateway.api.deps import MAX_WAIT_S, Core, Options, streams_of
 from gateway.api.errors import error_responses
 from gateway.api.inbox import pending_page
 from gateway.api.schemas import ApprovalRequest, CancelBody, PolicyDecision, PromptList
 from gateway.api.scope import own_prompt, own_run, require_agent, require_thread, visible
-from gateway.cursors import PAGE_CURSOR
-from gateway.errors import GatewayError
-from gateway.grants import Grant
-from gateway.models import Prompt, PromptRequest, PromptState, ReasonCode, Run, RunRequest
-from gateway.service import Gateway
+from gateway.base.cursors import PAGE_CURSOR
+from gateway.base.errors import GatewayError
+from gateway.base.models import Prompt, PromptRequest, PromptState, ReasonCode, Run, RunRequest
+from gateway.decision.answering.refusals import already_resolved
+from gateway.decision.service import Gateway
+from gateway.rules.grants import Grant
 
 router = APIRouter(prefix="/v1", tags=["agent side"])
 

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from gateway.api.asgi import HttpMiddleware, send_error
-from gateway.errors import GatewayError
+from gateway.base.errors import GatewayError
 
 WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 GUARDED = ("/v1/", "/mcp")  # the API (the inbox answers through it) and MCP; channels add their own

@@ -1,5 +1,5 @@
-"""Request and response bodies of the HTTP API that are not core objects (those come from gateway.models
-and, for a person's answer by id, gateway.answering.bodies)."""
+"""Request and response bodies of the HTTP API that are not core objects (those come from gateway.base.models
+and, for a person's answer by id, gateway.decision.answering.bodies)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,8 @@ from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator, model_validator
 
-from gateway import call_schema
-from gateway.answering.bodies import GrantNotMade
-from gateway.grants import Grant
-from gateway.models import (
+from gateway.base import call_schema
+from gateway.base.models import (
     MAX_EXPIRES_IN,
     MAX_TEXT_CHARS,
     ApprovalPolicy,
@@ -22,6 +20,8 @@ from gateway.models import (
     ToolAnnotations,
     ToolCall,
 )
+from gateway.decision.answering.bodies import GrantNotMade
+from gateway.rules.grants import Grant
 
 
 class Open(BaseModel):

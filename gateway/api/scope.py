@@ -3,7 +3,7 @@
 A token acts for its agents (``Principal.agents``; None is every agent). Runs, prompts and sessions of
 any other agent do not exist for it (404 with the usual code); naming another agent outright (starting a
 run, an agent's definition) is 403. Threads belong to the agents with runs in them and to the agents
-claiming their channel (``gateway.ownership``).
+claiming their channel (``gateway.rules.ownership``).
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from gateway.api.auth import Principal
-from gateway.errors import GatewayError, not_found
-from gateway.models import Prompt, Run
-from gateway.ownership import message_reaches
-from gateway.service import Gateway
+from gateway.base.errors import GatewayError, not_found
+from gateway.base.models import Prompt, Run
+from gateway.decision.service import Gateway
+from gateway.rules.ownership import message_reaches
 from gateway.store import Store
 
 

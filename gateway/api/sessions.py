@@ -21,11 +21,11 @@ from gateway.api.scope import (
     thread_open,
     visible,
 )
-from gateway.call_identity import same_call
-from gateway.errors import GatewayError
-from gateway.models import Model, Prompt, PromptState, Run, RunRequest, ToolCall
-from gateway.session_runs import session_run
-from gateway.session_threads import SessionThreads
+from gateway.base.errors import GatewayError
+from gateway.base.models import Model, Prompt, PromptState, Run, RunRequest, ToolCall
+from gateway.decision.session_runs import session_run
+from gateway.decision.session_threads import SessionThreads
+from gateway.rules.call_identity import same_call
 
 router = APIRouter(prefix="/v1", tags=["agent side"])
 

@@ -16,9 +16,9 @@ from gateway.api.deps import MAX_WAIT_S, Core, Options, streams_of
 from gateway.api.errors import error_responses
 from gateway.api.schemas import ItemList, MessageList, PostedItem, PostItemBody
 from gateway.api.scope import message_visible, require_thread
-from gateway.cursors import FEED_CURSOR, STREAM_ID, feed_cursor_value, stream_position
-from gateway.feeds import Feeds
-from gateway.ids import parse_thread_id
+from gateway.base.cursors import FEED_CURSOR, STREAM_ID, feed_cursor_value, stream_position
+from gateway.base.ids import parse_thread_id
+from gateway.delivery.feeds import Feeds
 
 router = APIRouter(prefix="/v1", tags=["agent side"])
 
@@ -91,7 +91,7 @@ async def read_messages(
 ) -> tuple[list[dict[str, Any]], str | None]:
     """Queued messages after the cursor, waiting up to ``wait_s`` while none match.
 
-    The wait is on the process's one follower of the feed (``gateway.feeds``), not on Redis: a held
+    The wait is on the process's one follower of the feed (``gateway.delivery.feeds``), not on Redis: a held
     long-poll costs no connection. ``reaches`` keeps the messages the caller may see (a token's scope).
     """
     deadline = time.monotonic() + wait_s

@@ -17,13 +17,13 @@ from typing import Any, Generic, Literal, TypeVar
 
 import httpx
 
-from gateway.backoff import Retry
+from gateway.base.backoff import Retry
+from gateway.base.models import APPROVE, AgentDefinition, Prompt, PromptState, Run
 from gateway.client.env import DEFAULT_URL as DEFAULT_URL
 from gateway.client.env import gateway_url
 from gateway.client.errors import ApprovalMismatch, PromptCancelled, ThreadgateError, error_from
 from gateway.client.model_forms import form_schema as form_schema
-from gateway.grants import Grant, GrantMatch
-from gateway.models import APPROVE, AgentDefinition, Prompt, PromptState, Run
+from gateway.rules.grants import Grant, GrantMatch
 
 POLICY = "policy"  # who decided when the agent's approval policy asked nobody
 LONG_POLL_S = 60.0
@@ -344,7 +344,8 @@ def answer_input(
     note: str | None = None,
     arguments: dict[str, Any] | None = None,
 ) -> Flow[Prompt]:
-    """Answer an input; with ``grant`` (a pattern: see ``gateway.grants``) the approve also lets the run's
+    """Answer an input; with ``grant`` (a pattern: see ``gateway.rules.grants``) the approve also lets the
+    run's
     later matching calls through (``list_grants`` shows the grant made). ``note`` is the person's reason,
     ``arguments`` the call as they edited it (approving it)."""
     match = grant.model_dump(mode="json") if isinstance(grant, GrantMatch) else grant

@@ -6,7 +6,7 @@ from typing import Any
 
 import httpx
 
-from gateway.models import Prompt
+from gateway.base.models import Prompt
 
 
 class ThreadgateError(Exception):

@@ -6,10 +6,10 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from gateway.base.models import PromptState, ReasonCode
 from gateway.client.calls import Flow, post_message, raise_prompt, step_body, wait_prompt
 from gateway.client.errors import PromptCancelled
 from gateway.client.model_forms import NotTaken, prefilled
-from gateway.models import PromptState, ReasonCode
 
 T = TypeVar("T")
 ASKED_AGAIN = "The form is asked again with your answers filled in."

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 import httpx
 
+from gateway.base.models import Prompt, ReasonCode
 from gateway.client import calls
 from gateway.client.async_client import Threadgate
 from gateway.client.calls import Approval, Flow
@@ -22,8 +23,7 @@ from gateway.client.errors import PromptCancelled, ThreadgateError
 from gateway.client.sync_client import Client
 from gateway.client.target import Target, session_header, session_key
 from gateway.client.waiting import GAVE_UP_REASON, say_where
-from gateway.mapper import NEGATIVE
-from gateway.models import Prompt, ReasonCode
+from gateway.rules.mapper import NEGATIVE
 
 T = TypeVar("T")
 

@@ -14,12 +14,12 @@ from typing import Any, Literal, TypeVar
 import httpx
 from pydantic import BaseModel
 
+from gateway.base.models import AgentDefinition, Prompt, Run
 from gateway.client import calls, form_flow
 from gateway.client.calls import Allowed, Approval, Call, Flow, Page, Pause
 from gateway.client.model_forms import reader
 from gateway.client.sse import Event, EventParser
-from gateway.grants import Grant, GrantMatch
-from gateway.models import AgentDefinition, Prompt, Run
+from gateway.rules.grants import Grant, GrantMatch
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
@@ -297,7 +297,7 @@ class ClientMethods(ABC):
         ``answers`` is the seed's shape instead of ``content`` (``["Approve"]``, ``["Deny"]``); on an
         approval, ``note`` is the person's words for the agent and ``arguments`` the call as they edited it.
         ``grant`` (with an approve of a tool call) lets the run's later calls matching that pattern through
-        without asking: ``gateway.grants.exact_match(call)`` or ``widened_match(call)`` build one.
+        without asking: ``gateway.rules.grants.exact_match(call)`` or ``widened_match(call)`` build one.
         """
         flow = calls.answer_input(
             agent, prompt_id, action, content, from_, grant, answers=answers, note=note, arguments=arguments

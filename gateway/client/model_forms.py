@@ -7,7 +7,7 @@ and ``datetime`` as formats), ``int`` and ``float`` (``ge``/``le``, and ``gt``/`
 multi-select, ``min_length``/``max_length`` as its item counts), each ``Optional`` or not, with its title,
 description and default. Anything else (nested models, dicts, tuples, sets, lists of free values, unions,
 patterns, exclusive bounds on floats) raises ``FormNotFlat`` naming the field, before any request is sent.
-The result is checked by the gateway's own rule (``gateway.forms.check_schema``) on the way out.
+The result is checked by the gateway's own rule (``gateway.base.forms.check_schema``) on the way out.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from pydantic import AnyUrl, BaseModel, EmailStr, ValidationError
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
-from gateway.forms import SchemaError, check_schema
+from gateway.base.forms import SchemaError, check_schema
 
 M = TypeVar("M", bound=BaseModel)
 FLAT = "a flat form holds text, numbers, yes/no, one choice of strings, or a list of such choices"

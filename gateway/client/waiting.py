@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from gateway.models import Prompt
+from gateway.base.models import Prompt
 
 GAVE_UP_REASON = "the agent stopped waiting for an answer"  # why a prompt nobody answered in time is closed
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from gateway.base.ids import is_identity, person_examples
 from gateway.client import Threadgate
 from gateway.commands import Exit, emit_json, fail, run_api
-from gateway.ids import is_identity, person_examples
 
 
 def _bad_identities(identities: list[str]) -> list[str]:

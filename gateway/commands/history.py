@@ -46,7 +46,8 @@ TEXT_COLUMNS = ("question", "answers", "note", "reason")
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 AGO = re.compile(r"(\d{1,6})([mhd])", re.ASCII)
 UNITS = {"m": "minutes", "h": "hours", "d": "days"}
-OUTCOMES = ("answered", "approved", "denied", "cancelled", "expired")  # gateway.history.HistoryOutcome
+# gateway.decision.history.HistoryOutcome
+OUTCOMES = ("answered", "approved", "denied", "cancelled", "expired")
 
 
 def moment(value: str, now: datetime | None = None) -> str:

@@ -7,11 +7,11 @@ import textwrap
 from datetime import UTC, datetime
 from typing import Any
 
-from gateway import platforms
+from gateway.base import platforms
+from gateway.base.ids import thread_forms
+from gateway.base.models import Prompt, PromptKind, PromptState
 from gateway.client import Threadgate
 from gateway.commands import Exit, emit_json, fail, run_api
-from gateway.ids import thread_forms
-from gateway.models import Prompt, PromptKind, PromptState
 
 APPROVE_WORDS = {"approve", "approved", "yes", "y", "ok", "allow"}
 DENY_WORDS = {"deny", "denied", "no", "n", "reject"}

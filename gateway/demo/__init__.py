@@ -20,9 +20,9 @@ import uvicorn
 
 from gateway.client import Threadgate
 from gateway.client.human import DEFAULT_AGENT as HUMAN_AGENT
+from gateway.delivery.plugins import ChannelSpec, LocalChat, spec_for, specs
 from gateway.demo.agent import AGENT, DemoAgent
-from gateway.plugins import ChannelSpec, LocalChat, spec_for, specs
-from gateway.preflight import bind, reachable_url
+from gateway.process.preflight import bind, reachable_url
 
 OPERATOR_NAME = "operator"
 YOUR_AGENT = "my-agent"  # the agent name the banner's and the quickstart's examples raise under
@@ -136,9 +136,9 @@ async def running_demo(
     from gateway.api import create_app
     from gateway.api.client_address import proxy_options
     from gateway.api.deps import ApiOptions
-    from gateway.ids import parse_thread_id
-    from gateway.runtime import Runtime
-    from gateway.settings import Settings
+    from gateway.base.ids import parse_thread_id
+    from gateway.base.settings import Settings
+    from gateway.process.runtime import Runtime
 
     local, chat = local_spec()
     parse_thread_id(f"{local.name}:{room}")

@@ -10,10 +10,10 @@ from typing import Any, Literal
 
 import httpx
 
+from gateway.base.logs import event
+from gateway.base.models import APPROVE, Prompt, PromptState, ReasonCode
 from gateway.client import Threadgate, ThreadgateError
 from gateway.client.human import reason_given
-from gateway.logs import event
-from gateway.models import APPROVE, Prompt, PromptState, ReasonCode
 
 AGENT = "demo"
 

@@ -19,12 +19,12 @@ from typing import Any, Literal
 
 import httpx
 
-from gateway.call_identity import identity, identity_arguments
+from gateway.base.models import Prompt, PromptState, ReasonCode, call_digest
 from gateway.client import Allowed, Threadgate, ThreadgateError
 from gateway.client.target import Target
 from gateway.client.waiting import GAVE_UP_REASON, say_where
 from gateway.integrations.sessions import NotConfigured, thread_for
-from gateway.models import Prompt, PromptState, ReasonCode, call_digest
+from gateway.rules.call_identity import identity, identity_arguments
 
 logger = logging.getLogger("threadgate.integrations")
 
@@ -168,7 +168,8 @@ async def _resume(tg: Threadgate, target: Target, request: Ask) -> Prompt | str 
 
 def asks_about(prompt: Prompt, request: Ask) -> bool:
     """Whether ``prompt`` was raised for exactly the call ``request`` asks about: for an approval the same
-    tool and input (by digest of the call's identity, ``gateway.call_identity``), for a question the same
+    tool and input (by digest of the call's identity, ``gateway.rules.call_identity``), for a question the
+    same
     questions and options."""
     if request.tool_call is not None:
         name, arguments = request.tool_call["name"], request.tool_call.get("arguments", {})

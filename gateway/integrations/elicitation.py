@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from gateway.base.models import MAX_QUESTION_CHARS, Prompt, PromptKind, PromptState, ReasonCode
 from gateway.client import Allowed, Threadgate
 from gateway.client.target import Target
 from gateway.integrations import hook_output
 from gateway.integrations.asking import Ask, Unavailable, ask
-from gateway.models import MAX_QUESTION_CHARS, Prompt, PromptKind, PromptState, ReasonCode
 
 
 def elicitation_request(data: dict[str, Any], *, key: str, header: str) -> Ask:

@@ -13,9 +13,9 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
+from gateway.base.printable import printable
 from gateway.integrations.permissions import Verdict
 from gateway.integrations.prompts import ASK_USER_QUESTION, granted_message
-from gateway.printable import printable
 
 Tool = Literal["claude", "codex"]
 Unanswered = Literal["defer", "ask", "none"]

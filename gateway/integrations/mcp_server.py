@@ -29,6 +29,7 @@ from mcp.server.stdio import stdio_server
 from pydantic import BaseModel, Field, StrictBool
 
 from gateway import __version__
+from gateway.base.models import MAX_QUESTIONS, Prompt, PromptState
 from gateway.client import Allowed, Threadgate
 from gateway.client.human import reason_given
 from gateway.client.target import Target, session_header, session_key
@@ -46,7 +47,6 @@ from gateway.integrations.prompts import (
     edited_arguments,
     granted_message,
 )
-from gateway.models import MAX_QUESTIONS, Prompt, PromptState
 
 SERVER_NAME = "threadgate"
 INSTRUCTIONS = (

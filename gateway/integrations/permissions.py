@@ -3,7 +3,7 @@ asks nobody, or nobody could decide.
 
 Shared by the hooks, the Agent SDK callback and the MCP permission prompt tool; each renders the verdict in
 its own tool's shape. Whether a call is asked at all is the agent's approval policy's to say, decided by
-the gateway (gateway/approval_policy.py); ``AskUserQuestion`` is a question, always asked.
+the gateway (gateway/rules/approval_policy.py); ``AskUserQuestion`` is a question, always asked.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 import httpx
 
-from gateway.approval_policy import needs_approval, tool_rule
+from gateway.base.models import Prompt, PromptState, ToolCall, ToolRule
 from gateway.client import Allowed, Threadgate, ThreadgateError
 from gateway.client.human import reason_given
 from gateway.client.target import Target
@@ -36,7 +36,7 @@ from gateway.integrations.prompts import (
     typed_reason,
 )
 from gateway.integrations.suggestions import Choice, choices
-from gateway.models import Prompt, PromptState, ToolCall, ToolRule
+from gateway.rules.approval_policy import needs_approval, tool_rule
 
 
 @dataclass(frozen=True, slots=True)

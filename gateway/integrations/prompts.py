@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
+from gateway.base.models import APPROVE, DENY, MAX_QUESTION_CHARS, Prompt, PromptState, ReasonCode
 from gateway.client.human import reason_given
 from gateway.integrations.suggestions import Choice
-from gateway.mapper import AFFIRMATIVE
-from gateway.models import APPROVE, DENY, MAX_QUESTION_CHARS, Prompt, PromptState, ReasonCode
+from gateway.rules.mapper import AFFIRMATIVE
 
 ASK_USER_QUESTION = "AskUserQuestion"
 MAX_INLINE_COMMAND = 200

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from gateway.models import MAX_DESCRIPTION_CHARS, MAX_LABEL_CHARS
+from gateway.base.models import MAX_DESCRIPTION_CHARS, MAX_LABEL_CHARS
 
 MAX_SUGGESTIONS = 5
 _WHERE = {

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import time
 
-from gateway.models import STORED, AgentDefinition, ApprovalPolicy, HumanInput
+from gateway.base.models import STORED, AgentDefinition, ApprovalPolicy, HumanInput
 from gateway.store import calls, keys
 from gateway.store.base import StoreBase
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from gateway.models import HumanInput, Prompt, Run
+from gateway.base.models import HumanInput, Prompt, Run
 from gateway.store import keys
 from gateway.store.codec import RecordCodec
 from gateway.store.escalations import EscalationStore

@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from gateway.grants import Grant
-from gateway.models import Answer, Run
+from gateway.base.models import Answer, Run
+from gateway.rules.grants import Grant
 from gateway.store import keys
 from gateway.store.results import Kept, OutboxPass, ReadyAnswer, Refusal
 from gateway.store.scripts import ScriptCall

@@ -6,7 +6,7 @@ import hashlib
 import json
 from typing import Any
 
-from gateway.models import Answer, Prompt, PromptState, ReasonCode, Resolution, ToolCall, Vote, from_ms
+from gateway.base.models import Answer, Prompt, PromptState, ReasonCode, Resolution, ToolCall, Vote, from_ms
 from gateway.store.escalations import taken
 from gateway.store.lru import LRU
 

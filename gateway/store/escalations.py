@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol
 
-from gateway.models import EscalationTaken, Prompt, from_ms, to_ms
+from gateway.base.models import EscalationTaken, Prompt, from_ms, to_ms
 from gateway.store import calls, keys
 from gateway.store.scripts import ScriptCall, Scripts
 

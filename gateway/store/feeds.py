@@ -6,7 +6,7 @@ import time
 
 from redis.asyncio.cluster import RedisCluster
 
-from gateway.models import Prompt
+from gateway.base.models import Prompt
 from gateway.store import keys
 from gateway.store.base import StoreBase
 from gateway.store.escalations import unscheduled

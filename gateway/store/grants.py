@@ -6,7 +6,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
-from gateway.grants import Grant
+from gateway.rules.grants import Grant
 from gateway.store import calls, keys
 from gateway.store.scripts import ScriptCall, Scripts, thread_lead
 

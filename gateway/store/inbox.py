@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-from gateway.cursors import page_cursor
-from gateway.models import Prompt
+from gateway.base.cursors import page_cursor
+from gateway.base.models import Prompt
 from gateway.store import calls, keys
 from gateway.store.base import StoreBase, ranked
 

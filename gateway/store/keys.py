@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-# The global indexes and feeds are split into partitions by the thread's hash (gateway.partitions).
-from gateway.partitions import EVERY_PARTITION as EVERY_PARTITION
-from gateway.partitions import LEGACY as LEGACY
-from gateway.partitions import PARTITION_TAGS as PARTITION_TAGS
-from gateway.partitions import PARTITIONS as PARTITIONS
-from gateway.partitions import partition as partition
+# The global indexes and feeds are split into partitions by the thread's hash (gateway.base.partitions).
+from gateway.base.partitions import EVERY_PARTITION as EVERY_PARTITION
+from gateway.base.partitions import LEGACY as LEGACY
+from gateway.base.partitions import PARTITION_TAGS as PARTITION_TAGS
+from gateway.base.partitions import PARTITIONS as PARTITIONS
+from gateway.base.partitions import partition as partition
 
 PENDING = "tg:pending"  # zset: pending prompt ids by creation time (the inbox)
 EXPIRY = "tg:expiry"  # zset: pending prompt ids by expiry time
@@ -15,7 +15,7 @@ ESCALATION = "tg:escalation"  # zset: "<prompt id>:<step>" escalation steps by w
 DIRTY = "tg:dirty"  # zset: threads whose outbox may hold work, by when it was marked
 MESSAGES = "tg:messages"  # stream: people's messages queued for agents
 EVENTS = "tg:events"  # stream: input.requested / input.resolved / message.received
-HISTORY = "tg:history"  # stream: one record per settled prompt, kept for the audit (gateway.history)
+HISTORY = "tg:history"  # stream: one record per settled prompt, kept for the audit (gateway.decision.history)
 SETTLED_CHANNEL = "tg:settled"  # pub/sub: "<prompt id> <how it settled>", published when it settles
 CLAIMS = "tg:claims"  # hash: agent -> JSON list of the channels its definition claims
 # One hash tag: the webhook queue's keys share a Cluster slot, so one script can touch them all.

@@ -19,9 +19,9 @@ from redis.exceptions import (
     TryAgainError,
 )
 
-from gateway.errors import GatewayError
-from gateway.logs import event, redact
-from gateway.tasks import cancel_and_wait
+from gateway.base.errors import GatewayError
+from gateway.base.logs import event, redact
+from gateway.base.tasks import cancel_and_wait
 
 RETRY_AFTER_S = 2
 # ConnectionError covers refused/reset connections, BusyLoadingError (LOADING) and an exhausted pool;

@@ -7,7 +7,7 @@ import time
 from collections import OrderedDict
 from typing import Any
 
-from gateway.ownership import ThreadOwners, claimants, thread_open_to
+from gateway.rules.ownership import ThreadOwners, claimants, thread_open_to
 from gateway.store import keys
 
 CLAIMS_CACHE_S = 1.0  # how long a process reuses the claims it read; a change reaches every process this fast

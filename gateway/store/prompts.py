@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gateway.models import Answer, Prompt, ReasonCode, Resolution, to_ms
+from gateway.base.models import Answer, Prompt, ReasonCode, Resolution, to_ms
 from gateway.store import calls, keys
 from gateway.store.base import StoreBase, pairs
 from gateway.store.codec import RecordCodec
@@ -104,7 +104,7 @@ class Prompts(StoreBase):
     ) -> Settlement:
         """Answer a prompt; the first resolution wins. Hot if the agent is watching, else parked.
 
-        ``opts`` carries an approval's decision (see ``gateway.verdicts``): a vote may leave it pending.
+        ``opts`` carries an approval's decision (see ``gateway.rules.verdicts``): a vote may leave it pending.
         With ``claim``, an answer also takes the thread's outbox lock when free (``Settlement.held``)."""
         call = calls.resolve_prompt(
             self._lead(now_ms, claim),

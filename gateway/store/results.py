@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from gateway.models import Answer, Prompt, ReasonCode, Resolution
-from gateway.verdicts import Verdict
+from gateway.base.models import Answer, Prompt, ReasonCode, Resolution
+from gateway.rules.verdicts import Verdict
 
 
 class OpenStatus(StrEnum):
@@ -103,7 +103,7 @@ class ReadyAnswer:
     # is queued as the next turn's message) or declined; with the reason recorded.
     cancel_code: ReasonCode | None = None
     cancel_reason: str = ""
-    # An approval's decision beyond its answers (note, call allowed, vote): see ``gateway.verdicts``.
+    # An approval's decision beyond its answers (note, call allowed, vote): see ``gateway.rules.verdicts``.
     verdict: Verdict = field(default_factory=Verdict)
 
     @property

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gateway.audience import Audience
-from gateway.models import ReasonCode, Run, RunState
+from gateway.base.models import ReasonCode, Run, RunState
+from gateway.rules.audience import Audience
 from gateway.store import calls, keys
 from gateway.store.base import DAY_MS, StoreBase
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from gateway.cursors import exclusive_start
-from gateway.models import Resolution
+from gateway.base.cursors import exclusive_start
+from gateway.base.models import Resolution
 from gateway.store import calls, keys
 from gateway.store.base import StoreBase, pairs
 from gateway.store.codec import RecordCodec

@@ -18,9 +18,9 @@ from starlette.types import ASGIApp
 from gateway.api import create_app
 from gateway.api.client_address import proxy_options
 from gateway.api.deps import ApiOptions
-from gateway.channel import ChannelContext
-from gateway.runtime import Runtime
-from gateway.settings import Settings
+from gateway.base.settings import Settings
+from gateway.delivery.channel import ChannelContext
+from gateway.process.runtime import Runtime
 from tests.support.api_calls import raise_prompt as raise_prompt
 from tests.support.memory_channel import MemoryChannel
 from tests.support.redis_server import RedisServer, free_port

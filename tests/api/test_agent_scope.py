@@ -10,8 +10,8 @@ from typing import Any
 import httpx
 import pytest
 
-from gateway.models import InboundMessage
-from gateway.settings import Settings
+from gateway.base.models import InboundMessage
+from gateway.base.settings import Settings
 from gateway.store.sessions import SessionBindings
 from tests.api.conftest import STARTER, Served, raise_prompt, served_gateway, start_run
 

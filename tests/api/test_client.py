@@ -7,8 +7,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from gateway.base.models import InboundMessage
 from gateway.client import PromptCancelled, PromptUnavailable, Threadgate, ThreadgateError
-from gateway.models import InboundMessage
 from tests.api.conftest import AGENT_TOKEN, OPERATOR_TOKEN, STARTER, THREAD, Served
 from tests.support.conditions import eventually, until_watched
 

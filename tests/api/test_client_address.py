@@ -12,7 +12,7 @@ import pytest
 from pydantic import ValidationError
 
 from gateway.api.client_address import proxy_options
-from gateway.settings import Settings
+from gateway.base.settings import Settings
 from tests.web.conftest import AGENT_AUTH, WebGateway, web_gateway
 
 FORWARDED = [

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import asyncio
 
+from gateway.base.models import PromptState, ToolCall
 from gateway.client import Allowed, Client, Threadgate
-from gateway.grants import widened_match
-from gateway.models import PromptState, ToolCall
+from gateway.rules.grants import widened_match
 from tests.api.conftest import AGENT_TOKEN, OPERATOR_TOKEN, STARTER, THREAD, Served
 
 STATUS = ToolCall(name="Bash", arguments={"command": "git status"})

@@ -11,8 +11,8 @@ from typing import Any
 import httpx
 import pytest
 
+from gateway.base.models import Prompt, PromptKind, PromptState, Question
 from gateway.client import Client, Threadgate, ThreadgateError
-from gateway.models import Prompt, PromptKind, PromptState, Question
 
 PROMPT_ID = "prm_01J00000000000000000000000"
 NOW = datetime(2024, 4, 5, tzinfo=UTC)

@@ -10,7 +10,7 @@ import base64
 import httpx
 import pytest
 
-from gateway.cursors import (
+from gateway.base.cursors import (
     LAST_STREAM_ID,
     U64,
     exclusive_start,

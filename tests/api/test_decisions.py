@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from gateway.models import InboundMessage
+from gateway.base.models import InboundMessage
 from tests.api.conftest import STARTER, THREAD, Served, raise_prompt, respond_path, start_run
 from tests.api.test_threads_and_feeds import _read_events
 from tests.support.conditions import until_connected
@@ -275,7 +275,7 @@ async def test_chat_votes_are_the_same_rule_and_a_second_vote_changes_nothing(
     told = [text for _, who, text in served.channel.notices if who == ALICE]
     assert told[0].startswith("Your approval was recorded (Approved 1 of 2: slack:U0ALICE)")
     assert "already recorded" in told[1]
-    await gateway.outbox.flush(THREAD)
+    await gateway.decision.outbox.flush(THREAD)
     shown = [post.item for post in served.channel.posts if post.item.metadata.get("type") == "votes"]
     assert [item.text for item in shown] == ["Approved 1 of 2: slack:U0ALICE"]
     await gateway.receive(InboundMessage(thread_id=THREAD, sender=BOB, text="ok"))

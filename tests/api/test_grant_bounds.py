@@ -8,8 +8,8 @@ from typing import Any
 import httpx
 import pytest
 
-from gateway.models import InboundMessage
-from gateway.outcomes import Outcome
+from gateway.base.models import InboundMessage
+from gateway.rules.outcomes import Outcome
 from tests.api.conftest import STARTER, Served, raise_prompt, respond_path, start_run
 
 APPROVER = "slack:U0APPROVER"

@@ -16,8 +16,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from gateway.webhook_signatures import receiver_secret
-from gateway.webhooks import Retry
+from gateway.delivery.webhook_signatures import receiver_secret
+from gateway.delivery.webhooks import Retry
 from tests.api.conftest import AGENT_AUTH, FAST, OPERATOR_AUTH, STARTER, serve, served_gateway, start_run
 
 SECRET = "whsec_" + base64.b64encode(b"fedcba9876543210fedcba9876543210").decode()

@@ -10,7 +10,7 @@ import httpx
 import pytest
 from redis.asyncio import from_url
 
-from gateway.models import InboundMessage
+from gateway.base.models import InboundMessage
 from tests.api.conftest import (
     OPERATOR_AUTH,
     STARTER,

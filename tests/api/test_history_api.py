@@ -11,8 +11,8 @@ from typing import Any
 import httpx
 import pytest
 
+from gateway.base.cursors import history_cursor, history_positions, history_vector_cursor
 from gateway.client import Client, Page, Threadgate
-from gateway.cursors import history_cursor, history_positions, history_vector_cursor
 from gateway.store import keys
 from tests.api.conftest import STARTER, Served, raise_prompt, served_gateway, start_run
 from tests.support.conditions import eventually

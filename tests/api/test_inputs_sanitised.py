@@ -9,8 +9,8 @@ import json
 import httpx
 import pytest
 
-from gateway.models import InboundMessage
-from gateway.printable import printable
+from gateway.base.models import InboundMessage
+from gateway.base.printable import printable
 from tests.api.conftest import STARTER, THREAD, Served
 from tests.api.test_decisions import _approval, _input
 

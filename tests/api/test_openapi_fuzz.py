@@ -17,7 +17,7 @@ from schemathesis import GenerationMode, checks
 
 from gateway.api import create_app
 from gateway.api.deps import ApiOptions
-from gateway.runtime import Runtime
+from gateway.process.runtime import Runtime
 from tests.api.conftest import AGENT_AUTH, OPERATOR_AUTH, ServedChannel, api_settings
 from tests.support.redis_server import RedisServer, free_port
 

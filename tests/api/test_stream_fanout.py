@@ -14,8 +14,8 @@ import httpx
 import redis.asyncio as aioredis
 
 from gateway.api.deps import ApiOptions
-from gateway.cursors import FEED_WIDTH, feed_positions, position
-from gateway.models import InboundMessage
+from gateway.base.cursors import FEED_WIDTH, feed_positions, position
+from gateway.base.models import InboundMessage
 from tests.api.conftest import (
     AGENT_AUTH,
     OPERATOR_AUTH,

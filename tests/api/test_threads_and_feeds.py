@@ -9,7 +9,7 @@ from typing import Any
 
 import httpx
 
-from gateway.models import InboundMessage
+from gateway.base.models import InboundMessage
 from gateway.store import keys
 from tests.api.conftest import STARTER, THREAD, Served, raise_prompt, respond_path, start_run
 from tests.support.conditions import until_connected, until_waiting_on

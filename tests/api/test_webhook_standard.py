@@ -18,8 +18,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from gateway.webhook_signatures import receiver_secret, standard_headers, standard_key, verify_standard
-from gateway.webhooks import SIGNATURE_HEADER, Retry, WebhookDispatcher, verify
+from gateway.delivery.webhook_signatures import (
+    receiver_secret,
+    standard_headers,
+    standard_key,
+    verify_standard,
+)
+from gateway.delivery.webhooks import SIGNATURE_HEADER, Retry, WebhookDispatcher, verify
 from tests.api.conftest import AGENT_AUTH, FAST, raise_prompt, serve, served_gateway, start_run
 
 PLAIN_SECRET = "plain-secret-7c2e"

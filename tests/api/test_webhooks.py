@@ -18,9 +18,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from gateway.settings import Settings
+from gateway.base.settings import Settings
+from gateway.delivery.webhooks import SIGNATURE_HEADER, Retry, WebhookDispatcher, sign, verify
 from gateway.store import keys
-from gateway.webhooks import SIGNATURE_HEADER, Retry, WebhookDispatcher, sign, verify
 from tests.api.conftest import (
     AGENT_AUTH,
     FAST,

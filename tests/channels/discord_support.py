@@ -11,10 +11,10 @@ import pytest
 from pydantic import SecretStr
 
 from channels.discord import DiscordChannel
-from gateway.models import PromptKind, PromptRequest, Question, RunRequest
-from gateway.runtime import Runtime
-from gateway.service import Gateway
-from gateway.settings import Settings
+from gateway.base.models import PromptKind, PromptRequest, Question, RunRequest
+from gateway.base.settings import Settings
+from gateway.decision.service import Gateway
+from gateway.process.runtime import Runtime
 from gateway.store import keys
 from tests.fakes.discord import FakeDiscord
 from tests.support.feeds import feed_entries

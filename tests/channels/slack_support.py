@@ -9,8 +9,8 @@ from typing import Any
 
 from channels.slack import SlackChannel
 from gateway.api import create_app
-from gateway.backoff import Retry
-from gateway.models import (
+from gateway.base.backoff import Retry
+from gateway.base.models import (
     AgentDefinition,
     HumanInput,
     Option,
@@ -20,8 +20,8 @@ from gateway.models import (
     Question,
     RunRequest,
 )
-from gateway.runtime import Runtime
-from gateway.settings import Settings
+from gateway.base.settings import Settings
+from gateway.process.runtime import Runtime
 from gateway.store import keys
 from tests.channels.conftest import serve_app
 from tests.fakes.slack import FakeSlack, message_event

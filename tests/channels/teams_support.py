@@ -13,9 +13,9 @@ from channels.teams.channel import TeamsChannel
 from channels.teams.settings import TeamsSettings
 from channels.teams.spec import build
 from gateway.api import create_app
-from gateway.models import AgentDefinition, HumanInput, Prompt, PromptRequest, RunRequest
-from gateway.runtime import Runtime
-from gateway.settings import Settings
+from gateway.base.models import AgentDefinition, HumanInput, Prompt, PromptRequest, RunRequest
+from gateway.base.settings import Settings
+from gateway.process.runtime import Runtime
 from gateway.store import keys
 from tests.channels.conftest import serve_app
 from tests.fakes.teams import APP_ID, APP_PASSWORD, FakeTeams, Posted, identity

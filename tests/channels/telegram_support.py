@@ -12,9 +12,9 @@ import uvicorn
 
 from channels.telegram import TelegramChannel
 from gateway.api import create_app
-from gateway.models import Prompt, PromptRequest, RunRequest
-from gateway.runtime import Runtime
-from gateway.settings import Settings
+from gateway.base.models import Prompt, PromptRequest, RunRequest
+from gateway.base.settings import Settings
+from gateway.process.runtime import Runtime
 from gateway.store import keys
 from tests.fakes.telegram import FakeTelegram
 from tests.support.feeds import feed_entries

@@ -7,11 +7,11 @@ from typing import Any
 import pytest
 
 from channels.discord import DiscordChannel
-from gateway.errors import GatewayError
-from gateway.ids import parse_thread_id
-from gateway.models import PromptKind, PromptRequest, PromptState, Question
-from gateway.render import message_item
-from gateway.runtime import Runtime
+from gateway.base.errors import GatewayError
+from gateway.base.ids import parse_thread_id
+from gateway.base.models import PromptKind, PromptRequest, PromptState, Question
+from gateway.process.runtime import Runtime
+from gateway.rules.render import message_item
 from tests.channels import discord_support
 from tests.channels.discord_support import (
     ALICE,

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from gateway.models import PromptState
-from gateway.runtime import Runtime
+from gateway.base.models import PromptState
+from gateway.process.runtime import Runtime
 from tests.channels import discord_support
 from tests.channels.discord_support import (
     ALICE,

@@ -11,9 +11,7 @@ from typing import Any
 import pytest
 
 from channels.discord.choices import NOT_ON_A_FORM
-from gateway import notices
-from gateway.lease import Lease
-from gateway.models import (
+from gateway.base.models import (
     AgentDefinition,
     HumanInput,
     Prompt,
@@ -23,7 +21,9 @@ from gateway.models import (
     Question,
     ToolCall,
 )
-from gateway.runtime import Runtime
+from gateway.delivery.lease import Lease
+from gateway.process.runtime import Runtime
+from gateway.rules import notices
 from tests.channels import discord_support
 from tests.channels.discord_support import (
     ALICE,

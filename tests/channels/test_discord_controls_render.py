@@ -11,9 +11,9 @@ from channels.discord.choices import NOT_ON_A_FORM, Refused, form_answers, form_
 from channels.discord.control_ids import MAX_CUSTOM_ID, Action, BadControl, ControlId, decode
 from channels.discord.controls import PromptControls, answers_form, prompt_view, text_form, tool_call_embed
 from channels.discord.render import MAX_MESSAGE_CHARS, fit_edit
-from gateway import notices
-from gateway.models import Prompt, PromptKind, PromptRequest, ToolCall, utcnow
-from gateway.render import pending_prompt_item
+from gateway.base.models import Prompt, PromptKind, PromptRequest, ToolCall, utcnow
+from gateway.rules import notices
+from gateway.rules.render import pending_prompt_item
 from tests.fakes.discord import form_problem, message_problem
 
 PROMPT_ID = "prm_01JABCDEFGHJKMNPQRSTVWXYZ0"

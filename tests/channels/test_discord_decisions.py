@@ -17,9 +17,9 @@ import pytest
 from channels.discord.approvals import EDIT_TITLE, REASON_LABEL, REASON_TITLE, REST_LABEL
 from channels.discord.control_ids import Action, ControlId
 from channels.discord.controls import DENY_WITH_REASON, EDIT_AND_APPROVE
-from gateway import notices
-from gateway.models import AgentDefinition, HumanInput, Prompt, PromptRequest, PromptState, ToolCall
-from gateway.runtime import Runtime
+from gateway.base.models import AgentDefinition, HumanInput, Prompt, PromptRequest, PromptState, ToolCall
+from gateway.process.runtime import Runtime
+from gateway.rules import notices
 from tests.channels import discord_support
 from tests.channels.discord_support import ALICE, BOB, CHANNEL_ID, GUILD_ID, eventually, start_run
 from tests.fakes.discord import FakeDiscord, Interaction

@@ -21,9 +21,9 @@ from channels.discord.approvals import (
 from channels.discord.choices import Refused
 from channels.discord.control_ids import NOTE_FIELD
 from channels.discord.render import DiscordMessage, render_item
-from gateway import notices
-from gateway.models import Prompt, PromptKind, PromptRequest, Vote, utcnow
-from gateway.render import message_item, votes_item
+from gateway.base.models import Prompt, PromptKind, PromptRequest, Vote, utcnow
+from gateway.rules import notices
+from gateway.rules.render import message_item, votes_item
 from tests.fakes.discord import form_problem
 
 PROMPT_ID = "prm_01JABCDEFGHJKMNPQRSTVWXYZ0"

@@ -3,8 +3,8 @@ who may answer, and a copy posted in another channel is answered there."""
 
 from __future__ import annotations
 
-from gateway.models import AgentDefinition, HumanInput, PromptRequest, PromptState
-from gateway.runtime import Runtime
+from gateway.base.models import AgentDefinition, HumanInput, PromptRequest, PromptState
+from gateway.process.runtime import Runtime
 from tests.channels import discord_support
 from tests.channels.discord_support import ALICE, BOB, CHANNEL_ID, GUILD_ID, eventually, start_run
 from tests.fakes.discord import FakeDiscord

@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from channels.discord.forms import CHANGE_ANSWERS, DECLINE, DONE, FILL_IN, OPEN_PAGE
-from gateway import notices
-from gateway.models import Prompt, PromptRequest, PromptState, ReasonCode
-from gateway.runtime import Runtime
+from gateway.base.models import Prompt, PromptRequest, PromptState, ReasonCode
+from gateway.process.runtime import Runtime
+from gateway.rules import notices
 from tests.channels import discord_support
 from tests.channels.discord_support import ALICE, BOB, CHANNEL_ID, GUILD_ID, eventually, start_run
 from tests.fakes.discord import FakeDiscord, Interaction

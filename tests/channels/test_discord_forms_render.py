@@ -12,8 +12,8 @@ from channels.discord.choices import Refused
 from channels.discord.control_ids import Action, ControlId
 from channels.discord.forms import FormPrompt, check_control, page_answers, page_form, prompt_view
 from channels.discord.render import item_text, render_item
-from gateway.models import Answer, Prompt, PromptState
-from gateway.render import pending_prompt_item, resolved_item, settled_prompt_item
+from gateway.base.models import Answer, Prompt, PromptState
+from gateway.rules.render import pending_prompt_item, resolved_item, settled_prompt_item
 from tests.channels.test_discord_forms import CONNECT, DEPLOY, LONG
 from tests.fakes.discord import form_problem, message_problem
 from tests.support.new_kinds import prompt_of

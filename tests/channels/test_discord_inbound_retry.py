@@ -10,9 +10,9 @@ import redis.exceptions
 
 from channels.discord import channel as discord_channel
 from channels.discord.channel import DiscordChannel
-from gateway.channel import HandOver
-from gateway.errors import GatewayError
-from gateway.models import InboundMessage
+from gateway.base.errors import GatewayError
+from gateway.base.models import InboundMessage
+from gateway.delivery.channel import HandOver
 
 MESSAGE = InboundMessage(
     thread_id="discord:123456789012",

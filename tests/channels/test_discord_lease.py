@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from gateway.channel import Channels
-from gateway.lease import lease_name
-from gateway.models import PromptState
-from gateway.service import Gateway
+from gateway.base.models import PromptState
+from gateway.decision.service import Gateway
+from gateway.delivery.channel import Channels
+from gateway.delivery.lease import lease_name
 from gateway.store import Store, connect
 from tests.channels.discord_support import (
     ALICE,

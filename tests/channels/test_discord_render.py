@@ -6,7 +6,7 @@ import pytest
 
 from channels.discord.inbound import user_id_of, without_bot_mention
 from channels.discord.render import EMPTY_TEXT, MAX_MESSAGE_CHARS, render_item, split_text
-from gateway.models import TextContent, ThreadItem
+from gateway.base.models import TextContent, ThreadItem
 
 BOT = 900_000_000_000_000_001
 

@@ -10,8 +10,8 @@ import pytest
 
 from channels.slack.controls import EDIT_AND_APPROVE
 from channels.teams.approvals import SEND_EDIT
-from gateway import notices
-from gateway.models import PromptState
+from gateway.base.models import PromptState
+from gateway.rules import notices
 from tests.channels.slack_support import SlackGateway, slack_gateway
 from tests.channels.teams_support import IN_CHANNEL, TeamsGateway, fake_bot_framework, teams_gateway
 from tests.channels.test_slack_decisions import DEPLOY as SLACK_DEPLOY

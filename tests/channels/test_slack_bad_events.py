@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from gateway.models import PromptState
+from gateway.base.models import PromptState
 from tests.channels.slack_support import ALICE, CHANNEL, TARGET, SlackGateway, slack_gateway
 from tests.fakes.slack import FakeSlack, message_event
 

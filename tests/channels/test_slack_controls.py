@@ -18,12 +18,9 @@ from starlette.applications import Starlette
 from channels.slack import SlackChannel
 from channels.slack.answer_modal import NOT_BOTH, OTHER_LABEL, PICK_ONE
 from channels.slack.notices import BUSY_ERROR
-from gateway import answer_step, notices
-from gateway.channel import ChannelContext
-from gateway.errors import not_found
-from gateway.ids import new_id, parse_thread_id
-from gateway.lease import Lease
-from gateway.models import (
+from gateway.base.errors import not_found
+from gateway.base.ids import new_id, parse_thread_id
+from gateway.base.models import (
     InboundMessage,
     Option,
     Prompt,
@@ -34,10 +31,14 @@ from gateway.models import (
     ToolCall,
     utcnow,
 )
-from gateway.outcomes import Draft
-from gateway.render import pending_prompt_item
-from gateway.service import Gateway, Outcome, Received
-from gateway.steps import StepRequest, StepResult
+from gateway.decision import answer_step
+from gateway.decision.service import Gateway, Outcome, Received
+from gateway.delivery.channel import ChannelContext
+from gateway.delivery.lease import Lease
+from gateway.rules import notices
+from gateway.rules.outcomes import Draft
+from gateway.rules.render import pending_prompt_item
+from gateway.rules.steps import StepRequest, StepResult
 from tests.channels.conftest import ServeApp
 from tests.channels.slack_support import (
     ALICE,
@@ -118,7 +119,7 @@ async def ask(gw: SlackGateway, request: PromptRequest) -> tuple[Prompt, dict[st
 async def handled(*gateways: SlackGateway) -> None:
     """Wait until every press taken has been handled and everything owed to the chat was posted."""
     for gateway in gateways:
-        await gateway.channel.presses.idle()
+        await gateway.delivery.channel.presses.idle()
     for gateway in gateways:
         await gateway.settled()
 

@@ -10,9 +10,9 @@ import pytest
 import redis.asyncio
 
 from channels.slack import SlackChannel
-from gateway.channel import Channels
-from gateway.models import AgentDefinition, HumanInput, PromptRequest, PromptState, RunRequest
-from gateway.service import Gateway
+from gateway.base.models import AgentDefinition, HumanInput, PromptRequest, PromptState, RunRequest
+from gateway.decision.service import Gateway
+from gateway.delivery.channel import Channels
 from gateway.store import Store
 from tests.channels.slack_support import ALICE, BOB, CHANNEL, TARGET
 from tests.fakes.slack import FakeSlack

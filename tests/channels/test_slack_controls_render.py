@@ -12,7 +12,7 @@ from channels.slack.answer_modal import NOT_BOTH, PICK_ONE, TYPE_SOMETHING, form
 from channels.slack.control_ids import ControlRef, Verb, decode, verb_of
 from channels.slack.controls import OPTION_TEXT_LIMIT, control_blocks, opens_form
 from channels.slack.render import render_item, render_settled
-from gateway.models import (
+from gateway.base.models import (
     Answer,
     Option,
     Prompt,
@@ -23,7 +23,7 @@ from gateway.models import (
     ToolCall,
     utcnow,
 )
-from gateway.render import pending_prompt_item, settled_prompt_item
+from gateway.rules.render import pending_prompt_item, settled_prompt_item
 
 PID = "prm_01JABCDEFGHJKMNPQRSTVWXYZ0"
 

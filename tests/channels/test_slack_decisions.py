@@ -16,8 +16,8 @@ import pytest
 
 from channels.slack.approval_modals import edit_view
 from channels.slack.controls import DENY_WITH_REASON, EDIT_AND_APPROVE
-from gateway import notices
-from gateway.models import Prompt, PromptKind, PromptRequest, PromptState, Question, ToolCall
+from gateway.base.models import Prompt, PromptKind, PromptRequest, PromptState, Question, ToolCall
+from gateway.rules import notices
 from tests.channels.slack_support import ALICE, BOB, CHANNEL, EVE, SlackGateway, slack_gateway
 from tests.fakes.slack import FakeSlack
 from tests.support.session_grants import asked_again, grants_of

@@ -20,10 +20,10 @@ from channels.slack.approval_modals import (
 from channels.slack.control_ids import NOTE, ControlRef, Verb
 from channels.slack.controls import opens_form
 from channels.slack.render import render_item
-from gateway import notices
-from gateway.forms import FieldError
-from gateway.models import Prompt, PromptKind, PromptRequest, Question, ToolCall, Vote, utcnow
-from gateway.render import votes_item
+from gateway.base.forms import FieldError
+from gateway.base.models import Prompt, PromptKind, PromptRequest, Question, ToolCall, Vote, utcnow
+from gateway.rules import notices
+from gateway.rules.render import votes_item
 
 PID = "prm_01JABCDEFGHJKMNPQRSTVWXYZ0"
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from gateway.models import PromptRequest, PromptState
+from gateway.base.models import PromptRequest, PromptState
 from tests.channels.slack_support import ALICE, BOB, CHANNEL, EVE, SlackGateway, slack_gateway
 from tests.fakes.slack import FakeSlack
 

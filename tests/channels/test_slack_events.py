@@ -13,12 +13,12 @@ import pytest
 from starlette.applications import Starlette
 
 from channels.slack import SlackChannel
-from gateway import notices
-from gateway.channel import ChannelContext
-from gateway.errors import GatewayError
-from gateway.lease import Lease
-from gateway.models import InboundMessage, PromptKind, PromptRequest, PromptState, Question
-from gateway.service import Outcome, Received
+from gateway.base.errors import GatewayError
+from gateway.base.models import InboundMessage, PromptKind, PromptRequest, PromptState, Question
+from gateway.decision.service import Outcome, Received
+from gateway.delivery.channel import ChannelContext
+from gateway.delivery.lease import Lease
+from gateway.rules import notices
 from tests.channels.conftest import ServeApp
 from tests.channels.slack_support import (
     ALICE,

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from gateway import notices
-from gateway.models import Prompt, PromptRequest, PromptState, ReasonCode
+from gateway.base.models import Prompt, PromptRequest, PromptState, ReasonCode
+from gateway.rules import notices
 from tests.channels.slack_support import ALICE, CHANNEL, EVE, SlackGateway, slack_gateway
 from tests.fakes.slack import FakeSlack
 from tests.support.new_kinds import DEPLOY_FORM as DEPLOY

@@ -9,9 +9,9 @@ from channels.slack.control_ids import ControlRef, Verb
 from channels.slack.controls import opens_form
 from channels.slack.forms import block_errors, fields_view, form_controls, read_fields, url_controls
 from channels.slack.render import render_item, render_settled
-from gateway.forms import FieldError
-from gateway.models import Answer, PromptState
-from gateway.render import pending_prompt_item, resolved_item, settled_prompt_item
+from gateway.base.forms import FieldError
+from gateway.base.models import Answer, PromptState
+from gateway.rules.render import pending_prompt_item, resolved_item, settled_prompt_item
 from tests.support.new_kinds import FORM, URL, prompt_of
 
 THREAD = "slack:C0TEAM:1712345678.000100"

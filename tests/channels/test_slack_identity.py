@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from gateway.backoff import Retry
+from gateway.base.backoff import Retry
 from tests.channels.slack_support import ALICE, CHANNEL, SlackGateway, slack_gateway
 from tests.fakes.slack import FakeSlack, message_event
 from tests.support.conditions import eventually
@@ -126,7 +126,7 @@ async def test_auth_test_is_retried_at_least_once_a_minute_however_long_slack_is
     """Slack redelivers a refused event about 1 and 5 minutes later: an outage of any length, and any
     Retry-After Slack sends meanwhile, costs at most a minute once Slack answers again (the jitter at its
     worst)."""
-    monkeypatch.setattr("gateway.backoff.random.uniform", lambda _low, high: high)
+    monkeypatch.setattr("gateway.base.backoff.random.uniform", lambda _low, high: high)
     LONG_OUTAGES[outage](fake_slack)
     clock = _Clock(fake_slack, outage_s)
     async with slack_gateway(fake_slack, real_redis, max_inline_wait=0.05, identity_sleep=clock.sleep) as gw:

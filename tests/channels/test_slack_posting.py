@@ -11,13 +11,13 @@ import pytest
 
 from channels.slack import SlackChannel
 from channels.slack.render import escape
-from gateway.channel import ChannelContext, ChannelError
-from gateway.ids import parse_thread_id
-from gateway.lease import Lease
-from gateway.models import InboundMessage, TextContent, ThreadItem
-from gateway.render import pending_prompt_item
-from gateway.service import Received
-from gateway.settings import Settings
+from gateway.base.ids import parse_thread_id
+from gateway.base.models import InboundMessage, TextContent, ThreadItem
+from gateway.base.settings import Settings
+from gateway.decision.service import Received
+from gateway.delivery.channel import ChannelContext, ChannelError
+from gateway.delivery.lease import Lease
+from gateway.rules.render import pending_prompt_item
 from tests.fakes.slack import FakeSlack
 from tests.support.new_kinds import FORM, FORM_TEXT, URL, URL_TEXT, prompt_of
 from tests.support.platforms import build_channel

@@ -16,7 +16,7 @@ from channels.slack.render import (
     render_notice,
     split_text,
 )
-from gateway.models import TextContent, ThreadItem
+from gateway.base.models import TextContent, ThreadItem
 
 PROMPT_TEXT = "Pick one\n  1. *bold_label* — a & b\n  2. <none> — nothing"
 

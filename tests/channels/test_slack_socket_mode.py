@@ -9,8 +9,8 @@ from contextlib import AbstractAsyncContextManager, AsyncExitStack
 import httpx
 import pytest
 
-from gateway.lease import lease_name
-from gateway.models import PromptKind, PromptRequest, PromptState, Question
+from gateway.base.models import PromptKind, PromptRequest, PromptState, Question
+from gateway.delivery.lease import lease_name
 from tests.channels.slack_support import CHANNEL, SlackGateway, slack_gateway
 from tests.fakes.slack import FakeSlack
 

@@ -15,12 +15,9 @@ from urllib.parse import quote
 
 import pytest
 
-from gateway import notices
-from gateway.channel import ChannelError
-from gateway.errors import GatewayError
-from gateway.ids import parse_thread_id
-from gateway.mapper import Unanswered
-from gateway.models import (
+from gateway.base.errors import GatewayError
+from gateway.base.ids import parse_thread_id
+from gateway.base.models import (
     Option,
     PromptKind,
     PromptRequest,
@@ -28,7 +25,10 @@ from gateway.models import (
     Question,
     ToolCall,
 )
-from gateway.render import message_item
+from gateway.delivery.channel import ChannelError
+from gateway.rules import notices
+from gateway.rules.mapper import Unanswered
+from gateway.rules.render import message_item
 from tests.channels.teams_support import (
     ALICE,
     BOB,

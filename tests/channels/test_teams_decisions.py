@@ -26,9 +26,9 @@ from channels.teams.approvals import (
 )
 from channels.teams.cards import votes_activity
 from channels.teams.control_ids import ControlRef
-from gateway import notices
-from gateway.models import Prompt, PromptKind, PromptRequest, PromptState, Question, ToolCall
-from gateway.render import message_item
+from gateway.base.models import Prompt, PromptKind, PromptRequest, PromptState, Question, ToolCall
+from gateway.rules import notices
+from gateway.rules.render import message_item
 from tests.channels.teams_support import (
     ALICE,
     BOB,

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from gateway.models import PromptRequest, PromptState
+from gateway.base.models import PromptRequest, PromptState
 from tests.channels.teams_support import (
     BOB,
     CHANNEL_THREAD,

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from gateway import notices
-from gateway.models import Prompt, PromptRequest, PromptState, ReasonCode
+from gateway.base.models import Prompt, PromptRequest, PromptState, ReasonCode
+from gateway.rules import notices
 from tests.channels.teams_support import (
     ALICE,
     CHANNEL_THREAD,

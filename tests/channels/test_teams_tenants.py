@@ -13,7 +13,7 @@ import pytest
 
 from channels.teams.settings import TeamsSettings
 from channels.teams.tenants import FOREIGN_TENANT, TENANT_EXAMPLE, check_settings
-from gateway.models import PromptKind, PromptRequest, PromptState, Question
+from gateway.base.models import PromptKind, PromptRequest, PromptState, Question
 from tests.channels.teams_support import (
     ALICE,
     CHANNEL_THREAD,

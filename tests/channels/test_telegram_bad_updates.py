@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from gateway import notices
-from gateway.models import PromptState
-from gateway.runtime import Runtime
+from gateway.base.models import PromptState
+from gateway.process.runtime import Runtime
+from gateway.rules import notices
 from tests.channels import telegram_support
 from tests.channels.telegram_support import (
     ALICE,

@@ -12,12 +12,12 @@ import pytest
 
 from channels.telegram import TelegramChannel
 from channels.telegram.presses import WORKING
-from gateway import notices
-from gateway.channel import InboundSink
-from gateway.models import AgentDefinition, HumanInput, InboundMessage, PromptState
-from gateway.outcomes import Received
-from gateway.runtime import Runtime
-from gateway.steps import StepRequest, StepResult
+from gateway.base.models import AgentDefinition, HumanInput, InboundMessage, PromptState
+from gateway.delivery.channel import InboundSink
+from gateway.process.runtime import Runtime
+from gateway.rules import notices
+from gateway.rules.outcomes import Received
+from gateway.rules.steps import StepRequest, StepResult
 from tests.channels import telegram_support
 from tests.channels.telegram_support import (
     ALICE,

@@ -10,10 +10,10 @@ import pytest
 import redis.asyncio
 
 from channels.telegram import TelegramChannel
-from gateway.channel import Channels
-from gateway.models import AgentDefinition, HumanInput, PromptRequest, PromptState, RunRequest
-from gateway.notices import settled
-from gateway.service import Gateway
+from gateway.base.models import AgentDefinition, HumanInput, PromptRequest, PromptState, RunRequest
+from gateway.decision.service import Gateway
+from gateway.delivery.channel import Channels
+from gateway.rules.notices import settled
 from gateway.store import Store
 from tests.channels import telegram_support
 from tests.channels.telegram_support import ALICE, CAROL, DEPLOY, GROUP, TOKEN

@@ -20,9 +20,9 @@ from channels.telegram.controls import (
     tool_call_text,
 )
 from channels.telegram.render import MAX_MESSAGE_UNITS, Outgoing, fit_tail, utf16_len, votes_message
-from gateway import notices
-from gateway.models import PromptKind, Question, ToolCall
-from gateway.render import PromptView, message_item, prompt_text
+from gateway.base.models import PromptKind, Question, ToolCall
+from gateway.rules import notices
+from gateway.rules.render import PromptView, message_item, prompt_text
 
 PROMPT_ID = "prm_01J0000000000000000000000Z"
 

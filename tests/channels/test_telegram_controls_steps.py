@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from gateway import notices
-from gateway.models import PromptRequest, PromptState, RunRequest
-from gateway.runtime import Runtime
-from gateway.service import DraftStatus, Gateway
+from gateway.base.models import PromptRequest, PromptState, RunRequest
+from gateway.decision.service import DraftStatus, Gateway
+from gateway.process.runtime import Runtime
+from gateway.rules import notices
 from gateway.store import keys
 from tests.channels import telegram_support
 from tests.channels.telegram_support import (
@@ -152,7 +152,7 @@ async def test_pressing_an_earlier_step_again_changes_that_answer_and_shows_the_
 
 @pytest.fixture
 async def core(redis_url: str | None) -> AsyncIterator[Gateway]:
-    from gateway.channel import Channels
+    from gateway.delivery.channel import Channels
     from gateway.store import Store, connect
 
     connection = connect(redis_url)

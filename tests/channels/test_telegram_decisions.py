@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from channels.telegram.controls import APPROVE_TEXT, DENY_TEXT, DENY_WITH_REASON
-from gateway import notices
-from gateway.models import AgentDefinition, HumanInput, Prompt, PromptState, ToolCall
-from gateway.runtime import Runtime
+from gateway.base.models import AgentDefinition, HumanInput, Prompt, PromptState, ToolCall
+from gateway.process.runtime import Runtime
+from gateway.rules import notices
 from tests.channels import telegram_support
 from tests.channels.telegram_support import ALICE, BOB, CAROL, GROUP, open_prompt, settled
 from tests.fakes.telegram import FakeTelegram, Sent

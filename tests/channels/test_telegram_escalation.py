@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from gateway.models import AgentDefinition, HumanInput, PromptState
-from gateway.runtime import Runtime
+from gateway.base.models import AgentDefinition, HumanInput, PromptState
+from gateway.process.runtime import Runtime
 from tests.channels import telegram_support
 from tests.channels.telegram_support import ALICE, BOB, GROUP, open_prompt, settled
 from tests.fakes.telegram import FakeTelegram

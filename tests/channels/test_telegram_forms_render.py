@@ -18,8 +18,8 @@ from channels.telegram.forms import (
     messages,
 )
 from channels.telegram.render import render_item, settled_text
-from gateway.models import Answer, Prompt, PromptState
-from gateway.render import pending_prompt_item, resolved_item, settled_prompt_item
+from gateway.base.models import Answer, Prompt, PromptState
+from gateway.rules.render import pending_prompt_item, resolved_item, settled_prompt_item
 from tests.support.new_kinds import FORM, FORM_TEXT, URL, URL_TEXT, prompt_of
 
 PROMPT_ID = "prm_01J0000000000000000000FORM"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from channels.telegram import channel as telegram_channel
-from gateway.backoff import Retry
+from gateway.base.backoff import Retry
 from tests.channels import telegram_support
 from tests.channels.telegram_support import (
     ALICE,

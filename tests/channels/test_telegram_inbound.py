@@ -12,7 +12,7 @@ from channels.telegram.channel import file_url_for
 from channels.telegram.inbound import BotIdentity, ChatAddress, address_of, normalize, strip_mention
 from channels.telegram.send import channel_error, safe_text
 from channels.telegram.webhook import check_secret, secret_matches
-from gateway.ids import parse_thread_id
+from gateway.base.ids import parse_thread_id
 
 BOT = BotIdentity(user_id=424242, username="threadgate_bot")
 TOKEN = "424242:fake-token-for-tests"

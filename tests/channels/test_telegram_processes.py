@@ -11,10 +11,10 @@ import pytest
 import redis.asyncio
 
 from channels.telegram import TelegramChannel
-from gateway.channel import Channels
-from gateway.lease import Lease, lease_name
-from gateway.models import PromptRequest, PromptState, RunRequest
-from gateway.service import Gateway
+from gateway.base.models import PromptRequest, PromptState, RunRequest
+from gateway.decision.service import Gateway
+from gateway.delivery.channel import Channels
+from gateway.delivery.lease import Lease, lease_name
 from gateway.store import Store, keys
 from tests.channels import telegram_support
 from tests.channels.telegram_support import ALICE, DEPLOY, DEPLOY_TEXT, TOKEN

@@ -12,8 +12,8 @@ from channels.telegram.render import (
     split_text,
     utf16_len,
 )
-from gateway.models import TextContent, ThreadItem
-from gateway.render import message_item
+from gateway.base.models import TextContent, ThreadItem
+from gateway.rules.render import message_item
 
 
 def prompt_item(text: str) -> ThreadItem:

@@ -8,13 +8,13 @@ import pytest
 import redis.asyncio
 
 from channels.telegram import TelegramChannel
-from gateway import notices
-from gateway.channel import ChannelContext, InboundSink
-from gateway.errors import GatewayError
-from gateway.lease import Lease, lease_name
-from gateway.models import AgentDefinition, HumanInput, InboundMessage, PromptState
-from gateway.runtime import Runtime
-from gateway.service import Received
+from gateway.base.errors import GatewayError
+from gateway.base.models import AgentDefinition, HumanInput, InboundMessage, PromptState
+from gateway.decision.service import Received
+from gateway.delivery.channel import ChannelContext, InboundSink
+from gateway.delivery.lease import Lease, lease_name
+from gateway.process.runtime import Runtime
+from gateway.rules import notices
 from gateway.store import keys
 from tests.channels import telegram_support
 from tests.channels.telegram_support import (

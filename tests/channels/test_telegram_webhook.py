@@ -8,8 +8,8 @@ from typing import Any
 import httpx
 import pytest
 
-from gateway.models import PromptState
-from gateway.runtime import Runtime
+from gateway.base.models import PromptState
+from gateway.process.runtime import Runtime
 from tests.channels import telegram_support
 from tests.channels.telegram_support import (
     ALICE,

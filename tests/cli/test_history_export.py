@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from gateway.commands.history import COLUMNS, OUTCOMES, csv_row, moment
-from gateway.history import HistoryOutcome
+from gateway.decision.history import HistoryOutcome
 from tests.cli.conftest import Cli, Ran, raise_in
 from tests.support.conditions import eventually
 

@@ -6,8 +6,8 @@ import socket
 
 import pytest
 
+from gateway.base.settings import Settings
 from gateway.cli import listen_address, main, parse
-from gateway.settings import Settings
 
 
 def _settings(**values: object) -> Settings:

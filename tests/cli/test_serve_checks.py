@@ -9,8 +9,8 @@ import httpx
 import pytest
 import uvicorn
 
-from gateway import preflight, serving
 from gateway.cli import main
+from gateway.process import preflight, serving
 from tests.support.redis_server import free_port
 
 real_bind = preflight.bind

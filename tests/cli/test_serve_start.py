@@ -12,9 +12,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from gateway.base.settings import REDIS_SCHEMES, Settings
 from gateway.cli import main
 from gateway.commands import Exit
-from gateway.settings import REDIS_SCHEMES, Settings
 from gateway.store import connect
 from tests.support.redis_server import free_port
 from tests.support.serve import REPO, serve_env
@@ -89,7 +89,7 @@ def test_port_0_reports_the_port_it_got(
     clean_env: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The banner names the port the system picked, not 0 (the recorded server announces at once)."""
-    from gateway import serving
+    from gateway.process import serving
 
     announced: list[str] = []
 
@@ -130,7 +130,7 @@ async def test_every_scheme_the_settings_accept_is_one_the_store_opens(scheme: s
 
 async def test_the_store_check_gives_up_in_bounded_time_on_a_silent_server() -> None:
     """A server that accepts but never answers is reported, not waited on forever."""
-    from gateway import preflight
+    from gateway.process import preflight
 
     async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await reader.read(1 << 16)

@@ -12,10 +12,11 @@ from typing import Any
 
 import pytest
 
-from gateway import workers
+from gateway.base.cores import MAX_WORKERS, usable_cores, worker_count
 from gateway.cli import main
 from gateway.commands import Exit
-from gateway.workers import MAX_WORKERS, Supervisor, WorkerSeat, shared_dir, usable_cores, worker_count
+from gateway.process import workers
+from gateway.process.workers import Supervisor, WorkerSeat, shared_dir
 
 
 @pytest.mark.parametrize("given", ["0", "-1", "two", "1.5", str(MAX_WORKERS + 1), ""])

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from gateway import serving
 from gateway.cli import main
-from gateway.doctor import diagnose
+from gateway.process import serving
+from gateway.process.doctor import diagnose
 
 TOKENS = "robot:agent:agent-token-1,desk:operator:operator-token-1"
 
@@ -88,8 +88,8 @@ async def test_doctor_warns_about_the_same_shapes(
 
 async def _offline(variable: str) -> list[Any]:
     """The doctor's checks of the platform the variable belongs to (its offline checks come first)."""
-    from gateway.doctor import load_settings
-    from gateway.plugins import settings_checks, spec_for
+    from gateway.delivery.plugins import settings_checks, spec_for
+    from gateway.process.doctor import load_settings
 
     settings, _ = load_settings()
     assert settings is not None

@@ -19,14 +19,8 @@ import pytest
 from redis.asyncio.cluster import RedisCluster as ClusterClient
 from redis.exceptions import RedisClusterException, ResponseError
 
-from gateway import metrics
-from gateway.channel import Channels
-from gateway.feeds import Feeds
-from gateway.granting import granted, record_grant
-from gateway.grants import GrantRequest, exact_match
-from gateway.history import HistoryQuery, read_history
-from gateway.lease import Lease
-from gateway.models import (
+from gateway.base import metrics
+from gateway.base.models import (
     AgentDefinition,
     HumanInput,
     InboundMessage,
@@ -35,15 +29,21 @@ from gateway.models import (
     RunRequest,
     ToolCall,
 )
-from gateway.ratelimit import RateLimiter
-from gateway.service import AnswerStatus, Gateway, Outcome
-from gateway.session_runs import session_run
+from gateway.base.ratelimit import RateLimiter
+from gateway.decision.granting import granted, record_grant
+from gateway.decision.history import HistoryQuery, read_history
+from gateway.decision.service import AnswerStatus, Gateway, Outcome
+from gateway.decision.session_runs import session_run
+from gateway.delivery.channel import Channels
+from gateway.delivery.feeds import Feeds
+from gateway.delivery.lease import Lease
+from gateway.delivery.waiters import Waiters
+from gateway.delivery.webhooks import WebhookDispatcher
+from gateway.rules.grants import GrantRequest, exact_match
 from gateway.store import Store, connect, keys
 from gateway.store.scripts import LEASE_SCRIPTS, PLAIN_SCRIPTS, THREAD_SCRIPTS, WEBHOOK_SCRIPTS, Scripts
 from gateway.store.stream_reader import StreamReader, StreamSource
 from gateway.store.webhook_queue import WebhookQueue
-from gateway.waiters import Waiters
-from gateway.webhooks import WebhookDispatcher
 from tests.cluster.slotwatch import SlotWatch
 from tests.support.conditions import eventually
 from tests.support.feeds import feed_entries
@@ -216,7 +216,7 @@ async def run_scenario(cluster_client: Any) -> tuple[set[str], set[str]]:
             "input.escalated",
             "grant.created",  # the grant made above, in its run's thread's slot
         }
-        await gateway.outbox.sweep(everything=True)
+        await gateway.decision.outbox.sweep(everything=True)
         audit = await read_history(store, HistoryQuery(agent="ops"), None, 100)  # every partition's slot
         outcomes = {record["outcome"] for record in audit.items}
         assert outcomes == {"answered", "approved", "cancelled", "expired"}
@@ -287,8 +287,8 @@ async def drive_one_thread(gateway: Gateway, store: Store, thread: str, clock: l
     await gateway.raise_prompt(run.run_id, PromptRequest.model_validate(QUESTION))
     await gateway.end_run(run.run_id)
     await gateway.post_message(thread, "done")
-    await gateway.outbox.idle()
-    await gateway.outbox.sweep(everything=True)
+    await gateway.decision.outbox.idle()
+    await gateway.decision.outbox.sweep(everything=True)
     assert await gateway.adopt() == 0
     items = await store.thread_items(thread, None, 100)
     resolved = [row for _, row in items if row.get("type") == "pending_prompt_resolved"]
@@ -331,11 +331,11 @@ async def drive_an_escalation(gateway: Gateway, store: Store, clock: list[float]
     )
     clock[0] += 121
     assert await gateway.escalate_due() == 2
-    await gateway.outbox.idle()
+    await gateway.decision.outbox.idle()
     copy = InboundMessage(thread_id=elsewhere, sender="slack:UBOB", text="main", event_id="e-copy")
     assert (await gateway.receive(copy)).outcome is Outcome.ANSWERED
-    await gateway.outbox.idle()
-    await gateway.outbox.idle()
+    await gateway.decision.outbox.idle()
+    await gateway.decision.outbox.idle()
     settled = await gateway.get_prompt(prompt.prompt_id)
     assert settled.escalations is not None and settled.escalations[1].threads == [elsewhere]
     assert await store.redis.hlen(keys.mirrors(elsewhere)) == 0, "the copy is forgotten once it settled"

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gateway.base.models import Prompt, PromptKind
 from gateway.client import Client
 from gateway.commands.prompts import answer_content
-from gateway.models import Prompt, PromptKind
 
 REPO = Path(__file__).resolve().parents[2]
 PAGES = [

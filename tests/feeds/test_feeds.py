@@ -1,4 +1,4 @@
-"""gateway.feeds: a stream read once per process, fanned out to readers, on every store backend."""
+"""gateway.delivery.feeds: a stream read once per process, fanned out to readers, on every store backend."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from gateway.cursors import position
-from gateway.feeds import Feeds
-from gateway.feeds.tail import Entry, Tail, Vector
+from gateway.base.cursors import position
+from gateway.delivery.feeds import Feeds
+from gateway.delivery.feeds.tail import Entry, Tail, Vector
 from gateway.store import keys
 from tests.support.conditions import eventually
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from gateway.feeds import Feeds
+from gateway.delivery.feeds import Feeds
 from gateway.store import connect, keys
 from tests.support.redis_server import RedisServer
 

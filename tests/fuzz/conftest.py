@@ -15,8 +15,8 @@ import uvicorn
 
 from gateway.api import create_app
 from gateway.api.deps import ApiOptions
-from gateway.runtime import Runtime
-from gateway.settings import Settings
+from gateway.base.settings import Settings
+from gateway.process.runtime import Runtime
 from tests.fakes.slack import FakeSlack
 from tests.fakes.telegram import FakeTelegram
 from tests.support.platforms import build_channel

@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 from hypothesis import strategies as st
 
-from gateway.cursors import LAST_STREAM_ID, U64
+from gateway.base.cursors import LAST_STREAM_ID, U64
 
 INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff\u202e\u202c\u3164\u2800\u00ad\u034f \t\n"
 LONE_SURROGATES = ["\ud800", "\udfff", "a\udc00b"]

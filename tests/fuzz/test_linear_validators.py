@@ -15,12 +15,12 @@ from typing import Any
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from gateway import forms
-from gateway.errors import GatewayError
-from gateway.jsonbody import parse_json
-from gateway.mapper import fits_approval, fits_question, map_text
-from gateway.models import Option, PromptKind, Question
-from gateway.weburl import UrlError, parse_web_url
+from gateway.base import forms
+from gateway.base.errors import GatewayError
+from gateway.base.jsonbody import parse_json
+from gateway.base.models import Option, PromptKind, Question
+from gateway.base.weburl import UrlError, parse_web_url
+from gateway.rules.mapper import fits_approval, fits_question, map_text
 
 BOUND_S = 0.05  # per call; the old email pattern took seconds on 80k characters
 TRIES = 3  # a call over the bound is timed again: a busy machine's pause passes, quadratic work does not

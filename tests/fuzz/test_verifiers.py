@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 
 from channels.slack.verify import is_signed, signature_of
 from channels.telegram.webhook import secret_matches
-from gateway.signed import unix_seconds
-from gateway.webhook_signatures import standard_headers, standard_key, verify_standard
-from gateway.webhooks import sign, verify
+from gateway.base.signed import unix_seconds
+from gateway.delivery.webhook_signatures import standard_headers, standard_key, verify_standard
+from gateway.delivery.webhooks import sign, verify
 
 SECRET = "s3cret-for-verifiers"
 KEY = standard_key("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")

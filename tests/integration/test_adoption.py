@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from gateway import adoption
-from gateway.backoff import Retry
-from gateway.channel import Channels
-from gateway.models import InboundMessage, PromptRequest, PromptState, RunRequest
-from gateway.service import Gateway, Outcome
+from gateway.base.backoff import Retry
+from gateway.base.models import InboundMessage, PromptRequest, PromptState, RunRequest
+from gateway.decision import adoption
+from gateway.decision.service import Gateway, Outcome
+from gateway.delivery.channel import Channels
 from gateway.store import Store, keys
 from tests.support.conditions import eventually
 from tests.support.log_capture import captured_logs
@@ -55,7 +55,7 @@ class HeldInbox(Store):
 
 async def until_adopted(gateway: Gateway) -> None:
     async def done() -> bool:
-        return gateway.adoption.done
+        return gateway.decision.adoption.done
 
     await eventually(done, "the waiting prompts adopted")
 
@@ -135,4 +135,4 @@ async def test_only_the_adopting_process_scans_the_inbox(
         await asyncio.sleep(0.05)
         await gateway.stop()
     assert held.failures == 1 and not [r for r in records if r.getMessage().startswith("startup.adopt")]
-    assert gateway.adoption.describe() == "not run by this process"
+    assert gateway.decision.adoption.describe() == "not run by this process"

@@ -8,9 +8,16 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
 
-from gateway.models import AgentDefinition, HumanInput, InboundMessage, PromptRequest, ReplyPolicy, RunRequest
-from gateway.service import Gateway, Outcome
-from gateway.waiters import Waiters
+from gateway.base.models import (
+    AgentDefinition,
+    HumanInput,
+    InboundMessage,
+    PromptRequest,
+    ReplyPolicy,
+    RunRequest,
+)
+from gateway.decision.service import Gateway, Outcome
+from gateway.delivery.waiters import Waiters
 
 THREAD = "slack:C0456:1712345678.000100"
 ALICE = "slack:UALICE"

@@ -9,8 +9,7 @@ from typing import Any
 
 import pytest
 
-from gateway.channel import Channels
-from gateway.models import (
+from gateway.base.models import (
     AgentDefinition,
     HumanInput,
     InboundMessage,
@@ -18,7 +17,8 @@ from gateway.models import (
     PromptState,
     RunRequest,
 )
-from gateway.service import Gateway, Outcome
+from gateway.decision.service import Gateway, Outcome
+from gateway.delivery.channel import Channels
 from gateway.store import Store, keys
 from tests.support.feeds import feed_entries
 from tests.support.memory_channel import MemoryChannel
@@ -63,7 +63,7 @@ async def raise_with(gateway: Gateway, escalation: list[dict[str, Any]] | None) 
     run = await gateway.create_run(RunRequest(thread_id=THREAD, agent="ops", started_by=ALICE))
     body = {**DEPLOY, "escalation": escalation} if escalation is not None else DEPLOY
     prompt = await gateway.raise_prompt(run.run_id, PromptRequest.model_validate(body))
-    await gateway.outbox.idle()
+    await gateway.decision.outbox.idle()
     return prompt.prompt_id
 
 
@@ -71,7 +71,7 @@ async def step(gateway: Gateway, clock: Clock, seconds: float) -> int:
     """Move the clock on, run the escalation sweep, and deliver what it queued."""
     clock.now += seconds
     taken = await gateway.escalate_due()
-    await gateway.outbox.idle()
+    await gateway.decision.outbox.idle()
     return taken
 
 

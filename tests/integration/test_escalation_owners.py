@@ -10,11 +10,18 @@ from typing import Any
 
 import pytest
 
-from gateway.channel import Channels
-from gateway.ids import ThreadRef
-from gateway.models import AgentDefinition, HumanInput, InboundMessage, PromptRequest, PromptState, RunRequest
-from gateway.render import message_item
-from gateway.service import Gateway, Outcome
+from gateway.base.ids import ThreadRef
+from gateway.base.models import (
+    AgentDefinition,
+    HumanInput,
+    InboundMessage,
+    PromptRequest,
+    PromptState,
+    RunRequest,
+)
+from gateway.decision.service import Gateway, Outcome
+from gateway.delivery.channel import Channels
+from gateway.rules.render import message_item
 from gateway.store import Store, keys
 from tests.support.feeds import feed_entries
 from tests.support.log_capture import captured_logs

@@ -3,11 +3,11 @@ approve that settled its prompt in a running run, counted as used, revoked, and 
 
 from __future__ import annotations
 
-from gateway.granting import granted, record_grant
-from gateway.grants import Grant, GrantMatch, GrantRequest
-from gateway.ids import new_id
-from gateway.models import PromptKind, PromptRequest, Question, RunRequest, ToolCall, from_ms
-from gateway.service import AnswerStatus, Gateway
+from gateway.base.ids import new_id
+from gateway.base.models import PromptKind, PromptRequest, Question, RunRequest, ToolCall, from_ms
+from gateway.decision.granting import granted, record_grant
+from gateway.decision.service import AnswerStatus, Gateway
+from gateway.rules.grants import Grant, GrantMatch, GrantRequest
 from gateway.store import keys
 from gateway.store.grants import GrantStatus
 

@@ -13,15 +13,15 @@ from typing import Any
 
 import pytest
 
-from gateway import notices
-from gateway.channel import Channels
-from gateway.cursors import history_cursor, history_positions
-from gateway.granting import record_grant
-from gateway.grants import Grant, GrantMatch, GrantRequest
-from gateway.history import MAX_RECORD_BYTES, SCAN_BUDGET, HistoryOutcome, HistoryQuery, read_history
-from gateway.models import InboundMessage, PromptRequest, ReasonCode, RunRequest
-from gateway.outbox import Outbox
-from gateway.service import Gateway
+from gateway.base.cursors import history_cursor, history_positions
+from gateway.base.models import InboundMessage, PromptRequest, ReasonCode, RunRequest
+from gateway.decision.granting import record_grant
+from gateway.decision.history import MAX_RECORD_BYTES, SCAN_BUDGET, HistoryOutcome, HistoryQuery, read_history
+from gateway.decision.outbox import Outbox
+from gateway.decision.service import Gateway
+from gateway.delivery.channel import Channels
+from gateway.rules import notices
+from gateway.rules.grants import Grant, GrantMatch, GrantRequest
 from gateway.store import FeedEntry, OutboxPass, Store, keys
 from gateway.store.results import OutboxMode
 from tests.support.memory_channel import MemoryChannel
@@ -76,7 +76,7 @@ async def settled(gateway: Gateway, prompt_id: str, text: str, by: str = ALICE) 
     """``by`` answers ``text`` over REST, and the outbox has delivered it."""
     await gateway.answer(prompt_id, by, text=text)
     prompt = await gateway.get_prompt(prompt_id)
-    assert await gateway.outbox.flush(prompt.thread_id)
+    assert await gateway.decision.outbox.flush(prompt.thread_id)
 
 
 async def everything(store: Store, query: HistoryQuery | None = None, **kwargs: Any) -> list[dict[str, Any]]:
@@ -243,7 +243,7 @@ async def test_a_record_is_written_once_even_when_the_outbox_drains_twice(store:
     drain appends the same batch again, and the history still holds the prompt once."""
     gateway = Gateway(store, Channels([MemoryChannel("slack")]), clock=clock, sweep_interval=3600)
     _, prompt_id = await ask(gateway, QUESTION)
-    await gateway.outbox.idle()  # the question posted and announced
+    await gateway.decision.outbox.idle()  # the question posted and announced
     await store.resolve(THREAD, prompt_id, [], ALICE, "turn_1", gateway.now_ms())
     dying = Outbox(store, Channels([MemoryChannel("slack")]))
     [batch] = await store.take_outboxes([OutboxPass(THREAD, "dead", 60_000, OutboxMode.ACQUIRE)])

@@ -7,9 +7,9 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from gateway.channel import Channels
-from gateway.render import message_item
-from gateway.service import Gateway
+from gateway.decision.service import Gateway
+from gateway.delivery.channel import Channels
+from gateway.rules.render import message_item
 from gateway.store import Store
 from tests.support.memory_channel import HeldChannel
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from redis.crc import key_slot
 
-from gateway.cursors import MAX_OLD_OFFSET, page_position
+from gateway.base.cursors import MAX_OLD_OFFSET, page_position
 from gateway.store import Store, keys
 from gateway.store.legacy import move_legacy_indexes
 from gateway.store.publishing import plan

@@ -13,8 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from gateway.models import AgentDefinition, HumanInput, InboundMessage, PromptRequest, PromptState, RunRequest
-from gateway.service import Outcome
+from gateway.base.models import (
+    AgentDefinition,
+    HumanInput,
+    InboundMessage,
+    PromptRequest,
+    PromptState,
+    RunRequest,
+)
+from gateway.decision.service import Outcome
 from gateway.store import keys
 from tests.support import workers
 from tests.support.feeds import feed_entries

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from gateway.channel import Channels
-from gateway.models import InboundMessage, PromptRequest, PromptState, RunRequest
-from gateway.service import Gateway, Outcome
+from gateway.base.models import InboundMessage, PromptRequest, PromptState, RunRequest
+from gateway.decision.service import Gateway, Outcome
+from gateway.delivery.channel import Channels
 from gateway.store import Store, connect, keys
 from gateway.store.codec import RecordCodec, prompt_record
 from tests.support.memory_channel import MemoryChannel
@@ -100,7 +100,7 @@ async def test_a_settled_prompts_record_is_kept_exactly_as_long_as_its_hash(stor
         assert pending_ttl > store.retain_ms
         assert abs(await redis.pttl(keys.prompt(THREAD, prompt_id)) - pending_ttl) < 1000
         await gateway.receive(InboundMessage(thread_id=THREAD, sender=ALICE, text="1"))
-        await gateway.outbox.idle()
+        await gateway.decision.outbox.idle()
         settled = await gateway.get_prompt(prompt_id)
     finally:
         await gateway.stop()

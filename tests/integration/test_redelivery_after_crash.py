@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from gateway.channel import Channels
-from gateway.models import InboundMessage, PromptRequest, PromptState, RunRequest
-from gateway.service import Gateway, Outcome
+from gateway.base.models import InboundMessage, PromptRequest, PromptState, RunRequest
+from gateway.decision.service import Gateway, Outcome
+from gateway.delivery.channel import Channels
 from gateway.store import Decision, Store
 from tests.support.memory_channel import MemoryChannel
 

@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
-from gateway import receiving
-from gateway.channel import Channels
-from gateway.models import InboundMessage, PromptRequest, RunRequest
-from gateway.outcomes import Outcome
-from gateway.replies import Reading
-from gateway.service import Gateway
+from gateway.base.models import InboundMessage, PromptRequest, RunRequest
+from gateway.decision import receiving
+from gateway.decision.service import Gateway
+from gateway.delivery.channel import Channels
+from gateway.rules.outcomes import Outcome
+from gateway.rules.replies import Reading
 from gateway.store import Store, connect
 from tests.support.memory_channel import MemoryChannel
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from gateway.logs import configure
+from gateway.base.logs import configure
 from tests.integrations.test_mcp_http import (
     ACCEPT,
     INITIALIZE,

@@ -13,9 +13,9 @@ from channels.discord import DiscordChannel
 from channels.slack import SlackChannel
 from channels.telegram import TelegramChannel
 from channels.web import WebChannel
-from gateway.channel import ChannelError, StartsThreads
-from gateway.ids import parse_thread_id
-from gateway.session_threads import parse_channel_ref
+from gateway.base.ids import parse_thread_id
+from gateway.decision.session_threads import parse_channel_ref
+from gateway.delivery.channel import ChannelError, StartsThreads
 from tests.fakes.discord import FakeDiscord, _json
 from tests.fakes.slack import FakeSlack
 from tests.fakes.telegram import FakeTelegram

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from gateway.base.models import Answer, Prompt, PromptKind, PromptRequest, PromptState, Question
 from gateway.client.target import repo_name, session_header, session_key
 from gateway.integrations.prompts import answers_by_question, approval_question, ask_user_questions
-from gateway.models import Answer, Prompt, PromptKind, PromptRequest, PromptState, Question
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 

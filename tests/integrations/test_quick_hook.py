@@ -14,7 +14,7 @@ import pytest
 from tests.integrations.conftest import AGENT_TOKEN, Gateway, unique
 from tests.support.serve import REPO
 
-HEAVY = ("pydantic", "httpx", "fastapi", "redis", "gateway.models", "gateway.client.calls")
+HEAVY = ("pydantic", "httpx", "fastapi", "redis", "gateway.base.models", "gateway.client.calls")
 # Runs the hook in this interpreter, then says which heavy modules it loaded.
 PROBE = (
     "import sys\n"

@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 import httpx
 import pytest
 
-from gateway.channel import ChannelError, Channels
-from gateway.errors import GatewayError
-from gateway.ids import ThreadRef
-from gateway.session_threads import SessionThreads, parse_channel_ref
+from gateway.base.errors import GatewayError
+from gateway.base.ids import ThreadRef
+from gateway.decision.session_threads import SessionThreads, parse_channel_ref
+from gateway.delivery.channel import ChannelError, Channels
 from gateway.store import Store
 from tests.integrations.conftest import OPERATOR_TOKEN, Gateway, unique
 from tests.support.memory_channel import MemoryChannel

@@ -9,9 +9,9 @@ import httpx
 import pytest
 
 from gateway.api import create_app
-from gateway.lease import Lease
-from gateway.runtime import Runtime
-from gateway.settings import Settings
+from gateway.base.settings import Settings
+from gateway.delivery.lease import Lease
+from gateway.process.runtime import Runtime
 from tests.support.redis_server import free_port
 
 

@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from gateway.channel import Channels
-from gateway.logs import configure, event, observe_loop
-from gateway.models import PromptRequest, RunRequest
-from gateway.service import Gateway
-from gateway.settings import Settings
+from gateway.base.logs import configure, event, observe_loop
+from gateway.base.models import PromptRequest, RunRequest
+from gateway.base.settings import Settings
+from gateway.decision.service import Gateway
+from gateway.delivery.channel import Channels
 from gateway.store import Store, connect
 from tests.support.memory_channel import MemoryChannel
 
@@ -95,7 +95,7 @@ async def test_prompt_lines_carry_the_prompt_thread_and_run_ids(capsys: pytest.C
         await gateway.cancel_prompt(third.prompt_id, "not needed")
         await gateway.raise_prompt(run.run_id, PromptRequest.model_validate(QUESTION))
         await gateway.end_run(run.run_id)
-        await gateway.outbox.idle()
+        await gateway.decision.outbox.idle()
     finally:
         await gateway.stop()
     prompt_lines = [line for line in lines(capsys.readouterr().err) if line["event"].startswith("prompt.")]

@@ -8,18 +8,18 @@ from typing import Any
 import httpx
 import pytest
 
-from gateway import metrics
 from gateway.api import create_app
-from gateway.channel import Channels, CountedInbound
-from gateway.lease import Lease
-from gateway.models import InboundMessage, PromptRequest, RunRequest
-from gateway.outcomes import Outcome
-from gateway.runtime import Runtime
-from gateway.service import Gateway
-from gateway.settings import Settings
-from gateway.steps import Pick
+from gateway.base import metrics
+from gateway.base.models import InboundMessage, PromptRequest, RunRequest
+from gateway.base.settings import Settings
+from gateway.decision.service import Gateway
+from gateway.delivery.channel import Channels, CountedInbound
+from gateway.delivery.lease import Lease
+from gateway.delivery.webhooks import Retry, WebhookDispatcher
+from gateway.process.runtime import Runtime
+from gateway.rules.outcomes import Outcome
+from gateway.rules.steps import Pick
 from gateway.store import Store, connect, keys
-from gateway.webhooks import Retry, WebhookDispatcher
 from tests.support.conditions import eventually
 from tests.support.memory_channel import MemoryChannel
 
@@ -69,7 +69,7 @@ async def test_raised_answered_and_time_to_answer_are_counted_by_kind_and_channe
     timed = Delta("threadgate_time_to_answer_seconds_count", kind="approval", channel="slack")
     prompt, _ = await raise_approval(gateway)
     await gateway.answer(prompt.prompt_id, ALICE, text="yes")
-    await gateway.outbox.idle()
+    await gateway.decision.outbox.idle()
     assert (raised.grown, answered.grown, timed.grown) == (1, 1, 1)
 
 
@@ -82,7 +82,7 @@ async def test_cancellations_are_counted_by_reason_code(core: tuple[Gateway, Mem
     _, run = await raise_approval(gateway)
     await gateway.raise_prompt(run.run_id, PromptRequest.model_validate(APPROVAL))
     await gateway.end_run(run.run_id)
-    await gateway.outbox.idle()
+    await gateway.decision.outbox.idle()
     assert (superseded.grown, ended.grown) == (1, 1)
 
 
@@ -120,7 +120,7 @@ async def test_platform_failures_count_429s_apart_from_other_errors(
     prompt, _ = await raise_approval(gateway)
     channel.fail_next, channel.fail_with_retry_after = 1, 0.01
     await gateway.answer(prompt.prompt_id, ALICE, text="yes")  # its audit item meets a 429
-    await gateway.outbox.idle()
+    await gateway.decision.outbox.idle()
     channel.fail_next, channel.fail_with_retry_after = 1, None
     with pytest.raises(Exception, match="unavailable"):
         await raise_approval(gateway)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.models import InboundMessage, RunRequest
-from gateway.runtime import Runtime
-from gateway.settings import Settings
+from gateway.base.models import InboundMessage, RunRequest
+from gateway.base.settings import Settings
+from gateway.process.runtime import Runtime
 from gateway.store import FeedEntry, keys
 from tests.support.memory_channel import MemoryChannel
 from tests.support.redis_server import RedisServer

@@ -7,13 +7,13 @@ from dataclasses import dataclass, field
 
 from starlette.routing import BaseRoute
 
-from gateway.channel import ChannelContext, MessageRef
-from gateway.collector import YOUNG_THRESHOLD
-from gateway.ids import ThreadRef
-from gateway.lease import Lease
-from gateway.models import PromptRequest, ReasonCode, RunRequest, ThreadItem
-from gateway.runtime import Runtime
-from gateway.settings import Settings
+from gateway.base.collector import YOUNG_THRESHOLD
+from gateway.base.ids import ThreadRef
+from gateway.base.models import PromptRequest, ReasonCode, RunRequest, ThreadItem
+from gateway.base.settings import Settings
+from gateway.delivery.channel import ChannelContext, MessageRef
+from gateway.delivery.lease import Lease
+from gateway.process.runtime import Runtime
 from gateway.store import keys
 
 THREAD = "slack:C0456:1712345678.000100"
@@ -58,7 +58,7 @@ async def test_stop_delivers_audit_items_another_process_left_before_the_channel
     gateway = runtime.gateway
     run = await gateway.create_run(RunRequest(thread_id=THREAD, agent="ops", started_by=ALICE))
     prompt = await gateway.raise_prompt(run.run_id, PromptRequest.model_validate(QUESTION))
-    await gateway.outbox.idle()
+    await gateway.decision.outbox.idle()
     # Settled by "another process": the audit item waits in Redis, and this process was never kicked.
     await runtime.store.cancel(
         THREAD, prompt.prompt_id, "the run ended", ReasonCode.RUN_ENDED, gateway.now_ms()

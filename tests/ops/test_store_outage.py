@@ -30,9 +30,9 @@ from redis.exceptions import (
     TryAgainError,
 )
 
-from gateway.channel import Channels
-from gateway.lease import Lease
-from gateway.outbox import Outbox
+from gateway.decision.outbox import Outbox
+from gateway.delivery.channel import Channels
+from gateway.delivery.lease import Lease
 from gateway.store import Store, connect, keys
 from gateway.store.outage import StoreHealth, is_store_outage
 from tests.api.conftest import AGENT_AUTH, OPERATOR_AUTH, STARTER, Served, served_gateway, start_run
@@ -107,7 +107,7 @@ def test_a_socket_error_the_redis_client_did_not_wrap_is_an_outage() -> None:
     closed = "unable to perform operation on <TCPTransport closed=True>; the handler is closed"
     assert is_store_outage(raised_in("redis.asyncio.connection", RuntimeError(closed)))
     assert is_store_outage(raised_in("redis.asyncio.connection", ConnectionResetError(104, "reset")))
-    assert not is_store_outage(raised_in("gateway.service", RuntimeError("a bug")))
+    assert not is_store_outage(raised_in("gateway.decision.service", RuntimeError("a bug")))
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
-from gateway.workers import METRICS_DIR
+from gateway.process.workers import METRICS_DIR
 from tests.support.redis_server import RedisServer
 from tests.support.serve import ServeProcess, serve_env
 

@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 
 from pydantic import SecretStr
 
-from gateway.checks import Check
-from gateway.ids import ThreadRef
-from gateway.plugins import ChannelSpec, PlatformSettings, register, unregister
+from gateway.base.checks import Check
+from gateway.base.ids import ThreadRef
+from gateway.delivery.plugins import ChannelSpec, PlatformSettings, register, unregister
 from tests.support.memory_channel import MemoryChannel
 
 # Built at run time so no token-shaped literal sits in the repository.

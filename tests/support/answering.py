@@ -5,9 +5,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from gateway.base.models import Prompt
 from gateway.client import Client
 from gateway.commands.prompts import answer_content
-from gateway.models import Prompt
 
 POLL_S = 0.02
 

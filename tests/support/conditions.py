@@ -7,7 +7,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
-from gateway.feeds import Feeds
+from gateway.delivery.feeds import Feeds
 from gateway.store import keys
 
 POLL_S = 0.01

@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from gateway.cursors import position
+from gateway.base.cursors import position
 from gateway.store import keys
 
 # A feed by its legacy one-key name: its partitions' streams (the legacy one among them).

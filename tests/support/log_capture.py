@@ -6,7 +6,7 @@ import contextlib
 import logging
 from collections.abc import Iterator
 
-from gateway.logs import JsonFormatter
+from gateway.base.logs import JsonFormatter
 
 WATCHED = ("", "uvicorn", "uvicorn.error", "uvicorn.access", "threadgate")
 

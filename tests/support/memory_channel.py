@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
-from gateway.channel import ChannelError, MessageRef
-from gateway.ids import ThreadRef
-from gateway.models import ThreadItem
+from gateway.base.ids import ThreadRef
+from gateway.base.models import ThreadItem
+from gateway.delivery.channel import ChannelError, MessageRef
 
 
 @dataclass

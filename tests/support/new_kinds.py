@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from gateway.models import Prompt, PromptRequest
+from gateway.base.models import Prompt, PromptRequest
 
 FORM: dict[str, Any] = {
     "kind": "form",

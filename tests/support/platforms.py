@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from gateway.plugins import ChannelSpec, platform_settings, spec_for
-from gateway.settings import Settings
+from gateway.base.settings import Settings
+from gateway.delivery.plugins import ChannelSpec, platform_settings, spec_for
 
 
 def spec(name: str) -> ChannelSpec:

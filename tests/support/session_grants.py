@@ -3,9 +3,9 @@ the same call again is answered (what POST /v1/runs/{id}/approvals hands back)."
 
 from __future__ import annotations
 
-from gateway.grants import Grant
-from gateway.models import Prompt
-from gateway.runtime import Runtime
+from gateway.base.models import Prompt
+from gateway.process.runtime import Runtime
+from gateway.rules.grants import Grant
 
 
 async def grants_of(runtime: Runtime, prompt: Prompt) -> list[Grant]:

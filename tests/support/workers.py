@@ -12,9 +12,9 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from gateway.channel import Channels
-from gateway.models import InboundMessage, PromptRequest, RunRequest
-from gateway.service import Gateway
+from gateway.base.models import InboundMessage, PromptRequest, RunRequest
+from gateway.decision.service import Gateway
+from gateway.delivery.channel import Channels
 from gateway.store import Decision, Store, connect
 from tests.support.memory_channel import MemoryChannel
 

@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 import redis.exceptions
 
-from gateway import notices
-from gateway.answer_step import pages_draft, questions_draft, reply_draft, step
-from gateway.errors import not_found
-from gateway.models import Answer, InboundMessage, Prompt, PromptRequest, PromptState
-from gateway.outcomes import Draft, DraftStatus, Outcome, Received
-from gateway.replies import ReplyAction, draft_name, read_reply
-from gateway.steps import (
+from gateway.base.errors import not_found
+from gateway.base.models import Answer, InboundMessage, Prompt, PromptRequest, PromptState
+from gateway.decision.answer_step import pages_draft, questions_draft, reply_draft, step
+from gateway.rules import notices
+from gateway.rules.outcomes import Draft, DraftStatus, Outcome, Received
+from gateway.rules.replies import ReplyAction, draft_name, read_reply
+from gateway.rules.steps import (
     Answers,
     Ask,
     Asked,

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from gateway import notices
-from gateway.models import PromptState, ToolCall
-from gateway.names import Names
-from gateway.render import message_item, resolved_item, settled_prompt_item
+from gateway.base.models import PromptState, ToolCall
+from gateway.base.names import Names
+from gateway.rules import notices
+from gateway.rules.render import message_item, resolved_item, settled_prompt_item
 from tests.unit.test_render import answered, cancelled, deploy_prompt, make_prompt
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -113,7 +113,7 @@ def test_names_show_the_last_name_heard_and_forget_the_oldest() -> None:
 
 
 def test_the_web_chat_words_who_answered_as_the_core_does() -> None:
-    script = (ROOT / "gateway" / "static" / "common.js").read_text()
+    script = (ROOT / "gateway" / "api" / "static" / "common.js").read_text()
     for template in (notices.APPROVED_BY, notices.DENIED_BY, notices.MARKED_DONE_BY, notices.ANSWERED_BY):
         assert template.format(who="${who}") in script
     assert notices.FOR_THE_SESSION.format(pattern="${patternText(prompt.granted)}") in script

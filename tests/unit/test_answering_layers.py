@@ -1,4 +1,5 @@
-"""The answer routes' rules live in the core (``gateway.answering``); the API only parses, authorizes and
+"""The answer routes' rules live in the core (``gateway.decision.answering``); the API only parses,
+authorizes and
 calls them."""
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ def test_the_answer_rules_import_nothing_of_the_api() -> None:
     upward = {
         name: sorted(target for target in targets if target.startswith("gateway.api"))
         for name, targets in graph.items()
-        if name.startswith("gateway.answering")
+        if name.startswith("gateway.decision.answering")
     }
     assert {name: targets for name, targets in upward.items() if targets} == {}
 

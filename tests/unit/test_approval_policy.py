@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from gateway.approval_policy import READ_ONLY_TOOLS, is_destructive, needs_approval
-from gateway.models import ApprovalPolicy, ToolAnnotations, ToolCall
+from gateway.base.models import ApprovalPolicy, ToolAnnotations, ToolCall
+from gateway.rules.approval_policy import READ_ONLY_TOOLS, is_destructive, needs_approval
 
 DESTRUCTIVE = ApprovalPolicy.model_validate({"default": "destructive"})
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from gateway.backoff import retry_after
+from gateway.base.backoff import retry_after
 
 NOW = 1_700_000_000.0  # Tue, 14 Nov 2023 22:13:20 GMT
 

@@ -1,4 +1,4 @@
-"""A call's identity (gateway/call_identity.py) for grants and decision bindings."""
+"""A call's identity (gateway/rules/call_identity.py) for grants and decision bindings."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from gateway.call_identity import identity, same_call
-from gateway.grants import GrantMatch, exact_match, grant_problem, matches
+from gateway.base.models import Prompt, ToolCall
 from gateway.integrations.asking import Ask, asks_about
-from gateway.models import Prompt, ToolCall
+from gateway.rules.call_identity import identity, same_call
+from gateway.rules.grants import GrantMatch, exact_match, grant_problem, matches
 
 
 def call(name: str, **arguments: Any) -> ToolCall:

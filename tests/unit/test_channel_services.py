@@ -6,12 +6,12 @@ from dataclasses import fields
 
 import pytest
 
-from gateway.audience import Audiences
-from gateway.channel import ChannelContext
-from gateway.channel_services import ProcessState, Services, ThreadLog
-from gateway.ratelimit import RateLimiter
-from gateway.runtime import Runtime
-from gateway.settings import Settings
+from gateway.base.ratelimit import RateLimiter
+from gateway.base.settings import Settings
+from gateway.delivery.channel import ChannelContext
+from gateway.delivery.channel_services import ProcessState, Services, ThreadLog
+from gateway.process.runtime import Runtime
+from gateway.rules.audience import Audiences
 
 
 class QuietState(ProcessState):

@@ -6,7 +6,7 @@ from enum import StrEnum
 
 import pytest
 
-from gateway.control_refs import ControlRef, decode, verb_of
+from gateway.rules.control_refs import ControlRef, decode, verb_of
 
 PID = "prm_01J0000000000000000000000"
 

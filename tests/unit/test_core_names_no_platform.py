@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gateway.plugins import specs
+from gateway.delivery.plugins import specs
 
 ROOT = Path(__file__).resolve().parents[2]
 # Platforms that might be installed or written about, beyond the ones registered here.

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from gateway.base.models import Prompt
 from gateway.demo.agent import TOUR, echo_text
-from gateway.models import Prompt
 
 STEPS = {step.title: step for step in TOUR}
 NOW = datetime(2025, 1, 31, 9, 30, tzinfo=UTC)

@@ -11,8 +11,8 @@ import pytest
 from channels.discord.render import mention_id
 from channels.slack.render import mention as slack_mention
 from channels.telegram.render import user_id
-from gateway import notices
-from gateway.models import Prompt, PromptKind, Question
+from gateway.base.models import Prompt, PromptKind, Question
+from gateway.rules import notices
 from gateway.store import keys
 from gateway.store.escalations import Copy, DueStep, copies, schedule, taken, unscheduled
 

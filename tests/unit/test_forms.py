@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from gateway import forms
-from gateway.models import PromptKind, PromptRequest
-from gateway.render import form_or_url_text
+from gateway.base import forms
+from gateway.base.models import PromptKind, PromptRequest
+from gateway.rules.render import form_or_url_text
 
 DEPLOY_SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -1,4 +1,4 @@
-"""The grant pattern rule (gateway/grants.py): one tool, every argument named, exact values, and widened
+"""The grant pattern rule (gateway/rules/grants.py): one tool, every argument named, exact values, and widened
 commands that never reach a second command."""
 
 from __future__ import annotations
@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from gateway.grants import (
+from gateway.base.models import ToolCall
+from gateway.rules.grants import (
     GrantMatch,
     exact_match,
     first_word,
@@ -15,7 +16,6 @@ from gateway.grants import (
     matches,
     widened_match,
 )
-from gateway.models import ToolCall
 
 
 def call(name: str = "Bash", **arguments: Any) -> ToolCall:

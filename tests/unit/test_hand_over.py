@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import redis.exceptions
 
-from gateway.channel import Handed, HandOver
-from gateway.errors import GatewayError
+from gateway.base.errors import GatewayError
+from gateway.delivery.channel import Handed, HandOver
 
 RULE = HandOver(tries=3, first_delay_s=1.0, max_delay_s=4.0)
 

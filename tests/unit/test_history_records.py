@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from gateway.history import (
+from gateway.base.models import Answer, Prompt, PromptState, ReasonCode, ToolCall
+from gateway.decision.history import (
     MAX_DEPTH,
     MAX_ITEMS,
     MAX_RECORD_BYTES,
@@ -20,7 +21,6 @@ from gateway.history import (
     history_record,
     outcome_of,
 )
-from gateway.models import Answer, Prompt, PromptState, ReasonCode, ToolCall
 
 NOW = datetime(2026, 1, 31, 9, 0, tzinfo=UTC)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.errors import GatewayError
-from gateway.ids import is_identity, new_id, parse_thread_id
+from gateway.base.errors import GatewayError
+from gateway.base.ids import is_identity, new_id, parse_thread_id
 
 ACCEPTED = [
     ("slack:C0456:1712345678.000100", "slack", ("C0456", "1712345678.000100")),

@@ -8,31 +8,31 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("gateway", "channels")
 # The models, a leaf in topics: each topic may use the others, and nothing of the project above them.
-MODEL_TOPICS = {f"gateway.models.{topic}" for topic in ("base", "prompts", "requests", "runs", "items")}
+MODEL_TOPICS = {f"gateway.base.models.{topic}" for topic in ("base", "prompts", "requests", "runs", "items")}
 MODELS_USE = {
-    "gateway.ids",
-    "gateway.plaintext",
-    "gateway.forms",
-    "gateway.weburl",
-    "gateway.call_schema",
-    "gateway.printable",
+    "gateway.base.ids",
+    "gateway.base.plaintext",
+    "gateway.base.forms",
+    "gateway.base.weburl",
+    "gateway.base.call_schema",
+    "gateway.base.printable",
     *MODEL_TOPICS,
 }
 # Leaves everything may use: they import nothing of the project but these.
 LEAVES = {
-    "gateway.models": MODELS_USE,
+    "gateway.base.models": MODELS_USE,
     **dict.fromkeys(MODEL_TOPICS, MODELS_USE),
-    "gateway.metrics": set(),
-    "gateway.printable": set(),
-    "gateway.plaintext": {"gateway.forms"},
-    "gateway.forms": {"gateway.formats"},
-    "gateway.formats": set(),
-    "gateway.weburl": set(),
-    "gateway.call_schema": set(),
-    "gateway.checks": set(),
+    "gateway.base.metrics": set(),
+    "gateway.base.printable": set(),
+    "gateway.base.plaintext": {"gateway.base.forms"},
+    "gateway.base.forms": {"gateway.base.formats"},
+    "gateway.base.formats": set(),
+    "gateway.base.weburl": set(),
+    "gateway.base.call_schema": set(),
+    "gateway.base.checks": set(),
     "gateway.client.target": {"gateway.client.env"},
     "gateway.client.env": set(),
-    "gateway.outcomes": {"gateway.models", "gateway.forms"},
+    "gateway.rules.outcomes": {"gateway.base.models", "gateway.base.forms"},
 }
 
 

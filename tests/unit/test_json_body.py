@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from gateway import jsonbody
-from gateway.errors import GatewayError
-from gateway.jsonbody import MAX_DEPTH, parse_json
+from gateway.base import jsonbody
+from gateway.base.errors import GatewayError
+from gateway.base.jsonbody import MAX_DEPTH, parse_json
 
 
 def nested(depth: int) -> bytes:

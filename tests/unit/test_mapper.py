@@ -8,7 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gateway.mapper import (
+from gateway.base.models import Answer, PromptKind, PromptRequest, Question, has_visible_character
+from gateway.base.printable import printable
+from gateway.rules.mapper import (
     Unanswered,
     check_structured,
     fits_question,
@@ -19,8 +21,6 @@ from gateway.mapper import (
     map_text,
     per_question,
 )
-from gateway.models import Answer, PromptKind, PromptRequest, Question, has_visible_character
-from gateway.printable import printable
 
 DEPLOY = "What's the deployment target?"
 SOURCE = "Where should the data come from?"

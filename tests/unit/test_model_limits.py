@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from gateway.models import HumanInput, Option, PromptRequest, has_visible_character
+from gateway.base.models import HumanInput, Option, PromptRequest, has_visible_character
 
 TEXT_PROMPT: dict[str, Any] = {"kind": "text", "questions": [{"question": "Why?"}]}
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from gateway.models import (
+from gateway.base.models import (
     MAX_EXPIRES_IN,
     MAX_TEXT_CHARS,
     Answer,
@@ -19,7 +19,7 @@ from gateway.models import (
     ReasonCode,
     Resolution,
 )
-from gateway.render import pending_prompt_item
+from gateway.rules.render import pending_prompt_item
 
 Loc = tuple[str | int, ...]
 

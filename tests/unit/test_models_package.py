@@ -1,4 +1,4 @@
-"""The models live in one module a topic, and ``gateway.models`` serves every public name of each."""
+"""The models live in one module a topic, and ``gateway.base.models`` serves every public name of each."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import importlib
 import pkgutil
 from pathlib import Path
 
-import gateway.models as models
+import gateway.base.models as models
 
 
 def _topics() -> list[str]:
@@ -30,7 +30,7 @@ def _defined(path: Path) -> list[str]:
 def test_every_public_name_of_a_topic_is_served_by_gateway_models() -> None:
     missing = []
     for topic in _topics():
-        module = importlib.import_module(f"gateway.models.{topic}")
+        module = importlib.import_module(f"gateway.base.models.{topic}")
         assert module.__file__ is not None
         for name in _defined(Path(module.__file__)):
             if getattr(models, name, None) is not getattr(module, name) or name not in models.__all__:
@@ -40,7 +40,7 @@ def test_every_public_name_of_a_topic_is_served_by_gateway_models() -> None:
 
 def test_a_model_names_the_topic_it_lives_in() -> None:
     assert sorted(_topics()) == ["base", "items", "prompts", "requests", "runs"]
-    assert models.Prompt.__module__ == "gateway.models.prompts"
-    assert models.PromptRequest.__module__ == "gateway.models.requests"
-    assert models.InboundMessage.__module__ == "gateway.models.items"
-    assert models.AgentDefinition.__module__ == "gateway.models.runs"
+    assert models.Prompt.__module__ == "gateway.base.models.prompts"
+    assert models.PromptRequest.__module__ == "gateway.base.models.requests"
+    assert models.InboundMessage.__module__ == "gateway.base.models.items"
+    assert models.AgentDefinition.__module__ == "gateway.base.models.runs"

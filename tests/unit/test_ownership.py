@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.ownership import ThreadOwners, claimants, covers, message_reaches, thread_open_to
+from gateway.rules.ownership import ThreadOwners, claimants, covers, message_reaches, thread_open_to
 
 OPS = frozenset({"ops"})
 NOBODY = ThreadOwners(frozenset(), frozenset())

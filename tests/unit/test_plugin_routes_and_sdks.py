@@ -16,9 +16,9 @@ from starlette.responses import PlainTextResponse
 from starlette.routing import BaseRoute, Route
 
 from gateway.api import create_app
-from gateway.plugins import ChannelSpec, MissingSdk, build_channels, register, unregister
-from gateway.runtime import Runtime
-from gateway.settings import Settings
+from gateway.base.settings import Settings
+from gateway.delivery.plugins import ChannelSpec, MissingSdk, build_channels, register, unregister
+from gateway.process.runtime import Runtime
 from tests.support.acme import SPEC, TOKEN, AcmeChannel
 from tests.unit.test_imports import ROOT
 
@@ -146,8 +146,8 @@ def test_a_base_install_imports_the_cli_and_serves_the_web_chat_without_any_plat
     done = _run_without_sdks(
         "import gateway.cli\n"
         "from gateway.api import create_app\n"
-        "from gateway.runtime import Runtime\n"
-        "from gateway.settings import Settings\n"
+        "from gateway.process.runtime import Runtime\n"
+        "from gateway.base.settings import Settings\n"
         "runtime = Runtime.build(Settings(_env_file=None, threadgate_web_chat='open'))\n"
         "create_app(runtime)\n"
         "print(sorted(channel.platform for channel in runtime.channels))\n"

@@ -14,15 +14,15 @@ from importlib.metadata import EntryPoint
 import pytest
 from pydantic import ValidationError
 
-from gateway import platforms
-from gateway.checks import Check
-from gateway.doctor import check_platforms
-from gateway.errors import GatewayError
-from gateway.ids import is_channel_claim, is_identity, parse_thread_id
-from gateway.logs import configure, event, redact
-from gateway.models import AgentDefinition, HumanInput
-from gateway.ownership import claimants
-from gateway.plugins import (
+from gateway.base import platforms
+from gateway.base.checks import Check
+from gateway.base.errors import GatewayError
+from gateway.base.ids import is_channel_claim, is_identity, parse_thread_id
+from gateway.base.logs import configure, event, redact
+from gateway.base.models import AgentDefinition, HumanInput
+from gateway.base.settings import Settings
+from gateway.decision.session_threads import parse_channel_ref
+from gateway.delivery.plugins import (
     ChannelSpec,
     build_channels,
     channel_spec,
@@ -33,8 +33,8 @@ from gateway.plugins import (
     specs,
     when_set,
 )
-from gateway.session_threads import parse_channel_ref
-from gateway.settings import Settings
+from gateway.process.doctor import check_platforms
+from gateway.rules.ownership import claimants
 from gateway.store import Store
 from tests.support.acme import TOKEN, AcmeChannel, AcmeSettings, acme_installed
 
@@ -206,7 +206,7 @@ def test_a_platform_token_given_to_the_core_settings_never_prints(acme: ChannelS
 def test_doctor_names_a_platform_setting_that_does_not_parse(
     acme: ChannelSpec, monkeypatch: pytest.MonkeyPatch, tmp_path: object
 ) -> None:
-    from gateway.doctor import load_settings
+    from gateway.process.doctor import load_settings
 
     monkeypatch.chdir(str(tmp_path))
     monkeypatch.setenv("ACME_ROOMS", "many")

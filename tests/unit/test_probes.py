@@ -8,9 +8,9 @@ from collections.abc import Awaitable, Callable
 import pytest
 from pydantic import SecretStr
 
-from gateway import probes
-from gateway.checks import Check
-from gateway.probes import probe, secret_text
+from gateway.base.checks import Check
+from gateway.process import probes
+from gateway.process.probes import probe, secret_text
 
 
 class Refused(Exception):

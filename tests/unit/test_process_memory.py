@@ -9,10 +9,11 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from bench.workload import TYPICAL_PROMPT
-from gateway import outbox, render
-from gateway.channel import ChannelError, Channels
-from gateway.models import Prompt, PromptKind, PromptRequest, Run
-from gateway.outbox import FAILURES_KEPT
+from gateway.base.models import Prompt, PromptKind, PromptRequest, Run
+from gateway.decision import outbox
+from gateway.decision.outbox import FAILURES_KEPT
+from gateway.delivery.channel import ChannelError, Channels
+from gateway.rules import render
 from gateway.store import Store
 from gateway.store.codec import RECORDS_KEPT, prompt_record
 from gateway.store.lru import LATEST_KEPT, RUNS_KEPT, THREADS_OF_KEPT, drop_oldest

@@ -7,9 +7,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from gateway.models import Answer, Prompt, PromptKind, PromptRequest, PromptState, ReasonCode, Resolution
+from gateway.base.models import Answer, Prompt, PromptKind, PromptRequest, PromptState, ReasonCode, Resolution
+from gateway.delivery.waiters import settled_message
 from gateway.store.codec import RecordCodec, prompt_record, with_settlement
-from gateway.waiters import settled_message
 
 ASKED = datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC)
 FORM = {

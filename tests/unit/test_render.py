@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from gateway.models import (
+from gateway.base.models import (
     Answer,
     Prompt,
     PromptRequest,
@@ -18,7 +18,7 @@ from gateway.models import (
     ToolCall,
     Vote,
 )
-from gateway.render import (
+from gateway.rules.render import (
     FormView,
     PromptView,
     answers_summary,

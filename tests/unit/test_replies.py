@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from gateway.models import Prompt, PromptRequest, ReplyPolicy, ToolCall
-from gateway.replies import ReplyAction, read_reply
+from gateway.base.models import Prompt, PromptRequest, ReplyPolicy, ToolCall
+from gateway.rules.replies import ReplyAction, read_reply
 
 NOW = datetime(2025, 1, 1, tzinfo=UTC)
 DEPLOY = {

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.models import ReplyPolicy, ToolCall
-from gateway.replies import ReplyAction, read_reply
+from gateway.base.models import ReplyPolicy, ToolCall
+from gateway.rules.replies import ReplyAction, read_reply
 from tests.unit.test_replies import APPROVAL, TEXT, prompt
 
 BASH = ToolCall(name="Bash", arguments={"command": "git status"})

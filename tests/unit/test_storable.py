@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from gateway import storable
-from gateway.jsonbody import parse_typed
-from gateway.models import APPROVE, Prompt, PromptKind, Question, ToolCall
-from gateway.replies import ReplyAction, read_reply
-from gateway.verdicts import EditRefused, check_edit
+from gateway.base import storable
+from gateway.base.jsonbody import parse_typed
+from gateway.base.models import APPROVE, Prompt, PromptKind, Question, ToolCall
+from gateway.rules.replies import ReplyAction, read_reply
+from gateway.rules.verdicts import EditRefused, check_edit
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 

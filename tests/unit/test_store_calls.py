@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 
 from redis.crc import key_slot
 
-from gateway.grants import Grant
-from gateway.models import Answer, Run
+from gateway.base.models import Answer, Run
+from gateway.rules.grants import Grant
 from gateway.store import calls, keys
 from gateway.store.publishing import PartitionPublish
 from gateway.store.results import FeedEntry, Kept, OutboxMode, OutboxPass, ReadyAnswer, Refusal

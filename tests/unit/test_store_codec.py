@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from gateway.models import Prompt, PromptKind, Question
+from gateway.base.models import Prompt, PromptKind, Question
 from gateway.store import codec
 from gateway.store.codec import RecordCodec, prompt_record
 from gateway.store.escalations import StepStatus

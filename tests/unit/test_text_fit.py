@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.text_fit import Marks, keep_end, measure, one, split_marked, split_text, utf16_len, utf16_units
+from gateway.rules.text_fit import (
+    Marks,
+    keep_end,
+    measure,
+    one,
+    split_marked,
+    split_text,
+    utf16_len,
+    utf16_units,
+)
 
 MARKS = Marks(part="\n[{number}/{total}]", cut="\n… [{count} more]", earlier="… [{count} earlier]\n")
 

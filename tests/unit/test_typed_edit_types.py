@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from gateway.models import APPROVE
-from gateway.replies import ReplyAction, read_reply
-from gateway.typed_edits import form_arguments
-from gateway.verdicts import EditRefused, check_edit
+from gateway.base.models import APPROVE
+from gateway.rules.replies import ReplyAction, read_reply
+from gateway.rules.typed_edits import form_arguments
+from gateway.rules.verdicts import EditRefused, check_edit
 from tests.unit.test_storable import editable
 
 CALL = {

@@ -8,7 +8,7 @@ import socket
 
 import pytest
 
-from gateway.webhook_targets import Address, check_targets, resolve
+from gateway.delivery.webhook_targets import Address, check_targets, resolve
 
 REDIS = "redis://localhost:6379/0"
 NAMES = {

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from gateway.models import PromptRequest, check_step_url
-from gateway.weburl import UrlError, parse_web_url
+from gateway.base.models import PromptRequest, check_step_url
+from gateway.base.weburl import UrlError, parse_web_url
 
 
 def step(url: str) -> PromptRequest:

@@ -19,10 +19,10 @@ from channels.web.settings import WebSettings
 from gateway.api import create_app
 from gateway.api.client_address import proxy_options
 from gateway.api.deps import ApiOptions
+from gateway.base.settings import Settings
 from gateway.demo import Demo, running_demo
-from gateway.preflight import bind
-from gateway.runtime import Runtime
-from gateway.settings import Settings
+from gateway.process.preflight import bind
+from gateway.process.runtime import Runtime
 from tests.support.api_calls import raise_prompt as raise_prompt
 
 CHROMIUM = Path("/usr/bin/chromium")

@@ -10,8 +10,8 @@ import pytest
 from pydantic import ValidationError
 
 from gateway.api.allowed_hosts import HostAllowList
+from gateway.base.settings import Settings
 from gateway.demo import Demo
-from gateway.settings import Settings
 from tests.web.conftest import AGENT_AUTH, raise_prompt, start_run, web_gateway
 from tests.web.test_demo import pending_prompt
 

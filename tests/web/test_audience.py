@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from gateway.audience import Audience, Reader, may_read
-from gateway.ids import new_id
-from gateway.models import Run
+from gateway.base.ids import new_id
+from gateway.base.models import Run
+from gateway.rules.audience import Audience, Reader, may_read
 from gateway.store import Store
 
 

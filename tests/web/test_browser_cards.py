@@ -8,9 +8,9 @@ from typing import Any
 
 from playwright.async_api import Page, expect
 
-from gateway import notices
-from gateway.formats import PROBLEMS
-from gateway.forms import check_schema, check_value
+from gateway.base.formats import PROBLEMS
+from gateway.base.forms import check_schema, check_value
+from gateway.rules import notices
 from tests.web.cards import KINDS, chat_cards, chat_message, fill_form, inbox_cards
 from tests.web.conftest import AGENT_AUTH, OPERATOR_TOKEN, raise_prompt, start_run, web_gateway
 from tests.web.pages import new_page, say, sign_in

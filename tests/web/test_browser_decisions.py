@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 from playwright.async_api import Locator, Page, expect
 
-from gateway import notices
+from gateway.rules import notices
 from tests.web.cards import EDIT_CALL, EDIT_SCHEMA, approvers, chat_message
 from tests.web.conftest import (
     AGENT_AUTH,

@@ -9,7 +9,7 @@ from typing import Any
 
 from playwright.async_api import Locator, Page, expect
 
-from gateway import notices
+from gateway.rules import notices
 from tests.web.cards import KINDS
 from tests.web.conftest import AGENT_AUTH, OPERATOR_AUTH, OPERATOR_TOKEN, raise_prompt, start_run, web_gateway
 from tests.web.pages import new_page, say, sign_in

@@ -11,8 +11,8 @@ import pytest
 
 from channels.web.spec import SPEC as WEB
 from gateway.api.same_origin import GUARDED, origin_of, refusal
+from gateway.delivery.plugins import route_prefixes, same_origin_prefixes
 from gateway.demo import Demo
-from gateway.plugins import route_prefixes, same_origin_prefixes
 from tests.web.conftest import AGENT_AUTH, WebGateway, raise_prompt, start_run, web_gateway
 from tests.web.test_demo import pending_prompt
 

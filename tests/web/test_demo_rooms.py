@@ -12,9 +12,9 @@ import httpx
 import pytest
 
 from channels.web.channel import own_room
+from gateway.base.ids import parse_thread_id
 from gateway.demo import Demo, banner
 from gateway.demo.agent import TOUR, WELCOME
-from gateway.ids import parse_thread_id
 from tests.support.answering import answer_next
 from tests.web.test_demo import pending_prompt
 

@@ -9,11 +9,11 @@ import subprocess
 import httpx
 import pytest
 
-from gateway.channel import Channels
+from gateway.base.ids import ThreadRef
+from gateway.base.models import Prompt, ThreadItem
 from gateway.client import ask_human
+from gateway.delivery.channel import Channels
 from gateway.demo import Demo, banner
-from gateway.ids import ThreadRef
-from gateway.models import Prompt, ThreadItem
 from tests.support.answering import answer_next
 
 

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from gateway import notices
+from gateway.rules import notices
 from tests.support.new_kinds import FORM, FORM_TEXT, URL, URL_TEXT
 from tests.web.conftest import AGENT_AUTH, OPERATOR_AUTH, WebGateway, raise_prompt, start_run, web_gateway
 
@@ -221,7 +221,7 @@ def test_a_malformed_token_setting_is_refused_with_its_entry_number() -> None:
 
 
 def test_web_chat_on_refuses_to_start_without_a_token() -> None:
-    from gateway.settings import Settings
+    from gateway.base.settings import Settings
     from tests.support.platforms import build_channel
 
     with pytest.raises(ValueError, match="THREADGATE_WEB_TOKEN"):

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from gateway import notices
+from gateway.rules import notices
 from tests.web.conftest import AGENT_AUTH, WebGateway, raise_prompt, start_run, web_gateway
 from tests.web.test_web_channel import read_items
 

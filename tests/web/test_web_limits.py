@@ -11,7 +11,7 @@ import pytest
 
 from channels.web import WebLimits
 from channels.web.limits import MAX_MESSAGE_CHARS
-from gateway.settings import Settings
+from gateway.base.settings import Settings
 from tests.support.new_kinds import FORM
 from tests.support.platforms import build_channel
 from tests.web.conftest import AGENT_AUTH, raise_prompt, start_run, web_gateway

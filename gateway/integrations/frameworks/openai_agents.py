@@ -23,6 +23,7 @@ from agents.items import ToolApprovalItem
 from agents.result import RunResult
 from agents.run_state import RunState
 
+from gateway.base.models import call_digest
 from gateway.client import Approval, ApprovalDenied, Human
 from gateway.integrations.frameworks.requests import (
     ApprovalRequest,
@@ -31,7 +32,6 @@ from gateway.integrations.frameworks.requests import (
     only_as_edited,
     outcome_async,
 )
-from gateway.models import call_digest
 
 DEFAULT_AGENT = "openai-agents"
 MAX_ROUNDS = 100

@@ -1,7 +1,0 @@
-"""Redis streams read once per process and fanned out in memory to every reader that follows them."""
-
-from gateway.feeds.caps import StreamCaps, StreamSlot
-from gateway.feeds.hub import Feeds
-from gateway.feeds.tail import Entry, Tail
-
-__all__ = ["Entry", "Feeds", "StreamCaps", "StreamSlot", "Tail"]
