@@ -117,7 +117,7 @@ async def measure_gateway(
         if profile is not None:
             profile.enable()
         await asyncio.gather(*(worker() for _ in range(concurrency)))
-        await gateway.decision.outbox.idle()
+        await gateway.outbox.idle()
         elapsed = time.perf_counter() - began
         if profile is not None:
             profile.disable()

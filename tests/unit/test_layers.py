@@ -53,7 +53,9 @@ def _imports(path: Path) -> set[str]:
 
 
 def test_every_top_level_room_of_the_core_is_a_known_layer() -> None:
-    rooms = {path.stem for path in GATEWAY.iterdir() if path.suffix == ".py" or (path / "__init__.py").exists()}
+    rooms = {
+        path.stem for path in GATEWAY.iterdir() if path.suffix == ".py" or (path / "__init__.py").exists()
+    }
     assert rooms - {"__init__"} == set(LAYERS)
 
 
