@@ -74,6 +74,8 @@ def test_a_smoke_run_ends_with_one_json_line_carrying_the_headline_ratio() -> No
     assert last["profile"] == "smoke"
     assert 0 < last["resolve_vs_floor_ratio"] < 10
     assert last["round_trips"]["resolve"]["call"] >= 1
+    assert last["round_trips_per_resolve"] >= 2  # the call and its outbox pass
+    assert last["redis_commands_per_resolve"] > 1  # the scripts' own commands counted
     assert last["scale"]["bytes_per_pending_prompt"] > 1000  # the prompts were written, record and all
     assert last["scale"]["memory_usage_sample"]["prompt record"] > 0
     assert last["http"]["gateway"]["ops"] == 12
