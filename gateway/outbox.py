@@ -287,8 +287,8 @@ class Outbox:
                     for pid, fields in batch.prompts.items()
                     if fields
                 }
-                await self._publish(held, prompts)
                 outcomes = await self._post_threads(held, prompts)
+                entries, settled = self._feed_entries(held, prompts)
             except BaseException:
                 with contextlib.suppress(Exception):
                     await self.store.take_outboxes(
@@ -312,7 +312,8 @@ class Outbox:
                 for thread, batch in held.items()
             ]
             following: dict[str, OutboxBatch] = {}
-            for one, batch in zip(passes, await self.store.take_outboxes(passes), strict=True):
+            taken = await self.store.take_outboxes(passes, entries, settled)  # published, then acknowledged
+            for one, batch in zip(passes, taken, strict=True):
                 if one.mode is OutboxMode.RELEASE or batch is None:  # a post failed, or our lock lapsed
                     continue
                 if batch.empty:
@@ -369,8 +370,16 @@ class Outbox:
         metrics.platform_error(thread_id, exc)
 
     async def _publish(self, batches: dict[str, OutboxBatch], prompts: dict[str, Prompt]) -> None:
-        """The batches' events and queued messages, appended to the feeds in one round trip: each to its
-        thread's partition of the feed, so a thread's entries keep their order."""
+        """The batches' events and queued messages, appended to the feeds in one round trip."""
+        entries, settled = self._feed_entries(batches, prompts)
+        if entries or settled:
+            await self.store.publish(entries, settled)
+
+    def _feed_entries(
+        self, batches: dict[str, OutboxBatch], prompts: dict[str, Prompt]
+    ) -> tuple[list[FeedEntry], list[Prompt]]:
+        """The batches' events and queued messages as feed entries, each for its thread's partition of the
+        feed (so a thread's entries keep their order), and the prompts they settled."""
         entries: list[FeedEntry] = []
         settled: list[Prompt] = []
         for thread_id, batch in batches.items():
@@ -399,8 +408,7 @@ class Outbox:
                     event_id = f"{prompt.prompt_id}.{kind}.{effect['step']}"
                     data = event_data(prompt, effect["step"])
                     entries.append(_event(part, event_id, ESCALATION_EVENTS[kind], data))
-        if entries or settled:
-            await self.store.publish(entries, settled)
+        return entries, settled
 
     async def _post(
         self,
