@@ -4,8 +4,9 @@ Each thread has two lists written by the same Lua script that changed its state:
 queued messages for the global feeds) and ``chat`` (audit items and agent messages to post, in order).
 Any process may drain any thread, one at a time under a per-thread lock; an item leaves its list only
 after it was delivered, so a crash delivers it again: a chat post at least once; an event or queued message
-once, since the feeds append each id once (``publish_feed.lua``). A thread's events reach the feeds before
-its chat posts go out, and both keep the order they were queued in. A drain holds the thread's lock for
+once, since the feeds append each id once (``publish_feed.lua``). A pass posts a batch's chat items, then
+appends its events to the feeds in the round trip that acknowledges both (the events just before the
+script that trims them); each list keeps the order it was queued in. A drain holds the thread's lock for
 ``lock_ttl_ms`` and renews it while a pass runs, so a dead process's outbox is taken over that soon after.
 """
 
@@ -88,8 +89,9 @@ class Outbox:
     """Drains threads' outboxes: right away for the changes this process made, and by sweeping.
 
     Threads kicked in the same moment are drained together, in passes shared by all of them: one round
-    trip takes a batch of each thread's lists, one publishes all their events, the chat posts go out
-    (in order within a thread, threads side by side), and one round trip acknowledges them all.
+    trip takes a batch of each thread's lists (none when an answer's script handed the first batch back),
+    the chat posts go out (in order within a thread, threads side by side), and one round trip publishes
+    all their events and acknowledges them all.
     """
 
     def __init__(

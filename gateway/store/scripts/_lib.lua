@@ -51,6 +51,10 @@ end
 -- Prompts this call found to have no escalation steps (their escalation hash is missing).
 local NO_ESCALATION = {}
 
+-- Prompts' hashes this call read whole (field -> value), kept in step with its own writes to them, so a
+-- call reads a prompt's hash once however often it looks at it.
+local HASHES = {}
+
 local function prompt_key(pid)
   return P .. ID.prompt .. pid
 end
@@ -68,8 +72,25 @@ end
 
 -- The hash's fields plus 'rec', the record, and 'esc', the escalation steps it took (a JSON array of
 -- their field and value pairs, when it took any): everything a prompt is rebuilt from.
+local function prompt_hash(pid)
+  local hash = HASHES[pid]
+  if not hash then
+    hash = {}
+    local flat = redis.call('HGETALL', prompt_key(pid))
+    for i = 1, #flat, 2 do
+      hash[flat[i]] = flat[i + 1]
+    end
+    HASHES[pid] = hash
+  end
+  return hash
+end
+
 local function prompt_fields(pid)
-  local fields = redis.call('HGETALL', prompt_key(pid))
+  local fields = {}
+  for name, value in pairs(prompt_hash(pid)) do
+    table.insert(fields, name)
+    table.insert(fields, value)
+  end
   local rec = redis.call('GET', record_key(pid))
   if rec then
     table.insert(fields, 'rec')
@@ -183,7 +204,12 @@ local function keep_thread(fresh)
 end
 
 -- Drop the drafts kept for a prompt (a form's values so far, a pending text request): they die with it.
+-- save_draft.lua marks a prompt that has any ('drafts' in its hash); one saved before that mark existed
+-- lives out its own lifetime.
 local function drop_drafts(pid)
+  if not prompt_hash(pid).drafts then
+    return
+  end
   local index = P .. ID.drafts .. pid
   local names = redis.call('SMEMBERS', index)
   for _, name in ipairs(names) do
@@ -200,6 +226,11 @@ end
 local function settle(pid, fields, retain_ms, audit)
   local key = prompt_key(pid)
   redis.call('HSET', key, unpack(fields))
+  if HASHES[pid] then
+    for i = 1, #fields, 2 do
+      HASHES[pid][fields[i]] = fields[i + 1]
+    end
+  end
   redis.call('PEXPIRE', key, retain_ms)
   redis.call('PEXPIRE', record_key(pid), retain_ms)
   if redis.call('PEXPIRE', P .. ID.escalation .. pid, retain_ms) == 0 then
@@ -227,7 +258,7 @@ end
 -- Why a prompt cannot be settled now: {'missing'} when it is gone, how it settled when it no longer waits;
 -- nil while it is pending. Every settling script starts here, so the first settlement wins.
 local function unsettleable(pid)
-  local state = redis.call('HGET', prompt_key(pid), 'state')
+  local state = prompt_hash(pid).state
   if not state then
     return {'missing'}
   end
@@ -286,6 +317,7 @@ local function decide(pid, opts, fields)
     end
     if o.vote.answer == 'Approve' and counted < tonumber(o.need) then
       redis.call('HSET', prompt_key(pid), 'votes', encoded)
+      HASHES[pid] = nil
       owe('chat', {t = 'votes', pid = pid})
       keep_thread({'chat'})
       return 'voted'

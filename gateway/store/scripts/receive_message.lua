@@ -48,7 +48,7 @@ if hint ~= '' and hint ~= active then
   end
   return {'stale', active or ''}
 end
-local pending = active and redis.call('HGET', prompt_key(active), 'state') == 'pending'
+local pending = active and prompt_hash(active).state == 'pending'
 if mode == 'refuse' then
   take()
   return {'refused'}
