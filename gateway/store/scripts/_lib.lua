@@ -70,8 +70,6 @@ local function prompt_record(pid)
   return redis.call('GET', record_key(pid)) or redis.call('HGET', prompt_key(pid), 'rec')
 end
 
--- The hash's fields plus 'rec', the record, and 'esc', the escalation steps it took (a JSON array of
--- their field and value pairs, when it took any): everything a prompt is rebuilt from.
 local function prompt_hash(pid)
   local hash = HASHES[pid]
   if not hash then
@@ -85,6 +83,8 @@ local function prompt_hash(pid)
   return hash
 end
 
+-- The hash's fields plus 'rec', the record, and 'esc', the escalation steps it took (a JSON array of
+-- their field and value pairs, when it took any): everything a prompt is rebuilt from.
 local function prompt_fields(pid)
   local fields = {}
   for name, value in pairs(prompt_hash(pid)) do
@@ -190,10 +190,12 @@ local function keep_thread(fresh)
   local at = NOW + ms
   local kept = tonumber(redis.call('GET', K.keep))
   if kept and math.abs(kept - at) <= IDLE / 100 then
+    local given = {}
     for _, name in ipairs(fresh) do
-      if created(name) or redis.call('PTTL', K[name]) == -1 then
+      if not given[name] and (created(name) or redis.call('PTTL', K[name]) == -1) then
         redis.call('PEXPIRE', K[name], math.max(kept - NOW, 1))
       end
+      given[name] = true
     end
     return
   end
