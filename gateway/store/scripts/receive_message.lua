@@ -23,15 +23,20 @@ if event_id ~= '' and redis.call('EXISTS', seen_key) == 1 then
 end
 
 -- The event's effect is applied: from now on a redelivery is a duplicate, and the message is in the log.
-local function take()
+-- ``later``: the thread's lifetimes are set by the settlement that follows, in this call.
+local function take(later)
   if event_id ~= '' then
     redis.call('SET', seen_key, '1', 'EX', tonumber(ARGV[2]))
   end
   redis.call('XADD', K.items, 'MAXLEN', '~', ARGV[5], '*', 'j', msg)
-  keep_thread({'items', 'pub'})
+  if later then
+    keep_later({'items', 'pub'})
+  else
+    keep_thread({'items', 'pub'})
+  end
 end
 
-local active = redis.call('GET', K.active)
+local active = active_id()
 if hint ~= '' and hint ~= active then
   -- A control on a copy of another thread's prompt (posted here by an escalation): that thread decides.
   local origin = redis.call('HGET', mirrors, hint)
@@ -43,7 +48,7 @@ if hint ~= '' and hint ~= active then
   end
   return {'stale', active or ''}
 end
-local pending = active and redis.call('HGET', prompt_key(active), 'state') == 'pending'
+local pending = active and prompt_hash(active).state == 'pending'
 if mode == 'refuse' then
   take()
   return {'refused'}
@@ -62,19 +67,22 @@ if cancel_code ~= '' and (mode == 'guess' or mode == 'answer') then
     local by = cancel_code ~= 'new_message' and ARGV[9] or ''
     settle(active, cancel_fields(ARGV[15], cancel_code, ARGV[10], by), tonumber(ARGV[11]), true)
     if cancel_code == 'new_message' then
-      redis.call('RPUSH', K.pub, cjson.encode({t = 'message', m = msg}))
+      owe('pub', {t = 'message', m = msg})
     end
     return {'cancelled'}
   end
   if cancel_code == 'new_message' and mode == 'answer' then
-    redis.call('RPUSH', K.pub, cjson.encode({t = 'message', m = msg}))
+    owe('pub', {t = 'message', m = msg})
     take()  -- after the push: the outbox list it may have created gets the thread's lifetime
     return {'queued'}
   end
 end
 if pending and (mode == 'guess' or mode == 'answer') and pid == active then
-  take()
+  take(true)
   local status, resolution = answer(active, ARGV[8], ARGV[9], ARGV[10], ARGV[11], ARGV[12], ARGV[13], ARGV[16])
+  if not KEPT then  -- the decision left the prompt as it was: the logged message still keeps the thread
+    keep_thread()
+  end
   if status ~= 'ok' then
     return {status}
   end
@@ -108,6 +116,6 @@ if mode == '' or mode == 'guess' then
     end
   end
 end
-redis.call('RPUSH', K.pub, cjson.encode({t = 'message', m = msg}))
+owe('pub', {t = 'message', m = msg})
 take()  -- after the push: the outbox list it may have created gets the thread's lifetime
 return {'queued'}
