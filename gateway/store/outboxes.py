@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from gateway.models import Prompt
+from gateway.base.models import Prompt
 from gateway.store import calls, keys
 from gateway.store.base import oldest, pairs
 from gateway.store.feeds import Feeds
