@@ -50,7 +50,8 @@ class Provider:
     """One issuer: its discovery document and key set, each cached, and the checks of its JWTs."""
 
     def __init__(self, issuer: str, *, refetch_interval_s: float = REFETCH_INTERVAL_S) -> None:
-        self.issuer = issuer  # exactly as the provider writes it in ``iss`` (Entra's and Google's differ)
+        self.issuer = issuer
+        self.token_issuer = issuer  # ``iss`` as the provider writes it: its discovery document's ``issuer``
         self.refetch_interval_s = refetch_interval_s
         self._metadata: tuple[float, dict[str, Any]] | None = None
         self._keys: tuple[float, KeySet] | None = None
@@ -76,10 +77,10 @@ class Provider:
         if self._metadata is not None and self._metadata[0] > now:
             return self._metadata[1]
         found = await self._get_json(self.issuer.rstrip("/") + DISCOVERY_PATH)
-        if found.get("issuer") != self.issuer:
-            raise ProviderUnavailable(
-                f"the discovery document names issuer {found.get('issuer')!r}, not {self.issuer!r}"
-            )
+        named = found.get("issuer")
+        if not isinstance(named, str) or named.rstrip("/") != self.issuer.rstrip("/"):
+            raise ProviderUnavailable(f"the discovery document names issuer {named!r}, not {self.issuer!r}")
+        self.token_issuer = named  # as the tokens write it, whether or not the setting ends in a slash
         for field in ("authorization_endpoint", "token_endpoint", "jwks_uri"):
             if not isinstance(found.get(field), str):
                 raise ProviderUnavailable(f"the discovery document has no {field}")
@@ -120,7 +121,7 @@ class Provider:
         claims = decoded.claims
         registry = jwt.JWTClaimsRegistry(
             leeway=LEEWAY_S,
-            iss={"essential": True, "value": self.issuer},
+            iss={"essential": True, "value": self.token_issuer},
             aud={"essential": True, "value": audience},
             exp={"essential": True},
         )

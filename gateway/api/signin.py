@@ -15,7 +15,9 @@ from starlette.types import Scope
 
 from gateway.api.asgi import header_of
 from gateway.api.auth import AGENT, PERSON, Principal
-from gateway.api.same_origin import cross_site
+from gateway.api.client_address import client_address
+from gateway.api.deps import limiter_of
+from gateway.api.same_origin import cross_site, origin_of
 from gateway.errors import GatewayError
 from gateway.oidc import Client, Provider, ProviderUnavailable, TokenRefused
 from gateway.settings import Settings
@@ -27,6 +29,9 @@ me_router = APIRouter(prefix="/v1", tags=["people"])
 
 RESOURCE_METADATA_PATH = "/.well-known/oauth-protected-resource"
 MCP_PATH = "/mcp"
+LOGINS_PER_ADDRESS = 30  # sign-ins started per client address per window
+LOGINS_IN_ALL = 3000  # and by everyone: at most this many logins are kept in Redis per window
+LOGIN_WINDOW_S = 60
 VERIFIED_KEPT = 1024  # access tokens remembered once verified
 PERSON_STATE_KEY = "person"  # request.state.person: the signed-in person of a session
 
@@ -178,6 +183,15 @@ def _secure(request: Request) -> bool:
 async def login(request: Request, next: Annotated[str | None, Query(max_length=2000)] = None) -> Response:
     """Off to the identity provider, with a fresh state, nonce and PKCE S256 challenge."""
     signin = _signin(request)
+    # Each login keeps a few hundred bytes in Redis for ten minutes: bounded per address and in all.
+    limiter = limiter_of(request)
+    await limiter.enforce(
+        [
+            (f"signin:{client_address(request)}", LOGINS_PER_ADDRESS, LOGIN_WINDOW_S),
+            ("signin:*", LOGINS_IN_ALL, LOGIN_WINDOW_S),
+        ],
+        "sign-ins",
+    )
     try:
         started = await signin.begin(next, str(request.base_url))
     except ProviderUnavailable as exc:
@@ -207,7 +221,8 @@ async def callback(request: Request) -> Response:
         raise GatewayError(
             "SIGN_IN_FAILED", f"The identity provider did not sign you in ({query['error'][:100]}).", 400
         )
-    if query.get("iss") is not None and query.get("iss") != signin.provider.issuer:
+    named = query.get("iss")
+    if named is not None and named.rstrip("/") != signin.provider.issuer.rstrip("/"):
         raise GatewayError("SIGN_IN_FAILED", "The callback names another issuer (iss); sign in again.", 400)
     try:
         session_id, next_page = await signin.finish(
@@ -237,7 +252,16 @@ async def callback(request: Request) -> Response:
 
 @router.post("/auth/logout")
 async def logout(request: Request) -> Response:
-    """End the session (in Redis, for every process) and clear its cookie."""
+    """End the session (in Redis, for every process) and clear its cookie. Another site's page may not
+    sign people out (403)."""
+    public_url = request.app.state.runtime.settings.threadgate_public_url
+    origin = request.headers.get("origin")
+    host = request.headers.get("host", "")
+    public_origin = origin_of(public_url) if public_url else None
+    if cross_site(origin, request.headers.get("sec-fetch-site"), host, public_origin):
+        raise GatewayError(
+            "CROSS_SITE_REQUEST", "Sign out from the gateway's own pages.", 403, {"origin": origin}
+        )
     signin: SignIn | None = request.app.state.signin
     if signin is not None:
         await signin.end(request.cookies.get(SESSION_COOKIE))

@@ -535,3 +535,31 @@ async def test_a_session_revokes_grants_only_as_a_person_allowed_to(
         headers={**_same_origin(gateway), "content-type": "application/json"},
     )
     assert response.status_code == 403, response.text
+
+
+async def test_logout_from_another_site_is_refused(browser: httpx.AsyncClient) -> None:
+    await sign_in(browser)
+    response = await browser.post("/auth/logout", headers={"origin": "https://evil.example"})
+    assert response.status_code == 403
+    assert (await browser.get("/v1/me")).status_code == 200
+
+
+async def test_sign_ins_started_are_rate_limited_per_address(browser: httpx.AsyncClient) -> None:
+    statuses = [(await browser.get("/auth/login")).status_code for _ in range(31)]
+    assert statuses[:30] == [302] * 30
+    assert statuses[30] == 429
+
+
+async def test_a_callback_naming_another_issuer_is_refused(browser: httpx.AsyncClient) -> None:
+    callback = await at_provider(await begin(browser))
+    response = await browser.get(callback + "&iss=https%3A%2F%2Fevil.example")
+    assert response.status_code == 400
+
+
+async def test_an_issuer_set_with_a_trailing_slash_still_signs_in(
+    real_redis: str, idp: FakeOidcProvider
+) -> None:
+    slashed = signin_gateway(real_redis, idp, threadgate_oidc_issuer=idp.issuer + "/")
+    async with slashed as served, httpx.AsyncClient(base_url=served.base_url) as client:
+        assert (await sign_in(client)).status_code == 302
+        assert (await client.get("/v1/me")).status_code == 200

@@ -40,7 +40,9 @@ async def test_sign_in_answer_in_the_inbox_and_sign_out(browser: Any, idp: FakeO
         prompt = await raise_prompt(agent, run["run_id"], tool_call=CALL)
 
         inbox = await new_page(browser)
-        await inbox.goto(f"{gateway.base_url}/inbox")  # → /auth/login → the provider → /auth/callback → /inbox
+        await inbox.goto(
+            f"{gateway.base_url}/inbox"
+        )  # → /auth/login → the provider → /auth/callback → /inbox
         assert inbox.url == f"{gateway.base_url}/inbox"
         await expect(inbox.locator("#who")).to_have_text("signed in as Carol C.")
         await expect(inbox.locator("#status")).to_have_text("live")
