@@ -11,12 +11,14 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
+from pydantic import BaseModel
 from starlette.types import Scope
 
 from gateway.api.asgi import header_of
 from gateway.api.auth import AGENT, PERSON, Principal
 from gateway.api.client_address import client_address
 from gateway.api.deps import limiter_of
+from gateway.api.errors import error_responses
 from gateway.api.same_origin import cross_site, origin_of
 from gateway.errors import GatewayError
 from gateway.oidc import Client, Provider, ProviderUnavailable, TokenRefused
@@ -287,7 +289,17 @@ async def protected_resource(request: Request) -> JSONResponse:
     return JSONResponse(body, headers={"cache-control": "public, max-age=300"})
 
 
-@me_router.get("/me")
+class Me(BaseModel):
+    """The signed-in person, as the directory has them (and the identity provider's groups)."""
+
+    person: str
+    name: str | None
+    email: str | None
+    identities: list[str]
+    groups: list[str]
+
+
+@me_router.get("/me", response_model=Me, responses=error_responses())
 async def me(request: Request) -> JSONResponse:
     """The signed-in person: ``{person, name, email, identities, groups}``; 401 without a session."""
     person = getattr(request.state, PERSON_STATE_KEY, None)
