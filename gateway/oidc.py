@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
+from authlib.common.errors import AuthlibBaseError
 from authlib.integrations.httpx_client import AsyncOAuth2Client
 from joserfc import jwt
 from joserfc.errors import JoseError
@@ -166,7 +167,11 @@ class Provider:
             raise ProviderUnavailable(
                 f"the token endpoint could not be reached: {type(exc).__name__}"
             ) from None
-        except Exception as exc:  # Authlib's OAuthError and friends: the provider refused the code
+        except (
+            AuthlibBaseError,
+            ValueError,
+            KeyError,
+        ) as exc:  # the provider refused the code, or said nonsense
             raise TokenRefused(
                 f"the provider refused the code: {getattr(exc, 'error', type(exc).__name__)}"
             ) from None

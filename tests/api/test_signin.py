@@ -563,3 +563,12 @@ async def test_an_issuer_set_with_a_trailing_slash_still_signs_in(
     async with slashed as served, httpx.AsyncClient(base_url=served.base_url) as client:
         assert (await sign_in(client)).status_code == 302
         assert (await client.get("/v1/me")).status_code == 200
+
+
+async def test_an_unreachable_provider_is_502_not_a_crash(
+    browser: httpx.AsyncClient, idp: FakeOidcProvider
+) -> None:
+    idp.stop()
+    response = await browser.get("/auth/login")
+    assert response.status_code == 502
+    assert response.json()["error"]["code"] == "IDP_UNAVAILABLE"
