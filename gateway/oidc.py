@@ -9,6 +9,7 @@ and when to fetch the keys again (an unknown ``kid`` means the provider rotated 
 from __future__ import annotations
 
 import time
+from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +25,9 @@ DISCOVERY_PATH = "/.well-known/openid-configuration"
 ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"]
 DISCOVERY_TTL_S = 3600.0
 KEYS_TTL_S = 3600.0
-REFETCH_INTERVAL_S = 1.0  # an unknown kid fetches the keys again at most this often (a flood costs little)
+# An unknown kid fetches the keys again, at once after a rotation, but at most this many times a minute:
+# tokens naming made-up keys cannot turn the gateway into a flood of requests to the provider.
+REFETCHES_PER_MINUTE = 10
 LEEWAY_S = 60  # clock skew allowed on exp and iat
 HTTP_TIMEOUT_S = 10.0
 
@@ -50,10 +53,11 @@ class Client:
 class Provider:
     """One issuer: its discovery document and key set, each cached, and the checks of its JWTs."""
 
-    def __init__(self, issuer: str, *, refetch_interval_s: float = REFETCH_INTERVAL_S) -> None:
+    def __init__(self, issuer: str, *, refetches_per_minute: int = REFETCHES_PER_MINUTE) -> None:
         self.issuer = issuer
         self.token_issuer = issuer  # ``iss`` as the provider writes it: its discovery document's ``issuer``
-        self.refetch_interval_s = refetch_interval_s
+        self.refetches_per_minute = refetches_per_minute
+        self._refetches: deque[float] = deque()
         self._metadata: tuple[float, dict[str, Any]] | None = None
         self._keys: tuple[float, KeySet] | None = None
 
@@ -94,8 +98,12 @@ class Provider:
         cached = self._keys
         if cached is not None and (cached[0] > now and not refresh):
             return cached[1]
-        if cached is not None and refresh and now - (cached[0] - KEYS_TTL_S) < self.refetch_interval_s:
-            return cached[1]
+        if cached is not None and refresh:
+            while self._refetches and self._refetches[0] < now - 60:
+                self._refetches.popleft()
+            if len(self._refetches) >= self.refetches_per_minute:
+                return cached[1]
+            self._refetches.append(now)
         metadata = await self.metadata()
         try:
             found = KeySet.import_key_set(await self._get_json(metadata["jwks_uri"]))  # type: ignore[arg-type]

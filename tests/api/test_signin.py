@@ -220,7 +220,6 @@ async def test_discovery_is_cached(browser: httpx.AsyncClient, idp: FakeOidcProv
 async def test_rotated_keys_are_fetched_again(
     browser: httpx.AsyncClient, idp: FakeOidcProvider, gateway: Served
 ) -> None:
-    gateway.app.state.signin.provider.refetch_interval_s = 0
     await sign_in(browser)
     before = idp.count("/jwks")
     idp.rotate()
@@ -572,3 +571,14 @@ async def test_an_unreachable_provider_is_502_not_a_crash(
     response = await browser.get("/auth/login")
     assert response.status_code == 502
     assert response.json()["error"]["code"] == "IDP_UNAVAILABLE"
+
+
+async def test_unknown_keys_fetch_the_jwks_a_bounded_number_of_times(
+    browser: httpx.AsyncClient, idp: FakeOidcProvider
+) -> None:
+    await sign_in(browser)
+    before = idp.count("/jwks")
+    for _ in range(12):
+        idp.spoil_next(unknown_key=True)
+        assert (await sign_in(browser)).status_code == 401
+    assert idp.count("/jwks") == before + 10
