@@ -12,8 +12,6 @@ writes only as JSON from a same-origin page); and an access token of the OIDC is
 
 from __future__ import annotations
 
-from typing import Any
-
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -28,6 +26,7 @@ from gateway.api.signin import (
 )
 from gateway.errors import GatewayError
 from gateway.jsonbody import MAX_DEPTH, is_json_media_type, parse_json, unsupported_media_type
+from gateway.signin import SignIn
 
 API_ROOT = "/v1"
 GUARDED_ROOTS = (API_ROOT, "/mcp")  # the API and the MCP endpoint: both take bearer tokens
@@ -71,14 +70,14 @@ class Admission:
         app: ASGIApp,
         tokens: TokenTable,
         max_depth: int = MAX_DEPTH,
-        signin: Any = None,
+        signin: SignIn | None = None,
         oauth: OAuthResource | None = None,
         public_origin: str | None = None,
     ) -> None:
         self.app = app
         self.tokens = tokens
         self.max_depth = max_depth
-        self.signin = signin  # a gateway.signin.SignIn when people sign in at the identity provider
+        self.signin = signin  # when people sign in at the identity provider
         self.oauth = oauth
         self.public_origin = public_origin
 
