@@ -292,3 +292,14 @@ def feed_seen(stream: str, event_id: str) -> str:
 def session_run(thread_id: str, session_key: str) -> str:
     """The run an agent session's questions share in this thread (a grant outlives one question)."""
     return _of(thread_id, "session_run", session_key)
+
+
+def signin_login(digest: str) -> str:
+    """A string: a sign-in under way (state, nonce, PKCE verifier, next page), by a keyed hash of the
+    state."""
+    return f"tg:signin:login:{digest}"
+
+
+def signin_session(digest: str) -> str:
+    """A string: a signed-in person's session, by a keyed hash of the id its cookie holds."""
+    return f"tg:signin:session:{digest}"
