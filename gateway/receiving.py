@@ -7,7 +7,7 @@ import logging
 from typing import Any
 
 from gateway import answer_step, metrics, notices, storable
-from gateway.authz import may_answer
+from gateway.authz import ApproverLookup, may_answer, person_of
 from gateway.channel import ChannelError, PrivateNotices
 from gateway.granting import not_recorded, record_grant
 from gateway.grants import Grant, GrantRequest, exact_match
@@ -15,6 +15,7 @@ from gateway.ids import new_id, parse_thread_id
 from gateway.logs import event
 from gateway.models import InboundMessage, Prompt, PromptKind, ReasonCode, ToolCall
 from gateway.outcomes import Draft, DraftStatus, Outcome, Received
+from gateway.people import link_code_in, link_from_chat
 from gateway.raising import Raising
 from gateway.replies import NEW_MESSAGE_REASON, Reading, ReplyAction, draft_name, read_reply
 from gateway.settling import Settling
@@ -45,6 +46,13 @@ class Receiving(Settling, Raising):
         if (unkept := storable.first_problem(*parts)) is not None:  # a platform's payload: never stored
             event("message.not_storable", logging.INFO, thread_id=thread.thread_id, problem=unkept.problem)
             return Received(Outcome.KEPT, notice=notices.not_kept(unkept.problem))
+        code = link_code_in(message.text) if message.answers is None else None
+        if code is not None:  # ``link <code>``: never an answer, never queued for an agent
+            notice = await link_from_chat(self.store.people, code, message.sender)
+            event("person.link_typed", thread_id=thread.thread_id)
+            if message.notify:
+                await self._tell(thread.thread_id, message.sender, notice)
+            return Received(Outcome.KEPT, notice=notice)
         message_id = new_id("msg")
         entry = {
             "message_id": message_id,
@@ -80,7 +88,10 @@ class Receiving(Settling, Raising):
                 grant=message.grant,
             )
             most = self.store.grants.max_per_run
-            ready = _ready(latest, reading, message.sender, now_ms, decided=False, most_grants=most)
+            people = await _people(self.store, latest, message.sender)
+            ready = _ready(
+                latest, reading, message.sender, now_ms, decided=False, most_grants=most, people=people
+            )
         claim = self.outbox.claim() if ready is not None else None
         decision = await self.store.receive(
             thread.thread_id, message.event_id, message.prompt_id, entry, now_ms, ready, claim
@@ -155,7 +166,8 @@ class Receiving(Settling, Raising):
             )
         now_ms = self.now_ms()
         most = self.store.grants.max_per_run
-        ready = _ready(prompt, reading, message.sender, now_ms, decided=True, most_grants=most)
+        people = await _people(self.store, prompt, message.sender)
+        ready = _ready(prompt, reading, message.sender, now_ms, decided=True, most_grants=most, people=people)
         hint, thread_id = message.prompt_id, prompt.thread_id
         if ready is not None:
             claim = self.outbox.claim()
@@ -296,8 +308,20 @@ class Receiving(Settling, Raising):
                 metrics.platform_error(thread_id, exc)
 
 
+async def _people(store: ApproverLookup, prompt: Prompt, sender: str) -> tuple[str | None, str | None]:
+    """The directory persons of the sender and of the run's starter (None where nobody's)."""
+    return await person_of(store, sender), await person_of(store, prompt.started_by)
+
+
 def _ready(
-    prompt: Prompt, reading: Reading, sender: str, now_ms: int, *, decided: bool, most_grants: int
+    prompt: Prompt,
+    reading: Reading,
+    sender: str,
+    now_ms: int,
+    *,
+    decided: bool,
+    most_grants: int,
+    people: tuple[str | None, str | None] = (None, None),
 ) -> ReadyAnswer | None:
     """What the receive script applies for a reading: an answer or a cancel (None: the prompt stays). An
     approve that asks for a grant carries it (the exact call), kept with the answer while the run keeps fewer
@@ -314,6 +338,8 @@ def _ready(
             edited=reading.edited,
             grant=exact_match(call) if reading.grant and call is not None else None,
             most_grants=most_grants,
+            person=people[0],
+            starter_person=people[1],
         )
         return ReadyAnswer(
             prompt.prompt_id,

@@ -17,7 +17,9 @@ async def act_on_input(
     gateway: Gateway, caller: Principal, agent: str, prompt_id: str, action: InputAction
 ) -> Acted:
     """Accept, decline or cancel an input for ``from``, as the caller's token may (the core's rules)."""
-    return await core_inputs.act_on_input(gateway, agent, prompt_id, action, sees=partial(visible, caller))
+    return await core_inputs.act_on_input(
+        gateway, agent, prompt_id, action, sees=partial(visible, caller), asserted_by=caller.name
+    )
 
 
 async def respond(
@@ -31,4 +33,6 @@ async def respond(
 ) -> RespondResult:
     """Answer or skip a pending prompt of a run's thread, as the caller's token may (``respond.respond``)."""
     sees = partial(visible, caller)
-    return await core_respond.respond(gateway, run_id, thread_id, prompt_id, body, identity, sees=sees)
+    return await core_respond.respond(
+        gateway, run_id, thread_id, prompt_id, body, identity, sees=sees, asserted_by=caller.name
+    )

@@ -34,6 +34,14 @@ from gateway.models.items import (
     TextContent,
     ThreadItem,
 )
+from gateway.models.people import (
+    GROUP_PREFIX,
+    PERSON_PREFIX,
+    Person,
+    PersonBody,
+    check_approver,
+    person_id,
+)
 from gateway.models.prompts import (
     Answer,
     Escalation,
@@ -76,6 +84,7 @@ __all__ = [
     "APPROVE",
     "DEFAULT_EXPIRES_IN",
     "DENY",
+    "GROUP_PREFIX",
     "MAX_APPROVALS",
     "MAX_DESCRIPTION_CHARS",
     "MAX_ESCALATION_STEPS",
@@ -88,6 +97,7 @@ __all__ = [
     "MAX_QUESTION_CHARS",
     "MAX_TEXT_CHARS",
     "MAX_URL_CHARS",
+    "PERSON_PREFIX",
     "STORED",
     "AgentDefinition",
     "Answer",
@@ -102,6 +112,8 @@ __all__ = [
     "InboundMessage",
     "Model",
     "Option",
+    "Person",
+    "PersonBody",
     "Prompt",
     "PromptKind",
     "PromptRequest",
@@ -121,6 +133,7 @@ __all__ = [
     "ToolRule",
     "Vote",
     "call_digest",
+    "check_approver",
     "check_channel_claim",
     "check_escalation",
     "check_identity",
@@ -129,6 +142,7 @@ __all__ = [
     "from_ms",
     "from_store",
     "has_visible_character",
+    "person_id",
     "to_ms",
     "utcnow",
 ]
