@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from gateway.ids import vouched_for
 from gateway.models import HumanInput, Person, Prompt
-
-WEB_PREFIX = "web:"  # the web chat's names: chosen by whoever holds a room token, vouched for by nobody
 
 
 class PeopleLookup(Protocol):
@@ -49,12 +48,6 @@ async def requires_sign_in(approvers: ApproverLookup, agent: str) -> bool:
         return False
     found: HumanInput = await settings(agent)
     return found.require_sign_in
-
-
-def vouched_for(identity: str) -> bool:
-    """Whether someone vouches for ``identity``: a platform signs its users in, a session is a person
-    (``person:<id>``); a web-chat name (``web:<name>``) is only what a room token chose."""
-    return not identity.startswith(WEB_PREFIX)
 
 
 async def may_answer(approvers: ApproverLookup, prompt: Prompt, identity: str | None) -> bool:

@@ -47,7 +47,7 @@ DENIED_BY = "Denied by {who}"
 MARKED_DONE_BY = "Marked done by {who}"
 ANSWERED_BY = "Answered by {who}"
 DECLINED_BY = "Declined by {who}"
-# After "Approved by web:carol" when an operator token named the person (``from``): they did not sign in.
+# After "Approved by <who>" when an operator token named the person (``from``): they did not sign in.
 ASSERTED_BY = ", asserted by {token}"
 # After "Approved by …" when that approve also let the call through for the rest of the run (a grant).
 FOR_THE_SESSION = ", and for this session: {pattern}"

@@ -61,7 +61,8 @@ class HumanInput(Model):
     on_unmatched_reply: ReplyPolicy = ReplyPolicy.ANSWER
     # Every prompt of the agent's, unless its raise names its own (``PromptRequest.escalation``).
     escalation: Escalation = Field(default_factory=list)
-    # Answers only from a signed-in person or a platform identity: no operator ``from``, no web-chat name.
+    # Answers only from a signed-in person or a platform identity: no operator ``from``, no name a room
+    # token chose.
     require_sign_in: StrictBool = False
 
     @field_validator("approvers")

@@ -308,3 +308,13 @@ def person(person_id: str) -> str:
 def person_identities(person_id: str) -> str:
     """A set: a person's identities (the index says the same the other way)."""
     return f"{PEOPLE_PREFIX}i:{person_id}"
+
+
+def link_code(code: str) -> str:
+    """A one-time link code: "new <person>", then "used <person> <identity>" until it would have expired."""
+    return f"{PEOPLE_PREFIX}code:{code}"
+
+
+def link_codes_window(person_id: str) -> str:
+    """Counts the link codes a person asked for in the current window."""
+    return f"{PEOPLE_PREFIX}codes:{person_id}"

@@ -1,6 +1,6 @@
 """The directory of people in Redis: records, identities and the identity index, link codes.
 
-Every key shares the hash tag ``{people}`` (one Cluster slot), so each script below checks and changes the
+Every key shares the hash tag ``{people}`` (one Cluster slot), so each script checks and changes the
 identity index in one atomic step: two concurrent links of one identity cannot both win.
 """
 
@@ -12,9 +12,9 @@ from enum import StrEnum
 from typing import Any
 
 from gateway.models import PERSON_PREFIX, Person
-from gateway.store import keys
+from gateway.store import calls, keys
 from gateway.store.lru import LRU
-from gateway.store.scripts import Scripts
+from gateway.store.scripts import ScriptCall, Scripts
 
 WHOIS_CACHE_S = 2.0  # how long a process reuses an identity's person before reading it again
 WHOIS_KEPT = 4096
@@ -44,27 +44,27 @@ class PeopleStore:
         """Drop what this process remembers of who is who (after a change it made itself)."""
         self._whois.clear()
 
-    async def _script(self, name: str, args: list[Any]) -> list[Any]:
-        return list(await self.scripts.call(self.redis, name, [keys.PEOPLE_PREFIX], args))
+    async def _script(self, call: ScriptCall) -> Any:
+        return await self.scripts.call(self.redis, *call)
 
     async def put(self, person: Person) -> tuple[bool, tuple[str, str] | None]:
         """Create or replace ``person`` whole: (created, None), or (False, (identity, its person)) when
         one of its identities belongs to somebody else (nothing changed)."""
         record = json.dumps({"name": person.name, "email": person.email, "groups": person.groups})
-        reply = await self._script("put_person", [person.person, record, *person.identities])
+        reply = await self._script(calls.put_person(person.person, record, person.identities))
         self.forget()
         if reply[0] == "taken":
             return False, (str(reply[1]), str(reply[2]))
         return bool(int(reply[1])), None
 
     async def remove(self, person: str) -> bool:
-        removed = bool(await self.scripts.call(self.redis, "remove_person", [keys.PEOPLE_PREFIX], [person]))
+        removed = bool(await self._script(calls.remove_person(person)))
         self.forget()
         return removed
 
     async def link(self, person: str, identity: str, *, unlink: bool = False) -> tuple[LinkStatus, str]:
         """Link (or unlink) ``identity`` to ``person``: the status, and for TAKEN the identity's person."""
-        reply = await self._script("link_identity", ["unlink" if unlink else "link", person, identity])
+        reply = await self._script(calls.link_identity(person, identity, unlink=unlink))
         self.forget()
         return LinkStatus(reply[0]), str(reply[1]) if len(reply) > 1 else ""
 
@@ -121,12 +121,12 @@ class PeopleStore:
         self, person: str, code: str, ttl_ms: int, most: int, window_ms: int
     ) -> tuple[LinkStatus, int]:
         """Keep a one-time link ``code`` for ``person``: OK, MISSING, or LIMITED with the ms to wait."""
-        reply = await self._script("new_link_code", [person, code, ttl_ms, most, window_ms])
+        reply = await self._script(calls.new_link_code(person, code, ttl_ms, most, window_ms))
         return LinkStatus(reply[0]), int(reply[1]) if len(reply) > 1 else 0
 
     async def use_code(self, code: str, identity: str) -> tuple[LinkStatus, str]:
         """Spend ``code`` from ``identity``: the status, and the person (OK) or the identity's (TAKEN)."""
-        reply = await self._script("use_link_code", [code, identity])
+        reply = await self._script(calls.use_link_code(code, identity))
         self.forget()
         return LinkStatus(reply[0]), str(reply[1]) if len(reply) > 1 else ""
 

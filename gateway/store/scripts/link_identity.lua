@@ -1,22 +1,23 @@
 -- Link an identity to a person, or unlink it: the index checked and changed in the same step.
--- KEYS: the directory's prefix. ARGV: 'link' | 'unlink', person id, identity.
+-- KEYS: everyone, the identity index, the person's identities. ARGV: 'link' | 'unlink', person id, identity.
 -- Returns {'ok'}, {'missing'} (no such person), {'taken', its person} or {'not_linked'}.
-local P, action, person, identity = KEYS[1], ARGV[1], ARGV[2], ARGV[3]
-if redis.call('SISMEMBER', P .. 'all', person) == 0 then
+local everyone, index, ids = KEYS[1], KEYS[2], KEYS[3]
+local action, person, identity = ARGV[1], ARGV[2], ARGV[3]
+if redis.call('SISMEMBER', everyone, person) == 0 then
   return {'missing'}
 end
-local owner = redis.call('HGET', P .. 'idx', identity)
+local owner = redis.call('HGET', index, identity)
 if action == 'unlink' then
   if owner ~= person then
     return {'not_linked'}
   end
-  redis.call('HDEL', P .. 'idx', identity)
-  redis.call('SREM', P .. 'i:' .. person, identity)
+  redis.call('HDEL', index, identity)
+  redis.call('SREM', ids, identity)
   return {'ok'}
 end
 if owner and owner ~= person then
   return {'taken', owner}
 end
-redis.call('HSET', P .. 'idx', identity, person)
-redis.call('SADD', P .. 'i:' .. person, identity)
+redis.call('HSET', index, identity, person)
+redis.call('SADD', ids, identity)
 return {'ok'}
