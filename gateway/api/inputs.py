@@ -25,7 +25,7 @@ router = APIRouter(prefix="/v1", tags=["human side"])
 AgentName = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$")]
 
 
-@router.get("/agents/{agent}/inputs", response_model=PromptList, responses=error_responses())
+@router.get("/agents/{agent}/inputs", response_model=PromptList, responses=error_responses(400))
 async def list_inputs(
     agent: AgentName,
     core: Core,
