@@ -57,6 +57,8 @@ ASK_REASON = "✎ {name}, reply to this message with your reason for denying: {q
 
 
 ALREADY_VOTED = "Your vote on this approval was already recorded; it needs another approver."
+# The same, when the person voted from another of their linked identities: one person, one vote.
+ALREADY_VOTED_AS = "You already voted as {identity}; one person votes once. It needs another approver."
 
 
 # An argument typed back in a form that edits an approval's call (beside its input).

@@ -236,7 +236,10 @@ class Receiving(Settling, Raising):
             voted = decision.status is DecisionStatus.VOTED
             received = Received(Outcome.VOTED if voted else Outcome.ALREADY_VOTED, current)
             if message.notify:
-                await self._tell_privately(thread_id, message.sender, notices.outcome(received, current, ""))
+                notice = notices.outcome(received, current, "")
+                if not voted:
+                    notice = await self._voted_as(current, message.sender) or notice
+                await self._tell_privately(thread_id, message.sender, notice)
             return received
         if decision.status is DecisionStatus.CANCELLED and prompt is not None and ready is not None:
             self.outbox.kick(thread_id)
@@ -264,6 +267,15 @@ class Receiving(Settling, Raising):
             return Received(Outcome.QUEUED)
         # The prompt this message answered settled otherwise between the two calls (or is gone).
         return Received(Outcome.STALE, decision.prompt)
+
+    async def _voted_as(self, prompt: Prompt, sender: str) -> str | None:
+        """What to tell a sender whose person already voted from another of their identities (None: they
+        did not)."""
+        person = await person_of(self.store, sender)
+        earlier = next((vote.by for vote in prompt.votes if person and vote.person == person), None)
+        if earlier is None or earlier == sender:
+            return None
+        return notices.ALREADY_VOTED_AS.format(identity=earlier)
 
     async def _grant_typed(
         self, answered: Prompt, call: ToolCall, message: InboundMessage

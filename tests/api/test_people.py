@@ -275,6 +275,8 @@ async def test_in_chat_a_second_identity_of_the_same_person_is_told_already_vote
     first = await gateway.receive(InboundMessage(thread_id=THREAD, sender=SLACK_DANA, text="approve"))
     again = await gateway.receive(InboundMessage(thread_id=THREAD, sender=TEAMS_DANA, text="approve"))
     assert (first.outcome.value, again.outcome.value) == ("voted", "already_voted")
+    told = [text for _, who, text in served.channel.notices if who == TEAMS_DANA]
+    assert told[-1].startswith(f"You already voted as {SLACK_DANA}")
     seen = (await agent.get(f"/v1/prompts/{prompt['prompt_id']}")).json()
     assert seen["prompt_state"] == "pending"
 
