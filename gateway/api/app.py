@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from gateway import __version__
-from gateway.api import events, grants, inputs, policy, respond, runs, sessions, threads
+from gateway.api import events, grants, inputs, people, policy, respond, runs, sessions, threads
 from gateway.api.admission import Admission
 from gateway.api.allowed_hosts import AllowedHosts, HostAllowList
 from gateway.api.auth import TokenTable
@@ -60,6 +60,8 @@ def create_app(runtime: Runtime, options: ApiOptions | None = None) -> FastAPI:
         runtime.store, limit=options.respond_limit, window_s=options.respond_window_s
     )
     app.state.signin, app.state.oauth_resource = build_signin(runtime.settings, runtime.store.signins)
+    if app.state.signin is not None:  # the person signed in is the directory's, found by email
+        app.state.signin.directory = runtime.store.people
     install_error_handlers(app)
     public_url = runtime.settings.threadgate_public_url
     app.add_middleware(  # inside the body limit, which bounds its read
@@ -82,7 +84,7 @@ def create_app(runtime: Runtime, options: ApiOptions | None = None) -> FastAPI:
     app.include_router(pages_router)
     app.include_router(signin_router)
     app.include_router(me_router)
-    for api in (runs, threads, events, inputs, respond, sessions, grants, policy):
+    for api in (runs, threads, events, inputs, respond, sessions, grants, policy, people):
         app.include_router(api.router)
     app.include_router(history_router)
     app.router.routes.append(mcp.route())

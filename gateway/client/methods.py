@@ -14,7 +14,7 @@ from typing import Any, Literal, TypeVar
 import httpx
 from pydantic import BaseModel
 
-from gateway.base.models import AgentDefinition, Prompt, Run
+from gateway.base.models import AgentDefinition, Person, Prompt, Run
 from gateway.client import calls, form_flow
 from gateway.client.calls import Allowed, Approval, Call, Flow, Page, Pause
 from gateway.client.model_forms import reader
@@ -341,14 +341,41 @@ class ClientMethods(ABC):
         on_unmatched_reply: Literal["answer", "new_message"] | None = None,
         approval: dict[str, Any] | None = None,
         escalation: list[dict[str, Any]] | None = None,
+        require_sign_in: bool | None = None,
     ) -> AgentDefinition:
         """Define an agent (the whole definition: what is left out takes its default); ``escalation``:
         the reminders and copies of its prompts nobody answers (``[{after_seconds, remind, to}]``)."""
-        flow = calls.put_agent(agent, approvers, expires_in_seconds, on_unmatched_reply, approval, escalation)
+        flow = calls.put_agent(
+            agent, approvers, expires_in_seconds, on_unmatched_reply, approval, escalation, require_sign_in
+        )
         return await self._run(flow)
 
     async def get_agent(self, agent: str) -> AgentDefinition:
         return await self._run(calls.get_agent(agent))
+
+    # The directory of people (operator tokens) ------------------------------------------------------
+
+    async def list_people(self) -> list[Person]:
+        return await self._run(calls.list_people())
+
+    async def get_person(self, person: str) -> Person:
+        """One person (``alice`` or ``person:alice``)."""
+        return await self._run(calls.get_person(person))
+
+    async def put_person(
+        self,
+        person: str,
+        *,
+        name: str | None = None,
+        email: str | None = None,
+        identities: list[str] | None = None,
+        groups: list[str] | None = None,
+    ) -> Person:
+        """Create or replace a person whole; an identity of another person raises IDENTITY_TAKEN."""
+        return await self._run(calls.put_person(person, name, email, identities or [], groups or []))
+
+    async def delete_person(self, person: str) -> Person:
+        return await self._run(calls.delete_person(person))
 
     async def history(
         self,

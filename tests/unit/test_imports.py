@@ -8,7 +8,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("gateway", "channels")
 # The models, a leaf in topics: each topic may use the others, and nothing of the project above them.
-MODEL_TOPICS = {f"gateway.base.models.{topic}" for topic in ("base", "prompts", "requests", "runs", "items")}
+MODEL_TOPICS = {
+    f"gateway.base.models.{topic}" for topic in ("base", "people", "prompts", "requests", "runs", "items")
+}
 MODELS_USE = {
     "gateway.base.ids",
     "gateway.base.plaintext",

@@ -290,8 +290,8 @@ local function keep_grant(run_id, gid, record, most)
   return 'ok'
 end
 
--- An approval's decision beyond its answers (opts: JSON {note?, approved_call?, vote?, need?, grant?,
--- most_grants?}), applied by the one answer path every reply and REST answer takes. With a vote (a prompt
+-- An answer's decision beyond its answers (opts: JSON {person?, asserted_by?, note?, approved_call?, vote?,
+-- need?, grant?, most_grants?}), applied by the one answer path every reply and REST answer takes. With a vote (a prompt
 -- needing `need` approvers): the same person twice is refused, an approval short of `need` is recorded and
 -- leaves the prompt pending (its card is re-shown with the votes), a deny or the need-th counted approval
 -- settles it with every vote. A grant (an approve "for this session", its record as JSON) is kept with the
@@ -305,7 +305,8 @@ local function decide(pid, opts, fields)
     local votes = stored and cjson.decode(stored) or {}
     local counted = 0
     for _, vote in ipairs(votes) do
-      if vote.by == o.vote.by then
+      -- one vote a person: the same identity, or another identity of the same directory person
+      if vote.by == o.vote.by or (type(o.vote.person) == 'string' and vote.person == o.vote.person) then
         return 'already_voted'
       end
       if vote.answer == 'Approve' and vote.counted ~= false then
@@ -326,6 +327,12 @@ local function decide(pid, opts, fields)
     end
     table.insert(fields, 'votes')
     table.insert(fields, encoded)
+  end
+  for _, name in ipairs({'person', 'asserted_by'}) do
+    if type(o[name]) == 'string' then
+      table.insert(fields, name)
+      table.insert(fields, o[name])
+    end
   end
   if type(o.note) == 'string' then
     table.insert(fields, 'note')
