@@ -192,47 +192,33 @@ class Escalator:
         """One copy; a target that cannot take it is logged and left out (a refusal that may pass is
         retried with the step, a few times), so one bad target never holds the prompt's thread."""
         key = (prompt.prompt_id, step, target)
+        copying = {
+            "prompt_id": prompt.prompt_id,
+            "thread_id": prompt.thread_id,
+            "run_id": prompt.run_id,
+            "target": target,
+        }
         try:
             if not await target_open(self.store, self.channels, prompt.agent, target):
                 # Owners change after a raise (a run started, a channel claimed): checked again now.
                 event(
                     "escalation.target_refused",
                     logging.WARNING,
-                    prompt_id=prompt.prompt_id,
-                    thread_id=prompt.thread_id,
-                    run_id=prompt.run_id,
+                    **copying,
                     agent=prompt.agent,
-                    target=target,
                     reason="other agents own the target (their runs, or a channel they claim)",
                 )
                 return
             copy = await self._post_copy(prompt, step, target, waited_s)
         except GatewayError as exc:
-            event(
-                "escalation.copy_failed",
-                logging.WARNING,
-                prompt_id=prompt.prompt_id,
-                thread_id=prompt.thread_id,
-                run_id=prompt.run_id,
-                target=target,
-                error=exc.message,
-            )
+            event("escalation.copy_failed", logging.WARNING, **copying, error=exc.message)
             return
         except ChannelError as exc:
             metrics.platform_error(target, exc)
             failures = self._copy_failures.get(key, 0) + 1
             self._copy_failures[key] = failures
             drop_oldest(self._copy_failures, COPY_FAILURES_KEPT)
-            event(
-                "escalation.copy_failed",
-                logging.WARNING,
-                prompt_id=prompt.prompt_id,
-                thread_id=prompt.thread_id,
-                run_id=prompt.run_id,
-                target=target,
-                error=str(exc),
-                tries=failures,
-            )
+            event("escalation.copy_failed", logging.WARNING, **copying, error=str(exc), tries=failures)
             if exc.permanent or failures >= COPY_TRIES:
                 self._copy_failures.pop(key, None)
                 return
