@@ -18,7 +18,7 @@ from gateway.base.errors import GatewayError
 from gateway.base.ids import ThreadRef, parse_thread_id
 from gateway.base.logs import event
 from gateway.base.models import EscalationStep, Prompt, ThreadItem, to_ms
-from gateway.decision.session_threads import parse_channel_ref
+from gateway.decision.session_threads import parse_channel_ref, thread_starter
 from gateway.delivery.channel import (
     ChannelError,
     Channels,
@@ -52,17 +52,11 @@ def resolve_target(channels: Channels, target: str) -> tuple[ThreadRef, bool]:
         thread = parse_thread_id(target)
     except GatewayError:
         ref = parse_channel_ref(target)
-        channel = channels.for_thread(ref)
-        if not isinstance(channel, StartsThreads):
-            raise GatewayError(
-                "THREADS_NOT_SUPPORTED",
-                f"The {ref.platform} channel cannot start threads; name a thread to escalate to instead.",
-                400,
-                {"target": target},
-            ) from None
-        return ref, False
-    channels.for_thread(thread)
-    return thread, True
+    else:
+        channels.for_thread(thread)
+        return thread, True
+    thread_starter(channels, ref, "name a thread to escalate to instead", {"target": target})
+    return ref, False
 
 
 def check_targets(channels: Channels, steps: list[EscalationStep] | None) -> None:
