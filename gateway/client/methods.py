@@ -446,11 +446,13 @@ class ClientMethods(ABC):
         typed content out); None when the person declined. Other cancellations raise PromptCancelled."""
         read: Callable[[dict[str, Any]], M | dict[str, Any]] = dict
         if isinstance(schema, type):  # the model's validators decide before the answer is final
-            schema, read = calls.form_schema(schema), reader(schema)
+            requested, read = calls.form_schema(schema), reader(schema)
+        else:
+            requested = schema
         flow = form_flow.ask_form(
             run_id,
             message,
-            schema,
+            requested,
             read,
             expires_in_seconds=expires_in_seconds,
             timeout=timeout,
