@@ -8,7 +8,7 @@ from typing import Any
 from gateway.base.ids import person_examples
 from gateway.base.models import check_approver
 from gateway.client import Threadgate
-from gateway.commands import Exit, emit_json, fail, run_api
+from gateway.commands import Exit, command_actions, emit_json, fail, run_api
 
 
 def _bad_identities(identities: list[str]) -> list[str]:
@@ -70,13 +70,13 @@ def _show(args: argparse.Namespace, approvers: list[str]) -> int:
 
 
 def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
-    approvers = commands.add_parser(
+    actions = command_actions(
+        commands,
         "approvers",
         help="manage who may answer an agent's prompts besides the run's starter",
         description="An agent's approvers may answer any of its prompts, in any chat and over the API. "
         "Changing them needs an operator token (THREADGATE_TOKEN).",
     )
-    actions = approvers.add_subparsers(dest="action", required=True, metavar="ACTION")
     for name, verb in (("add", "allow"), ("remove", "stop allowing")):
         change = actions.add_parser(
             name, parents=[common], help=f"{verb} people to answer the agent's prompts"
