@@ -275,7 +275,7 @@ async def test_chat_votes_are_the_same_rule_and_a_second_vote_changes_nothing(
     told = [text for _, who, text in served.channel.notices if who == ALICE]
     assert told[0].startswith("Your approval was recorded (Approved 1 of 2: slack:U0ALICE)")
     assert "already recorded" in told[1]
-    await gateway.decision.outbox.flush(THREAD)
+    await gateway.outbox.flush(THREAD)
     shown = [post.item for post in served.channel.posts if post.item.metadata.get("type") == "votes"]
     assert [item.text for item in shown] == ["Approved 1 of 2: slack:U0ALICE"]
     await gateway.receive(InboundMessage(thread_id=THREAD, sender=BOB, text="ok"))

@@ -216,7 +216,7 @@ async def run_scenario(cluster_client: Any) -> tuple[set[str], set[str]]:
             "input.escalated",
             "grant.created",  # the grant made above, in its run's thread's slot
         }
-        await gateway.decision.outbox.sweep(everything=True)
+        await gateway.outbox.sweep(everything=True)
         audit = await read_history(store, HistoryQuery(agent="ops"), None, 100)  # every partition's slot
         outcomes = {record["outcome"] for record in audit.items}
         assert outcomes == {"answered", "approved", "cancelled", "expired"}
@@ -287,8 +287,8 @@ async def drive_one_thread(gateway: Gateway, store: Store, thread: str, clock: l
     await gateway.raise_prompt(run.run_id, PromptRequest.model_validate(QUESTION))
     await gateway.end_run(run.run_id)
     await gateway.post_message(thread, "done")
-    await gateway.decision.outbox.idle()
-    await gateway.decision.outbox.sweep(everything=True)
+    await gateway.outbox.idle()
+    await gateway.outbox.sweep(everything=True)
     assert await gateway.adopt() == 0
     items = await store.thread_items(thread, None, 100)
     resolved = [row for _, row in items if row.get("type") == "pending_prompt_resolved"]
@@ -331,11 +331,11 @@ async def drive_an_escalation(gateway: Gateway, store: Store, clock: list[float]
     )
     clock[0] += 121
     assert await gateway.escalate_due() == 2
-    await gateway.decision.outbox.idle()
+    await gateway.outbox.idle()
     copy = InboundMessage(thread_id=elsewhere, sender="slack:UBOB", text="main", event_id="e-copy")
     assert (await gateway.receive(copy)).outcome is Outcome.ANSWERED
-    await gateway.decision.outbox.idle()
-    await gateway.decision.outbox.idle()
+    await gateway.outbox.idle()
+    await gateway.outbox.idle()
     settled = await gateway.get_prompt(prompt.prompt_id)
     assert settled.escalations is not None and settled.escalations[1].threads == [elsewhere]
     assert await store.redis.hlen(keys.mirrors(elsewhere)) == 0, "the copy is forgotten once it settled"

@@ -55,7 +55,7 @@ class HeldInbox(Store):
 
 async def until_adopted(gateway: Gateway) -> None:
     async def done() -> bool:
-        return gateway.decision.adoption.done
+        return gateway.adoption.done
 
     await eventually(done, "the waiting prompts adopted")
 
@@ -135,4 +135,4 @@ async def test_only_the_adopting_process_scans_the_inbox(
         await asyncio.sleep(0.05)
         await gateway.stop()
     assert held.failures == 1 and not [r for r in records if r.getMessage().startswith("startup.adopt")]
-    assert gateway.decision.adoption.describe() == "not run by this process"
+    assert gateway.adoption.describe() == "not run by this process"

@@ -63,7 +63,7 @@ async def raise_with(gateway: Gateway, escalation: list[dict[str, Any]] | None) 
     run = await gateway.create_run(RunRequest(thread_id=THREAD, agent="ops", started_by=ALICE))
     body = {**DEPLOY, "escalation": escalation} if escalation is not None else DEPLOY
     prompt = await gateway.raise_prompt(run.run_id, PromptRequest.model_validate(body))
-    await gateway.decision.outbox.idle()
+    await gateway.outbox.idle()
     return prompt.prompt_id
 
 
@@ -71,7 +71,7 @@ async def step(gateway: Gateway, clock: Clock, seconds: float) -> int:
     """Move the clock on, run the escalation sweep, and deliver what it queued."""
     clock.now += seconds
     taken = await gateway.escalate_due()
-    await gateway.decision.outbox.idle()
+    await gateway.outbox.idle()
     return taken
 
 

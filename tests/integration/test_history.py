@@ -76,7 +76,7 @@ async def settled(gateway: Gateway, prompt_id: str, text: str, by: str = ALICE) 
     """``by`` answers ``text`` over REST, and the outbox has delivered it."""
     await gateway.answer(prompt_id, by, text=text)
     prompt = await gateway.get_prompt(prompt_id)
-    assert await gateway.decision.outbox.flush(prompt.thread_id)
+    assert await gateway.outbox.flush(prompt.thread_id)
 
 
 async def everything(store: Store, query: HistoryQuery | None = None, **kwargs: Any) -> list[dict[str, Any]]:
@@ -243,7 +243,7 @@ async def test_a_record_is_written_once_even_when_the_outbox_drains_twice(store:
     drain appends the same batch again, and the history still holds the prompt once."""
     gateway = Gateway(store, Channels([MemoryChannel("slack")]), clock=clock, sweep_interval=3600)
     _, prompt_id = await ask(gateway, QUESTION)
-    await gateway.decision.outbox.idle()  # the question posted and announced
+    await gateway.outbox.idle()  # the question posted and announced
     await store.resolve(THREAD, prompt_id, [], ALICE, "turn_1", gateway.now_ms())
     dying = Outbox(store, Channels([MemoryChannel("slack")]))
     [batch] = await store.take_outboxes([OutboxPass(THREAD, "dead", 60_000, OutboxMode.ACQUIRE)])

@@ -69,7 +69,7 @@ async def test_a_threads_log_owners_and_outbox_live_the_idle_time_after_its_last
     try:
         await gateway.create_run(RunRequest(thread_id=THREAD, agent="ops", started_by=ALICE))
         await gateway.receive(InboundMessage(thread_id=THREAD, sender=ALICE, text="hello", event_id="e1"))
-        await gateway.decision.outbox.idle()
+        await gateway.outbox.idle()
         lifetimes = {
             name: await ttl(store, keys.thread_prefix(THREAD) + name) for name in ("items", "agents")
         }
@@ -85,7 +85,7 @@ async def test_a_threads_keys_outlive_its_pending_prompt(store: Store) -> None:
     try:
         run = await gateway.create_run(RunRequest(thread_id=THREAD, agent="ops", started_by=ALICE))
         prompt = await gateway.raise_prompt(run.run_id, ask(expires_in_seconds=30 * 24 * 3600))
-        await gateway.decision.outbox.idle()
+        await gateway.outbox.idle()
         waits_ms = int(prompt.expires_at.timestamp() * 1000) - int(time.time() * 1000)
         thread_keys = [await ttl(store, keys.thread_prefix(THREAD) + name) for name in ("items", "agents")]
         prompt_keys = [
@@ -109,11 +109,11 @@ async def test_keys_a_busy_thread_creates_or_is_given_from_outside_get_its_lifet
     try:
         run = await gateway.create_run(RunRequest(thread_id=THREAD, agent="ops", started_by=ALICE))
         prompt = await gateway.raise_prompt(run.run_id, ask())
-        await gateway.decision.outbox.idle()
+        await gateway.outbox.idle()
         failing.fail_next = 10  # the audit post fails: the chat list stays, created by the answer
         reply = InboundMessage(thread_id=THREAD, sender=ALICE, text="1", event_id="e1")
         await gateway.receive(reply)
-        await gateway.decision.outbox.idle()
+        await gateway.outbox.idle()
         chat = keys.chat_outbox(THREAD)
         assert await store.redis.llen(chat) >= 1
         assert store.thread_idle_ms - MINUTE_MS < await ttl(store, chat) <= store.thread_idle_ms
@@ -231,12 +231,12 @@ async def test_a_workload_leaves_nothing_behind_once_its_lifetimes_pass(redis_se
         await store.put_agent(AgentDefinition(name="ops", human_input=HumanInput(approvers=[ALICE])))
         baseline = {key async for key in client.scan_iter()}
         await _workload(gateway, store)
-        await gateway.decision.outbox.idle()
+        await gateway.outbox.idle()
         grown = {key async for key in client.scan_iter()} - baseline
         skew[0] = 60.0
         deadline = time.monotonic() + 5
         while True:
-            await gateway.decision.outbox.sweep(everything=True)
+            await gateway.outbox.sweep(everything=True)
             left = {key async for key in client.scan_iter()} - baseline
             if left <= STREAMS or time.monotonic() > deadline:
                 break

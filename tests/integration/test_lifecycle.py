@@ -82,7 +82,7 @@ async def test_prompt_is_posted_as_seed_text_and_a_number_reply_answers_it(
     assert channel.posts[0].item.metadata["prompt"]["prompt_id"] == prompt.prompt_id
 
     received = await gateway.receive(reply("2"))
-    await gateway.decision.outbox.idle()
+    await gateway.outbox.idle()
 
     assert received.outcome is Outcome.ANSWERED
     settled = await gateway.get_prompt(prompt.prompt_id)
@@ -115,7 +115,7 @@ async def test_a_new_prompt_supersedes_the_active_one(gateway: Gateway, channel:
     run_id = await start_run(gateway)
     first = await gateway.raise_prompt(run_id, request(DEPLOY))
     second = await gateway.raise_prompt(run_id, request(APPROVAL))
-    await gateway.decision.outbox.idle()
+    await gateway.outbox.idle()
 
     old = await gateway.get_prompt(first.prompt_id)
     assert old.prompt_state is PromptState.CANCELLED
@@ -145,7 +145,7 @@ async def test_failed_post_cancels_the_prompt_and_says_unavailable_not_denied(
 
     with pytest.raises(GatewayError) as caught:
         await gateway.raise_prompt(run_id, request(APPROVAL))
-    await gateway.decision.outbox.idle()
+    await gateway.outbox.idle()
 
     assert caught.value.code == "PROMPT_UNAVAILABLE"
     assert caught.value.status == 503
@@ -194,7 +194,7 @@ async def test_an_agents_approver_may_answer(gateway: Gateway) -> None:
 async def test_message_with_no_prompt_open_is_queued_for_the_agent(gateway: Gateway) -> None:
     await start_run(gateway)
     received = await gateway.receive(reply("please also update the docs", event_id="ev-1"))
-    await gateway.decision.outbox.idle()
+    await gateway.outbox.idle()
 
     assert received.outcome is Outcome.QUEUED
     messages = await feed(gateway.store, keys.MESSAGES)
@@ -214,7 +214,7 @@ async def test_same_platform_event_twice_resolves_once_and_posts_one_audit_item(
         gateway.receive(reply("1", event_id="Ev0001")), gateway.receive(reply("1", event_id="Ev0001"))
     )
     third = await gateway.receive(reply("1", event_id="Ev0001"))
-    await gateway.decision.outbox.idle()
+    await gateway.outbox.idle()
 
     assert sorted([first.outcome, second.outcome, third.outcome]) == sorted(
         [Outcome.ANSWERED, Outcome.DUPLICATE, Outcome.DUPLICATE]
@@ -320,7 +320,7 @@ async def test_ending_the_run_cancels_its_prompt(gateway: Gateway, channel: Memo
     run_id = await start_run(gateway)
     prompt = await gateway.raise_prompt(run_id, request(DEPLOY))
     await gateway.end_run(run_id)
-    await gateway.decision.outbox.idle()
+    await gateway.outbox.idle()
 
     cancelled = await gateway.get_prompt(prompt.prompt_id)
     assert cancelled.prompt_state is PromptState.CANCELLED
@@ -372,7 +372,7 @@ async def test_waiting_agent_is_woken_and_answer_is_hot(gateway: Gateway) -> Non
 async def test_answer_while_agent_is_away_is_parked_and_redriven_as_next_turn(gateway: Gateway) -> None:
     prompt = await gateway.raise_prompt(await start_run(gateway), request(DEPLOY))
     await gateway.receive(reply("production"))
-    await gateway.decision.outbox.idle()
+    await gateway.outbox.idle()
 
     settled = await gateway.get_prompt(prompt.prompt_id)
     assert settled.resolution is Resolution.PARKED
@@ -409,11 +409,11 @@ async def test_audit_item_that_cannot_be_posted_is_retried_not_invented(
     channel.fail_next = 1
     channel.fail_with_retry_after = 0.5  # long enough that a loaded machine does not retry before the check
     await gateway.receive(reply("1"))
-    await gateway.decision.outbox.idle()
+    await gateway.outbox.idle()
     assert channel.items_of("pending_prompt_resolved") == []
 
     await asyncio.sleep(0.55)
-    await gateway.decision.outbox.sweep(everything=True)
+    await gateway.outbox.sweep(everything=True)
 
     assert [item.text for item in channel.items_of("pending_prompt_resolved")] == ["✓ Answered: staging"]
     assert (await gateway.get_prompt(prompt.prompt_id)).answers is not None
@@ -423,7 +423,7 @@ async def test_audit_items_go_out_in_order(gateway: Gateway, channel: MemoryChan
     await start_run(gateway)
     for text in ("one", "two", "three"):
         await gateway.post_message(THREAD, text)
-    await gateway.decision.outbox.idle()
+    await gateway.outbox.idle()
     assert [posted.item.text for posted in channel.posts] == ["one", "two", "three"]
     logged = await gateway.store.thread_items(THREAD, None, 10)
     assert [entry["content"][0]["text"] for _id, entry in logged] == ["one", "two", "three"]

@@ -77,8 +77,8 @@ async def test_a_stale_outbox_lock_is_taken_over_once_it_lapses(store: Store) ->
     await gateway.start()
     try:
         started = time.monotonic()
-        assert not await gateway.decision.outbox.drain(THREAD)  # held by the dead process
-        while not await gateway.decision.outbox.drain(THREAD):
+        assert not await gateway.outbox.drain(THREAD)  # held by the dead process
+        while not await gateway.outbox.drain(THREAD):
             assert time.monotonic() - started < lock_ms / 1000 + 2.0
         taken_after = time.monotonic() - started
     finally:
@@ -151,7 +151,7 @@ async def test_answers_back_to_back_cost_no_renewal_of_their_outbox_locks(store:
                 RunRequest(thread_id=f"slack:C0999:{n}.000100", agent="ops", started_by=ALICE)
             )
             opened.append(await gateway.raise_prompt(run.run_id, PromptRequest.model_validate(QUESTION)))
-        await gateway.decision.outbox.idle()
+        await gateway.outbox.idle()
         modes: list[OutboxMode] = []
         take = store.take_outboxes
 
@@ -163,7 +163,7 @@ async def test_answers_back_to_back_cost_no_renewal_of_their_outbox_locks(store:
         for n, prompt in enumerate(opened):
             message = InboundMessage(thread_id=prompt.thread_id, sender=ALICE, text="main", event_id=f"e{n}")
             assert (await gateway.receive(message)).outcome is Outcome.ANSWERED
-        await gateway.decision.outbox.idle()
+        await gateway.outbox.idle()
         assert OutboxMode.CONTINUE in modes
         assert OutboxMode.RENEW not in modes
         assert OutboxMode.ACQUIRE not in modes  # each answer's own script took its thread's lock
@@ -177,10 +177,10 @@ async def test_an_answer_takes_a_free_outbox_lock_for_its_claim_and_hands_back_t
     gateway = Gateway(store, Channels([MemoryChannel("slack")]), sweep_interval=3600)
     run = await gateway.create_run(RunRequest(thread_id=THREAD, agent="ops", started_by=ALICE))
     prompt = await gateway.raise_prompt(run.run_id, PromptRequest.model_validate(QUESTION))
-    assert await gateway.decision.outbox.drain(THREAD)
+    assert await gateway.outbox.drain(THREAD)
     await store.redis.set(keys.thread_prefix(THREAD) + "lock", "another", px=60_000)
     now_ms = int(time.time() * 1000)
-    claim = gateway.decision.outbox.claim()
+    claim = gateway.outbox.claim()
     busy = await store.resolve(THREAD, prompt.prompt_id, [], ALICE, "t1", now_ms, claim=claim)
     assert busy.ok and busy.held is None  # the lock is another's: the answer stands, the drain waits
 
@@ -188,7 +188,7 @@ async def test_an_answer_takes_a_free_outbox_lock_for_its_claim_and_hands_back_t
     second = await gateway.raise_prompt(run.run_id, PromptRequest.model_validate(QUESTION))
     await store.take_outboxes([OutboxPass(THREAD, "x", 60_000, OutboxMode.ACQUIRE)])
     await store.take_outboxes([OutboxPass(THREAD, "x", 60_000, OutboxMode.RELEASE)])
-    claim = gateway.decision.outbox.claim()
+    claim = gateway.outbox.claim()
     settled = await store.resolve(THREAD, second.prompt_id, [], ALICE, "t2", now_ms, claim=claim)
     assert settled.ok and settled.held is not None
     assert settled.held.token == claim.token

@@ -100,7 +100,7 @@ async def test_a_settled_prompts_record_is_kept_exactly_as_long_as_its_hash(stor
         assert pending_ttl > store.retain_ms
         assert abs(await redis.pttl(keys.prompt(THREAD, prompt_id)) - pending_ttl) < 1000
         await gateway.receive(InboundMessage(thread_id=THREAD, sender=ALICE, text="1"))
-        await gateway.decision.outbox.idle()
+        await gateway.outbox.idle()
         settled = await gateway.get_prompt(prompt_id)
     finally:
         await gateway.stop()

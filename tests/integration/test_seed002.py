@@ -65,7 +65,7 @@ async def test_new_message_supersedes_waiting_input_then_the_message_runs(
 ) -> None:
     prompt = await gateway.raise_prompt(await start(gateway), PromptRequest.model_validate(APPROVAL))
     received = await gateway.receive(reply("wait, drop production instead"))
-    await gateway.decision.outbox.idle()
+    await gateway.outbox.idle()
 
     assert received.outcome is Outcome.SUPERSEDED
     settled = await gateway.get_prompt(prompt.prompt_id)
@@ -116,7 +116,7 @@ async def test_someone_who_may_not_answer_cannot_supersede_the_input(gateway: Ga
 async def test_the_supersede_cancels_and_queues_in_one_script(gateway: Gateway) -> None:
     """Redis-backed: the receive script leaves the prompt cancelled and the message queued together."""
     prompt = await gateway.raise_prompt(await start(gateway), PromptRequest.model_validate(APPROVAL))
-    await gateway.decision.outbox.idle()
+    await gateway.outbox.idle()
     store = gateway.store
     message = {"message_id": "msg_1", "thread_id": THREAD, "sender": ALICE, "text": "new plan"}
     ready = ReadyAnswer(
@@ -145,7 +145,7 @@ async def test_a_new_message_racing_an_answer_settles_once_and_is_queued_once(ga
         gateway.receive(reply("new plan", event_id="ev-new")),
         gateway.answer(prompt.prompt_id, ALICE, text="approve"),
     )
-    await gateway.decision.outbox.idle()
+    await gateway.outbox.idle()
 
     settled = await gateway.get_prompt(prompt.prompt_id)
     if settled.prompt_state is PromptState.ANSWERED:  # the answer came first: the message simply queues

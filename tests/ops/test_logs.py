@@ -95,7 +95,7 @@ async def test_prompt_lines_carry_the_prompt_thread_and_run_ids(capsys: pytest.C
         await gateway.cancel_prompt(third.prompt_id, "not needed")
         await gateway.raise_prompt(run.run_id, PromptRequest.model_validate(QUESTION))
         await gateway.end_run(run.run_id)
-        await gateway.decision.outbox.idle()
+        await gateway.outbox.idle()
     finally:
         await gateway.stop()
     prompt_lines = [line for line in lines(capsys.readouterr().err) if line["event"].startswith("prompt.")]

@@ -69,7 +69,7 @@ async def test_raised_answered_and_time_to_answer_are_counted_by_kind_and_channe
     timed = Delta("threadgate_time_to_answer_seconds_count", kind="approval", channel="slack")
     prompt, _ = await raise_approval(gateway)
     await gateway.answer(prompt.prompt_id, ALICE, text="yes")
-    await gateway.decision.outbox.idle()
+    await gateway.outbox.idle()
     assert (raised.grown, answered.grown, timed.grown) == (1, 1, 1)
 
 
@@ -82,7 +82,7 @@ async def test_cancellations_are_counted_by_reason_code(core: tuple[Gateway, Mem
     _, run = await raise_approval(gateway)
     await gateway.raise_prompt(run.run_id, PromptRequest.model_validate(APPROVAL))
     await gateway.end_run(run.run_id)
-    await gateway.decision.outbox.idle()
+    await gateway.outbox.idle()
     assert (superseded.grown, ended.grown) == (1, 1)
 
 
@@ -120,7 +120,7 @@ async def test_platform_failures_count_429s_apart_from_other_errors(
     prompt, _ = await raise_approval(gateway)
     channel.fail_next, channel.fail_with_retry_after = 1, 0.01
     await gateway.answer(prompt.prompt_id, ALICE, text="yes")  # its audit item meets a 429
-    await gateway.decision.outbox.idle()
+    await gateway.outbox.idle()
     channel.fail_next, channel.fail_with_retry_after = 1, None
     with pytest.raises(Exception, match="unavailable"):
         await raise_approval(gateway)

@@ -58,7 +58,7 @@ async def test_stop_delivers_audit_items_another_process_left_before_the_channel
     gateway = runtime.gateway
     run = await gateway.create_run(RunRequest(thread_id=THREAD, agent="ops", started_by=ALICE))
     prompt = await gateway.raise_prompt(run.run_id, PromptRequest.model_validate(QUESTION))
-    await gateway.decision.outbox.idle()
+    await gateway.outbox.idle()
     # Settled by "another process": the audit item waits in Redis, and this process was never kicked.
     await runtime.store.cancel(
         THREAD, prompt.prompt_id, "the run ended", ReasonCode.RUN_ENDED, gateway.now_ms()
