@@ -119,7 +119,7 @@ async def ask(gw: SlackGateway, request: PromptRequest) -> tuple[Prompt, dict[st
 async def handled(*gateways: SlackGateway) -> None:
     """Wait until every press taken has been handled and everything owed to the chat was posted."""
     for gateway in gateways:
-        await gateway.delivery.channel.presses.idle()
+        await gateway.channel.presses.idle()
     for gateway in gateways:
         await gateway.settled()
 
