@@ -42,6 +42,12 @@ class Results:
         return 0.0
 
     @property
+    def round_trips_per_resolve(self) -> int | None:
+        """A resolve's round trips: the call, and the outbox pass it sets off (figure 2)."""
+        trips = next((t for t in self.round_trips if t.operation == "resolve"), None)
+        return trips.call + trips.outbox if trips else None
+
+    @property
     def headline(self) -> ResolveFigure | None:
         return next((f for f in self.resolve if f.concurrency == HEADLINE_CONCURRENCY), None)
 
@@ -55,6 +61,8 @@ class Results:
             "resolve_p99_ms": round(headline.gateway.p99_ms, 3) if headline else None,
             "http_vs_floor_ratio": round(self.http.ratio, 3),
             "raise_p50_ms": round(self.http.raise_ms[0], 3),
+            "redis_commands_per_resolve": round(headline.redis_commands, 1) if headline else None,
+            "round_trips_per_resolve": self.round_trips_per_resolve,
             "resolve": [figure.as_dict() for figure in self.resolve],
             "round_trips": {figure.operation: figure.as_dict() for figure in self.round_trips},
             "scale": self.scale.as_dict(),
@@ -101,8 +109,9 @@ def markdown(results: Results) -> str:
             "Redis",
             "CPU µs/raise: gateway",
             "Redis",
+            "Redis commands/resolve",
         ),
-        _row(*["---"] * 12),
+        _row(*["---"] * 13),
     ]
     for figure in results.resolve:
         gateway, floor = figure.gateway, figure.floor
@@ -120,6 +129,7 @@ def markdown(results: Results) -> str:
                 _n(figure.redis_cpu_us),
                 _n(figure.raise_process_cpu_us),
                 _n(figure.raise_redis_cpu_us),
+                f"{figure.redis_commands:.1f}",
             )
         )
     lines += [

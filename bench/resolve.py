@@ -38,6 +38,8 @@ class Measured:
     # The same for the setup before the window: per prompt, a run started and the prompt raised in it.
     raise_process_cpu_us: float = 0.0
     raise_redis_cpu_us: float = 0.0
+    # Commands Redis ran in the window per operation, the scripts' own included (INFO commandstats).
+    redis_commands: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +48,7 @@ class ResolveFigure(BesideFloor):
     redis_cpu_us: float
     raise_process_cpu_us: float = 0.0
     raise_redis_cpu_us: float = 0.0
+    redis_commands: float = 0.0
 
     def own(self) -> dict[str, Any]:
         return {
@@ -53,6 +56,7 @@ class ResolveFigure(BesideFloor):
             "redis_cpu_us_per_op": round(self.redis_cpu_us),
             "process_cpu_us_per_raise": round(self.raise_process_cpu_us),
             "redis_cpu_us_per_raise": round(self.raise_redis_cpu_us),
+            "redis_commands_per_op": round(self.redis_commands, 1),
         }
 
 
@@ -76,6 +80,20 @@ async def _redis_cpu_s(gateway: Gateway) -> float:
     info = await gateway.store.redis.info("cpu")
     nodes = [info] if "used_cpu_user" in info else [node for node in info.values() if isinstance(node, dict)]
     return sum(float(node["used_cpu_user"]) + float(node["used_cpu_sys"]) for node in nodes)
+
+
+async def _redis_commands(gateway: Gateway) -> int:
+    """Commands Redis has run so far, those run inside scripts included (on a cluster, every node's
+    summed). ``INFO`` is left out: the figure counts what the gateway asked for, not the probe."""
+    info = await gateway.store.redis.info("commandstats")
+    one_server = all("calls" in stats for stats in info.values() if isinstance(stats, dict))
+    nodes = [info] if one_server else [node for node in info.values() if isinstance(node, dict)]
+    return sum(
+        int(stats["calls"])
+        for node in nodes
+        for name, stats in node.items()
+        if name != "cmdstat_info" and isinstance(stats, dict)
+    )
 
 
 def _process_cpu_s() -> float:
@@ -112,22 +130,25 @@ async def measure_gateway(
                 raise RuntimeError(f"a benchmark answer was not taken: {received.outcome}")
 
     async with window():
+        commands_before = await _redis_commands(gateway)
         redis_before, process_before = await _redis_cpu_s(gateway), _process_cpu_s()
         began = time.perf_counter()
         if profile is not None:
             profile.enable()
         await asyncio.gather(*(worker() for _ in range(concurrency)))
-        await gateway.decision.outbox.idle()
+        await gateway.outbox.idle()
         elapsed = time.perf_counter() - began
         if profile is not None:
             profile.disable()
     process_cpu, redis_cpu = _process_cpu_s() - process_before, await _redis_cpu_s(gateway) - redis_before
+    commands = await _redis_commands(gateway) - commands_before
     return Measured(
         Summary.of(latencies, elapsed),
         process_cpu / ops * 1e6,
         redis_cpu / ops * 1e6,
         raise_process / ops * 1e6,
         raise_redis / ops * 1e6,
+        commands / ops,
     )
 
 
@@ -158,6 +179,7 @@ async def resolve_figures(url: str, levels: list[tuple[int, int]]) -> list[Resol
                     measured.redis_cpu_us,
                     measured.raise_process_cpu_us,
                     measured.raise_redis_cpu_us,
+                    measured.redis_commands,
                 )
             )
     return figures

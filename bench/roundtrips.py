@@ -39,10 +39,10 @@ class RoundTrips:
 
 async def _count(gateway: Gateway, name: str, operation: Callable[[], Awaitable[Any]]) -> RoundTrips:
     """Run ``operation`` (its setup already done), then its outbox drain; count both."""
-    await gateway.decision.outbox.idle()
+    await gateway.outbox.idle()
     TALLY.reset()
     await operation()
-    await gateway.decision.outbox.idle()
+    await gateway.outbox.idle()
     return RoundTrips(
         name,
         TALLY.round_trips["call"],

@@ -101,5 +101,5 @@ async def open_prompts(gateway: Gateway, count: int, prefix: str = "CBENCH") -> 
     for start in range(0, count, SETUP_CONCURRENCY):
         batch = min(SETUP_CONCURRENCY, count - start)
         opened.extend(await asyncio.gather(*(one() for _ in range(batch))))
-    await gateway.decision.outbox.idle()
+    await gateway.outbox.idle()
     return opened

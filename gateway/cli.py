@@ -254,9 +254,9 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _add_operator_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """``demo``, ``prompts``, ``approvers``, ``history`` and ``doctor``: trying it out and running it day
-    to day."""
-    from gateway.commands import approvers, history, prompts
+    """``demo``, ``prompts``, ``approvers``, ``people``, ``history`` and ``doctor``: trying it out and
+    running it day to day."""
+    from gateway.commands import approvers, history, people, prompts
     from gateway.process.doctor import doctor_command
 
     demo = commands.add_parser(
@@ -283,6 +283,7 @@ def _add_operator_commands(commands: argparse._SubParsersAction[argparse.Argumen
     common.add_argument("--json", action="store_true", help="print JSON for scripts")
     prompts.add_parsers(commands, common)
     approvers.add_parsers(commands, common)
+    people.add_parsers(commands, common)
     history.add_parsers(commands)
 
     doctor = commands.add_parser(

@@ -12,11 +12,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from channels.slack.control_ids import ANSWER_CALLBACK, CHOICE, TEXT
-from channels.slack.controls import MAX_CHECKBOXES, option, option_indexes, plain, shorten
+from channels.slack.controls import MAX_CHECKBOXES, input_block, option, option_indexes, plain, shorten
 from gateway.sdk import Prompt, Question, Unanswered, map_form, notices
 
 TEXT_INPUT_LIMIT = 3_000  # Slack's longest plain_text_input
-LABEL_LIMIT = 2_000  # characters in an input block's label
 OTHER_LABEL = "Other answer"
 PICK_ONE = notices.UNANSWERED[Unanswered.NONE]
 NOT_BOTH = notices.UNANSWERED[Unanswered.BOTH]
@@ -79,16 +78,6 @@ def _text_element(*, multiline: bool, focus: bool) -> dict[str, Any]:
     return element
 
 
-def _input(block_id: str, label: str, element: dict[str, Any], *, optional: bool) -> dict[str, Any]:
-    return {
-        "type": "input",
-        "block_id": block_id,
-        "label": plain(shorten(label, LABEL_LIMIT)),
-        "element": element,
-        "optional": optional,
-    }
-
-
 def form_view(
     prompt: Prompt, *, focus_other: bool = False, checked: list[int] | None = None
 ) -> dict[str, Any]:
@@ -99,13 +88,13 @@ def form_view(
     for index, question in enumerate(prompt.questions):
         if question.options:
             element = _options_element(question, (checked or []) if index == 0 else [])
-            blocks.append(_input(f"q{index}", question.question, element, optional=True))
+            blocks.append(input_block(f"q{index}", question.question, element, optional=True))
             focus = focus_other and index == 0
             other = _text_element(multiline=False, focus=focus)
-            blocks.append(_input(f"o{index}", other_label(question, several), other, optional=True))
+            blocks.append(input_block(f"o{index}", other_label(question, several), other, optional=True))
         else:
             text = _text_element(multiline=True, focus=index == 0 and not focus_other)
-            blocks.append(_input(f"t{index}", question.question, text, optional=False))
+            blocks.append(input_block(f"t{index}", question.question, text, optional=False))
     return {
         "type": "modal",
         "callback_id": ANSWER_CALLBACK,

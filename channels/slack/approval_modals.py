@@ -17,11 +17,10 @@ from decimal import Decimal
 from typing import Any
 
 from channels.slack.control_ids import EDIT_CALLBACK, FIELD, NOTE, REASON_CALLBACK
-from channels.slack.controls import option, plain, shorten
+from channels.slack.controls import LABEL_LIMIT, input_block, option, plain, shorten
 from gateway.sdk import MAX_NOTE_CHARS, FieldError, Prompt, notices, parse_typed
 
 TEXT_INPUT_LIMIT = 3_000  # Slack's longest plain_text_input (and its initial value)
-LABEL_LIMIT = 2_000  # characters in an input block's label or hint
 SECTION_LIMIT = 3_000  # characters in a section block's text
 ERROR_LIMIT = 2_000  # characters Slack shows under an input
 MULTILINE_PAST = 150  # a text box taller than one line past this many characters
@@ -42,16 +41,6 @@ class EditReading:
 
     arguments: dict[str, Any] | None
     errors: dict[str, str] = field(default_factory=dict)
-
-
-def _input(block_id: str, label: str, element: dict[str, Any], *, optional: bool = False) -> dict[str, Any]:
-    return {
-        "type": "input",
-        "block_id": block_id,
-        "label": plain(shorten(label, LABEL_LIMIT)),
-        "element": element,
-        "optional": optional,
-    }
 
 
 def _modal(
@@ -86,7 +75,7 @@ def reason_view(prompt: Prompt) -> dict[str, Any]:
         "max_length": MAX_NOTE_CHARS,
         "focus_on_load": True,
     }
-    blocks = [*_question(prompt), _input(NOTE, REASON_LABEL, box)]
+    blocks = [*_question(prompt), input_block(NOTE, REASON_LABEL, box)]
     return _modal(REASON_CALLBACK, prompt, "Deny with a reason", "Deny", blocks)
 
 
@@ -187,13 +176,10 @@ def edit_view(prompt: Prompt) -> dict[str, Any]:
     inputs, kept = _editable(prompt)
     for index, argument in enumerate(inputs):
         value = arguments[argument]
-        block = _input(
-            f"a{index}", argument, _element(prompt, argument, value), optional=_kind(value) == "text"
-        )
         description = _property(prompt, argument).get("description")
-        if isinstance(description, str) and description.strip():
-            block["hint"] = plain(shorten(description, LABEL_LIMIT))
-        blocks.append(block)
+        hint = description if isinstance(description, str) and description.strip() else None
+        element = _element(prompt, argument, value)
+        blocks.append(input_block(f"a{index}", argument, element, optional=_kind(value) == "text", hint=hint))
     if kept:
         blocks.append(
             {"type": "context", "elements": [plain(shorten(KEPT_NOTE + ", ".join(kept), LABEL_LIMIT))]}

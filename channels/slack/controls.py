@@ -18,6 +18,9 @@ TOOL_ARGS_LIMIT = 2_500  # characters of a tool call's arguments shown before th
 _STEP_KINDS = (PromptKind.FORM, PromptKind.URL)  # kinds with their own controls (see ``forms``)
 
 
+LABEL_LIMIT = 2_000  # characters in an input block's label or hint
+
+
 def shorten(text: str, limit: int = OPTION_TEXT_LIMIT) -> str:
     """``text`` cut to ``limit`` characters with a visible ellipsis."""
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -25,6 +28,22 @@ def shorten(text: str, limit: int = OPTION_TEXT_LIMIT) -> str:
 
 def plain(text: str) -> dict[str, Any]:
     return {"type": "plain_text", "text": text, "emoji": False}
+
+
+def input_block(
+    block_id: str, label: str, element: dict[str, Any], *, optional: bool = False, hint: str | None = None
+) -> dict[str, Any]:
+    """A modal's input block, its label (and hint, when there is one) cut to what Slack shows."""
+    block: dict[str, Any] = {
+        "type": "input",
+        "block_id": block_id,
+        "label": plain(shorten(label, LABEL_LIMIT)),
+        "element": element,
+        "optional": optional,
+    }
+    if hint:
+        block["hint"] = plain(shorten(hint, LABEL_LIMIT))
+    return block
 
 
 def button(text: str, action: str, value: str, style: str | None = None) -> dict[str, Any]:

@@ -14,12 +14,19 @@ from datetime import UTC, datetime
 from typing import Any
 
 from channels.slack.control_ids import ACTIONS_BLOCK, FIELD, FIELDS_CALLBACK, ControlRef, Verb, action_id
-from channels.slack.controls import MAX_CHECKBOXES, button, option, option_indexes, plain, shorten
+from channels.slack.controls import (
+    MAX_CHECKBOXES,
+    button,
+    input_block,
+    option,
+    option_indexes,
+    plain,
+    shorten,
+)
 from gateway.sdk import YES, FieldError, FormField, Prompt
 
 FILL_IN, DECLINE, DONE, OPEN_PAGE = "Fill in…", "Decline", "Done", "Open the page"
 TEXT_INPUT_LIMIT = 3_000  # Slack's longest plain_text_input
-LABEL_LIMIT = 2_000  # characters in an input block's label or hint
 MESSAGE_LIMIT = 3_000  # characters in the modal's section with the form's message
 ERROR_LIMIT = 2_000  # characters Slack shows under an input (a view's errors)
 MULTILINE_PAST = 150  # a text box taller than one line when the field may be longer than this
@@ -120,16 +127,9 @@ def field_block(field: FormField) -> dict[str, Any]:
 
     A yes/no checkbox is never required by Slack: left unticked, it answers No.
     """
-    block: dict[str, Any] = {
-        "type": "input",
-        "block_id": field.name,
-        "label": plain(shorten(field.title, LABEL_LIMIT)),
-        "element": {**field_element(field), "action_id": FIELD},
-        "optional": field.type == "boolean" or not field.required,
-    }
-    if field.description:
-        block["hint"] = plain(shorten(field.description, LABEL_LIMIT))
-    return block
+    element = {**field_element(field), "action_id": FIELD}
+    optional = field.type == "boolean" or not field.required
+    return input_block(field.name, field.title, element, optional=optional, hint=field.description)
 
 
 def fields_view(prompt: Prompt) -> dict[str, Any]:

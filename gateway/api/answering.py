@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from gateway.api.auth import Principal
+from gateway.api.auth import PERSON, Principal
 from gateway.api.scope import visible
 from gateway.decision.answering import inputs as core_inputs
 from gateway.decision.answering import respond as core_respond
@@ -17,7 +17,9 @@ async def act_on_input(
     gateway: Gateway, caller: Principal, agent: str, prompt_id: str, action: InputAction
 ) -> Acted:
     """Accept, decline or cancel an input for ``from``, as the caller's token may (the core's rules)."""
-    return await core_inputs.act_on_input(gateway, agent, prompt_id, action, sees=partial(visible, caller))
+    return await core_inputs.act_on_input(
+        gateway, agent, prompt_id, action, sees=partial(visible, caller), asserted_by=_asserter(caller)
+    )
 
 
 async def respond(
@@ -31,4 +33,12 @@ async def respond(
 ) -> RespondResult:
     """Answer or skip a pending prompt of a run's thread, as the caller's token may (``respond.respond``)."""
     sees = partial(visible, caller)
-    return await core_respond.respond(gateway, run_id, thread_id, prompt_id, body, identity, sees=sees)
+    return await core_respond.respond(
+        gateway, run_id, thread_id, prompt_id, body, identity, sees=sees, asserted_by=_asserter(caller)
+    )
+
+
+def _asserter(caller: Principal) -> str | None:
+    """Who vouches for the identity an answer names: an operator token's name; nobody for a signed-in
+    person's session, which answers as that person only."""
+    return None if caller.role == PERSON else caller.name

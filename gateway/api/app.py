@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from gateway import __version__
-from gateway.api import events, grants, inputs, policy, respond, runs, sessions, threads
+from gateway.api import events, grants, inputs, people, policy, respond, runs, sessions, threads
 from gateway.api.admission import Admission
 from gateway.api.allowed_hosts import AllowedHosts, HostAllowList
 from gateway.api.auth import TokenTable
@@ -21,6 +21,9 @@ from gateway.api.ops import router as ops_router
 from gateway.api.outage import StoreOutageGuard
 from gateway.api.pages import router as pages_router
 from gateway.api.same_origin import SameOriginWrites, origin_of
+from gateway.api.signin import build_signin
+from gateway.api.signin import me_router as me_router
+from gateway.api.signin import router as signin_router
 from gateway.base.ratelimit import RateLimiter
 from gateway.delivery.plugins import route_refusal, same_origin_prefixes, spec_for
 from gateway.process.runtime import Runtime
@@ -56,11 +59,20 @@ def create_app(runtime: Runtime, options: ApiOptions | None = None) -> FastAPI:
     app.state.limiter = RateLimiter(
         runtime.store, limit=options.respond_limit, window_s=options.respond_window_s
     )
+    app.state.signin, app.state.oauth_resource = build_signin(runtime.settings, runtime.store.signins)
+    if app.state.signin is not None:  # the person signed in is the directory's, found by email
+        app.state.signin.directory = runtime.store.people
     install_error_handlers(app)
-    app.add_middleware(Admission, tokens=app.state.tokens)  # inside the body limit, which bounds its read
+    public_url = runtime.settings.threadgate_public_url
+    app.add_middleware(  # inside the body limit, which bounds its read
+        Admission,
+        tokens=app.state.tokens,
+        signin=app.state.signin,
+        oauth=app.state.oauth_resource,
+        public_origin=origin_of(public_url) if public_url else None,
+    )
     app.add_middleware(BodyLimit, max_bytes=options.max_body_bytes)
     app.add_middleware(StoreOutageGuard, health=runtime.health)
-    public_url = runtime.settings.threadgate_public_url
     app.add_middleware(
         SameOriginWrites,
         public_origin=origin_of(public_url) if public_url else None,
@@ -70,7 +82,9 @@ def create_app(runtime: Runtime, options: ApiOptions | None = None) -> FastAPI:
 
     app.include_router(ops_router)
     app.include_router(pages_router)
-    for api in (runs, threads, events, inputs, respond, sessions, grants, policy):
+    app.include_router(signin_router)
+    app.include_router(me_router)
+    for api in (runs, threads, events, inputs, respond, sessions, grants, policy, people):
         app.include_router(api.router)
     app.include_router(history_router)
     app.router.routes.append(mcp.route())

@@ -17,13 +17,16 @@ def header_of(scope: Scope, name: bytes) -> str | None:
     return None
 
 
-async def send_error(send: Send, error: GatewayError, *, close: bool = False) -> None:
+async def send_error(
+    send: Send, error: GatewayError, *, close: bool = False, challenge: str = "Bearer"
+) -> None:
     """Answer ``error`` in the contract's envelope straight from the ASGI layer; ``close`` asks the
-    client to drop the connection (the rest of its body is not read)."""
+    client to drop the connection (the rest of its body is not read); ``challenge`` is a 401's
+    ``WWW-Authenticate``."""
     body = json.dumps(error.envelope()).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     if error.status == 401:
-        headers.append((b"www-authenticate", b"Bearer"))
+        headers.append((b"www-authenticate", challenge.encode("latin-1")))
     retry_after = error.details.get("retry_after") if error.status in (429, 503) else None
     if retry_after is not None:
         headers.append((b"retry-after", str(retry_after).encode()))

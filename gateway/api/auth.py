@@ -13,6 +13,7 @@ from gateway.base.errors import GatewayError
 from gateway.base.settings import ApiToken
 
 AGENT, OPERATOR = "agent", "operator"
+PERSON = "person"  # a signed-in person's session (gateway.api.signin): answers as that person only
 
 _bearer = HTTPBearer(
     auto_error=False, description="A token from THREADGATE_API_TOKENS (name:role:token[:agents])."
@@ -108,5 +109,18 @@ async def operator_caller(caller: Caller) -> Principal:
     return caller
 
 
+async def answer_caller(caller: Caller) -> Principal:
+    """Answers take an operator token (answering for ``from``) or a signed-in person's session."""
+    if caller.role == PERSON:
+        return caller
+    return await operator_caller(caller)
+
+
+def answering_as(caller: Principal, named: str | None) -> str | None:
+    """Who an answer is from: a session's own person, whatever was named; else the ``from`` named."""
+    return caller.name if caller.role == PERSON else named
+
+
 AgentCaller = Annotated[Principal, Depends(agent_caller)]
 OperatorCaller = Annotated[Principal, Depends(operator_caller)]
+AnswerCaller = Annotated[Principal, Depends(answer_caller)]

@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Query
 from fastapi.responses import JSONResponse
 
-from gateway.api.auth import Caller
+from gateway.api.auth import PERSON, Caller
 from gateway.api.deps import Core
 from gateway.api.errors import error_responses
 from gateway.api.runs import RunId
@@ -53,25 +53,27 @@ async def delete_grant(
     """Revoke a grant: later calls it matched are asked about again. Answers the grant as it was.
 
     The run's own agent token or an operator token may revoke; ``from`` names the person doing it, who
-    must be allowed to answer the run's prompts (403 FORBIDDEN otherwise). 404 RUN_NOT_FOUND for a run the
+    must be allowed to answer the run's prompts (403 FORBIDDEN otherwise). A signed-in person's session
+    revokes as that person, on the same condition. 404 RUN_NOT_FOUND for a run the
     token does not act for, 404 GRANT_NOT_FOUND for a grant the run does not have (or no longer has).
     """
     run = await own_run(core.store, caller, run_id)
     by = caller.name
-    if from_ is not None:
+    if from_ is not None and caller.role != PERSON:
         try:
             by = check_identity(from_)
         except ValueError as exc:
             raise GatewayError(
                 "INVALID_PARAMS", f"Parameter 'from' is invalid: {exc}.", 422, {"field": "from"}
             ) from exc
-        if not await may_decide(core.store, run.agent, run.started_by, by):
-            raise GatewayError(
-                "FORBIDDEN",
-                f"{by} may not revoke this run's grants: only the run's starter and the agent's approvers "
-                "can.",
-                403,
-                {"run_id": run_id},
-            )
+    # A person named, or a session's own person (whatever it named), must be allowed to answer the run.
+    named = from_ is not None or caller.role == PERSON
+    if named and not await may_decide(core.store, run.agent, run.started_by, by):
+        raise GatewayError(
+            "FORBIDDEN",
+            f"{by} may not revoke this run's grants: only the run's starter and the agent's approvers can.",
+            403,
+            {"run_id": run_id},
+        )
     grant = await revoke_grant(core.store, run, grant_id, by)
     return JSONResponse(grant.model_dump(mode="json"))

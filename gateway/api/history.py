@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
@@ -16,7 +17,7 @@ from gateway.api.schemas import Open
 from gateway.api.scope import visible
 from gateway.base.cursors import history_positions
 from gateway.base.errors import validation_failed
-from gateway.base.models import to_ms
+from gateway.base.models import person_id, to_ms
 from gateway.decision.history import HistoryOutcome, HistoryQuery, read_history
 from gateway.store import keys
 
@@ -135,7 +136,11 @@ async def history(
     agent: Annotated[str | None, Query(description="Only this agent's prompts.")] = None,
     run: Annotated[str | None, Query(description="Only this run's prompts (a run id).")] = None,
     thread: Annotated[str | None, Query(description="Only this thread's prompts (a thread id).")] = None,
-    by: Annotated[str | None, Query(description="Only prompts this person settled or voted on.")] = None,
+    by: Annotated[str | None, Query(description="Only prompts this identity settled or voted on.")] = None,
+    person: Annotated[
+        str | None,
+        Query(description="Only prompts this directory person (alice or person:alice) settled or voted on."),
+    ] = None,
     outcome: Annotated[str | None, Query(description=f"One of {OUTCOMES}.")] = None,
     since: Annotated[str | None, Query(description="Settled at or after this RFC 3339 time.")] = None,
     until: Annotated[str | None, Query(description="Settled before this RFC 3339 time.")] = None,
@@ -164,6 +169,15 @@ async def history(
         "order": order,
     }
     query, positions, size, newest_first = parse_query(params, caller.agents)
+    if person is not None:
+        try:
+            bare = person_id(person)
+        except ValueError as exc:
+            raise validation_failed(
+                f"Parameter 'person' is invalid: {exc}.", [_problem("person", str(exc))]
+            ) from None
+        who = await core.store.people.get(bare)
+        query = replace(query, person=bare, identities=frozenset(who.identities if who else ()))
     if agent is not None and not visible(caller, agent):
         return JSONResponse({"items": [], "next": None, "cursor": None})
     page = await read_history(core.store, query, positions, size, newest_first=newest_first)

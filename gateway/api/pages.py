@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
-from fastapi.responses import HTMLResponse, Response
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from gateway.api import assets
+from gateway.people.signin import SESSION_COOKIE, SignIn
 
 router = APIRouter(include_in_schema=False)
 
@@ -19,9 +20,12 @@ ASSETS = {
 
 
 @router.get("/inbox", response_class=HTMLResponse)
-async def inbox() -> HTMLResponse:
+async def inbox(request: Request) -> Response:
     """Every pending prompt across agents and threads, newest first, and the history of settled ones;
-    sign in with an operator token."""
+    sign in at the identity provider when one is configured (else with an operator token)."""
+    signin: SignIn | None = request.app.state.signin
+    if signin is not None and await signin.person(request.cookies.get(SESSION_COOKIE)) is None:
+        return RedirectResponse("/auth/login?next=/inbox", status_code=302)
     return assets.page(assets.STATIC / "inbox.html")
 
 

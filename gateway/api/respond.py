@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, Header, Request
 from fastapi.responses import JSONResponse
 
 from gateway.api import answering
-from gateway.api.auth import OperatorCaller
+from gateway.api.auth import AnswerCaller, answering_as
 from gateway.api.deps import Core, limiter_of, options_of
 from gateway.api.errors import INVALID_PARAMS_STATUS, error_responses
 from gateway.base.errors import GatewayError
@@ -39,9 +39,11 @@ def _invalid(name: str, problem: str) -> GatewayError:
     )
 
 
-async def rate_limited(request: Request, caller: OperatorCaller, person: From = None) -> str | None:
+async def rate_limited(request: Request, caller: AnswerCaller, person: From = None) -> str | None:
     """Counted in Redis per token and person together (30 per 60 s), and per token whoever is named
-    (``respond_token_limit``), so naming another person in each call escapes neither."""
+    (``respond_token_limit``), so naming another person in each call escapes neither. A session answers
+    as its own person, whoever is named."""
+    person = answering_as(caller, person)
     options = options_of(request)
     await limiter_of(request).enforce(
         [
@@ -64,7 +66,7 @@ async def respond(
     requestId: str,
     body: RespondBody,
     core: Core,
-    caller: OperatorCaller,
+    caller: AnswerCaller,
     person: Annotated[str | None, Depends(rate_limited)],
 ) -> JSONResponse:
     """Answer (``answers``) or skip (``skip: true``) a pending question set.

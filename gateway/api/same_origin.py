@@ -37,7 +37,7 @@ def _netloc(scheme: str, netloc: str) -> str:
     return host[: -len(default) - 1] if default and host.endswith(f":{default}") else host
 
 
-def _cross_site(origin: str | None, fetch_site: str | None, host: str, public: str | None) -> bool:
+def cross_site(origin: str | None, fetch_site: str | None, host: str, public: str | None) -> bool:
     if fetch_site == "cross-site":
         return True
     if origin is None:
@@ -64,7 +64,7 @@ def refusal(
     if not path.startswith(guarded) or (method not in WRITES and not path.startswith(EVERY_METHOD)):
         return None
     origin = headers.get("origin")
-    if _cross_site(origin, headers.get("sec-fetch-site"), headers.get("host", ""), public_origin):
+    if cross_site(origin, headers.get("sec-fetch-site"), headers.get("host", ""), public_origin):
         return GatewayError(
             "CROSS_SITE_REQUEST",
             "This request came from another site's page; the gateway only takes writes from its own pages. "

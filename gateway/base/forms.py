@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from gateway.base.formats import format_problem
+from gateway.base.named_lines import named_lines
 
 MAX_FIELDS = 10
 MAX_CHOICES = 25
@@ -533,15 +534,7 @@ def parse_lines(fields: list[FormField], text: str) -> dict[str, str] | None:
     """
     by_key = {field.title.casefold(): field.name for field in fields}
     by_key.update({field.name.casefold(): field.name for field in fields})
-    found: dict[str, str] = {}
-    lines = [line for line in text.splitlines() if line.strip()]
-    for line in lines:
-        key, colon, value = line.partition(":")
-        name = by_key.get(key.strip().casefold())
-        if not colon or name is None:
-            return None
-        found[name] = value.strip()
-    return found or None
+    return named_lines(by_key, text)
 
 
 # Description --------------------------------------------------------------------------------------

@@ -58,6 +58,16 @@ def is_identity(value: str) -> bool:
     return platform is not None and platform.people.fullmatch(value) is not None
 
 
+def vouched_for(identity: str) -> bool:
+    """Whether someone stands behind ``identity``: a signed-in person (``person:<id>``), or a platform that
+    signs its users in. A chat the gateway serves itself (a platform with a ``local`` chat) does not: its
+    names are whatever a room token's holder chose."""
+    if identity.startswith("person:"):
+        return True
+    platform = platforms.platform(platforms.prefix(identity))
+    return platform is not None and getattr(platform, "local", None) is None
+
+
 def person_examples() -> str:
     """An identity of each installed platform, for help texts and error messages."""
     return platforms.either(found.person_example for found in platforms.installed())

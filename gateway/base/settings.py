@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from gateway.base.hosts import host_name
@@ -96,6 +96,17 @@ class Settings(BaseSettings):
     threadgate_trusted_proxies: str | None = None  # whose X-Forwarded-For / -Proto are believed
     threadgate_webhooks_allow_private: bool = False
 
+    # Sign-in with the organisation's identity provider (OIDC; docs/people.md, "Sign-in").
+    threadgate_oidc_issuer: str | None = None
+    threadgate_oidc_client_id: str | None = None
+    threadgate_oidc_client_secret: SecretStr | None = None
+    threadgate_oidc_scopes: str = "openid email profile"
+    threadgate_oidc_groups_claim: str = "groups"
+    threadgate_session_secret: SecretStr | None = None
+    threadgate_session_hours: int = Field(default=12, ge=1, le=24 * 90)
+    # MCP clients that sign in at the issuer, and the agents each acts for: client_id:agent1|agent2,...
+    threadgate_oauth_clients: str | None = None
+
     @field_validator("threadgate_log_level")
     @classmethod
     def _known_level(cls, value: str) -> str:
@@ -156,7 +167,40 @@ class Settings(BaseSettings):
                 )
         return value
 
-    @field_validator("redis_url", "threadgate_webhooks", "threadgate_public_url", mode="before")
+    @field_validator("threadgate_oidc_issuer")
+    @classmethod
+    def _issuer(cls, value: str | None) -> str | None:
+        parts = urlsplit(value.strip()) if value else None
+        if parts is not None and (parts.scheme not in ("http", "https") or not parts.hostname):
+            raise ValueError(
+                "THREADGATE_OIDC_ISSUER must be the issuer's absolute https URL, such as "
+                "https://accounts.google.com"
+            )
+        return value.strip() if value else None
+
+    @field_validator("threadgate_oauth_clients")
+    @classmethod
+    def _oauth_clients(cls, value: str | None) -> str | None:
+        oauth_clients(value)  # a ValueError names the entry
+        return value
+
+    @model_validator(mode="after")
+    def _session_secret(self) -> Settings:
+        if self.threadgate_oidc_issuer and not self.threadgate_session_secret:
+            raise ValueError(
+                "THREADGATE_SESSION_SECRET is required when THREADGATE_OIDC_ISSUER is set: a long random "
+                "string (python -c 'import secrets; print(secrets.token_urlsafe(32))')"
+            )
+        return self
+
+    @field_validator(
+        "redis_url",
+        "threadgate_webhooks",
+        "threadgate_public_url",
+        "threadgate_oidc_issuer",
+        "threadgate_oauth_clients",
+        mode="before",
+    )
     @classmethod
     def _blank_is_unset(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
@@ -198,17 +242,44 @@ class Settings(BaseSettings):
             for entry in _entries(self.threadgate_allowed_hosts)
         ]
 
+    def signin_configured(self) -> bool:
+        """Whether people sign in at the identity provider: issuer, client id and secret all set."""
+        return bool(
+            self.threadgate_oidc_issuer
+            and self.threadgate_oidc_client_id
+            and self.threadgate_oidc_client_secret
+        )
+
+    def oauth_clients(self) -> dict[str, frozenset[str]]:
+        """``THREADGATE_OAUTH_CLIENTS``: each OAuth client id and the agents its access tokens act for."""
+        return oauth_clients(self.threadgate_oauth_clients)
+
     def webhook_urls(self) -> list[str]:
         return [url.strip() for url in (self.threadgate_webhooks or "").split(",") if url.strip()]
+
+
+def oauth_clients(value: str | None) -> dict[str, frozenset[str]]:
+    """``client_id:agent1|agent2,...`` parsed; a ValueError naming the entry that is not."""
+    clients: dict[str, frozenset[str]] = {}
+    for index, entry in enumerate(_entries(value), start=1):
+        client_id, _, field = entry.rpartition(":")
+        agents = field.split("|")
+        if not client_id or not all(AGENT_NAME.fullmatch(agent) for agent in agents):
+            raise ValueError(
+                f"THREADGATE_OAUTH_CLIENTS entry {index} is not client_id:agent1|agent2 (agent names: "
+                "letters, digits, . _ -)"
+            )
+        clients[client_id] = frozenset(agents)
+    return clients
 
 
 def settings_problems(exc: ValidationError) -> str:
     """A settings error on one line, each problem led by the variable it is about."""
     problems = []
     for error in exc.errors():
-        name = ".".join(str(part) for part in error["loc"]).upper() or "settings"
+        name = ".".join(str(part) for part in error["loc"]).upper()
         message = str(error["msg"]).removeprefix("Value error, ")
-        problems.append(message if message.startswith(name) else f"{name}: {message}")
+        problems.append(message if not name or message.startswith(name) else f"{name}: {message}")
     return "; ".join(problems)
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, ParamSpec, TypeVar, cast, overload
 
 from gateway.client.call_types import SKIPPED, VARIADIC, CallTypes
+from gateway.client.calls import Approval
 from gateway.client.errors import ApprovalMismatch
 from gateway.client.human import Human, HumanUnavailable
 
@@ -166,6 +167,15 @@ class _Asking:
         sent even when the decorator does not ask for edits, as the agent's policy may allow them."""
         return self.input_schema if self.input_schema is not None else self.types.schema(call.arguments())
 
+    def options(self, call: _BoundCall) -> dict[str, Any]:
+        """``Human.approve``'s keyword arguments for ``call``."""
+        return {"question": self.question, "editable": self.editable, "input_schema": self.schema(call)}
+
+    def approved(self, tool: str, call: _BoundCall, approval: Approval) -> inspect.BoundArguments:
+        """The arguments the body runs with: the call as approved, unchanged since it was shown."""
+        call.check_unchanged()
+        return call.approved(tool, approval.arguments, self.types)
+
 
 def _guarded(func: Callable[P, R], where: _Where, asking: _Asking) -> Callable[P, R]:
     tool = func.__qualname__
@@ -176,15 +186,8 @@ def _guarded(func: Callable[P, R], where: _Where, asking: _Asking) -> Callable[P
         @functools.wraps(func)
         async def approved_async(*args: Any, **kwargs: Any) -> Any:
             call = _BoundCall.of(signature, args, kwargs)
-            approval = await where.human().approve_async(
-                tool,
-                call.arguments(),
-                question=asking.question,
-                editable=asking.editable,
-                input_schema=asking.schema(call),
-            )
-            call.check_unchanged()
-            bound = call.approved(tool, approval.arguments, asking.types)
+            approval = await where.human().approve_async(tool, call.arguments(), **asking.options(call))
+            bound = asking.approved(tool, call, approval)
             return await body(*bound.args, **bound.kwargs)
 
         return cast(Callable[P, R], approved_async)
@@ -192,15 +195,8 @@ def _guarded(func: Callable[P, R], where: _Where, asking: _Asking) -> Callable[P
     @functools.wraps(func)
     def approved(*args: Any, **kwargs: Any) -> Any:
         call = _BoundCall.of(signature, args, kwargs)
-        approval = where.human().approve(
-            tool,
-            call.arguments(),
-            question=asking.question,
-            editable=asking.editable,
-            input_schema=asking.schema(call),
-        )
-        call.check_unchanged()
-        bound = call.approved(tool, approval.arguments, asking.types)
+        approval = where.human().approve(tool, call.arguments(), **asking.options(call))
+        bound = asking.approved(tool, call, approval)
         return func(*bound.args, **bound.kwargs)
 
     return cast(Callable[P, R], approved)
@@ -219,12 +215,7 @@ def ask_human(question: str, options: list[str] | None = None) -> str:
 
 
 async def ask_human_async(question: str, options: list[str] | None = None) -> str:
-    """Ask a person in chat and wait for the answer.
-
-    Args:
-        question: what to ask, as the person should read it.
-        options: labels to choose from; leave out for a free-text answer.
-
-    Returns the chosen label, or the person's own words.
-    """
     return await Human.from_env().ask_async(question, options)
+
+
+ask_human_async.__doc__ = ask_human.__doc__  # the same tool for a framework's model, awaited

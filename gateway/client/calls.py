@@ -18,7 +18,7 @@ from typing import Any, Generic, Literal, TypeVar
 import httpx
 
 from gateway.base.backoff import Retry
-from gateway.base.models import APPROVE, AgentDefinition, Prompt, PromptState, Run
+from gateway.base.models import APPROVE, AgentDefinition, Person, Prompt, PromptState, Run
 from gateway.client.env import DEFAULT_URL as DEFAULT_URL
 from gateway.client.env import gateway_url
 from gateway.client.errors import ApprovalMismatch, PromptCancelled, ThreadgateError, error_from
@@ -397,6 +397,7 @@ def put_agent(
     on_unmatched_reply: str | None = None,
     approval: dict[str, Any] | None = None,
     escalation: list[dict[str, Any]] | None = None,
+    require_sign_in: bool | None = None,
 ) -> Flow[AgentDefinition]:
     """Define an agent (the whole definition: what is left out takes its default)."""
     human = _with_set(
@@ -404,6 +405,7 @@ def put_agent(
         expires_in_seconds=expires_in_seconds,
         on_unmatched_reply=on_unmatched_reply,
         escalation=escalation,
+        require_sign_in=require_sign_in,
     )
     body = _with_set({"human_input": human}, approval=approval)
     data = yield Call("PUT", f"/v1/agents/{seg(agent)}", body=body)
@@ -412,6 +414,27 @@ def put_agent(
 
 def get_agent(agent: str) -> Flow[AgentDefinition]:
     return AgentDefinition.model_validate((yield Call("GET", f"/v1/agents/{seg(agent)}")))
+
+
+def list_people() -> Flow[list[Person]]:
+    data = yield Call("GET", "/v1/people")
+    return [Person.model_validate(item) for item in data["items"]]
+
+
+def get_person(person: str) -> Flow[Person]:
+    return Person.model_validate((yield Call("GET", f"/v1/people/{seg(person)}")))
+
+
+def put_person(
+    person: str, name: str | None, email: str | None, identities: list[str], groups: list[str]
+) -> Flow[Person]:
+    """Create or replace a person whole."""
+    body = {"name": name, "email": email, "identities": identities, "groups": groups}
+    return Person.model_validate((yield Call("PUT", f"/v1/people/{seg(person)}", body=body)))
+
+
+def delete_person(person: str) -> Flow[Person]:
+    return Person.model_validate((yield Call("DELETE", f"/v1/people/{seg(person)}")))
 
 
 # Helpers ----------------------------------------------------------------------------------------------

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
+import inspect
 import os
 import sys
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import httpx
 
@@ -26,6 +28,8 @@ from gateway.client.waiting import GAVE_UP_REASON, say_where
 from gateway.rules.mapper import NEGATIVE
 
 T = TypeVar("T")
+R = TypeVar("R")
+P = ParamSpec("P")
 
 DEFAULT_AGENT = "python"
 _PROCESS_SESSION = uuid.uuid4().hex[:12]
@@ -52,6 +56,49 @@ class HumanUnavailable(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(f"Nobody could answer: {reason}. Nobody denied it; ask again.")
         self.reason = reason
+
+
+# A question to ask, as the flow that asks it given the client's reconnect delay: written once, run by
+# ``Client`` for the blocking method and by ``Threadgate`` for its ``_async`` twin.
+Asking = Callable[[float], Flow[T]]
+
+
+def _blocking(
+    asking: Callable[Concatenate[Human, P], Asking[R]], name: str
+) -> Callable[Concatenate[Human, P], R]:
+    """The blocking method that runs ``asking``'s flow on ``Client``, with its signature and docstring."""
+
+    @functools.wraps(asking)
+    def run(self: Human, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        with Client(self.url, self.token) as tg:
+            return tg._run(asking(self, *args, **kwargs)(tg.reconnect_delay))
+
+    run.__name__, run.__qualname__ = name, f"Human.{name}"
+    run.__signature__ = _answering(asking)  # type: ignore[attr-defined]
+    return run
+
+
+def _awaiting(
+    asking: Callable[Concatenate[Human, P], Asking[R]], name: str
+) -> Callable[Concatenate[Human, P], Coroutine[Any, Any, R]]:
+    """``name`` for async code: the same flow run on ``Threadgate``."""
+
+    @functools.wraps(asking)
+    async def run(self: Human, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        async with Threadgate(self.url, self.token) as tg:
+            return await tg._run(asking(self, *args, **kwargs)(tg.reconnect_delay))
+
+    run.__name__, run.__qualname__ = f"{name}_async", f"Human.{name}_async"
+    run.__doc__ = f"``{name}`` for async code."
+    run.__signature__ = _answering(asking)  # type: ignore[attr-defined]
+    return run
+
+
+def _answering(asking: Callable[..., Asking[Any]]) -> inspect.Signature:
+    """``asking``'s signature, returning the answer its flow ends with (``Asking[X]`` -> ``X``)."""
+    signature = inspect.signature(asking)
+    returns = str(signature.return_annotation).removeprefix("Asking[").removesuffix("]")
+    return signature.replace(return_annotation=returns)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +148,7 @@ class Human:
         )
         return cls(target, url, token, product=product or _script_name())
 
-    def approve(
+    def _approval(
         self,
         tool: str,
         arguments: dict[str, Any],
@@ -109,43 +156,28 @@ class Human:
         question: str | None = None,
         editable: bool = False,
         input_schema: dict[str, Any] | None = None,
-    ) -> Approval:
+    ) -> Asking[Approval]:
         """Ask a person to approve ``tool`` with ``arguments``; returns the approval, whose ``arguments``
         are the ones to run with (edited, where ``editable`` let the person change them).
 
         Raises ApprovalDenied on Deny (or a declined question) and HumanUnavailable when nobody decided.
         """
-        with Client(self.url, self.token) as tg:
-            flow = self._approval(tool, arguments, question, tg.reconnect_delay, editable, input_schema)
-            return tg._run(flow)
+        return lambda reconnect_delay: self._approval_flow(
+            tool, arguments, question, reconnect_delay, editable, input_schema
+        )
 
-    async def approve_async(
-        self,
-        tool: str,
-        arguments: dict[str, Any],
-        *,
-        question: str | None = None,
-        editable: bool = False,
-        input_schema: dict[str, Any] | None = None,
-    ) -> Approval:
-        """``approve`` for async code."""
-        async with Threadgate(self.url, self.token) as tg:
-            flow = self._approval(tool, arguments, question, tg.reconnect_delay, editable, input_schema)
-            return await tg._run(flow)
-
-    def ask(self, question: str, options: list[str] | None = None) -> str:
+    def _ask(self, question: str, options: list[str] | None = None) -> Asking[str]:
         """Ask one question; the chosen label, or the person's own words. HumanUnavailable if unanswered."""
-        with Client(self.url, self.token) as tg:
-            return tg._run(self._question(question, options, tg.reconnect_delay))
+        return lambda reconnect_delay: self._question(question, options, reconnect_delay)
 
-    async def ask_async(self, question: str, options: list[str] | None = None) -> str:
-        """``ask`` for async code."""
-        async with Threadgate(self.url, self.token) as tg:
-            return await tg._run(self._question(question, options, tg.reconnect_delay))
+    approve = _blocking(_approval, "approve")
+    approve_async = _awaiting(_approval, "approve")
+    ask = _blocking(_ask, "ask")
+    ask_async = _awaiting(_ask, "ask")
 
     # The flows both transports run ------------------------------------------------------------------
 
-    def _approval(
+    def _approval_flow(
         self,
         tool: str,
         arguments: dict[str, Any],

@@ -5,16 +5,17 @@ without an event loop (``gateway.client.sync_client``)."""
 
 from __future__ import annotations
 
+import inspect
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import AbstractAsyncContextManager
 from datetime import datetime
-from typing import Any, Literal, TypeVar
+from typing import Any, Concatenate, Literal, ParamSpec, TypeVar
 
 import httpx
 from pydantic import BaseModel
 
-from gateway.base.models import AgentDefinition, Prompt, Run
+from gateway.base.models import AgentDefinition, Person, Prompt, Run
 from gateway.client import calls, form_flow
 from gateway.client.calls import Allowed, Approval, Call, Flow, Page, Pause
 from gateway.client.model_forms import reader
@@ -23,6 +24,25 @@ from gateway.rules.grants import Grant, GrantMatch
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
+P = ParamSpec("P")
+
+
+def _prompt_or_none(
+    decide: Callable[Concatenate[ClientMethods, P], Coroutine[Any, Any, Prompt | Allowed]],
+) -> Callable[Concatenate[ClientMethods, P], Coroutine[Any, Any, Prompt | None]]:
+    """``request_approval``, taking ``approval_decision``'s arguments (written once, there)."""
+
+    async def request_approval(self: ClientMethods, /, *args: P.args, **kwargs: P.kwargs) -> Prompt | None:
+        """Ask the agent's approval policy about a tool call without waiting: None when it (or a grant)
+        allows it (nobody is asked), else the approval prompt it raised (``editable``: the person may edit
+        the arguments, to fit ``input_schema``). PromptUnavailable when the post failed."""
+        decided = await decide(self, *args, **kwargs)
+        return None if isinstance(decided, Allowed) else decided
+
+    request_approval.__qualname__ = "ClientMethods.request_approval"
+    signature = inspect.signature(decide).replace(return_annotation="Prompt | None")
+    request_approval.__signature__ = signature  # type: ignore[attr-defined]
+    return request_approval
 
 
 class ClientMethods(ABC):
@@ -156,33 +176,6 @@ class ClientMethods(ABC):
         )
         return await self._run(calls.raise_prompt(run_id, body, self.reconnect_delay))
 
-    async def request_approval(
-        self,
-        run_id: str,
-        tool: str,
-        arguments: dict[str, Any] | None = None,
-        *,
-        destructive: bool | None = None,
-        question: str | None = None,
-        expires_in_seconds: int | None = None,
-        editable: bool = False,
-        input_schema: dict[str, Any] | None = None,
-    ) -> Prompt | None:
-        """Ask the agent's approval policy about a tool call without waiting: None when it (or a grant)
-        allows it (nobody is asked), else the approval prompt it raised (``editable``: the person may edit
-        the arguments, to fit ``input_schema``). PromptUnavailable when the post failed."""
-        decided = await self.approval_decision(
-            run_id,
-            tool,
-            arguments,
-            destructive=destructive,
-            question=question,
-            expires_in_seconds=expires_in_seconds,
-            editable=editable,
-            input_schema=input_schema,
-        )
-        return None if isinstance(decided, Allowed) else decided
-
     async def approval_decision(
         self,
         run_id: str,
@@ -207,6 +200,8 @@ class ClientMethods(ABC):
             input_schema=input_schema,
         )
         return await self._run(calls.approval_decision(run_id, body, self.reconnect_delay))
+
+    request_approval = _prompt_or_none(approval_decision)
 
     async def get_prompt(self, prompt_id: str, wait: float = 0) -> Prompt:
         """The prompt; with ``wait`` (≤ 60 s) the call returns as soon as it settles."""
@@ -341,14 +336,41 @@ class ClientMethods(ABC):
         on_unmatched_reply: Literal["answer", "new_message"] | None = None,
         approval: dict[str, Any] | None = None,
         escalation: list[dict[str, Any]] | None = None,
+        require_sign_in: bool | None = None,
     ) -> AgentDefinition:
         """Define an agent (the whole definition: what is left out takes its default); ``escalation``:
         the reminders and copies of its prompts nobody answers (``[{after_seconds, remind, to}]``)."""
-        flow = calls.put_agent(agent, approvers, expires_in_seconds, on_unmatched_reply, approval, escalation)
+        flow = calls.put_agent(
+            agent, approvers, expires_in_seconds, on_unmatched_reply, approval, escalation, require_sign_in
+        )
         return await self._run(flow)
 
     async def get_agent(self, agent: str) -> AgentDefinition:
         return await self._run(calls.get_agent(agent))
+
+    # The directory of people (operator tokens) ------------------------------------------------------
+
+    async def list_people(self) -> list[Person]:
+        return await self._run(calls.list_people())
+
+    async def get_person(self, person: str) -> Person:
+        """One person (``alice`` or ``person:alice``)."""
+        return await self._run(calls.get_person(person))
+
+    async def put_person(
+        self,
+        person: str,
+        *,
+        name: str | None = None,
+        email: str | None = None,
+        identities: list[str] | None = None,
+        groups: list[str] | None = None,
+    ) -> Person:
+        """Create or replace a person whole; an identity of another person raises IDENTITY_TAKEN."""
+        return await self._run(calls.put_person(person, name, email, identities or [], groups or []))
+
+    async def delete_person(self, person: str) -> Person:
+        return await self._run(calls.delete_person(person))
 
     async def history(
         self,
@@ -449,26 +471,18 @@ class ClientMethods(ABC):
     ) -> M | dict[str, Any] | None:
         """Ask for a flat form and wait: a pydantic model class in, an instance out (a JSON Schema in, its
         typed content out); None when the person declined. Other cancellations raise PromptCancelled."""
+        read: Callable[[dict[str, Any]], M | dict[str, Any]] = dict
         if isinstance(schema, type):  # the model's validators decide before the answer is final
             requested, read = calls.form_schema(schema), reader(schema)
-            return await self._run(self._form(run_id, message, requested, read, expires_in_seconds, timeout))
-        return await self._run(self._form(run_id, message, schema, dict, expires_in_seconds, timeout))
-
-    def _form(
-        self,
-        run_id: str,
-        message: str,
-        schema: dict[str, Any],
-        read: Callable[[dict[str, Any]], T],
-        expires_in_seconds: int | None,
-        timeout: float | None,
-    ) -> Flow[T | None]:
-        return form_flow.ask_form(
+        else:
+            requested = schema
+        flow = form_flow.ask_form(
             run_id,
             message,
-            schema,
+            requested,
             read,
             expires_in_seconds=expires_in_seconds,
             timeout=timeout,
             reconnect_delay=self.reconnect_delay,
         )
+        return await self._run(flow)

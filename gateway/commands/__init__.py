@@ -63,3 +63,10 @@ def run_api(url: str | None, work: Callable[[Threadgate], Awaitable[int]]) -> in
                 )
 
     return asyncio.run(main())
+
+
+def command_actions(commands: Any, name: str, *, help: str, description: str) -> Any:
+    """Add the command ``name``, whose actions are its subcommands (``threadgate <name> ACTION``), and
+    return the parsers to add its actions to."""
+    command = commands.add_parser(name, help=help, description=description)
+    return command.add_subparsers(dest="action", required=True, metavar="ACTION")

@@ -5,20 +5,28 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from gateway.base.ids import is_identity, person_examples
+from gateway.base.ids import person_examples
+from gateway.base.models import check_approver
 from gateway.client import Threadgate
-from gateway.commands import Exit, emit_json, fail, run_api
+from gateway.commands import Exit, command_actions, emit_json, fail, run_api
 
 
 def _bad_identities(identities: list[str]) -> list[str]:
-    return [identity for identity in identities if not is_identity(identity)]
+    bad = []
+    for identity in identities:
+        try:
+            check_approver(identity)
+        except ValueError:
+            bad.append(identity)
+    return bad
 
 
 def change_command(args: argparse.Namespace) -> int:
     bad = _bad_identities(args.identities)
     if bad:
         return fail(
-            f"not an identity: {', '.join(bad)} (use <platform>:<id>, such as {person_examples()})",
+            f"not an identity: {', '.join(bad)} (use <platform>:<id>, such as {person_examples()}, "
+            "or person:<id>, group:<name>)",
             Exit.USAGE,
         )
 
@@ -36,6 +44,7 @@ def change_command(args: argparse.Namespace) -> int:
             on_unmatched_reply=current.human_input.on_unmatched_reply.value,
             approval=current.approval.model_dump(mode="json"),
             escalation=[step.model_dump(mode="json") for step in current.human_input.escalation],
+            require_sign_in=current.human_input.require_sign_in,
         )
         return _show(args, updated.human_input.approvers)
 
@@ -61,13 +70,13 @@ def _show(args: argparse.Namespace, approvers: list[str]) -> int:
 
 
 def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
-    approvers = commands.add_parser(
+    actions = command_actions(
+        commands,
         "approvers",
         help="manage who may answer an agent's prompts besides the run's starter",
         description="An agent's approvers may answer any of its prompts, in any chat and over the API. "
         "Changing them needs an operator token (THREADGATE_TOKEN).",
     )
-    actions = approvers.add_subparsers(dest="action", required=True, metavar="ACTION")
     for name, verb in (("add", "allow"), ("remove", "stop allowing")):
         change = actions.add_parser(
             name, parents=[common], help=f"{verb} people to answer the agent's prompts"

@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, TextIO
 
 from gateway.client import Threadgate
-from gateway.commands import Exit, fail, run_api
+from gateway.commands import Exit, command_actions, fail, run_api
 
 PAGE = 500
 COLUMNS = (
@@ -151,14 +151,14 @@ def export_command(args: argparse.Namespace) -> int:
 
 
 def add_parsers(commands: Any) -> None:
-    history = commands.add_parser(
+    actions = command_actions(
+        commands,
         "history",
         help="export the audit history of settled prompts (through the HTTP API)",
         description="The settled prompts the gateway keeps (THREADGATE_HISTORY_DAYS, default 90): who "
         "answered or cancelled each, when, what was asked and allowed, every vote. Read through the HTTP "
         "API at THREADGATE_URL with THREADGATE_TOKEN (an agent token sees its agents' records only).",
     )
-    actions = history.add_subparsers(dest="action", required=True, metavar="ACTION")
     export = actions.add_parser(
         "export",
         help="write settled prompts to stdout, oldest first, as JSON lines or CSV",

@@ -11,7 +11,7 @@ from gateway.base import platforms
 from gateway.base.ids import thread_forms
 from gateway.base.models import Prompt, PromptKind, PromptState
 from gateway.client import Threadgate
-from gateway.commands import Exit, emit_json, fail, run_api
+from gateway.commands import Exit, command_actions, emit_json, fail, run_api
 
 APPROVE_WORDS = {"approve", "approved", "yes", "y", "ok", "allow"}
 DENY_WORDS = {"deny", "denied", "no", "n", "reject"}
@@ -159,13 +159,13 @@ def cancel_command(args: argparse.Namespace) -> int:
 
 
 def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
-    prompts = commands.add_parser(
+    actions = command_actions(
+        commands,
         "prompts",
         help="list, answer or cancel pending prompts (through the HTTP API)",
         description="Work the inbox of pending prompts across agents and threads, through the HTTP API at "
         "THREADGATE_URL with THREADGATE_TOKEN (an operator token answers; an agent token cancels).",
     )
-    actions = prompts.add_subparsers(dest="action", required=True, metavar="ACTION")
     people = [spec.person_example for spec in platforms.installed()] or ["<platform>:<id>"]
     first, last = people[0], people[-1]
 

@@ -18,7 +18,7 @@ from gateway.base.errors import GatewayError
 from gateway.base.ids import ThreadRef, parse_thread_id
 from gateway.base.logs import event
 from gateway.base.models import EscalationStep, Prompt, ThreadItem, to_ms
-from gateway.decision.session_threads import parse_channel_ref
+from gateway.decision.session_threads import parse_channel_ref, thread_starter
 from gateway.delivery.channel import (
     ChannelError,
     Channels,
@@ -52,17 +52,11 @@ def resolve_target(channels: Channels, target: str) -> tuple[ThreadRef, bool]:
         thread = parse_thread_id(target)
     except GatewayError:
         ref = parse_channel_ref(target)
-        channel = channels.for_thread(ref)
-        if not isinstance(channel, StartsThreads):
-            raise GatewayError(
-                "THREADS_NOT_SUPPORTED",
-                f"The {ref.platform} channel cannot start threads; name a thread to escalate to instead.",
-                400,
-                {"target": target},
-            ) from None
-        return ref, False
-    channels.for_thread(thread)
-    return thread, True
+    else:
+        channels.for_thread(thread)
+        return thread, True
+    thread_starter(channels, ref, "name a thread to escalate to instead", {"target": target})
+    return ref, False
 
 
 def check_targets(channels: Channels, steps: list[EscalationStep] | None) -> None:
@@ -192,47 +186,33 @@ class Escalator:
         """One copy; a target that cannot take it is logged and left out (a refusal that may pass is
         retried with the step, a few times), so one bad target never holds the prompt's thread."""
         key = (prompt.prompt_id, step, target)
+        copying = {
+            "prompt_id": prompt.prompt_id,
+            "thread_id": prompt.thread_id,
+            "run_id": prompt.run_id,
+            "target": target,
+        }
         try:
             if not await target_open(self.store, self.channels, prompt.agent, target):
                 # Owners change after a raise (a run started, a channel claimed): checked again now.
                 event(
                     "escalation.target_refused",
                     logging.WARNING,
-                    prompt_id=prompt.prompt_id,
-                    thread_id=prompt.thread_id,
-                    run_id=prompt.run_id,
+                    **copying,
                     agent=prompt.agent,
-                    target=target,
                     reason="other agents own the target (their runs, or a channel they claim)",
                 )
                 return
             copy = await self._post_copy(prompt, step, target, waited_s)
         except GatewayError as exc:
-            event(
-                "escalation.copy_failed",
-                logging.WARNING,
-                prompt_id=prompt.prompt_id,
-                thread_id=prompt.thread_id,
-                run_id=prompt.run_id,
-                target=target,
-                error=exc.message,
-            )
+            event("escalation.copy_failed", logging.WARNING, **copying, error=exc.message)
             return
         except ChannelError as exc:
             metrics.platform_error(target, exc)
             failures = self._copy_failures.get(key, 0) + 1
             self._copy_failures[key] = failures
             drop_oldest(self._copy_failures, COPY_FAILURES_KEPT)
-            event(
-                "escalation.copy_failed",
-                logging.WARNING,
-                prompt_id=prompt.prompt_id,
-                thread_id=prompt.thread_id,
-                run_id=prompt.run_id,
-                target=target,
-                error=str(exc),
-                tries=failures,
-            )
+            event("escalation.copy_failed", logging.WARNING, **copying, error=str(exc), tries=failures)
             if exc.permanent or failures >= COPY_TRIES:
                 self._copy_failures.pop(key, None)
                 return

@@ -92,6 +92,8 @@ def _whole_record(prompt: Prompt, fields: dict[str, str]) -> dict[str, Any]:
         record["cancelled_by"] = cancelled_by
     record["outcome"] = outcome_of(prompt).value
     record["by"] = prompt.answered_by if prompt.prompt_state is PromptState.ANSWERED else cancelled_by
+    record["person"] = prompt.person if prompt.prompt_state is PromptState.ANSWERED else None
+    record["asserted_by"] = prompt.asserted_by if prompt.prompt_state is PromptState.ANSWERED else None
     for name in LISTS:  # filled by the prompt where it carries them, else empty
         value = record.get(name)
         record[name] = value if isinstance(value, list) else []
@@ -254,6 +256,9 @@ class HistoryQuery:
     run: str | None = None
     thread: str | None = None
     by: str | None = None
+    # A directory person: records they settled or voted on, as a person or from one of ``identities``.
+    person: str | None = None
+    identities: frozenset[str] = frozenset()
     outcome: HistoryOutcome | None = None
     since_ms: int | None = None
     until_ms: int | None = None
@@ -273,6 +278,8 @@ class HistoryQuery:
             return False
         if self.by is not None and self.by not in people(record):
             return False
+        if self.person is not None and not _by_person(record, self.person, self.identities):
+            return False
         moment = settled_moment(record, recorded_ms)
         if self.since_ms is not None and moment < self.since_ms:
             return False
@@ -290,6 +297,17 @@ def people(record: dict[str, Any]) -> set[str]:
     found = {record.get("answered_by"), record.get("cancelled_by"), record.get("by")}
     found |= {vote.get("by") for vote in record.get("votes") or [] if isinstance(vote, dict)}
     return {person for person in found if isinstance(person, str)}
+
+
+def _by_person(record: dict[str, Any], person: str, identities: frozenset[str]) -> bool:
+    """Whether ``person`` settled the prompt or voted on it: recorded as them, or from one of their
+    identities (a record kept before the identity was linked)."""
+    if record.get("person") == person:
+        return True
+    votes = record.get("votes") or []
+    if any(isinstance(vote, dict) and vote.get("person") == person for vote in votes):
+        return True
+    return bool(people(record) & identities)
 
 
 def settled_moment(record: dict[str, Any], recorded_ms: int) -> int:

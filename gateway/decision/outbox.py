@@ -4,8 +4,9 @@ Each thread has two lists written by the same Lua script that changed its state:
 queued messages for the global feeds) and ``chat`` (audit items and agent messages to post, in order).
 Any process may drain any thread, one at a time under a per-thread lock; an item leaves its list only
 after it was delivered, so a crash delivers it again: a chat post at least once; an event or queued message
-once, since the feeds append each id once (``publish_feed.lua``). A thread's events reach the feeds before
-its chat posts go out, and both keep the order they were queued in. A drain holds the thread's lock for
+once, since the feeds append each id once (``publish_feed.lua``). A pass posts a batch's chat items, then
+appends its events to the feeds in the round trip that acknowledges both (the events just before the
+script that trims them); each list keeps the order it was queued in. A drain holds the thread's lock for
 ``lock_ttl_ms`` and renews it while a pass runs, so a dead process's outbox is taken over that soon after.
 """
 
@@ -88,8 +89,9 @@ class Outbox:
     """Drains threads' outboxes: right away for the changes this process made, and by sweeping.
 
     Threads kicked in the same moment are drained together, in passes shared by all of them: one round
-    trip takes a batch of each thread's lists, one publishes all their events, the chat posts go out
-    (in order within a thread, threads side by side), and one round trip acknowledges them all.
+    trip takes a batch of each thread's lists (none when an answer's script handed the first batch back),
+    the chat posts go out (in order within a thread, threads side by side), and one round trip publishes
+    all their events and acknowledges them all.
     """
 
     def __init__(
@@ -287,8 +289,8 @@ class Outbox:
                     for pid, fields in batch.prompts.items()
                     if fields
                 }
-                await self._publish(held, prompts)
                 outcomes = await self._post_threads(held, prompts)
+                entries, settled = self._feed_entries(held, prompts)
             except BaseException:
                 with contextlib.suppress(Exception):
                     await self.store.take_outboxes(
@@ -312,7 +314,8 @@ class Outbox:
                 for thread, batch in held.items()
             ]
             following: dict[str, OutboxBatch] = {}
-            for one, batch in zip(passes, await self.store.take_outboxes(passes), strict=True):
+            taken = await self.store.take_outboxes(passes, entries, settled)  # published, then acknowledged
+            for one, batch in zip(passes, taken, strict=True):
                 if one.mode is OutboxMode.RELEASE or batch is None:  # a post failed, or our lock lapsed
                     continue
                 if batch.empty:
@@ -369,8 +372,16 @@ class Outbox:
         metrics.platform_error(thread_id, exc)
 
     async def _publish(self, batches: dict[str, OutboxBatch], prompts: dict[str, Prompt]) -> None:
-        """The batches' events and queued messages, appended to the feeds in one round trip: each to its
-        thread's partition of the feed, so a thread's entries keep their order."""
+        """The batches' events and queued messages, appended to the feeds in one round trip."""
+        entries, settled = self._feed_entries(batches, prompts)
+        if entries or settled:
+            await self.store.publish(entries, settled)
+
+    def _feed_entries(
+        self, batches: dict[str, OutboxBatch], prompts: dict[str, Prompt]
+    ) -> tuple[list[FeedEntry], list[Prompt]]:
+        """The batches' events and queued messages as feed entries, each for its thread's partition of the
+        feed (so a thread's entries keep their order), and the prompts they settled."""
         entries: list[FeedEntry] = []
         settled: list[Prompt] = []
         for thread_id, batch in batches.items():
@@ -399,8 +410,7 @@ class Outbox:
                     event_id = f"{prompt.prompt_id}.{kind}.{effect['step']}"
                     data = event_data(prompt, effect["step"])
                     entries.append(_event(part, event_id, ESCALATION_EVENTS[kind], data))
-        if entries or settled:
-            await self.store.publish(entries, settled)
+        return entries, settled
 
     async def _post(
         self,

@@ -39,6 +39,19 @@ ABORTED_REASON = "the run was aborted"
 SUPERSEDED_REASON = "a newer prompt in this thread replaced it"
 
 
+def _open(run: Run | None, run_id: str) -> Run:
+    """The run to ask in: RUN_NOT_FOUND when there is none, RUN_ENDED once it has ended."""
+    if run is None:
+        raise not_found("RUN_NOT_FOUND", "run", run_id)
+    if run.state is RunState.ENDED:
+        raise _ended(run_id)
+    return run
+
+
+def _ended(run_id: str) -> GatewayError:
+    return GatewayError("RUN_ENDED", f"Run {run_id} has ended; start a new run to ask.", 409)
+
+
 def unavailable_message(kind: PromptKind, detail: str) -> str:
     """Never a denial: the question was not asked."""
     noun = "Approval" if kind is PromptKind.APPROVAL else "Question"
@@ -98,11 +111,7 @@ class Raising(ServiceBase):
         If the post fails the prompt is cancelled and PROMPT_UNAVAILABLE is raised: never a denial.
         """
         # A run this process knows is not read again: the open script checks that it is still running.
-        run = await self.store.get_run(run_id, state_may_be_stale=True)
-        if run is None:
-            raise not_found("RUN_NOT_FOUND", "run", run_id)
-        if run.state is RunState.ENDED:
-            raise GatewayError("RUN_ENDED", f"Run {run_id} has ended; start a new run to ask.", 409)
+        run = _open(await self.store.get_run(run_id, state_may_be_stale=True), run_id)
         thread = parse_thread_id(run.thread_id)
         channel = self.channels.for_thread(thread)
         check_targets(self.channels, request.escalation)
@@ -137,7 +146,7 @@ class Raising(ServiceBase):
         if status is OpenStatus.NO_RUN:
             raise not_found("RUN_NOT_FOUND", "run", run_id)
         if status is OpenStatus.RUN_ENDED:
-            raise GatewayError("RUN_ENDED", f"Run {run_id} has ended; start a new run to ask.", 409)
+            raise _ended(run_id)
         if superseded:
             event(
                 "prompt.superseded",
@@ -223,11 +232,7 @@ class Raising(ServiceBase):
 
         The tool's rule may let the person edit the call and ask for several approvers; ``editable`` asks
         for edits whatever the rule says."""
-        run = await self.store.get_run(run_id)
-        if run is None:
-            raise not_found("RUN_NOT_FOUND", "run", run_id)
-        if run.state is RunState.ENDED:
-            raise GatewayError("RUN_ENDED", f"Run {run_id} has ended; start a new run to ask.", 409)
+        run = _open(await self.store.get_run(run_id), run_id)
         policy = await self.store.approval_policy(run.agent)
         rule = tool_rule(policy, tool_call.name) or ToolRule()
         # A call its rule puts to several approvers is asked every time: no one person's grant answers it.

@@ -15,8 +15,9 @@ from gateway.decision.granting import not_recorded, record_grant
 from gateway.decision.raising import Raising
 from gateway.decision.settling import Settling
 from gateway.delivery.channel import ChannelError, PrivateNotices
+from gateway.people.linking import link_code_in, link_from_chat
 from gateway.rules import notices
-from gateway.rules.authz import may_answer
+from gateway.rules.authz import ApproverLookup, may_answer, person_of
 from gateway.rules.grants import Grant, GrantRequest, exact_match
 from gateway.rules.outcomes import Draft, DraftStatus, Outcome, Received
 from gateway.rules.replies import NEW_MESSAGE_REASON, Reading, ReplyAction, draft_name, read_reply
@@ -50,6 +51,13 @@ class Receiving(Settling, Raising):
         if (unkept := storable.first_problem(*parts)) is not None:  # a platform's payload: never stored
             event("message.not_storable", logging.INFO, thread_id=thread.thread_id, problem=unkept.problem)
             return Received(Outcome.KEPT, notice=notices.not_kept(unkept.problem))
+        code = link_code_in(message.text) if message.answers is None else None
+        if code is not None:  # ``link <code>``: never an answer, never queued for an agent
+            notice = await link_from_chat(self.store.people, code, message.sender)
+            event("person.link_typed", thread_id=thread.thread_id)
+            if message.notify:
+                await self._tell(thread.thread_id, message.sender, notice)
+            return Received(Outcome.KEPT, notice=notice)
         message_id = new_id("msg")
         entry = {
             "message_id": message_id,
@@ -145,7 +153,10 @@ class Receiving(Settling, Raising):
         )
         now_ms = self.now_ms()
         most = self.store.grants.max_per_run
-        ready = _ready(prompt, reading, message.sender, now_ms, decided=decided, most_grants=most)
+        people = await _people(self.store, prompt, message.sender)
+        ready = _ready(
+            prompt, reading, message.sender, now_ms, decided=decided, most_grants=most, people=people
+        )
         if ready is not None:
             claim = self.outbox.claim()
             decision = await self.store.receive(
@@ -216,7 +227,10 @@ class Receiving(Settling, Raising):
             voted = decision.status is DecisionStatus.VOTED
             received = Received(Outcome.VOTED if voted else Outcome.ALREADY_VOTED, current)
             if message.notify:
-                await self._tell_privately(thread_id, message.sender, notices.outcome(received, current, ""))
+                notice = notices.outcome(received, current, "")
+                if not voted:
+                    notice = await self._voted_as(current, message.sender) or notice
+                await self._tell_privately(thread_id, message.sender, notice)
             return received
         if decision.status is DecisionStatus.CANCELLED and prompt is not None and ready is not None:
             self.outbox.kick(thread_id)
@@ -244,6 +258,15 @@ class Receiving(Settling, Raising):
             return Received(Outcome.QUEUED)
         # The prompt this message answered settled otherwise between the two calls (or is gone).
         return Received(Outcome.STALE, decision.prompt)
+
+    async def _voted_as(self, prompt: Prompt, sender: str) -> str | None:
+        """What to tell a sender whose person already voted from another of their identities (None: they
+        did not)."""
+        person = await person_of(self.store, sender)
+        earlier = next((vote.by for vote in prompt.votes if person and vote.person == person), None)
+        if earlier is None or earlier == sender:
+            return None
+        return notices.ALREADY_VOTED_AS.format(identity=earlier)
 
     async def _grant_typed(
         self, answered: Prompt, call: ToolCall, message: InboundMessage
@@ -288,8 +311,20 @@ class Receiving(Settling, Raising):
                 metrics.platform_error(thread_id, exc)
 
 
+async def _people(store: ApproverLookup, prompt: Prompt, sender: str) -> tuple[str | None, str | None]:
+    """The directory persons of the sender and of the run's starter (None where nobody's)."""
+    return await person_of(store, sender), await person_of(store, prompt.started_by)
+
+
 def _ready(
-    prompt: Prompt, reading: Reading, sender: str, now_ms: int, *, decided: bool, most_grants: int
+    prompt: Prompt,
+    reading: Reading,
+    sender: str,
+    now_ms: int,
+    *,
+    decided: bool,
+    most_grants: int,
+    people: tuple[str | None, str | None] = (None, None),
 ) -> ReadyAnswer | None:
     """What the receive script applies for a reading: an answer or a cancel (None: the prompt stays). An
     approve that asks for a grant carries it (the exact call), kept with the answer while the run keeps fewer
@@ -306,6 +341,8 @@ def _ready(
             edited=reading.edited,
             grant=exact_match(call) if reading.grant and call is not None else None,
             most_grants=most_grants,
+            person=people[0],
+            starter_person=people[1],
         )
         return ReadyAnswer(
             prompt.prompt_id,

@@ -32,6 +32,22 @@ def parse_channel_ref(ref: str) -> ThreadRef:
     return ThreadRef(ref, platform.name, tuple(value for value in match.groups() if value is not None))
 
 
+def thread_starter(
+    channels: Channels, ref: ThreadRef, instead: str, details: dict[str, str]
+) -> StartsThreads:
+    """The channel of ``ref``, which must be able to start threads there: else THREADS_NOT_SUPPORTED
+    (400), saying what to do ``instead``."""
+    channel = channels.for_thread(ref)
+    if not isinstance(channel, StartsThreads):
+        raise GatewayError(
+            "THREADS_NOT_SUPPORTED",
+            f"The {ref.platform} channel cannot start threads; {instead}.",
+            400,
+            details,
+        )
+    return channel
+
+
 @dataclass(frozen=True, slots=True)
 class SessionThread:
     session_key: str
@@ -68,14 +84,7 @@ class SessionThreads:
         if existing is not None:
             return SessionThread(session_key, existing, False)
         ref = parse_channel_ref(channel_ref)
-        channel = self.channels.for_thread(ref)
-        if not isinstance(channel, StartsThreads):
-            raise GatewayError(
-                "THREADS_NOT_SUPPORTED",
-                f"The {ref.platform} channel cannot start threads; name a fixed thread instead.",
-                400,
-                {"channel": channel_ref},
-            )
+        channel = thread_starter(self.channels, ref, "name a fixed thread instead", {"channel": channel_ref})
         token = uuid.uuid4().hex
         deadline = time.monotonic() + self.claim_ttl_ms / 1000
         while not await self.bindings.claim(session_key, token, self.claim_ttl_ms):

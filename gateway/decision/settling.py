@@ -23,7 +23,7 @@ from gateway.base.models import (
     from_ms,
 )
 from gateway.decision.service_base import ServiceBase
-from gateway.rules.authz import may_answer
+from gateway.rules.authz import may_answer, person_of
 from gateway.rules.grants import GrantMatch
 from gateway.rules.mapper import map_reply
 from gateway.rules.outcomes import Draft, DraftStatus
@@ -121,6 +121,7 @@ class Settling(ServiceBase):
         note: str | None = None,
         arguments: dict[str, Any] | None = None,
         grant: GrantMatch | None = None,
+        asserted_by: str | None = None,
     ) -> AnswerResult:
         """Answer on a person's behalf (REST): the same rule, mapper and script as a chat reply.
 
@@ -144,7 +145,9 @@ class Settling(ServiceBase):
                     400,
                     {"errors": [{"field": "arguments", "problem": "sent with a Deny"}]},
                 )
-        return await self.settle_answers(prompt, mapped, identity, note=note, edited=edited, grant=grant)
+        return await self.settle_answers(
+            prompt, mapped, identity, note=note, edited=edited, grant=grant, asserted_by=asserted_by
+        )
 
     async def settle_answers(
         self,
@@ -156,6 +159,7 @@ class Settling(ServiceBase):
         note: str | None = None,
         edited: ToolCall | None = None,
         grant: GrantMatch | None = None,
+        asserted_by: str | None = None,
     ) -> AnswerResult:
         """Resolve with answers already checked (a form's with its validated ``content``); an earlier
         settlement wins and is reported. On an approval, ``note`` and ``edited`` (a call checked by
@@ -164,7 +168,17 @@ class Settling(ServiceBase):
         now_ms, turn_id = self.now_ms(), new_id("turn")
         most = self.store.grants.max_per_run
         decided = verdict(
-            prompt, answers, identity, now_ms, note=note, edited=edited, grant=grant, most_grants=most
+            prompt,
+            answers,
+            identity,
+            now_ms,
+            note=note,
+            edited=edited,
+            grant=grant,
+            most_grants=most,
+            person=await person_of(self.store, identity),
+            starter_person=await person_of(self.store, prompt.started_by),
+            asserted_by=asserted_by,
         )
         settlement = await self.store.resolve(
             prompt.thread_id,
@@ -260,7 +274,14 @@ class Settling(ServiceBase):
         answered = _answered(prompt, answers, identity, resolution, turn_id, now_ms, content)
         if decided.vote is not None:
             return await self.get_prompt(prompt.prompt_id)
-        return answered.model_copy(update={"note": decided.note, "approved_call": decided.approved_call})
+        return answered.model_copy(
+            update={
+                "note": decided.note,
+                "approved_call": decided.approved_call,
+                "person": decided.person,
+                "asserted_by": decided.asserted_by,
+            }
+        )
 
 
 def edited_call(prompt: Prompt, arguments: dict[str, Any]) -> ToolCall:

@@ -1,14 +1,53 @@
-"""Who may answer a prompt: the one rule every answer path (chat reply, control press, REST) uses."""
+"""Who may answer a prompt: the one rule every answer path (chat reply, control press, REST) uses.
+
+"Who" is a person where the directory knows one: an identity answers as its person, so the run's starter
+may answer from any of their linked identities, and approver lists may name ``person:<id>`` and
+``group:<name>`` (the store's ``is_approver`` resolves those, in one place).
+"""
 
 from __future__ import annotations
 
 from typing import Protocol
 
-from gateway.base.models import Prompt
+from gateway.base.ids import vouched_for
+from gateway.base.models import HumanInput, Person, Prompt
+
+
+class PeopleLookup(Protocol):
+    async def whois(self, identity: str) -> Person | None: ...
 
 
 class ApproverLookup(Protocol):
     async def is_approver(self, agent: str, identity: str) -> bool: ...
+
+
+async def person_of(approvers: ApproverLookup, identity: str | None) -> str | None:
+    """The directory person ``identity`` belongs to (None: nobody, or a lookup without a directory)."""
+    people: PeopleLookup | None = getattr(approvers, "people", None)
+    if not identity or people is None:
+        return None
+    who = await people.whois(identity)
+    return who.person if who is not None else None
+
+
+async def same_person(approvers: ApproverLookup, one: str | None, other: str | None) -> bool:
+    """Whether two identities are one person: equal, or linked to the same directory person."""
+    if not one or not other:
+        return False
+    if one == other:
+        return True
+    mine = await person_of(approvers, one)
+    return mine is not None and mine == await person_of(approvers, other)
+
+
+async def requires_sign_in(approvers: ApproverLookup, agent: str) -> bool:
+    """Whether the agent takes answers only from signed-in people and platform identities
+    (``human_input.require_sign_in``)."""
+    settings = getattr(approvers, "human_input", None)
+    if settings is None:
+        return False
+    found: HumanInput = await settings(agent)
+    return found.require_sign_in
 
 
 async def may_answer(approvers: ApproverLookup, prompt: Prompt, identity: str | None) -> bool:
@@ -26,6 +65,8 @@ async def may_decide(
     revoke the grants their approvals made."""
     if not identity:
         return False
-    if started_by is not None and identity == started_by:
+    if not vouched_for(identity) and await requires_sign_in(approvers, agent):
+        return False
+    if started_by is not None and await same_person(approvers, identity, started_by):
         return True
     return await approvers.is_approver(agent, identity)

@@ -47,6 +47,8 @@ DENIED_BY = "Denied by {who}"
 MARKED_DONE_BY = "Marked done by {who}"
 ANSWERED_BY = "Answered by {who}"
 DECLINED_BY = "Declined by {who}"
+# After "Approved by <who>" when an operator token named the person (``from``): they did not sign in.
+ASSERTED_BY = ", asserted by {token}"
 # After "Approved by …" when that approve also let the call through for the rest of the run (a grant).
 FOR_THE_SESSION = ", and for this session: {pattern}"
 REPLY_BELOW = "Reply to the message below with your answer."
@@ -55,6 +57,8 @@ ASK_REASON = "✎ {name}, reply to this message with your reason for denying: {q
 
 
 ALREADY_VOTED = "Your vote on this approval was already recorded; it needs another approver."
+# The same, when the person voted from another of their linked identities: one person, one vote.
+ALREADY_VOTED_AS = "You already voted as {identity}; one person votes once. It needs another approver."
 
 
 # An argument typed back in a form that edits an approval's call (beside its input).
@@ -302,7 +306,9 @@ def answered_by(
         for entry in (entries if isinstance(entries, list) else [])
         if isinstance(entry, dict)
     ]
-    return settled_by(str(prompt.get("kind")), answers, shown(who), _granted(prompt), pattern)
+    line = settled_by(str(prompt.get("kind")), answers, shown(who), _granted(prompt), pattern)
+    asserted = prompt.get("asserted_by")
+    return line + ASSERTED_BY.format(token=asserted) if isinstance(asserted, str) and asserted else line
 
 
 def _granted(prompt: dict[str, Any]) -> ToolCall | None:

@@ -149,6 +149,10 @@ def resolved_item(prompt: Prompt, cancelled_by: str | None = None) -> ThreadItem
             meta["content"] = prompt.content
         if prompt.answered_by is not None:
             meta["answered_by"] = prompt.answered_by
+        if prompt.person is not None:
+            meta["person"] = prompt.person
+        if prompt.asserted_by is not None:
+            meta["asserted_by"] = prompt.asserted_by
     else:
         meta["reason"] = prompt.reason or "cancelled"
         if prompt.reason_code is not None:

@@ -11,6 +11,7 @@ from typing import Any
 
 from gateway.base.jsonbody import parse_typed
 from gateway.base.models import Prompt
+from gateway.base.named_lines import named_lines
 
 EDIT_WORD = "edit"
 
@@ -74,17 +75,7 @@ def form_arguments(prompt: Prompt, fields: dict[str, list[str]]) -> dict[str, An
 
 def _lines(names: list[str], text: str) -> dict[str, str] | None:
     """``name: value`` lines as {name: raw}; None unless every non-empty line names an argument."""
-    by_key = {name.casefold(): name for name in names}
-    found: dict[str, str] = {}
-    for line in text.splitlines():
-        if not line.strip():
-            continue
-        key, colon, value = line.partition(":")
-        name = by_key.get(key.strip().casefold())
-        if not colon or name is None:
-            return None
-        found[name] = value.strip()
-    return found or None
+    return named_lines({name.casefold(): name for name in names}, text)
 
 
 def _value(current: Any, raw: str) -> Any:

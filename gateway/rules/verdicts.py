@@ -90,10 +90,17 @@ class Verdict:
     # prompt).
     grant: Grant | None = None
     most_grants: int = 0
+    # Who answered, as a person (quorum counts people), and the operator token that asserted it.
+    person: str | None = None
+    asserted_by: str | None = None
 
     def opts(self) -> str:
         """The script's ``opts`` argument ('' when there is nothing beyond the answers)."""
         data: dict[str, Any] = {}
+        if self.person is not None:
+            data["person"] = self.person
+        if self.asserted_by is not None:
+            data["asserted_by"] = self.asserted_by
         if self.note is not None:
             data["note"] = self.note
         if self.approved_call is not None:
@@ -120,6 +127,9 @@ def verdict(
     edited: ToolCall | None = None,
     grant: GrantMatch | None = None,
     most_grants: int = 0,
+    person: str | None = None,
+    starter_person: str | None = None,
+    asserted_by: str | None = None,
 ) -> Verdict:
     """The decision ``answers`` from ``identity`` make on ``prompt`` (nothing beyond them for other kinds).
 
@@ -127,17 +137,22 @@ def verdict(
     call as asked otherwise. The run's starter's approval does not count where the prompt says so.
     ``grant``: the pattern an approve lets through for the rest of the run (checked by the caller), kept
     with the answer while the run keeps fewer than ``most_grants``; one approver's approve makes it.
+    ``person`` is the directory person ``identity`` belongs to and ``starter_person`` the starter's: the
+    starter's approval is not counted from any of their identities, and one person votes once.
     """
     if prompt.kind is not PromptKind.APPROVAL or not answers:
-        return Verdict()
+        return Verdict(person=person, asserted_by=asserted_by)
     approve = answers[0].answer == [APPROVE]
     allowed = (edited or prompt.tool_call) if approve else None
     kept_note = clean_note(note)
     vote = None
     if prompt.approvals > 1 and identity:
-        counted = not (approve and not prompt.starter_counts and identity == prompt.started_by)
+        starter = identity == prompt.started_by or (person is not None and person == starter_person)
+        counted = not (approve and not prompt.starter_counts and starter)
         vote = Vote(
             by=identity,
+            person=person,
+            asserted_by=asserted_by,
             answer=APPROVE if approve else DENY,
             at=from_ms(now_ms),
             note=kept_note,
@@ -160,4 +175,6 @@ def verdict(
         need=prompt.approvals,
         grant=made,
         most_grants=most_grants,
+        person=person,
+        asserted_by=asserted_by,
     )

@@ -6,7 +6,14 @@ from __future__ import annotations
 import json
 import time
 
-from gateway.base.models import STORED, AgentDefinition, ApprovalPolicy, HumanInput
+from gateway.base.models import (
+    GROUP_PREFIX,
+    PERSON_PREFIX,
+    STORED,
+    AgentDefinition,
+    ApprovalPolicy,
+    HumanInput,
+)
 from gateway.store import calls, keys
 from gateway.store.base import StoreBase
 
@@ -62,7 +69,15 @@ class Agents(StoreBase):
         )
 
     async def is_approver(self, agent: str, identity: str) -> bool:
-        return bool(await self.redis.sismember(keys.approvers(agent), identity))
+        """Whether the agent's approvers name ``identity``, its person (``person:<id>``) or one of its
+        person's directory groups (``group:<name>``)."""
+        if await self.redis.sismember(keys.approvers(agent), identity):
+            return True
+        who = await self.people.whois(identity)
+        if who is None:
+            return False
+        names = [f"{PERSON_PREFIX}{who.person}", *(f"{GROUP_PREFIX}{group}" for group in who.groups)]
+        return any(await self.redis.smismember(keys.approvers(agent), names))
 
     async def count_hit(self, name: str, window_ms: int) -> tuple[int, int]:
         """Count one hit in the fixed window ``name`` (started by its first hit, ``window_ms`` long):

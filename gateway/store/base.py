@@ -12,9 +12,11 @@ from gateway.store.escalations import EscalationStore
 from gateway.store.grants import RunGrants
 from gateway.store.lru import LATEST_KEPT, LRU, RUNS_KEPT, THREADS_OF_KEPT
 from gateway.store.owners import Ownership
+from gateway.store.people import PeopleStore
 from gateway.store.results import OutboxClaim
 from gateway.store.scripts import ScriptCall, Scripts, thread_lead
 from gateway.store.session_runs import SessionRuns
+from gateway.store.signins import SignIns
 
 DAY_MS = 24 * 3600 * 1000
 RETAIN_MS = 30 * DAY_MS  # a settled prompt, an ended run
@@ -82,6 +84,8 @@ class StoreBase:
         self.grants = RunGrants(client, self.scripts, thread_idle_ms)
         self.session_runs = SessionRuns(client, self.scripts, thread_idle_ms)
         self.escalations = EscalationStore(self)
+        self.signins = SignIns(client)
+        self.people = PeopleStore(client, self.scripts)
 
     async def load(self) -> None:
         await self.scripts.load(self.redis)

@@ -271,3 +271,40 @@ def enqueue_webhooks(body: str, deliveries: list[tuple[str, str]], now_ms: int, 
 
 def claim_webhooks(now_ms: int, lease_ms: int, count: int) -> ScriptCall:
     return ScriptCall("claim_webhooks", [keys.WEBHOOK_DUE], [now_ms, lease_ms, count])
+
+
+# The directory of people: every key in the one slot of ``keys.PEOPLE_PREFIX``.
+
+
+def _person_keys(person: str) -> list[str]:
+    return [keys.PEOPLE_ALL, keys.PEOPLE_INDEX, keys.person_identities(person), keys.person(person)]
+
+
+def put_person(person: str, record: str, identities: list[str]) -> ScriptCall:
+    return ScriptCall("put_person", _person_keys(person), [person, record, *identities])
+
+
+def remove_person(person: str) -> ScriptCall:
+    return ScriptCall("remove_person", _person_keys(person), [person])
+
+
+def link_identity(person: str, identity: str, *, unlink: bool) -> ScriptCall:
+    return ScriptCall(
+        "link_identity", _person_keys(person)[:3], ["unlink" if unlink else "link", person, identity]
+    )
+
+
+def new_link_code(person: str, code: str, ttl_ms: int, most: int, window_ms: int) -> ScriptCall:
+    return ScriptCall(
+        "new_link_code",
+        [keys.PEOPLE_ALL, keys.link_codes_window(person), keys.link_code(code)],
+        [person, ttl_ms, most, window_ms],
+    )
+
+
+def use_link_code(code: str, identity: str) -> ScriptCall:
+    return ScriptCall(
+        "use_link_code",
+        [keys.link_code(code), keys.PEOPLE_ALL, keys.PEOPLE_INDEX],
+        [identity, keys.person_identities("")],
+    )

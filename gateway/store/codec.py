@@ -34,6 +34,8 @@ def with_settlement(prompt: Prompt, fields: dict[str, str]) -> Prompt:
     if state is PromptState.ANSWERED:
         update["answers"] = [Answer.model_validate(a) for a in json.loads(fields["answers"])]
         update["answered_by"] = fields.get("answered_by") or None
+        update["person"] = fields.get("person") or None
+        update["asserted_by"] = fields.get("asserted_by") or None
         update["resolution"] = Resolution(fields["resolution"]) if fields.get("resolution") else None
         update["turn_id"] = fields.get("turn_id") or None
         if fields.get("content"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from redis.asyncio.cluster import RedisCluster
 
@@ -13,6 +14,7 @@ from gateway.store.escalations import unscheduled
 from gateway.store.inbox import unindexed
 from gateway.store.publishing import plan
 from gateway.store.results import FeedEntry
+from gateway.store.scripts import ScriptCall
 
 
 def share(maxlen: int) -> int:
@@ -28,6 +30,17 @@ class Feeds(StoreBase):
     ) -> None:
         """Append feed entries, each once by its id (see ``publish_feed.lua``), and drop settled prompts
         from the inbox and expiry indexes (their id index then lives the retain time): one round trip."""
+        await self._publish_then(entries, settled, [], now_ms)
+
+    async def _publish_then(
+        self,
+        entries: list[FeedEntry],
+        settled: list[Prompt],
+        then: list[ScriptCall],
+        now_ms: int | None = None,
+    ) -> list[Any]:
+        """``publish``, then the scripts ``then`` (each on its own keys) once it is done: on one server all
+        in one round trip, in that order. Returns the replies of ``then``."""
         now_ms = now_ms if now_ms is not None else int(time.time() * 1000)
         drops = [*unindexed(settled), *unscheduled(settled)]
         cluster = isinstance(self.redis, RedisCluster)
@@ -37,16 +50,24 @@ class Feeds(StoreBase):
         ]
         # The index lives as long as the settled prompt it points to (set at open: past its expiry).
         indexes = [("PEXPIRE", keys.prompt_index(p.prompt_id), self.retain_ms) for p in settled]
-        if cluster:  # the partitions and indexes live on several nodes
-            await self.scripts.call_many(self.redis, publishes)
+        if cluster:  # the partitions and indexes live on several nodes: the publish first, then the rest
+            if publishes:
+                await self.scripts.call_many(self.redis, publishes)
             if indexes:
                 pipe = self.redis.pipeline(transaction=False)
                 for command in indexes:
                     pipe.execute_command(*command)
                 await pipe.execute()
-            return
-        commands = [*(self.scripts.command(*call) for call in publishes), *indexes]
-        await self.scripts.run_commands(self.redis, commands)
+            return await self.scripts.call_many(self.redis, then) if then else []
+        commands = [
+            *(self.scripts.command(*call) for call in publishes),
+            *indexes,
+            *(self.scripts.command(*call) for call in then),
+        ]
+        if not commands:
+            return []
+        replies = await self.scripts.run_commands(self.redis, commands)
+        return replies[len(replies) - len(then) :]
 
     def _caps(self, stream: str, now_ms: int) -> tuple[int, str]:
         """A feed partition's bounds at ``now_ms``: about how many entries it keeps (its share of the

@@ -292,3 +292,40 @@ def feed_seen(stream: str, event_id: str) -> str:
 def session_run(thread_id: str, session_key: str) -> str:
     """The run an agent session's questions share in this thread (a grant outlives one question)."""
     return _of(thread_id, "session_run", session_key)
+
+
+def signin_login(digest: str) -> str:
+    """A string: a sign-in under way (state, nonce, PKCE verifier, next page), by a keyed hash of the
+    state."""
+    return f"tg:signin:login:{digest}"
+
+
+def signin_session(digest: str) -> str:
+    """A string: a signed-in person's session, by a keyed hash of the id its cookie holds."""
+    return f"tg:signin:session:{digest}"
+
+
+# The directory of people: one hash tag, so a script checks and changes the identity index atomically.
+PEOPLE_PREFIX = "tg:{people}:"
+PEOPLE_ALL = f"{PEOPLE_PREFIX}all"  # set: every person id
+PEOPLE_INDEX = f"{PEOPLE_PREFIX}idx"  # hash: identity -> person id
+
+
+def person(person_id: str) -> str:
+    """A person's record (JSON: name, email, groups)."""
+    return f"{PEOPLE_PREFIX}p:{person_id}"
+
+
+def person_identities(person_id: str) -> str:
+    """A set: a person's identities (the index says the same the other way)."""
+    return f"{PEOPLE_PREFIX}i:{person_id}"
+
+
+def link_code(code: str) -> str:
+    """A one-time link code: "new <person>", then "used <person> <identity>" until it would have expired."""
+    return f"{PEOPLE_PREFIX}code:{code}"
+
+
+def link_codes_window(person_id: str) -> str:
+    """Counts the link codes a person asked for in the current window."""
+    return f"{PEOPLE_PREFIX}codes:{person_id}"

@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from gateway.base.models import Prompt
 from gateway.store import calls, keys
-from gateway.store.base import StoreBase, oldest, pairs
-from gateway.store.results import HeldOutbox, OutboxBatch, OutboxClaim, OutboxPass
+from gateway.store.base import oldest, pairs
+from gateway.store.feeds import Feeds
+from gateway.store.results import FeedEntry, HeldOutbox, OutboxBatch, OutboxClaim, OutboxPass
 
 
 def outbox_batch(reply: list[Any]) -> OutboxBatch | None:
@@ -40,7 +42,7 @@ def dirty_sets(thread_id: str) -> list[str]:
     return [keys.dirty_threads(keys.partition(thread_id)), keys.DIRTY]
 
 
-class Outboxes(StoreBase):
+class Outboxes(Feeds):
     """Which threads owe posts or events, and the passes that take them."""
 
     async def dirty_threads(self, cutoff_ms: int, limit: int = 100) -> list[str]:
@@ -73,12 +75,25 @@ class Outboxes(StoreBase):
             depth = sum(int(n) for n in await pipe.execute())
         return threads, depth, int(await self.redis.zcard(keys.WEBHOOK_DUE))
 
-    async def take_outboxes(self, passes: list[OutboxPass]) -> list[OutboxBatch | None]:
+    async def take_outboxes(
+        self,
+        passes: list[OutboxPass],
+        entries: list[FeedEntry] | None = None,
+        settled: list[Prompt] | None = None,
+    ) -> list[OutboxBatch | None]:
         """One round trip for many threads' passes: each acknowledges its last pass, then takes its next
         batch or releases its lock (see ``OutboxPass``). ``None`` where another process holds the lock
-        (or ours lapsed); an empty batch where the lock was released."""
+        (or ours lapsed); an empty batch where the lock was released.
+
+        ``entries`` and ``settled``: the events those passes acknowledge, published first (see
+        ``publish``), in the same round trip on one server: an event leaves its list only once it is in
+        its feed."""
         takes = [calls.take_outbox(self._lead(), one, self.items_maxlen) for one in passes]
-        return [outbox_batch(reply) for reply in await self.scripts.call_many(self.redis, takes)]
+        if entries or settled:
+            replies = await self._publish_then(entries or [], settled or [], takes)
+        else:
+            replies = await self.scripts.call_many(self.redis, takes)
+        return [outbox_batch(reply) for reply in replies]
 
     async def push_chat(self, thread_id: str, effect: dict[str, Any], now_ms: int) -> None:
         """Queue a chat post for a thread (an agent message), marking the thread dirty first."""

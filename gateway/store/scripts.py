@@ -61,6 +61,7 @@ PLAIN_SCRIPTS = (
 )
 LEASE_SCRIPTS = ("take_lease", "renew_lease")
 WEBHOOK_SCRIPTS = ("enqueue_webhooks", "claim_webhooks")
+PEOPLE_SCRIPTS = ("put_person", "remove_person", "link_identity", "new_link_code", "use_link_code")
 
 
 def _read(name: str) -> str:
@@ -89,7 +90,7 @@ class Scripts:
     """Script sources by name, their SHAs, and EVALSHA that reloads once after a Redis restart."""
 
     def __init__(self) -> None:
-        names = (*THREAD_SCRIPTS, *PLAIN_SCRIPTS, *LEASE_SCRIPTS, *WEBHOOK_SCRIPTS)
+        names = (*THREAD_SCRIPTS, *PLAIN_SCRIPTS, *LEASE_SCRIPTS, *WEBHOOK_SCRIPTS, *PEOPLE_SCRIPTS)
         self.sources = {name: _source(name) for name in names}
         self.shas = {name: hashlib.sha1(src.encode()).hexdigest() for name, src in self.sources.items()}
 

@@ -223,6 +223,7 @@ async def test_agent_definition_round_trips_and_defaults_when_undefined(operator
             "approvers": [APPROVER],
             "on_unmatched_reply": "answer",
             "escalation": [],
+            "require_sign_in": False,
         },
         "channels": [],
         "approval": {"default": "always", "tools": {}},
@@ -233,6 +234,7 @@ async def test_agent_definition_round_trips_and_defaults_when_undefined(operator
         "approvers": [],
         "on_unmatched_reply": "answer",
         "escalation": [],
+        "require_sign_in": False,
     }
 
 

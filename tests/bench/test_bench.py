@@ -12,7 +12,10 @@ import pytest
 import redis.asyncio as aioredis
 
 from bench.counting import TALLY, count_round_trips
+from bench.resolve import measure_gateway
+from bench.roundtrips import round_trip_figures
 from bench.stats import Summary, percentile
+from bench.workload import running_gateway
 from tests.support.redis_server import RedisServer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -74,6 +77,8 @@ def test_a_smoke_run_ends_with_one_json_line_carrying_the_headline_ratio() -> No
     assert last["profile"] == "smoke"
     assert 0 < last["resolve_vs_floor_ratio"] < 10
     assert last["round_trips"]["resolve"]["call"] >= 1
+    assert last["round_trips_per_resolve"] >= 2  # the call and its outbox pass
+    assert last["redis_commands_per_resolve"] > 1  # the scripts' own commands counted
     assert last["scale"]["bytes_per_pending_prompt"] > 1000  # the prompts were written, record and all
     assert last["scale"]["memory_usage_sample"]["prompt record"] > 0
     assert last["http"]["gateway"]["ops"] == 12
@@ -91,3 +96,17 @@ def test_a_smoke_run_ends_with_one_json_line_carrying_the_headline_ratio() -> No
     hook = last["hook"]
     assert hook["pairs"] == 2 and hook["allowed_ms"] > 0 and hook["ratio"] > 0 and hook["mcp_startup_ms"] > 0
     assert "| threads | resolves/s |" in done.stdout and "| workers | operations/s |" in done.stdout
+
+
+async def test_a_resolve_costs_its_call_and_one_outbox_round_trip(redis_server: RedisServer) -> None:
+    """The audit post's pass publishes the events in the round trip that acknowledges them."""
+    figures = {figure.operation: figure for figure in await round_trip_figures(redis_server.url)}
+    assert (figures["resolve"].call, figures["resolve"].outbox) == (1, 1)
+
+
+async def test_a_resolve_runs_fewer_than_fifty_redis_commands(redis_server: RedisServer) -> None:
+    """Scripts' own commands included (58 before they read the thread's state once per call)."""
+    async with running_gateway(redis_server.url, counted=False) as gateway:
+        await measure_gateway(gateway, 1, 4)
+        measured = await measure_gateway(gateway, 1, 20)
+    assert 20 < measured.redis_commands < 50

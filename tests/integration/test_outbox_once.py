@@ -155,9 +155,9 @@ async def test_answers_back_to_back_cost_no_renewal_of_their_outbox_locks(store:
         modes: list[OutboxMode] = []
         take = store.take_outboxes
 
-        async def recorded(passes: list[OutboxPass]) -> list[object]:
+        async def recorded(passes: list[OutboxPass], *published: object) -> list[object]:
             modes.extend(one.mode for one in passes)
-            return list(await take(passes))
+            return list(await take(passes, *published))  # type: ignore[arg-type]
 
         store.take_outboxes = recorded  # type: ignore[method-assign,assignment]
         for n, prompt in enumerate(opened):

@@ -8,7 +8,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("gateway", "channels")
 # The models, a leaf in topics: each topic may use the others, and nothing of the project above them.
-MODEL_TOPICS = {f"gateway.base.models.{topic}" for topic in ("base", "prompts", "requests", "runs", "items")}
+MODEL_TOPICS = {
+    f"gateway.base.models.{topic}" for topic in ("base", "people", "prompts", "requests", "runs", "items")
+}
 MODELS_USE = {
     "gateway.base.ids",
     "gateway.base.plaintext",
@@ -25,7 +27,8 @@ LEAVES = {
     "gateway.base.metrics": set(),
     "gateway.base.printable": set(),
     "gateway.base.plaintext": {"gateway.base.forms"},
-    "gateway.base.forms": {"gateway.base.formats"},
+    "gateway.base.forms": {"gateway.base.formats", "gateway.base.named_lines"},
+    "gateway.base.named_lines": set(),
     "gateway.base.formats": set(),
     "gateway.base.weburl": set(),
     "gateway.base.call_schema": set(),

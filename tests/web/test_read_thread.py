@@ -29,7 +29,7 @@ async def test_read_thread_waits_for_the_next_item_instead_of_returning_empty(ga
     await gateway.receive(said("before"))
     cursor = (await gateway.read_thread(THREAD))[-1][0]
     waiting = asyncio.create_task(gateway.read_thread(THREAD, after=cursor, wait=5))
-    await until_waiting_on(gateway.delivery.feeds, keys.items(THREAD))  # the item below arrives live
+    await until_waiting_on(gateway.feeds, keys.items(THREAD))  # the item below arrives live
     await gateway.receive(said("after"))
     rows = await asyncio.wait_for(waiting, 5)
     assert [entry["text"] for _, entry in rows] == ["after"]

@@ -6,14 +6,20 @@
 const saved = "threadgate.inbox";
 const cards = new Map(); // prompt_id -> card element
 const settledIds = new Set(); // settled while the list was loading: never shown as pending
-let session = null; // {token, as}
+let session = null; // {token, as} with an operator token; {person} when signed in at the identity provider
 const runs = new Set(); // run ids of the cards shown: their grants are listed
 let generation = 0; // bumped on sign-out, so an old event stream stops
 
+// The session cookie signs a signed-in person's calls; its writes are JSON whether or not they carry a body.
+function authHeaders() {
+  return session.token ? { Authorization: `Bearer ${session.token}` } : {};
+}
+
 async function api(method, path, body) {
+  const json = body || (!session.token && method !== "GET");
   const response = await fetch(path, {
     method,
-    headers: { Authorization: `Bearer ${session.token}`, ...(body ? { "Content-Type": "application/json" } : {}) },
+    headers: { ...authHeaders(), ...(json ? { "Content-Type": "application/json" } : {}) },
     body: body ? JSON.stringify(body) : undefined,
   });
   const data = await response.json().catch(() => ({}));
@@ -54,13 +60,13 @@ function showSignIn(message) {
   setStatus("not signed in");
 }
 
-async function openInbox(token, as) {
-  session = { token, as };
+async function openInbox(token, as, person) {
+  session = person ? { person } : { token, as };
   const mine = ++generation;
-  localStorage.setItem(saved, JSON.stringify(session));
+  if (!person) localStorage.setItem(saved, JSON.stringify(session));
   $("sign-in").hidden = true;
   $("who").hidden = $("sign-out").hidden = $("views").hidden = false;
-  $("who").textContent = `answering as ${as}`;
+  $("who").textContent = person ? `signed in as ${person.name || person.person}` : `answering as ${as}`;
   follow(mine);
   try {
     await loadPending();
@@ -77,10 +83,23 @@ $("sign-in").addEventListener("submit", (event) => {
   openInbox($("token").value.trim(), $("as").value.trim());
 });
 
-$("sign-out").addEventListener("click", () => {
+$("sign-out").addEventListener("click", async () => {
   localStorage.removeItem(saved);
+  if (session && session.person) {
+    await fetch("/auth/logout", { method: "POST", headers: { "Content-Type": "application/json" } }).catch(() => {});
+    showSignedOut();
+    return;
+  }
   showSignIn("");
 });
+
+// Signed out of the identity provider's session: a way back in, and no token form.
+function showSignedOut() {
+  showSignIn("");
+  $("sign-in").hidden = true;
+  setStatus("signed out");
+  $("signed-out").hidden = false;
+}
 
 // The list, and live updates -----------------------------------------------------------------------
 
@@ -105,8 +124,9 @@ async function follow(mine) {
   while (mine === generation) {
     try {
       const response = await fetch("/v1/events", {
-        headers: { Authorization: `Bearer ${session.token}`, ...(cursor ? { "Last-Event-ID": cursor } : {}) },
+        headers: { ...authHeaders(), ...(cursor ? { "Last-Event-ID": cursor } : {}) },
       });
+      if (response.status === 401 && session && session.person) return showSignedOut();
       if (response.status === 401) return showSignIn("The token is not valid on this gateway.");
       if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}`);
       setStatus("live", true);
@@ -439,7 +459,7 @@ async function revokeGrant(grant, button) {
   error.hidden = true;
   button.disabled = true;
   try {
-    const query = new URLSearchParams({ from: session.as });
+    const query = new URLSearchParams(session.as ? { from: session.as } : {});
     await api("DELETE", `/v1/runs/${encodeURIComponent(grant.run_id)}/grants/${encodeURIComponent(grant.grant_id)}?${query}`);
     announce(`Revoked: ${describePattern(grant.match)} is asked about again.`);
   } catch (problem) {
@@ -457,7 +477,9 @@ async function revokeGrant(grant, button) {
 
 // Start: a link may carry the session in its fragment (#token=…&as=…), which never reaches a server.
 
-(() => {
+(async () => {
+  const me = await fetch("/v1/me").catch(() => null);
+  if (me && me.ok) return openInbox(null, null, await me.json());
   const fragment = new URLSearchParams(location.hash.slice(1));
   if (fragment.get("token")) {
     history.replaceState(null, "", location.pathname);

@@ -249,6 +249,10 @@ class Vote(Model):
     note: str | None = None
     # False for the run's starter on a prompt whose rule does not count the starter's approval.
     counted: bool = True
+    # The directory person ``by`` belongs to (null: none); two identities of one person are one vote.
+    person: str | None = None
+    # The operator token's name when an operator answered with ``from`` (asserted, not signed in).
+    asserted_by: str | None = None
 
 
 class Resolution(StrEnum):
@@ -266,6 +270,8 @@ _LEFT_OUT_WHEN_NONE = (
     "input_schema",
     "escalation",
     "escalations",
+    "person",
+    "asserted_by",
 )
 
 
@@ -291,6 +297,9 @@ class Prompt(Model):
     answers: list[Answer] | None = None
     content: dict[str, Any] | None = None
     answered_by: str | None = None
+    # Who ``answered_by`` is in the directory, and the operator token that asserted it (``from``).
+    person: str | None = None
+    asserted_by: str | None = None
     resolution: Resolution | None = None
     turn_id: str | None = None
     reason: str | None = None

@@ -15,9 +15,9 @@ from gateway.base.models.base import (
     MAX_EXPIRES_IN,
     Identity,
     Model,
-    check_identity,
     from_store,
 )
+from gateway.base.models.people import check_approver
 from gateway.base.models.prompts import Escalation, ReplyPolicy
 
 
@@ -61,13 +61,16 @@ class HumanInput(Model):
     on_unmatched_reply: ReplyPolicy = ReplyPolicy.ANSWER
     # Every prompt of the agent's, unless its raise names its own (``PromptRequest.escalation``).
     escalation: Escalation = Field(default_factory=list)
+    # Answers only from a signed-in person or a platform identity: no operator ``from``, no name a room
+    # token chose.
+    require_sign_in: StrictBool = False
 
     @field_validator("approvers")
     @classmethod
     def _identities(cls, values: list[str], info: ValidationInfo) -> list[str]:
         if from_store(info):
             return list(dict.fromkeys(values))
-        return list(dict.fromkeys(check_identity(value) for value in values))
+        return list(dict.fromkeys(check_approver(value) for value in values))
 
 
 class ApprovalRule(StrEnum):

@@ -19,7 +19,9 @@ DECLINED_REASON = "the person declined to answer"
 CANCELLED_REASON = "cancelled by a person"
 
 
-async def accept_form(gateway: Gateway, prompt: Prompt, identity: str, action: InputAction) -> Prompt:
+async def accept_form(
+    gateway: Gateway, prompt: Prompt, identity: str, action: InputAction, asserted_by: str | None = None
+) -> Prompt:
     content: Any = action.content
     fields = prompt.form_fields()
     if isinstance(content, list):
@@ -28,7 +30,7 @@ async def accept_form(gateway: Gateway, prompt: Prompt, identity: str, action: I
         lines = forms.parse_lines(fields, content) or ({fields[0].name: content} if len(fields) == 1 else {})
         content = [{"question_id": name, "answer": [value]} for name, value in lines.items()]
     shown, typed = form_content(fields, content, by_position=isinstance(action.content, str))
-    result = await gateway.settle_answers(prompt, shown, identity, typed)
+    result = await gateway.settle_answers(prompt, shown, identity, typed, asserted_by=asserted_by)
     if result.status is AnswerStatus.CONFLICT:
         raise await already_resolved(gateway, "ALREADY_RESOLVED", result.prompt)
     return result.prompt
@@ -55,7 +57,13 @@ class Acted:
 
 
 async def act_on_input(
-    gateway: Gateway, agent: str, prompt_id: str, action: InputAction, *, sees: Sees
+    gateway: Gateway,
+    agent: str,
+    prompt_id: str,
+    action: InputAction,
+    *,
+    sees: Sees,
+    asserted_by: str | None = None,
 ) -> Acted:
     """Accept, decline or cancel an input for ``from``. The same outcome twice is fine; another is 409.
 
@@ -67,12 +75,12 @@ async def act_on_input(
     prompt = await gateway.store.get_prompt(prompt_id)
     if prompt is None or not sees(prompt.agent):
         raise GatewayError("PROMPT_NOT_FOUND", f"Agent {agent} has no input {prompt_id!r}.", 404)
-    identity = await check_may_answer(gateway, prompt, action.from_)
+    identity = await check_may_answer(gateway, prompt, action.from_, asserted_by)
     if prompt.agent != agent:
         raise GatewayError("PROMPT_NOT_FOUND", f"Agent {agent} has no input {prompt_id!r}.", 404)
     checked_grant(prompt, action.grant, approves(action), action.arguments)
     if action.action == "accept" and prompt.kind is PromptKind.FORM:
-        return Acted(await accept_form(gateway, prompt, identity, action))
+        return Acted(await accept_form(gateway, prompt, identity, action, asserted_by))
     if action.answers is not None:
         action = action.model_copy(update={"content": seed_answers(prompt, action.answers), "answers": None})
     if action.action == "accept" or (action.action == "decline" and prompt.kind is PromptKind.APPROVAL):
@@ -86,6 +94,7 @@ async def act_on_input(
             note=action.note,
             arguments=action.arguments,
             grant=asked,
+            asserted_by=asserted_by,
         )
         if result.status is AnswerStatus.CONFLICT:
             raise await already_resolved(gateway, "ALREADY_RESOLVED", result.prompt)

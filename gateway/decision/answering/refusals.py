@@ -8,7 +8,7 @@ from typing import Any
 from gateway.base.errors import GatewayError
 from gateway.base.models import Prompt, PromptState
 from gateway.decision.service import Gateway
-from gateway.rules.authz import may_answer
+from gateway.rules.authz import may_answer, requires_sign_in
 
 # Whether the caller may see an agent's runs and prompts (the API asks its token's scope): one it may
 # not see does not exist for it.
@@ -53,9 +53,20 @@ def _forbidden(prompt: Prompt, identity: str | None) -> GatewayError:
     return GatewayError("FORBIDDEN", message, 403, {"prompt_id": prompt.prompt_id})
 
 
-async def check_may_answer(gateway: Gateway, prompt: Prompt, identity: str | None) -> str:
+async def check_may_answer(
+    gateway: Gateway, prompt: Prompt, identity: str | None, asserted_by: str | None = None
+) -> str:
     """The person answering, or 403 FORBIDDEN unless they may answer ``prompt`` (its run's starter and
-    the agent's approvers may)."""
+    the agent's approvers may). An answer an operator token asserts (``from``; ``asserted_by`` the token's
+    name) is 403 SIGN_IN_REQUIRED on an agent that takes answers from signed-in people only."""
+    if asserted_by is not None and await requires_sign_in(gateway.store, prompt.agent):
+        raise GatewayError(
+            "SIGN_IN_REQUIRED",
+            f"Agent {prompt.agent} takes answers only from people signed in (a session or a chat "
+            "platform's own sign-in); an operator token cannot answer for someone with from.",
+            403,
+            {"prompt_id": prompt.prompt_id, "agent": prompt.agent},
+        )
     if not identity or not await may_answer(gateway.store, prompt, identity):
         raise _forbidden(prompt, identity)
     return identity

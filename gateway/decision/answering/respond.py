@@ -57,6 +57,7 @@ async def respond(
     identity: str | None,
     *,
     sees: Sees,
+    asserted_by: str | None = None,
 ) -> RespondResult:
     """Answer or skip a pending prompt: hot while the agent waits on it, else parked as the next turn.
 
@@ -66,7 +67,7 @@ async def respond(
     """
     prompt = await gateway.store.get_prompt(prompt_id)
     if prompt is not None and sees(prompt.agent):
-        identity = await check_may_answer(gateway, prompt, identity)
+        identity = await check_may_answer(gateway, prompt, identity, asserted_by)
     run = await gateway.store.get_run(run_id)
     if run is None or not sees(run.agent) or run.thread_id != thread_id:
         raise _no_thread(run_id, thread_id)
@@ -105,7 +106,14 @@ async def respond(
             return RespondResult(requestId=prompt_id, status=Resolution.HOT if hot else Resolution.PARKED)
         asked = body.grant.match if body.grant is not None else None
         result = await gateway.settle_answers(
-            prompt, answers, identity, content, note=body.note, edited=edited, grant=asked
+            prompt,
+            answers,
+            identity,
+            content,
+            note=body.note,
+            edited=edited,
+            grant=asked,
+            asserted_by=asserted_by,
         )
     if result.status is AnswerStatus.VOTED:
         return RespondResult(requestId=prompt_id, status="voted")

@@ -20,6 +20,10 @@ class ApprovalRequest:
     editable: bool = False
     input_schema: dict[str, Any] | None = None
 
+    def options(self) -> dict[str, Any]:
+        """``Human.approve``'s keyword arguments for this request."""
+        return {"question": self.question, "editable": self.editable, "input_schema": self.input_schema}
+
 
 @dataclass(frozen=True, slots=True)
 class QuestionRequest:
@@ -70,13 +74,7 @@ async def outcome_async(human: Human, request: HumanRequest) -> Outcome:
     if isinstance(request, QuestionRequest):
         return await human.ask_async(request.question, request.options)
     try:
-        return await human.approve_async(
-            request.tool,
-            request.arguments,
-            question=request.question,
-            editable=request.editable,
-            input_schema=request.input_schema,
-        )
+        return await human.approve_async(request.tool, request.arguments, **request.options())
     except ApprovalDenied as denied:
         return denied
 
@@ -86,12 +84,6 @@ def outcome_sync(human: Human, request: HumanRequest) -> Outcome:
     if isinstance(request, QuestionRequest):
         return human.ask(request.question, request.options)
     try:
-        return human.approve(
-            request.tool,
-            request.arguments,
-            question=request.question,
-            editable=request.editable,
-            input_schema=request.input_schema,
-        )
+        return human.approve(request.tool, request.arguments, **request.options())
     except ApprovalDenied as denied:
         return denied

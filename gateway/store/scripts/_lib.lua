@@ -14,6 +14,47 @@ local IDLE = tonumber(table.remove(ARGV, 1))
 -- (see hand_outbox), which saves the caller a step of its own to acquire it.
 local OUTBOX = table.remove(ARGV, 1)
 
+-- The thread's active prompt id (false: none), read once per call: every script writes it through
+-- set_active, so the value kept here stays true.
+local ACTIVE = nil
+local function active_id()
+  if ACTIVE == nil then
+    ACTIVE = redis.call('GET', K.active)
+  end
+  return ACTIVE
+end
+
+local function set_active(pid)  -- false: the thread has none
+  if pid then
+    redis.call('SET', K.active, pid)
+  else
+    redis.call('DEL', K.active)
+  end
+  ACTIVE = pid
+end
+
+-- What this call queued on the outbox lists ('pub', 'chat') and each list's length after its last push:
+-- where the two agree, the list holds just what this call queued (it was empty before, or did not exist),
+-- so handing it back needs no read.
+local QUEUED = {pub = {}, chat = {}}
+local LENGTH = {}
+local function owe(name, effect)
+  local raw = cjson.encode(effect)
+  table.insert(QUEUED[name], raw)
+  LENGTH[name] = redis.call('RPUSH', K[name], raw)
+end
+
+local function created(name)  -- whether this call created the list (it has no lifetime yet)
+  return QUEUED[name] ~= nil and LENGTH[name] == #QUEUED[name]
+end
+
+-- Prompts this call found to have no escalation steps (their escalation hash is missing).
+local NO_ESCALATION = {}
+
+-- Prompts' hashes this call read whole (field -> value), kept in step with its own writes to them, so a
+-- call reads a prompt's hash once however often it looks at it.
+local HASHES = {}
+
 local function prompt_key(pid)
   return P .. ID.prompt .. pid
 end
@@ -29,16 +70,33 @@ local function prompt_record(pid)
   return redis.call('GET', record_key(pid)) or redis.call('HGET', prompt_key(pid), 'rec')
 end
 
+local function prompt_hash(pid)
+  local hash = HASHES[pid]
+  if not hash then
+    hash = {}
+    local flat = redis.call('HGETALL', prompt_key(pid))
+    for i = 1, #flat, 2 do
+      hash[flat[i]] = flat[i + 1]
+    end
+    HASHES[pid] = hash
+  end
+  return hash
+end
+
 -- The hash's fields plus 'rec', the record, and 'esc', the escalation steps it took (a JSON array of
 -- their field and value pairs, when it took any): everything a prompt is rebuilt from.
 local function prompt_fields(pid)
-  local fields = redis.call('HGETALL', prompt_key(pid))
+  local fields = {}
+  for name, value in pairs(prompt_hash(pid)) do
+    table.insert(fields, name)
+    table.insert(fields, value)
+  end
   local rec = redis.call('GET', record_key(pid))
   if rec then
     table.insert(fields, 'rec')
     table.insert(fields, rec)
   end
-  local esc = redis.call('HGETALL', P .. ID.escalation .. pid)
+  local esc = NO_ESCALATION[pid] and {} or redis.call('HGETALL', P .. ID.escalation .. pid)
   if #esc > 0 then
     table.insert(fields, 'esc')
     table.insert(fields, cjson.encode(esc))
@@ -46,17 +104,28 @@ local function prompt_fields(pid)
   return fields
 end
 
+-- The first ``size`` entries of an outbox list: what this call queued, when that is the whole list.
+local function listed(name, size)
+  if created(name) and #QUEUED[name] <= size then
+    return QUEUED[name]
+  end
+  return redis.call('LRANGE', K[name], 0, size - 1)
+end
+
 -- The next batch of the thread's outbox under the lock the caller holds now: {'batch', pub events, chat
 -- posts, the fields of every prompt they name}, or {'released'} (the lock freed) when both lists are empty.
-local function outbox_batch(size, ttl)
+-- ``taken``: the lock was set this call (with its TTL), so it needs no renewal.
+local function outbox_batch(size, ttl, taken)
   local lock = K.lock
-  local pub = redis.call('LRANGE', K.pub, 0, size - 1)
-  local chat = redis.call('LRANGE', K.chat, 0, size - 1)
+  local pub = listed('pub', size)
+  local chat = listed('chat', size)
   if #pub == 0 and #chat == 0 then
     redis.call('DEL', lock)
     return {'released'}
   end
-  redis.call('PEXPIRE', lock, ttl)
+  if not taken then
+    redis.call('PEXPIRE', lock, ttl)
+  end
   local prompts, seen = {}, {}
   for _, list in ipairs({pub, chat}) do
     for _, raw in ipairs(list) do
@@ -78,7 +147,7 @@ local function hand_outbox(reply)
   if not token or not redis.call('SET', K.lock, token, 'NX', 'PX', ttl) then
     return reply
   end
-  local batch = outbox_batch(tonumber(size), ttl)
+  local batch = outbox_batch(tonumber(size), ttl, true)
   if batch[1] == 'batch' then
     table.insert(reply, batch)
   end
@@ -93,10 +162,25 @@ end
 -- with them): a write within that hundredth reads only it, and gives any key it names in ``fresh`` (ones it
 -- may have just created: an outbox list emptied and refilled, a new log) the same expiry if it has none.
 -- A write from outside the scripts to one of these keys deletes 'keep', so the next write sets them all.
+-- keep_later(fresh) names keys for the call's next keep_thread to treat as fresh, when a write is
+-- followed by another that sets the lifetimes (a message logged, then the answer it gave).
 local LONG_LIVED = {'items', 'agents', 'starters', 'session', 'chat', 'pub'}
+local KEEP_FRESH = {}
+local KEPT = false
+local function keep_later(fresh)
+  for _, name in ipairs(fresh) do
+    table.insert(KEEP_FRESH, name)
+  end
+end
+
 local function keep_thread(fresh)
+  KEPT = true
+  for _, name in ipairs(fresh or {}) do
+    table.insert(KEEP_FRESH, name)
+  end
+  fresh, KEEP_FRESH = KEEP_FRESH, {}
   local ms = IDLE
-  local active = redis.call('GET', K.active)
+  local active = active_id()
   if active then
     local exp = tonumber(redis.call('HGET', prompt_key(active), 'exp'))
     if exp and exp - NOW + IDLE > ms then
@@ -106,10 +190,12 @@ local function keep_thread(fresh)
   local at = NOW + ms
   local kept = tonumber(redis.call('GET', K.keep))
   if kept and math.abs(kept - at) <= IDLE / 100 then
-    for _, name in ipairs(fresh or {}) do
-      if redis.call('PTTL', K[name]) == -1 then
+    local given = {}
+    for _, name in ipairs(fresh) do
+      if not given[name] and (created(name) or redis.call('PTTL', K[name]) == -1) then
         redis.call('PEXPIRE', K[name], math.max(kept - NOW, 1))
       end
+      given[name] = true
     end
     return
   end
@@ -120,12 +206,20 @@ local function keep_thread(fresh)
 end
 
 -- Drop the drafts kept for a prompt (a form's values so far, a pending text request): they die with it.
+-- save_draft.lua marks a prompt that has any ('drafts' in its hash); one saved before that mark existed
+-- lives out its own lifetime.
 local function drop_drafts(pid)
+  if not prompt_hash(pid).drafts then
+    return
+  end
   local index = P .. ID.drafts .. pid
-  for _, name in ipairs(redis.call('SMEMBERS', index)) do
+  local names = redis.call('SMEMBERS', index)
+  for _, name in ipairs(names) do
     redis.call('DEL', P .. ID.draft .. name)
   end
-  redis.call('DEL', index)
+  if #names > 0 then
+    redis.call('DEL', index)
+  end
 end
 
 -- Settle a pending prompt: record how (kept retain_ms), drop its drafts, free the thread, queue its audit
@@ -134,16 +228,23 @@ end
 local function settle(pid, fields, retain_ms, audit)
   local key = prompt_key(pid)
   redis.call('HSET', key, unpack(fields))
+  if HASHES[pid] then
+    for i = 1, #fields, 2 do
+      HASHES[pid][fields[i]] = fields[i + 1]
+    end
+  end
   redis.call('PEXPIRE', key, retain_ms)
   redis.call('PEXPIRE', record_key(pid), retain_ms)
-  redis.call('PEXPIRE', P .. ID.escalation .. pid, retain_ms)
-  if redis.call('GET', K.active) == pid then
-    redis.call('DEL', K.active)
+  if redis.call('PEXPIRE', P .. ID.escalation .. pid, retain_ms) == 0 then
+    NO_ESCALATION[pid] = true
+  end
+  if active_id() == pid then
+    set_active(false)
   end
   if audit then
-    redis.call('RPUSH', K.chat, cjson.encode({t = 'audit', pid = pid}))
+    owe('chat', {t = 'audit', pid = pid})
   end
-  redis.call('RPUSH', K.pub, cjson.encode({t = 'resolved', pid = pid}))
+  owe('pub', {t = 'resolved', pid = pid})
   drop_drafts(pid)
   keep_thread({'chat', 'pub'})
   redis.call('PUBLISH', SETTLED, pid .. ' ' .. cjson.encode(fields))
@@ -159,7 +260,7 @@ end
 -- Why a prompt cannot be settled now: {'missing'} when it is gone, how it settled when it no longer waits;
 -- nil while it is pending. Every settling script starts here, so the first settlement wins.
 local function unsettleable(pid)
-  local state = redis.call('HGET', prompt_key(pid), 'state')
+  local state = prompt_hash(pid).state
   if not state then
     return {'missing'}
   end
@@ -189,8 +290,8 @@ local function keep_grant(run_id, gid, record, most)
   return 'ok'
 end
 
--- An approval's decision beyond its answers (opts: JSON {note?, approved_call?, vote?, need?, grant?,
--- most_grants?}), applied by the one answer path every reply and REST answer takes. With a vote (a prompt
+-- An answer's decision beyond its answers (opts: JSON {person?, asserted_by?, note?, approved_call?, vote?,
+-- need?, grant?, most_grants?}), applied by the one answer path every reply and REST answer takes. With a vote (a prompt
 -- needing `need` approvers): the same person twice is refused, an approval short of `need` is recorded and
 -- leaves the prompt pending (its card is re-shown with the votes), a deny or the need-th counted approval
 -- settles it with every vote. A grant (an approve "for this session", its record as JSON) is kept with the
@@ -204,7 +305,8 @@ local function decide(pid, opts, fields)
     local votes = stored and cjson.decode(stored) or {}
     local counted = 0
     for _, vote in ipairs(votes) do
-      if vote.by == o.vote.by then
+      -- one vote a person: the same identity, or another identity of the same directory person
+      if vote.by == o.vote.by or (type(o.vote.person) == 'string' and vote.person == o.vote.person) then
         return 'already_voted'
       end
       if vote.answer == 'Approve' and vote.counted ~= false then
@@ -218,12 +320,19 @@ local function decide(pid, opts, fields)
     end
     if o.vote.answer == 'Approve' and counted < tonumber(o.need) then
       redis.call('HSET', prompt_key(pid), 'votes', encoded)
-      redis.call('RPUSH', K.chat, cjson.encode({t = 'votes', pid = pid}))
+      HASHES[pid] = nil
+      owe('chat', {t = 'votes', pid = pid})
       keep_thread({'chat'})
       return 'voted'
     end
     table.insert(fields, 'votes')
     table.insert(fields, encoded)
+  end
+  for _, name in ipairs({'person', 'asserted_by'}) do
+    if type(o[name]) == 'string' then
+      table.insert(fields, name)
+      table.insert(fields, o[name])
+    end
   end
   if type(o.note) == 'string' then
     table.insert(fields, 'note')
@@ -257,7 +366,7 @@ local function answer(pid, answers, answered_by, now, retain_ms, turn_id, conten
   local resolution = 'resolved_hot'
   if redis.call('EXISTS', P .. ID.watch .. pid) == 0 then
     resolution = 'resolved_parked'
-    redis.call('RPUSH', K.pub, cjson.encode({t = 'parked', pid = pid, turn = turn_id}))
+    owe('pub', {t = 'parked', pid = pid, turn = turn_id})
   end
   table.insert(fields, 'resolution')
   table.insert(fields, resolution)

@@ -9,7 +9,7 @@ redis.call('HSET', run_key, 'state', 'ended', 'ended_at', ARGV[3])
 redis.call('PEXPIRE', run_key, ARGV[4])
 redis.call('DEL', KEYS[3])
 local cancelled = ''
-local active = redis.call('GET', K.active)
+local active = active_id()
 if active then
   local fields = redis.call('HMGET', prompt_key(active), 'state', 'run')
   if fields[1] == 'pending' and fields[2] == ARGV[1] then

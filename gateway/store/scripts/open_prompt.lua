@@ -17,7 +17,7 @@ if run_state ~= 'running' then
   return {'run_ended'}
 end
 local superseded = ''
-local old = redis.call('GET', K.active)
+local old = active_id()
 if old and redis.call('HGET', prompt_key(old), 'state') == 'pending' then
   settle(old, cancel_fields(ARGV[7], 'superseded', now), tonumber(retain), true)
   superseded = old
@@ -33,7 +33,7 @@ end
 if ARGV[8] and ARGV[8] ~= '' then
   redis.call('SADD', K.agents, ARGV[8])
 end
-redis.call('SET', K.active, pid)
-redis.call('RPUSH', K.pub, cjson.encode({t = 'requested', pid = pid}))
+set_active(pid)
+owe('pub', {t = 'requested', pid = pid})
 keep_thread({'agents', 'pub'})
 return {'ok', superseded}

@@ -28,15 +28,20 @@ if event_id ~= '' and redis.call('EXISTS', seen_key) == 1 then
 end
 
 -- The event's effect is applied: from now on a redelivery is a duplicate, and the message is in the log.
-local function take()
+-- ``later``: the thread's lifetimes are set by the settlement that follows, in this call.
+local function take(later)
   if event_id ~= '' then
     redis.call('SET', seen_key, '1', 'EX', tonumber(ARGV[2]))
   end
   redis.call('XADD', K.items, 'MAXLEN', '~', ARGV[5], '*', 'j', msg)
-  keep_thread({'items', 'pub'})
+  if later then
+    keep_later({'items', 'pub'})
+  else
+    keep_thread({'items', 'pub'})
+  end
 end
 
-local active = redis.call('GET', K.active)
+local active = active_id()
 if hint ~= '' and hint ~= active then
   -- A control on a copy of another thread's prompt (posted here by an escalation): that thread decides.
   local origin = redis.call('HGET', mirrors, hint)
@@ -48,7 +53,7 @@ if hint ~= '' and hint ~= active then
   end
   return {'stale', active or ''}
 end
-local pending = active and redis.call('HGET', prompt_key(active), 'state') == 'pending'
+local pending = active and prompt_hash(active).state == 'pending'
 if guessed and not (pending and pid == active) then
   -- The prompt the caller read the reply against settled or was superseded meanwhile: what it decided
   -- does not apply, and the message is decided as one nobody read (the active prompt handed back).
@@ -72,19 +77,22 @@ if cancel_code ~= '' and mode == 'answer' then
     local by = cancel_code ~= 'new_message' and ARGV[10] or ''
     settle(active, cancel_fields(ARGV[16], cancel_code, ARGV[11], by), tonumber(ARGV[12]), true)
     if cancel_code == 'new_message' then
-      redis.call('RPUSH', K.pub, cjson.encode({t = 'message', m = msg}))
+      owe('pub', {t = 'message', m = msg})
     end
     return {'cancelled'}
   end
   if cancel_code == 'new_message' then  -- to the prompt handed back (a guess that missed has no mode)
-    redis.call('RPUSH', K.pub, cjson.encode({t = 'message', m = msg}))
+    owe('pub', {t = 'message', m = msg})
     take()  -- after the push: the outbox list it may have created gets the thread's lifetime
     return {'queued'}
   end
 end
 if pending and mode == 'answer' and pid == active then
-  take()
+  take(true)
   local status, resolution = answer(active, ARGV[9], ARGV[10], ARGV[11], ARGV[12], ARGV[13], ARGV[14], ARGV[17])
+  if not KEPT then  -- the decision left the prompt as it was: the logged message still keeps the thread
+    keep_thread()
+  end
   if status ~= 'ok' then
     return {status}
   end
@@ -118,6 +126,6 @@ do  -- (every mode but '' returned above)
     end
   end
 end
-redis.call('RPUSH', K.pub, cjson.encode({t = 'message', m = msg}))
+owe('pub', {t = 'message', m = msg})
 take()  -- after the push: the outbox list it may have created gets the thread's lifetime
 return {'queued'}

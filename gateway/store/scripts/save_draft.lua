@@ -12,7 +12,9 @@ end
 if redis.call('EXISTS', key) == 1 then
   redis.call('PEXPIRE', key, ARGV[2])
   local index = KEYS[4]
-  redis.call('SADD', index, ARGV[1])
+  if redis.call('SADD', index, ARGV[1]) == 1 then
+    redis.call('HSET', KEYS[2], 'drafts', '1')  -- the prompt's settlement looks for drafts only then
+  end
   if redis.call('PTTL', index) < tonumber(ARGV[2]) then
     redis.call('PEXPIRE', index, ARGV[2])
   end

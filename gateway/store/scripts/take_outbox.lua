@@ -23,13 +23,15 @@ end
 for i = 8, #ARGV do
   redis.call('XADD', K.items, 'MAXLEN', '~', ARGV[7], '*', 'j', ARGV[i])
 end
-if #ARGV >= 8 then
+-- The log's lifetime, when it is already within a hundredth of a whole one, was set by the write that
+-- queued these items (an opened prompt's writes set it past the prompt's expiry): only then is it kept.
+if #ARGV >= 8 and redis.call('PTTL', K.items) < IDLE - IDLE / 100 then
   keep_thread({'items'})
 end
 if tonumber(ARGV[5]) > 0 then
   redis.call('LTRIM', K.chat, ARGV[5], -1)
 end
-if mode == 'release' then
+if mode == 'release' or redis.call('EXISTS', K.pub, K.chat) == 0 then
   redis.call('DEL', lock)
   return {'released'}
 end

@@ -1,0 +1,31 @@
+-- Spend a link code: the identity typing it is linked to the code's person, once. The spent code is kept
+-- (as who used it) until it would have expired, so a platform's redelivery of the same message is told
+-- 'ok' again rather than refused.
+-- KEYS: the code, everyone, the identity index. ARGV: identity, what precedes a person's id in the key of
+-- their identities (the person is known only once the code is read; the key shares the directory's slot).
+-- Returns {'ok', person}, {'unknown'} (never issued, or expired), {'used'} or {'taken', its person}.
+local key, everyone, index = KEYS[1], KEYS[2], KEYS[3]
+local identity, ids_of = ARGV[1], ARGV[2]
+local stored = redis.call('GET', key)
+if not stored then
+  return {'unknown'}
+end
+local state, person, used_by = string.match(stored, '^(%S+) (%S+) ?(.*)$')
+if state == 'used' then
+  if used_by == identity and redis.call('HGET', index, identity) == person then
+    return {'ok', person}
+  end
+  return {'used'}
+end
+if redis.call('SISMEMBER', everyone, person) == 0 then
+  redis.call('DEL', key)
+  return {'unknown'}
+end
+local owner = redis.call('HGET', index, identity)
+if owner and owner ~= person then
+  return {'taken', owner}
+end
+redis.call('HSET', index, identity, person)
+redis.call('SADD', ids_of .. person, identity)
+redis.call('SET', key, 'used ' .. person .. ' ' .. identity, 'KEEPTTL')
+return {'ok', person}

@@ -1,0 +1,64 @@
+"""Sign-in in a real browser: the inbox sends Chromium to the identity provider and back, the signed-in
+person answers an approval with no "answer as" field, and signing out ends the session."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from playwright.async_api import expect
+
+from gateway.store import keys
+from tests.fakes.oidc import FakeOidcProvider
+from tests.web.conftest import AGENT_AUTH, raise_prompt, start_run, web_gateway
+from tests.web.pages import new_page
+
+CALL = {"name": "db__drop", "arguments": {"database": "staging"}}
+
+
+@pytest.fixture
+def idp() -> Iterator[FakeOidcProvider]:
+    provider = FakeOidcProvider(
+        user={"sub": "carol", "email": "carol@example.com", "email_verified": True, "name": "Carol C."}
+    ).start()
+    yield provider
+    provider.stop()
+
+
+async def test_sign_in_answer_in_the_inbox_and_sign_out(browser: Any, idp: FakeOidcProvider) -> None:
+    settings = {
+        "threadgate_oidc_issuer": idp.issuer,
+        "threadgate_oidc_client_id": idp.client_id,
+        "threadgate_oidc_client_secret": idp.client_secret,
+        "threadgate_session_secret": "browser-session-secret-0123456789",
+    }
+    async with web_gateway(**settings) as gateway, gateway.client(AGENT_AUTH) as agent:
+        # Carol is not in the directory: she signs in as person:carol, whom the approvers name.
+        await gateway.runtime.store.redis.sadd(keys.approvers("ops"), "person:carol")
+        run = await start_run(agent, "signin", started_by="web:someone-else")
+        prompt = await raise_prompt(agent, run["run_id"], tool_call=CALL)
+
+        inbox = await new_page(browser)
+        await inbox.goto(
+            f"{gateway.base_url}/inbox"
+        )  # → /auth/login → the provider → /auth/callback → /inbox
+        assert inbox.url == f"{gateway.base_url}/inbox"
+        await expect(inbox.locator("#who")).to_have_text("signed in as Carol C.")
+        await expect(inbox.locator("#status")).to_have_text("live")
+        await expect(inbox.locator("#sign-in")).to_be_hidden()  # no token, no "answer as"
+        cookies = {cookie["name"]: cookie for cookie in await inbox.context.cookies()}
+        assert cookies["tg_session"]["httpOnly"] and cookies["tg_session"]["sameSite"] == "Lax"
+
+        card = inbox.locator(".card")
+        await card.get_by_role("button", name="Approve", exact=True).click()
+        await expect(card.locator(".outcome")).to_contain_text("Approved by person:carol")
+        seen = (await agent.get(f"/v1/prompts/{prompt['prompt_id']}")).json()
+        assert seen["answered_by"] == "person:carol"
+
+        await inbox.get_by_role("button", name="Sign out").click()
+        await expect(inbox.locator("#signed-out")).to_be_visible()
+        me = await inbox.evaluate("fetch('/v1/me').then((response) => response.status)")
+        assert me == 401
+        assert inbox.errors == []  # type: ignore[attr-defined]
+        await inbox.context.close()
