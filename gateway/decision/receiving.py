@@ -27,6 +27,9 @@ from gateway.store import Decision, Kept, ReadyAnswer, Refusal
 from gateway.store.results import DecisionStatus
 
 DECLINED_REASON = "the person declined to answer"
+# What a receive script answers when it applied nothing the caller read: the message goes to a copy of
+# another thread's prompt, or the active prompt is handed back to be decided on.
+UNREAD = frozenset({DecisionStatus.ACTIVE, DecisionStatus.MIRROR})
 
 
 class Receiving(Settling, Raising):
@@ -69,61 +72,32 @@ class Receiving(Settling, Raising):
             "received_at": message.received_at.isoformat(),
             "tag": None,
         }
-        # The hot path: someone allowed to answer replies to the prompt this process last saw in the
-        # thread. It is read now (an answer, or under seed 002's rule a new message superseding it) and
-        # settled by the receive script itself if still the active one. Forms keep a draft: slow path.
-        now_ms, latest, ready = self.now_ms(), self.store.latest_prompt(thread.thread_id), None
-        reading: Reading | None = None
-        if (
-            latest is not None
-            and latest.kind is not PromptKind.FORM
-            and message.prompt_id in (None, latest.prompt_id)
-            and await may_answer(self.store, latest, message.sender)
-        ):
-            reading = read_reply(
-                latest,
-                message.text,
-                message.answers,
-                decline=message.decline,
-                note=message.note,
-                arguments=message.arguments,
-                grant=message.grant,
-            )
-            most = self.store.grants.max_per_run
-            people = await _people(self.store, latest, message.sender)
-            ready = _ready(
-                latest, reading, message.sender, now_ms, decided=False, most_grants=most, people=people
-            )
-        claim = self.outbox.claim() if ready is not None else None
+        # The hot path: the reply is read against the prompt this process last saw active in the thread (the
+        # store keeps it, a bounded cache), and what it makes of it (an answer, a cancel under seed 002, a
+        # reply left pending, or a refusal when the sender may not answer) goes with the one receive script,
+        # which applies it only if that prompt is still the active one and pending. Otherwise (a cold cache,
+        # or the prompt settled or was superseded meanwhile) the script hands the active prompt back.
+        latest = self.store.latest_prompt(thread.thread_id)
+        if latest is not None and message.prompt_id in (None, latest.prompt_id):
+            return await self._decide(latest, message, entry, decided=False)
         decision = await self.store.receive(
-            thread.thread_id, message.event_id, message.prompt_id, entry, now_ms, ready, claim
+            thread.thread_id, message.event_id, message.prompt_id, entry, self.now_ms()
         )
+        return await self._unread(thread.thread_id, message, entry, decision)
+
+    async def _unread(
+        self, thread_id: str, message: InboundMessage, entry: dict[str, Any], decision: Decision
+    ) -> Received:
+        """What a receive script made of a message nobody read yet (none was read, or it was read against a
+        prompt no longer active): a message for a copy of another thread's prompt goes there; the active
+        prompt handed back is decided on here, once, and a second script applies that."""
         if decision.status is DecisionStatus.MIRROR and decision.mirror is not None:
-            return await self._answer_copy(thread.thread_id, message, entry, *decision.mirror)
-        if decision.status is DecisionStatus.ACTIVE:
-            # Nothing is recorded yet, the event not even marked seen: this process decides who may
-            # answer and reads the reply, and a second script applies that and marks the event together.
-            # A crash in between leaves the platform's redelivery to be answered in full.
-            prompt = decision.prompt
-            assert prompt is not None
-            if reading is not None and latest is not None and prompt.prompt_id == latest.prompt_id:
-                # The reply was read against this very prompt (the sender may answer it) and left it
-                # pending (a value not taken): applied as read, not read again.
-                return await self._decide(prompt, message, entry, reading)
-            if await may_answer(self.store, prompt, message.sender):
-                return await self._decide(prompt, message, entry)
-            now_ms = self.now_ms()
-            decision = await self.store.receive(
-                thread.thread_id,
-                message.event_id,
-                message.prompt_id,
-                entry,
-                now_ms,
-                Refusal(prompt.prompt_id),
-            )
-            if decision.status is DecisionStatus.REFUSED:
-                return await self._refused(thread.thread_id, prompt, message)
-        return await self._received(thread.thread_id, message, decision, latest, ready, now_ms)
+            return await self._answer_copy(thread_id, message, entry, *decision.mirror)
+        if decision.status is DecisionStatus.ACTIVE and decision.prompt is not None:
+            # Nothing is recorded yet, the event not even marked seen: a crash before the second script
+            # leaves the platform's redelivery to be answered in full.
+            return await self._decide(decision.prompt, message, entry, decided=True)
+        return await self._received(thread_id, message, decision, None, None, self.now_ms())
 
     async def _answer_copy(
         self, thread_id: str, message: InboundMessage, entry: dict[str, Any], origin: str, prompt_id: str
@@ -148,41 +122,56 @@ class Receiving(Settling, Raising):
         return received
 
     async def _decide(
-        self, prompt: Prompt, message: InboundMessage, entry: dict[str, Any], reading: Reading | None = None
+        self, prompt: Prompt, message: InboundMessage, entry: dict[str, Any], *, decided: bool
     ) -> Received:
-        """Apply what a reply from someone allowed to answer makes of the handed-back prompt (``reading``:
-        the reply as already read against it)."""
-        if reading is None:
-            draft = None
-            if prompt.kind is PromptKind.FORM and len(prompt.questions) > 1:
-                draft = await self.store.get_draft(prompt.thread_id, draft_name(prompt.prompt_id))
-            reading = read_reply(
-                prompt,
-                message.text,
-                message.answers,
-                draft,
-                decline=message.decline,
-                note=message.note,
-                arguments=message.arguments,
-                grant=message.grant,
-            )
+        """Decide on a reply to ``prompt`` (who may answer it, what the reply makes of it) and have one
+        receive script apply that. ``decided``: the prompt is the one a first script handed back; else it
+        is this process's guess at the active prompt, and a script that finds another one active hands
+        that back (``_unread``: decided on once more, a rare race)."""
+        thread_id, hint = prompt.thread_id, message.prompt_id
+        if not await may_answer(self.store, prompt, message.sender):
+            now_ms = self.now_ms()
+            refusal = Refusal(prompt.prompt_id, decided)
+            decision = await self.store.receive(thread_id, message.event_id, hint, entry, now_ms, refusal)
+            if not decided and decision.status in UNREAD:
+                return await self._unread(thread_id, message, entry, decision)
+            if decision.status is DecisionStatus.REFUSED:
+                return await self._refused(thread_id, prompt, message)
+            return await self._received(thread_id, message, decision, None, None, now_ms)
+        draft = None
+        if prompt.kind is PromptKind.FORM and len(prompt.questions) > 1:
+            draft = await self.store.get_draft(thread_id, draft_name(prompt.prompt_id))
+        reading = read_reply(
+            prompt,
+            message.text,
+            message.answers,
+            draft,
+            decline=message.decline,
+            note=message.note,
+            arguments=message.arguments,
+            grant=message.grant,
+        )
         now_ms = self.now_ms()
         most = self.store.grants.max_per_run
         people = await _people(self.store, prompt, message.sender)
-        ready = _ready(prompt, reading, message.sender, now_ms, decided=True, most_grants=most, people=people)
-        hint, thread_id = message.prompt_id, prompt.thread_id
+        ready = _ready(
+            prompt, reading, message.sender, now_ms, decided=decided, most_grants=most, people=people
+        )
         if ready is not None:
             claim = self.outbox.claim()
             decision = await self.store.receive(
                 thread_id, message.event_id, hint, entry, now_ms, ready, claim
             )
+            if not decided and decision.status in UNREAD:
+                return await self._unread(thread_id, message, entry, decision)
             return await self._received(thread_id, message, decision, prompt, ready, now_ms)
         # A form's step or a value not taken: logged and marked seen first, so a redelivered step is
         # never read as the next property's value.
-        decision = await self.store.receive(
-            thread_id, message.event_id, hint, entry, now_ms, Kept(prompt.prompt_id)
-        )
-        if decision.status != "kept":
+        kept = Kept(prompt.prompt_id, decided)
+        decision = await self.store.receive(thread_id, message.event_id, hint, entry, now_ms, kept)
+        if not decided and decision.status in UNREAD:
+            return await self._unread(thread_id, message, entry, decision)
+        if decision.status is not DecisionStatus.KEPT:
             return await self._received(thread_id, message, decision, None, None, now_ms)
         if reading.action is ReplyAction.STEP:
             saved = await self.save_draft(

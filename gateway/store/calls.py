@@ -154,14 +154,12 @@ def receive_message(
 ) -> ScriptCall:
     own = [keys.seen(thread_id, event_id), keys.mirrors(thread_id), keys.mirror(thread_id)]
     args: list[Any] = [event_id, dedupe_ttl_s, hint, _json(message), items_maxlen]
-    if isinstance(ready, Refusal):
-        args += ["refuse", ready.prompt_id]
-    elif isinstance(ready, Kept):
-        args += ["keep", ready.prompt_id]
-    elif ready is not None:
-        mode = "answer" if ready.decided else "guess"
+    if ready is not None:
+        mode = "refuse" if isinstance(ready, Refusal) else "keep" if isinstance(ready, Kept) else "answer"
+        args += [mode, ready.prompt_id, "handed" if ready.decided else "guess"]
+    if isinstance(ready, ReadyAnswer):
         code = ready.cancel_code.value if ready.cancel_code is not None else ""
-        args += [mode, ready.prompt_id, _answers(ready.answers), ready.answered_by, now_ms, retain_ms]
+        args += [_answers(ready.answers), ready.answered_by, now_ms, retain_ms]
         args += [ready.turn_id, _content(ready.content), code, ready.cancel_reason, ready.opts]
     return _thread("receive_message", thread_id, own, lead, args)
 

@@ -119,17 +119,22 @@ class ReadyAnswer:
 
 @dataclass(frozen=True, slots=True)
 class Refusal:
-    """The sender may not answer the prompt a first receive call handed back: log it, mark the event seen."""
+    """The sender may not answer the prompt: log the message, mark the event seen. A guess (the prompt the
+    caller believes is active) is applied only if that prompt is active; a ``decided`` one refuses the
+    prompt a first receive call handed back."""
 
     prompt_id: str
+    decided: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class Kept:
-    """The reply leaves the prompt a first receive call handed back pending (a form's step, a value not
-    taken): log it, mark the event seen."""
+    """The reply leaves the prompt pending (a form's step, a value not taken): log it, mark the event seen.
+    A guess is applied only if that prompt is still the active one; a ``decided`` one is applied to the
+    prompt a first receive call handed back."""
 
     prompt_id: str
+    decided: bool = False
 
 
 @dataclass(frozen=True, slots=True)

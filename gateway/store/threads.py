@@ -49,9 +49,12 @@ class Threads(StoreBase):
     ) -> Decision:
         """Dedupe a person's message, then answer, queue or refuse it, or hand back the active prompt.
 
-        The event is marked seen in the same script that applies its effect; an ``active`` decision marks
-        nothing, so the caller's second call (with a decided ``ReadyAnswer`` or a ``Refusal``) does. With
-        ``claim``, an answer also takes the thread's outbox lock when free (``Decision.held``).
+        ``ready`` is what the caller decided on a prompt: a guess (the prompt it believes is active) is
+        applied only if that prompt is still the active one and pending, else the script decides as if
+        nothing were given. The event is marked seen in the same script that applies its effect; an
+        ``active`` decision marks nothing, so the caller's second call (``ready`` decided on the prompt
+        handed back) does. With ``claim``, an answer also takes the thread's outbox lock when free
+        (``Decision.held``).
         """
         call = calls.receive_message(
             self._lead(now_ms, claim),

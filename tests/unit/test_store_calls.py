@@ -154,3 +154,15 @@ def test_the_lua_key_tables_name_the_keys_python_names() -> None:
     assert keys.active(THREAD) == keys.thread_prefix(THREAD) + keys.THREAD_KEYS["active"]
     assert keys.prompt(THREAD, "prm_1") == keys.thread_prefix(THREAD) + keys.ID_KEYS["prompt"] + "prm_1"
     assert f"prompt = '{keys.ID_KEYS['prompt']}'" in lua
+
+
+def test_a_receive_says_what_was_decided_and_whether_against_a_guess_or_the_prompt_handed_back() -> None:
+    def tail(ready: Kept | Refusal | None) -> list[object]:
+        built = calls.receive_message(LEAD, THREAD, "evt_1", 60, "", {"text": "hi"}, 500, ready, 5, 1000)
+        return built.args[len(LEAD) + 5 :]
+
+    assert tail(None) == []
+    assert tail(Kept("prm_1")) == ["keep", "prm_1", "guess"]
+    assert tail(Kept("prm_1", decided=True)) == ["keep", "prm_1", "handed"]
+    assert tail(Refusal("prm_1")) == ["refuse", "prm_1", "guess"]
+    assert tail(Refusal("prm_1", decided=True)) == ["refuse", "prm_1", "handed"]
