@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Query
 from fastapi.responses import JSONResponse
 
+from gateway.api.answering import SessionGroups
 from gateway.api.auth import PERSON, Caller
 from gateway.api.deps import Core
 from gateway.api.errors import error_responses
@@ -48,14 +49,20 @@ async def list_grants(run_id: RunId, core: Core, caller: Caller) -> JSONResponse
     "/runs/{run_id}/grants/{grant_id}", response_model=Grant, responses=error_responses(400, 403, 404)
 )
 async def delete_grant(
-    run_id: RunId, grant_id: GrantId, core: Core, caller: Caller, from_: Person = None
+    run_id: RunId,
+    grant_id: GrantId,
+    core: Core,
+    caller: Caller,
+    groups: SessionGroups,
+    from_: Person = None,
 ) -> JSONResponse:
     """Revoke a grant: later calls it matched are asked about again. Answers the grant as it was.
 
     The run's own agent token or an operator token may revoke; ``from`` names the person doing it, who
     must be allowed to answer the run's prompts (403 FORBIDDEN otherwise). A signed-in person's session
-    revokes as that person, on the same condition. 404 RUN_NOT_FOUND for a run the
-    token does not act for, 404 GRANT_NOT_FOUND for a grant the run does not have (or no longer has).
+    revokes as that person, on the same condition (its identity provider's groups claim counting). 404
+    RUN_NOT_FOUND for a run the token does not act for, 404 GRANT_NOT_FOUND for a grant the run does not
+    have (or no longer has).
     """
     run = await own_run(core.store, caller, run_id)
     by = caller.name
@@ -68,7 +75,7 @@ async def delete_grant(
             ) from exc
     # A person named, or a session's own person (whatever it named), must be allowed to answer the run.
     named = from_ is not None or caller.role == PERSON
-    if named and not await may_decide(core.store, run.agent, run.started_by, by):
+    if named and not await may_decide(core.store, run.agent, run.started_by, by, groups):
         raise GatewayError(
             "FORBIDDEN",
             f"{by} may not revoke this run's grants: only the run's starter and the agent's approvers can.",

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Path, Query
 from fastapi.responses import JSONResponse
 
-from gateway.api.answering import act_on_input
+from gateway.api.answering import SessionGroups, act_on_input
 from gateway.api.auth import AnswerCaller, Caller, OperatorCaller, answering_as
 from gateway.api.deps import Core
 from gateway.api.errors import error_responses
@@ -45,10 +45,16 @@ async def list_inputs(
     responses={200: {"model": AnsweredInput}, **error_responses(400, 403, 404, 409)},
 )
 async def answer_input(
-    agent: AgentName, prompt_id: PromptId, body: InputAction, core: Core, caller: AnswerCaller
+    agent: AgentName,
+    prompt_id: PromptId,
+    body: InputAction,
+    core: Core,
+    caller: AnswerCaller,
+    groups: SessionGroups,
 ) -> JSONResponse:
     """Accept (``content`` by kind), decline or cancel an input on behalf of ``from`` (an operator token),
-    or as the signed-in person (a session: ``from`` is not taken).
+    or as the signed-in person (a session: ``from`` is not taken; the groups of its identity provider's
+    groups claim count where the agent's approvers name ``group:<name>``).
 
     The same answer twice is 200; a different answer to a settled input is 409 ALREADY_RESOLVED whose
     details say how it settled. Decline on an approval answers Deny; on questions it cancels the input
@@ -56,7 +62,7 @@ async def answer_input(
     pattern through without asking; the grant made is returned as ``grant``.
     """
     body = body.model_copy(update={"from_": answering_as(caller, body.from_)})
-    acted = await act_on_input(core, caller, agent, prompt_id, body)
+    acted = await act_on_input(core, caller, agent, prompt_id, body, groups)
     return JSONResponse(acted.public())
 
 

@@ -68,6 +68,7 @@ async def respond(
     core: Core,
     caller: AnswerCaller,
     person: Annotated[str | None, Depends(rate_limited)],
+    groups: answering.SessionGroups,
 ) -> JSONResponse:
     """Answer (``answers``) or skip (``skip: true``) a pending question set.
 
@@ -83,5 +84,5 @@ async def respond(
         thread = parse_thread_id(threadId)
     except GatewayError as exc:
         raise _invalid("threadId", exc.message) from exc
-    result = await answering.respond(core, caller, runId, thread.thread_id, requestId, body, person)
+    result = await answering.respond(core, caller, runId, thread.thread_id, requestId, body, person, groups)
     return JSONResponse(result.public())

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Collection
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -122,15 +123,17 @@ class Settling(ServiceBase):
         arguments: dict[str, Any] | None = None,
         grant: GrantMatch | None = None,
         asserted_by: str | None = None,
+        groups: Collection[str] = (),
     ) -> AnswerResult:
         """Answer on a person's behalf (REST): the same rule, mapper and script as a chat reply.
 
         ``note`` is the person's words on an approval; ``arguments`` the call as they edited it, which
         approves it (400 NOT_EDITABLE on a prompt not raised editable, VALIDATION_FAILED off its schema);
-        ``grant`` the pattern an approve lets through for the rest of the run (``check_grant`` checked it).
+        ``grant`` the pattern an approve lets through for the rest of the run (``check_grant`` checked it);
+        ``groups`` a signed-in person's (see ``may_answer``).
         """
         prompt = await self.get_prompt(prompt_id)
-        if not await may_answer(self.store, prompt, identity):
+        if not await may_answer(self.store, prompt, identity, groups):
             raise GatewayError(
                 "FORBIDDEN", f"{identity} may not answer this prompt.", 403, {"prompt_id": prompt_id}
             )

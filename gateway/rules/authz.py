@@ -2,11 +2,14 @@
 
 "Who" is a person where the directory knows one: an identity answers as its person, so the run's starter
 may answer from any of their linked identities, and approver lists may name ``person:<id>`` and
-``group:<name>`` (the store's ``is_approver`` resolves those, in one place).
+``group:<name>`` (the store's ``is_approver`` resolves those, in one place). A signed-in person's
+session also brings the groups its identity provider's groups claim names (``groups`` below); nothing
+else may assert groups.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Protocol
 
 from gateway.base.ids import vouched_for
@@ -18,7 +21,7 @@ class PeopleLookup(Protocol):
 
 
 class ApproverLookup(Protocol):
-    async def is_approver(self, agent: str, identity: str) -> bool: ...
+    async def is_approver(self, agent: str, identity: str, groups: Collection[str] = ()) -> bool: ...
 
 
 async def person_of(approvers: ApproverLookup, identity: str | None) -> str | None:
@@ -50,23 +53,32 @@ async def requires_sign_in(approvers: ApproverLookup, agent: str) -> bool:
     return found.require_sign_in
 
 
-async def may_answer(approvers: ApproverLookup, prompt: Prompt, identity: str | None) -> bool:
+async def may_answer(
+    approvers: ApproverLookup, prompt: Prompt, identity: str | None, groups: Collection[str] = ()
+) -> bool:
     """The person whose message started the run, plus the agent's approvers. Nobody else.
 
-    A run no person started (``started_by`` null) can be answered by approvers only.
+    A run no person started (``started_by`` null) can be answered by approvers only. ``groups`` are the
+    groups a signed-in person's session vouches for (its identity provider's groups claim): only a
+    session's answers pass any.
     """
-    return await may_decide(approvers, prompt.agent, prompt.started_by, identity)
+    return await may_decide(approvers, prompt.agent, prompt.started_by, identity, groups)
 
 
 async def may_decide(
-    approvers: ApproverLookup, agent: str, started_by: str | None, identity: str | None
+    approvers: ApproverLookup,
+    agent: str,
+    started_by: str | None,
+    identity: str | None,
+    groups: Collection[str] = (),
 ) -> bool:
     """``may_answer`` for a run of ``agent`` started by ``started_by``: who may answer its prompts, and so
-    revoke the grants their approvals made."""
+    revoke the grants their approvals made. A listed ``group:<name>`` admits members of the directory's
+    group and, for a session, anyone whose ``groups`` name it."""
     if not identity:
         return False
     if not vouched_for(identity) and await requires_sign_in(approvers, agent):
         return False
     if started_by is not None and await same_person(approvers, identity, started_by):
         return True
-    return await approvers.is_approver(agent, identity)
+    return await approvers.is_approver(agent, identity, groups)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Collection
 
 from gateway.base.models import (
     GROUP_PREFIX,
@@ -68,16 +69,17 @@ class Agents(StoreBase):
             {"name": name, "human_input": human, "approval": policy, "channels": channels}, context=STORED
         )
 
-    async def is_approver(self, agent: str, identity: str) -> bool:
-        """Whether the agent's approvers name ``identity``, its person (``person:<id>``) or one of its
-        person's directory groups (``group:<name>``)."""
+    async def is_approver(self, agent: str, identity: str, groups: Collection[str] = ()) -> bool:
+        """Whether the agent's approvers name ``identity``, its person (``person:<id>``), one of its
+        person's directory groups, or one of ``groups`` (``group:<name>``: a signed-in person's groups
+        claim, which only a session passes)."""
         if await self.redis.sismember(keys.approvers(agent), identity):
             return True
+        names = [f"{GROUP_PREFIX}{group}" for group in groups]
         who = await self.people.whois(identity)
-        if who is None:
-            return False
-        names = [f"{PERSON_PREFIX}{who.person}", *(f"{GROUP_PREFIX}{group}" for group in who.groups)]
-        return any(await self.redis.smismember(keys.approvers(agent), names))
+        if who is not None:
+            names += [f"{PERSON_PREFIX}{who.person}", *(f"{GROUP_PREFIX}{group}" for group in who.groups)]
+        return bool(names) and any(await self.redis.smismember(keys.approvers(agent), names))
 
     async def count_hit(self, name: str, window_ms: int) -> tuple[int, int]:
         """Count one hit in the fixed window ``name`` (started by its first hit, ``window_ms`` long):

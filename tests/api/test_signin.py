@@ -582,3 +582,98 @@ async def test_unknown_keys_fetch_the_jwks_a_bounded_number_of_times(
         idp.spoil_next(unknown_key=True)
         assert (await sign_in(browser)).status_code == 401
     assert idp.count("/jwks") == before + 10
+
+
+# Groups of the identity provider's groups claim -------------------------------------------------------
+
+SAM = {
+    "sub": "sam",
+    "email": "sam@example.com",
+    "email_verified": True,
+    "name": "Sam",
+}  # not in the directory
+
+
+async def _prompts_for(
+    gateway: Served, approver: str, count: int
+) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """``count`` pending approvals of agent ``ops``, each in a run of its own thread; ``approver`` answers."""
+    pending = []
+    async with gateway.client(AGENT_AUTH) as agent, gateway.client(OPERATOR_AUTH) as operator:
+        put = await operator.put("/v1/agents/ops", json={"human_input": {"approvers": [approver]}})
+        assert put.status_code == 200, put.text
+        for index in range(count):
+            run = await start_run(agent, thread_id=f"web:claim-{index}", started_by=None)
+            pending.append((run, await raise_prompt(agent, run["run_id"])))
+    return pending
+
+
+def _respond_path(run: dict[str, Any], prompt: dict[str, Any]) -> str:
+    return (
+        f"/v1/agent-runs/{run['run_id']}/threads/{run['thread_id']}/user-inputs/{prompt['prompt_id']}/respond"
+    )
+
+
+APPROVE = {"answers": [{"questionId": "q1", "selected": ["Approve"]}]}
+NO_GRANT = "grt_01JAAAAAAAAAAAAAAAAAAAAAAA"
+
+
+async def _answer_every_way(
+    browser: httpx.AsyncClient, gateway: Served, extra: dict[str, str], named: str | None = None
+) -> list[httpx.Response]:
+    """Answer one prompt through the inputs route, another through respond, and revoke a grant of a
+    third run: the three routes a session answers through (``extra`` headers, ``named`` as ``from``)."""
+    (_, prompt1), (run2, prompt2), (run3, _) = await _prompts_for(gateway, "group:sre", 3)
+    headers = {**_same_origin(gateway), **extra}
+    body: dict[str, Any] = {"action": "accept", **({"from": named} if named else {})}
+    accepted = await browser.post(f"/v1/agents/ops/inputs/{prompt1['prompt_id']}", json=body, headers=headers)
+    responded = await browser.post(
+        _respond_path(run2, prompt2),
+        json=APPROVE,
+        headers={**headers, **({"X-Threadgate-From": named} if named else {})},
+    )
+    revoked = await browser.delete(
+        f"/v1/runs/{run3['run_id']}/grants/{NO_GRANT}",
+        params={"from": named} if named else {},
+        headers={**headers, "content-type": "application/json"},
+    )
+    return [accepted, responded, revoked]
+
+
+async def test_a_session_answers_for_a_group_its_token_claims(
+    browser: httpx.AsyncClient, gateway: Served, idp: FakeOidcProvider
+) -> None:
+    idp.user = {**SAM, "groups": ["sre"]}
+    await sign_in(browser)
+    accepted, responded, revoked = await _answer_every_way(browser, gateway, {})
+    assert accepted.status_code == 200, accepted.text
+    assert accepted.json()["answered_by"] == "person:sam"
+    assert responded.status_code == 200, responded.text
+    assert revoked.status_code == 404, revoked.text  # allowed to revoke: there is just no such grant
+    assert revoked.json()["error"]["code"] == "GRANT_NOT_FOUND"
+
+
+async def test_a_session_whose_token_claims_other_groups_is_403(
+    browser: httpx.AsyncClient, gateway: Served, idp: FakeOidcProvider
+) -> None:
+    idp.user = {**SAM, "groups": ["dev"]}
+    await sign_in(browser)
+    answers = await _answer_every_way(browser, gateway, {})
+    assert [response.status_code for response in answers] == [403, 403, 403]
+    assert {response.json()["error"]["code"] for response in answers} == {"FORBIDDEN"}
+
+
+async def test_an_operator_token_naming_a_person_brings_no_claim_groups(
+    browser: httpx.AsyncClient, gateway: Served, idp: FakeOidcProvider
+) -> None:
+    idp.user = {**SAM, "groups": ["sre"]}
+    await sign_in(browser)  # sam's session has the claim, and its cookie goes along: the token wins
+    assert "sre" in (await browser.get("/v1/me")).json()["groups"]
+    accepted, responded, revoked = await _answer_every_way(
+        browser, gateway, OPERATOR_AUTH, named="person:sam"
+    )
+    # respond takes person:<id> in X-Threadgate-From, and the rule finds no group for it
+    assert responded.status_code == 403, responded.text
+    assert responded.json()["error"]["code"] == "FORBIDDEN"
+    # the inputs and grant routes take only platform identities in from
+    assert accepted.status_code == 400 and revoked.status_code == 422

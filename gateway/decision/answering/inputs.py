@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,6 +65,7 @@ async def act_on_input(
     *,
     sees: Sees,
     asserted_by: str | None = None,
+    groups: Collection[str] = (),
 ) -> Acted:
     """Accept, decline or cancel an input for ``from``. The same outcome twice is fine; another is 409.
 
@@ -71,11 +73,12 @@ async def act_on_input(
     for it),
     then ``from`` not allowed 403, then a path naming another agent 404, then content 400 and state 409.
     A ``grant`` is checked with the content and recorded only when this approve settled the prompt.
+    ``groups`` are a signed-in person's (see ``may_answer``); a token's ``from`` has none.
     """
     prompt = await gateway.store.get_prompt(prompt_id)
     if prompt is None or not sees(prompt.agent):
         raise GatewayError("PROMPT_NOT_FOUND", f"Agent {agent} has no input {prompt_id!r}.", 404)
-    identity = await check_may_answer(gateway, prompt, action.from_, asserted_by)
+    identity = await check_may_answer(gateway, prompt, action.from_, asserted_by, groups)
     if prompt.agent != agent:
         raise GatewayError("PROMPT_NOT_FOUND", f"Agent {agent} has no input {prompt_id!r}.", 404)
     checked_grant(prompt, action.grant, approves(action), action.arguments)
@@ -95,6 +98,7 @@ async def act_on_input(
             arguments=action.arguments,
             grant=asked,
             asserted_by=asserted_by,
+            groups=groups,
         )
         if result.status is AnswerStatus.CONFLICT:
             raise await already_resolved(gateway, "ALREADY_RESOLVED", result.prompt)

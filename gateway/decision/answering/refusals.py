@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 from gateway.base.errors import GatewayError
@@ -54,11 +54,16 @@ def _forbidden(prompt: Prompt, identity: str | None) -> GatewayError:
 
 
 async def check_may_answer(
-    gateway: Gateway, prompt: Prompt, identity: str | None, asserted_by: str | None = None
+    gateway: Gateway,
+    prompt: Prompt,
+    identity: str | None,
+    asserted_by: str | None = None,
+    groups: Collection[str] = (),
 ) -> str:
     """The person answering, or 403 FORBIDDEN unless they may answer ``prompt`` (its run's starter and
-    the agent's approvers may). An answer an operator token asserts (``from``; ``asserted_by`` the token's
-    name) is 403 SIGN_IN_REQUIRED on an agent that takes answers from signed-in people only."""
+    the agent's approvers may; ``groups``: a signed-in person's, see ``may_answer``). An answer an
+    operator token asserts (``from``; ``asserted_by`` the token's name) is 403 SIGN_IN_REQUIRED on an
+    agent that takes answers from signed-in people only."""
     if asserted_by is not None and await requires_sign_in(gateway.store, prompt.agent):
         raise GatewayError(
             "SIGN_IN_REQUIRED",
@@ -67,7 +72,7 @@ async def check_may_answer(
             403,
             {"prompt_id": prompt.prompt_id, "agent": prompt.agent},
         )
-    if not identity or not await may_answer(gateway.store, prompt, identity):
+    if not identity or not await may_answer(gateway.store, prompt, identity, groups):
         raise _forbidden(prompt, identity)
     return identity
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Collection
 
 from gateway.base.errors import GatewayError, validation_failed
 from gateway.base.models import APPROVE, PromptKind, ReasonCode, Resolution, RunState
@@ -58,16 +58,18 @@ async def respond(
     *,
     sees: Sees,
     asserted_by: str | None = None,
+    groups: Collection[str] = (),
 ) -> RespondResult:
     """Answer or skip a pending prompt: hot while the agent waits on it, else parked as the next turn.
 
     Refusals in the contract's order: who may answer (403) before which run or thread (404) before the
     prompt's or run's state (409), so a stranger learns nothing about a prompt's state. A prompt the
-    caller does not ``sees``, or none at all, is 404 (who may answer it cannot be asked).
+    caller does not ``sees``, or none at all, is 404 (who may answer it cannot be asked). ``groups`` are
+    a signed-in person's (see ``may_answer``).
     """
     prompt = await gateway.store.get_prompt(prompt_id)
     if prompt is not None and sees(prompt.agent):
-        identity = await check_may_answer(gateway, prompt, identity, asserted_by)
+        identity = await check_may_answer(gateway, prompt, identity, asserted_by, groups)
     run = await gateway.store.get_run(run_id)
     if run is None or not sees(run.agent) or run.thread_id != thread_id:
         raise _no_thread(run_id, thread_id)
