@@ -34,8 +34,8 @@ def _serve(args: argparse.Namespace) -> int:
     from gateway.base.cores import worker_count
     from gateway.base.logs import configure
     from gateway.base.settings import Settings
-    from gateway.commands import Exit, fail
     from gateway.delivery.webhook_targets import refuse_or_warn
+    from gateway.process.commands import Exit, fail
     from gateway.process.preflight import CannotListen, bind, store_problem
 
     settings = Settings()
@@ -91,7 +91,7 @@ def _serve_one(settings: Settings, sock: socket.socket, host: str, bound: int) -
 
 def _supervise(settings: Settings, sock: socket.socket, host: str, bound: int, count: int) -> int:
     """Start ``count`` workers on the bound socket and watch over them (see ``gateway.process.workers``)."""
-    from gateway.commands import Exit, fail
+    from gateway.process.commands import Exit, fail
     from gateway.process.workers import STOP_MARGIN_S, Supervisor, shared_dir, worker_command
 
     warnings = start_warnings(settings)
@@ -240,8 +240,8 @@ def _demo(args: argparse.Namespace) -> int:
 
     from gateway.base.logs import configure
     from gateway.base.settings import Settings
-    from gateway.commands import Exit, fail
     from gateway.demo import serve_demo
+    from gateway.process.commands import Exit, fail
     from gateway.process.preflight import CannotListen
 
     host, port = listen_address(args, Settings())
@@ -256,7 +256,7 @@ def _demo(args: argparse.Namespace) -> int:
 def _add_operator_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """``demo``, ``prompts``, ``approvers``, ``people``, ``history`` and ``doctor``: trying it out and
     running it day to day."""
-    from gateway.commands import approvers, history, people, prompts
+    from gateway.process.commands import approvers, history, people, prompts
     from gateway.process.doctor import doctor_command
 
     demo = commands.add_parser(

@@ -182,7 +182,7 @@ def report(checks: list[Check]) -> str:
 
 def doctor_command(args: argparse.Namespace) -> int:
     """Exit 0 when nothing failed (warnings allowed), 1 otherwise."""
-    from gateway.commands import Exit, emit_json
+    from gateway.process.commands import Exit, emit_json
 
     checks = asyncio.run(diagnose())
     ok = not any(check.status == "fail" for check in checks)

@@ -12,8 +12,8 @@ from typing import Any
 import httpx
 import pytest
 
-from gateway.commands.history import COLUMNS, OUTCOMES, csv_row, moment
 from gateway.decision.history import HistoryOutcome
+from gateway.process.commands.history import COLUMNS, OUTCOMES, csv_row, moment
 from tests.cli.conftest import Cli, Ran, raise_in
 from tests.support.conditions import eventually
 

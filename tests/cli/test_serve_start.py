@@ -14,7 +14,7 @@ import pytest
 
 from gateway.base.settings import REDIS_SCHEMES, Settings
 from gateway.cli import main
-from gateway.commands import Exit
+from gateway.process.commands import Exit
 from gateway.store import connect
 from tests.support.redis_server import free_port
 from tests.support.serve import REPO, serve_env

@@ -14,8 +14,8 @@ import pytest
 
 from gateway.base.cores import MAX_WORKERS, usable_cores, worker_count
 from gateway.cli import main
-from gateway.commands import Exit
 from gateway.process import workers
+from gateway.process.commands import Exit
 from gateway.process.workers import Supervisor, WorkerSeat, shared_dir
 
 

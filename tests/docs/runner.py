@@ -10,7 +10,7 @@ from typing import Any
 
 from gateway.base.models import Prompt, PromptKind
 from gateway.client import Client
-from gateway.commands.prompts import answer_content
+from gateway.process.commands.prompts import answer_content
 
 REPO = Path(__file__).resolve().parents[2]
 PAGES = [

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from gateway.base.models import Prompt
 from gateway.client import Client
-from gateway.commands.prompts import answer_content
+from gateway.process.commands.prompts import answer_content
 
 POLL_S = 0.02
 

@@ -23,7 +23,6 @@ LAYERS = (
     "people",
     "delivery",
     "decision",
-    "commands",
     "integrations",
     "process",
     "api",

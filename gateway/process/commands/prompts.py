@@ -11,7 +11,7 @@ from gateway.base import platforms
 from gateway.base.ids import thread_forms
 from gateway.base.models import Prompt, PromptKind, PromptState
 from gateway.client import Threadgate
-from gateway.commands import Exit, command_actions, emit_json, fail, run_api
+from gateway.process.commands import Exit, command_actions, emit_json, fail, run_api
 
 APPROVE_WORDS = {"approve", "approved", "yes", "y", "ok", "allow"}
 DENY_WORDS = {"deny", "denied", "no", "n", "reject"}

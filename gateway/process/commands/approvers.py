@@ -8,7 +8,7 @@ from typing import Any
 from gateway.base.ids import person_examples
 from gateway.base.models import check_approver
 from gateway.client import Threadgate
-from gateway.commands import Exit, command_actions, emit_json, fail, run_api
+from gateway.process.commands import Exit, command_actions, emit_json, fail, run_api
 
 
 def _bad_identities(identities: list[str]) -> list[str]:

@@ -8,7 +8,7 @@ from typing import Any
 from gateway.base.ids import is_identity, person_examples
 from gateway.base.models import Person, person_id
 from gateway.client import Threadgate
-from gateway.commands import Exit, emit_json, fail, run_api
+from gateway.process.commands import Exit, emit_json, fail, run_api
 
 
 def _checked(args: argparse.Namespace) -> str | None:

@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, TextIO
 
 from gateway.client import Threadgate
-from gateway.commands import Exit, command_actions, fail, run_api
+from gateway.process.commands import Exit, command_actions, fail, run_api
 
 PAGE = 500
 COLUMNS = (
