@@ -9,11 +9,11 @@ from fastapi import APIRouter, Depends, Header, Request
 from fastapi.responses import JSONResponse
 
 from gateway.api import answering
-from gateway.api.auth import AnswerCaller, answering_as
+from gateway.api.auth import PERSON, AnswerCaller, answering_as
 from gateway.api.deps import Core, limiter_of, options_of
 from gateway.api.errors import INVALID_PARAMS_STATUS, error_responses
 from gateway.base.errors import GatewayError
-from gateway.base.ids import parse_thread_id
+from gateway.base.ids import is_identity, parse_thread_id, person_examples
 from gateway.decision.answering.bodies import RespondBody, RespondResult
 
 router = APIRouter(prefix="/v1", tags=["human side"])
@@ -30,6 +30,17 @@ From = Annotated[
 ]
 
 
+def _bad_from(named: str) -> GatewayError:
+    """The header names someone as ``from`` does: a platform identity, matched whole (422)."""
+    problem = f"must be an identity of the form <platform>:<id>, such as {person_examples()}"
+    return GatewayError(
+        "INVALID_PARAMS",
+        f"Header X-Threadgate-From is invalid: {problem}.",
+        INVALID_PARAMS_STATUS,
+        {"errors": [{"field": "X-Threadgate-From", "in": "header", "problem": problem}]},
+    )
+
+
 def _invalid(name: str, problem: str) -> GatewayError:
     return GatewayError(
         "INVALID_PARAMS",
@@ -44,6 +55,8 @@ async def rate_limited(request: Request, caller: AnswerCaller, person: From = No
     (``respond_token_limit``), so naming another person in each call escapes neither. A session answers
     as its own person, whoever is named."""
     person = answering_as(caller, person)
+    if person is not None and caller.role != PERSON and not is_identity(person):
+        raise _bad_from(person)
     options = options_of(request)
     await limiter_of(request).enforce(
         [

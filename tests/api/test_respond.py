@@ -232,6 +232,23 @@ async def test_someone_who_may_not_answer_is_403_and_learns_nothing(
     assert stranger.json()["error"]["details"] == {"prompt_id": prompt["prompt_id"]}
 
 
+async def test_x_threadgate_from_names_a_platform_identity_as_from_does(
+    agent: httpx.AsyncClient, operator: httpx.AsyncClient
+) -> None:
+    """An operator token names who answers as ``from`` does: a person id, or a name of no installed
+    platform, is 422 naming the header, and the prompt stays pending."""
+    run, prompt = await _asked(agent)
+    path = respond_path(run, prompt["prompt_id"])
+    for named in ("person:alice", "nobody", "carrierpigeon:7"):
+        response = await operator.post(path, json={"skip": True}, headers={"X-Threadgate-From": named})
+        assert response.status_code == 422, named
+        error = response.json()["error"]
+        assert error["code"] == "INVALID_PARAMS"
+        assert error["details"]["errors"][0]["field"] == "X-Threadgate-From"
+    still = await agent.get(f"/v1/prompts/{prompt['prompt_id']}")
+    assert still.json()["prompt_state"] == "pending"
+
+
 async def test_thirty_first_respond_in_a_minute_is_429_with_retry_after(
     agent: httpx.AsyncClient, operator: httpx.AsyncClient
 ) -> None:
