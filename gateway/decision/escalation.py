@@ -17,7 +17,17 @@ from gateway.base import metrics
 from gateway.base.errors import GatewayError
 from gateway.base.ids import ThreadRef, parse_thread_id
 from gateway.base.logs import event
-from gateway.base.models import EscalationStep, Prompt, ThreadItem, to_ms
+from gateway.base.models import (
+    GROUP_PREFIX,
+    PERSON_PREFIX,
+    EscalationStep,
+    Person,
+    Prompt,
+    ThreadItem,
+    names_people,
+    person_id,
+    to_ms,
+)
 from gateway.decision.session_threads import parse_channel_ref, thread_starter
 from gateway.delivery.channel import (
     ChannelError,
@@ -59,10 +69,15 @@ def resolve_target(channels: Channels, target: str) -> tuple[ThreadRef, bool]:
     return ref, False
 
 
+def places(targets: list[str]) -> list[str]:
+    """A step's targets that are threads or channels (a copy is posted there), not people."""
+    return [target for target in targets if not names_people(target)]
+
+
 def check_targets(channels: Channels, steps: list[EscalationStep] | None) -> None:
     """Refuse (400) an escalation with a target this gateway cannot post to."""
     for step in steps or []:
-        for target in step.to:
+        for target in places(step.to):
             resolve_target(channels, target)
 
 
@@ -78,7 +93,7 @@ async def check_owners(
 ) -> None:
     """Refuse (403 FORBIDDEN, naming the target) an escalation of ``agent``'s to where it may not post."""
     for step in steps or []:
-        for target in step.to:
+        for target in places(step.to):
             if not await target_open(store, channels, agent, target):
                 raise GatewayError(
                     "FORBIDDEN",
@@ -164,12 +179,35 @@ class Escalator:
         return item
 
     async def _answerers(self, prompt: Prompt, platform: str) -> list[str]:
-        """Who may answer the prompt, of the thread's platform: its run's starter, then the approvers."""
+        """Who may answer the prompt, of the thread's platform: its run's starter, then the approvers (a
+        listed person or group by their identities there)."""
         definition = await self.store.get_agent(prompt.agent)
-        people = [prompt.started_by] if prompt.started_by else []
-        people += definition.human_input.approvers if definition else []
-        mine = [person for person in dict.fromkeys(people) if person.partition(":")[0] == platform]
-        return mine[:MAX_MENTIONS]
+        named = [prompt.started_by] if prompt.started_by else []
+        named += definition.human_input.approvers if definition else []
+        return (await self._identities_on(named, platform))[:MAX_MENTIONS]
+
+    async def _identities_on(self, named: list[str], platform: str) -> list[str]:
+        """``named`` (identities, ``person:<id>``, ``group:<name>``) as the identities on ``platform`` they
+        stand for, each once: a person's linked ones, a directory group's members' ones."""
+        found: list[str] = []
+        for person in await self._people(named):
+            found += person.identities
+        found += [name for name in named if not names_people(name)]
+        return [identity for identity in dict.fromkeys(found) if identity.partition(":")[0] == platform]
+
+    async def _people(self, named: list[str]) -> list[Person]:
+        """The directory people ``named`` lists as ``person:<id>`` or ``group:<name>`` (members), in order."""
+        people = self.store.people
+        found: dict[str, Person] = {}
+        groups = {name.removeprefix(GROUP_PREFIX) for name in named if name.startswith(GROUP_PREFIX)}
+        for name in named:
+            if name.startswith(PERSON_PREFIX) and (person := await people.get(person_id(name))) is not None:
+                found.setdefault(person.person, person)
+        if groups:
+            for person in await people.list():
+                if groups.intersection(person.groups):
+                    found.setdefault(person.person, person)
+        return list(found.values())
 
     async def escalate(self, prompt: Prompt, step: int, fields: dict[str, str]) -> None:
         """Post the prompt's copies for one step (nothing once it settled), each target once: a copy
@@ -178,9 +216,45 @@ class Escalator:
         if not prompt.pending or step >= len(plan):
             return
         posted = {(copy.step, copy.target) for copy in copies(fields.get("esc"))}
-        for target in plan[step].to:
+        for target in places(plan[step].to):
             if (step, target) not in posted:
                 await self._copy(prompt, step, target, plan[step].after_seconds)
+        # People last: their notice is one post, so a copy retried above never posts it twice.
+        if people := [target for target in plan[step].to if names_people(target)]:
+            await self._reach(prompt, people, plan[step].after_seconds)
+
+    async def _reach(self, prompt: Prompt, named: list[str], waited_s: int) -> None:
+        """Reach the people a step names in the prompt's own thread: mentioned where the platform can
+        (their identities there), else by name. Who may answer is still the approver list's to say."""
+        thread = parse_thread_id(prompt.thread_id)
+        channel = self.channels.for_thread(thread)
+        people = await self._people(named)
+        mentions = (await self._identities_on(named, thread.platform))[:MAX_MENTIONS]
+        if isinstance(channel, Mentions):
+            mentions = [identity for identity in mentions if channel.mention(identity) is not None]
+        else:
+            mentions = []
+        reached = {identity for person in people for identity in person.identities if identity in mentions}
+        names = [person.name or person.person for person in people if reached.isdisjoint(person.identities)]
+        names += [
+            name
+            for name in named
+            if name.startswith(PERSON_PREFIX) and person_id(name) not in {person.person for person in people}
+        ]
+        item = message_item(
+            notices.escalated_to(names, waited_s), {"type": "escalation", "mentions": mentions}
+        )
+        item.metadata["prompt_id"] = prompt.prompt_id
+        await channel.post(thread, item)
+        await self.store.log_item(thread.thread_id, _entry(item))
+        event(
+            "prompt.escalated",
+            prompt_id=prompt.prompt_id,
+            thread_id=prompt.thread_id,
+            run_id=prompt.run_id,
+            people=len(people),
+            mentioned=len(mentions),
+        )
 
     async def _copy(self, prompt: Prompt, step: int, target: str, waited_s: int) -> None:
         """One copy; a target that cannot take it is logged and left out (a refusal that may pass is

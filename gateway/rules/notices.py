@@ -150,6 +150,13 @@ def escalated(origin: str, waited_s: int) -> str:
     )
 
 
+def escalated_to(names: list[str], waited_s: int) -> str:
+    """The note an escalation to people posts in the prompt's thread; ``names``: those the platform
+    cannot mention (the rest are mentioned beside it)."""
+    whom = ", ".join(names) if names else "you"
+    return f"⏫ Escalated to {whom}: this prompt has waited {duration(waited_s)} for an answer."
+
+
 def duration(seconds: int) -> str:
     """``45 seconds``, ``15 minutes``, ``2 hours``, ``3 days``: the largest whole unit."""
     for unit, size in (("day", 86_400), ("hour", 3600), ("minute", 60)):

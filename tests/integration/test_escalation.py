@@ -13,6 +13,7 @@ from gateway.base.models import (
     AgentDefinition,
     HumanInput,
     InboundMessage,
+    Person,
     PromptRequest,
     PromptState,
     RunRequest,
@@ -234,3 +235,71 @@ async def test_a_restarted_gateway_runs_the_steps_its_predecessor_scheduled(
     finally:
         await second.stop()
     assert [p.item.metadata.get("prompt_id") for p in after.posts if p.item.type == "message"] == [prompt_id]
+
+
+class MentioningChannel(MemoryChannel):
+    """A channel that can notify its own platform's people by name (``Mentions``)."""
+
+    def mention(self, identity: str) -> str | None:
+        return f"<@{identity.partition(':')[2]}>" if identity.startswith("slack:") else None
+
+
+async def _people(store: Store) -> None:
+    await store.people.put(Person(person="dana", name="Dana", identities=["slack:UDANA", "teams:dana-aad"]))
+    await store.people.put(Person(person="erin", name="Erin", identities=["telegram:42"], groups=["sre"]))
+    await store.people.put(Person(person="finn", name="Finn", identities=["slack:UFINN"], groups=["sre"]))
+    await store.people.put(Person(person="gus", name="Gus", identities=["slack:UGUS"]))
+
+
+@pytest.mark.parametrize("mentions", [True, False], ids=["mentions", "names"])
+async def test_a_step_to_a_person_and_a_group_reaches_them_in_the_prompts_thread(
+    store: Store, clock: Clock, mentions: bool
+) -> None:
+    """``to`` may name ``person:<id>`` and ``group:<name>``: the step mentions each person's identity on
+    the thread's platform where it can, names the rest, and posts no copy anywhere else."""
+    channel = MentioningChannel() if mentions else MemoryChannel()
+    gateway = Gateway(store, Channels([channel]), clock=clock, sweep_interval=3600)
+    await gateway.start()
+    try:
+        await store.put_agent(AgentDefinition(name="ops", human_input=HumanInput(approvers=[BOB])))
+        await _people(store)
+        prompt_id = await raise_with(gateway, [{"after_seconds": 60, "to": ["person:dana", "group:sre"]}])
+
+        assert await step(gateway, clock, 60) == 1
+        [posted] = [p for p in channel.posts if p.item.metadata.get("type") == "escalation"]
+        assert posted.thread_id == THREAD and posted.item.metadata["prompt_id"] == prompt_id
+        waited = "this prompt has waited 1 minute for an answer."
+        if mentions:
+            assert posted.item.metadata["mentions"] == ["slack:UDANA", "slack:UFINN"]
+            assert posted.item.text == f"⏫ Escalated to Erin: {waited}"
+        else:
+            assert posted.item.metadata["mentions"] == []
+            assert posted.item.text == f"⏫ Escalated to Dana, Erin, Finn: {waited}"
+        assert {p.thread_id for p in channel.posts} == {THREAD}, "no copy goes to another thread"
+        escalated = await events(store, "input.escalated")
+        assert [e["data"]["step"] for e in escalated] == [0]
+        assert await step(gateway, clock, 600) == 0
+    finally:
+        await gateway.stop()
+
+
+async def test_a_reminder_names_the_people_a_person_or_group_approver_stands_for(
+    service: Gateway, store: Store, channel: MemoryChannel, clock: Clock
+) -> None:
+    await store.people.put(
+        Person(person="dana", identities=["slack:UDANA", "teams:dana-aad"], groups=["ops"])
+    )
+    await store.put_agent(AgentDefinition(name="ops", human_input=HumanInput(approvers=[BOB, "group:ops"])))
+    await raise_with(service, [{"after_seconds": 60, "remind": True}])
+    assert await step(service, clock, 60) == 1
+    assert texts(channel, THREAD) == [
+        "🔔 Reminder: this prompt is still waiting for an answer. Waiting on UDANA, UALICE, UBOB."
+    ]
+
+
+def test_an_escalation_target_must_be_a_place_or_people() -> None:
+    PromptRequest.model_validate({**DEPLOY, "escalation": [{"after_seconds": 5, "to": ["group:sre"]}]})
+    with pytest.raises(ValueError, match="person:<id> or group:<name>"):
+        PromptRequest.model_validate({**DEPLOY, "escalation": [{"after_seconds": 5, "to": ["nowhere:x"]}]})
+    with pytest.raises(ValueError, match="group"):
+        PromptRequest.model_validate({**DEPLOY, "escalation": [{"after_seconds": 5, "to": ["group:a b"]}]})

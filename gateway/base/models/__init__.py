@@ -45,6 +45,7 @@ from gateway.base.models.people import (
     Person,
     PersonBody,
     check_approver,
+    names_people,
     person_id,
 )
 from gateway.base.models.prompts import (
@@ -151,6 +152,7 @@ __all__ = [
     "from_ms",
     "from_store",
     "has_visible_character",
+    "names_people",
     "person_id",
     "to_ms",
     "utcnow",

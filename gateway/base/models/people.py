@@ -23,6 +23,12 @@ def person_id(value: str) -> str:
     return bare
 
 
+def names_people(value: str) -> bool:
+    """Whether an approver or escalation target names people (``person:<id>``, ``group:<name>``) rather
+    than a platform's identity, thread or channel."""
+    return value.startswith((PERSON_PREFIX, GROUP_PREFIX))
+
+
 def check_approver(value: str) -> str:
     """An approver list's entry: a platform identity, ``person:<id>`` or ``group:<name>``."""
     if value.startswith(PERSON_PREFIX):

@@ -37,6 +37,7 @@ from gateway.base.models.base import (
     from_store,
     has_visible_character,
 )
+from gateway.base.models.people import check_approver, names_people
 from gateway.base.printable import printable
 
 
@@ -71,14 +72,16 @@ class ReasonCode(StrEnum):
     CANCELLED = "cancelled"
 
 
-# Where an escalation step posts a prompt's copy: a thread, or a channel where a thread is started.
+# Where an escalation step posts a prompt's copy (a thread, or a channel where a thread is started), or
+# whom it reaches (person:<id>, group:<name>).
 Target = Annotated[
     str,
     Field(
         min_length=3,
         max_length=200,
         pattern=r"^[a-z][a-z0-9_-]{0,31}:\S+$",
-        description="<platform>:<thread> to post into, or <platform>:<channel> to start a thread in",
+        description="<platform>:<thread> to post into, <platform>:<channel> to start a thread in, or "
+        "person:<id> / group:<name> to reach those people",
     ),
 ]
 
@@ -113,10 +116,12 @@ def check_escalation(steps: list[EscalationStep], info: ValidationInfo) -> list[
     if not from_store(info):
         for step in steps:
             for target in step.to:
-                if not is_thread_or_channel(target):
+                if names_people(target):
+                    check_approver(target)
+                elif not is_thread_or_channel(target):
                     raise ValueError(
                         f"{target!r} must be a thread ({thread_forms()}) or a channel "
-                        f"({channel_examples()}) of an installed platform"
+                        f"({channel_examples()}) of an installed platform, person:<id> or group:<name>"
                     )
     return steps
 
