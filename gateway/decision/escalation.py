@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 from gateway.base import metrics
@@ -196,17 +197,21 @@ class Escalator:
         return [identity for identity in dict.fromkeys(found) if identity.partition(":")[0] == platform]
 
     async def _people(self, named: list[str]) -> list[Person]:
-        """The directory people ``named`` lists as ``person:<id>`` or ``group:<name>`` (members), in order."""
+        """The directory people ``named`` lists as ``person:<id>``, ``group:<name>`` (its members) or
+        ``group:<name>:on-duty`` (whose shift it is now), in order, each once."""
         people = self.store.people
+        at = datetime.fromtimestamp(self.clock(), UTC)
         found: dict[str, Person] = {}
-        groups = {name.removeprefix(GROUP_PREFIX) for name in named if name.startswith(GROUP_PREFIX)}
         for name in named:
-            if name.startswith(PERSON_PREFIX) and (person := await people.get(person_id(name))) is not None:
+            if name.startswith(PERSON_PREFIX):
+                listed = await people.get(person_id(name))
+                batch = [listed] if listed is not None else []
+            elif name.startswith(GROUP_PREFIX):
+                batch = await people.members(name, at)
+            else:
+                continue
+            for person in batch:
                 found.setdefault(person.person, person)
-        if groups:
-            for person in await people.list():
-                if groups.intersection(person.groups):
-                    found.setdefault(person.person, person)
         return list(found.values())
 
     async def escalate(self, prompt: Prompt, step: int, fields: dict[str, str]) -> None:

@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Collection
+from datetime import UTC, datetime
 
 from gateway.base.models import (
     GROUP_PREFIX,
-    PERSON_PREFIX,
     STORED,
     AgentDefinition,
     ApprovalPolicy,
@@ -71,14 +71,14 @@ class Agents(StoreBase):
 
     async def is_approver(self, agent: str, identity: str, groups: Collection[str] = ()) -> bool:
         """Whether the agent's approvers name ``identity``, its person (``person:<id>``), one of its
-        person's directory groups, or one of ``groups`` (``group:<name>``: a signed-in person's groups
-        claim, which only a session passes)."""
+        person's directory groups, a group whose shift is theirs now (``group:<name>:on-duty``), or one
+        of ``groups`` (``group:<name>``: a signed-in person's groups claim, which only a session passes)."""
         if await self.redis.sismember(keys.approvers(agent), identity):
             return True
         names = [f"{GROUP_PREFIX}{group}" for group in groups]
         who = await self.people.whois(identity)
         if who is not None:
-            names += [f"{PERSON_PREFIX}{who.person}", *(f"{GROUP_PREFIX}{group}" for group in who.groups)]
+            names += await self.people.memberships(who, datetime.now(UTC))
         return bool(names) and any(await self.redis.smismember(keys.approvers(agent), names))
 
     async def count_hit(self, name: str, window_ms: int) -> tuple[int, int]:

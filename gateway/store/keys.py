@@ -309,6 +309,7 @@ def signin_session(digest: str) -> str:
 PEOPLE_PREFIX = "tg:{people}:"
 PEOPLE_ALL = f"{PEOPLE_PREFIX}all"  # set: every person id
 PEOPLE_INDEX = f"{PEOPLE_PREFIX}idx"  # hash: identity -> person id
+PEOPLE_GROUPS = f"{PEOPLE_PREFIX}groups"  # hash: group name -> JSON (members, rotation)
 
 
 def person(person_id: str) -> str:

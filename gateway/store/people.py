@@ -6,12 +6,15 @@ identity index in one atomic step: two concurrent links of one identity cannot b
 
 from __future__ import annotations
 
+import builtins
 import json
 import time
+from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from gateway.base.models import PERSON_PREFIX, Person
+from gateway.base.models import GROUP_PREFIX, PERSON_PREFIX, STORED, Person
+from gateway.base.models.groups import ON_DUTY, GroupBody, on_duty_group
 from gateway.store import calls, keys
 from gateway.store.lru import LRU
 from gateway.store.scripts import ScriptCall, Scripts
@@ -39,10 +42,12 @@ class PeopleStore:
         self.redis = client
         self.scripts = scripts
         self._whois: LRU[tuple[float, Person | None]] = LRU(WHOIS_KEPT)
+        self._groups: tuple[float, dict[str, GroupBody]] | None = None
 
     def forget(self) -> None:
         """Drop what this process remembers of who is who (after a change it made itself)."""
         self._whois.clear()
+        self._groups = None
 
     async def _script(self, call: ScriptCall) -> Any:
         return await self.scripts.call(self.redis, *call)
@@ -129,6 +134,61 @@ class PeopleStore:
         reply = await self._script(calls.use_link_code(code, identity))
         self.forget()
         return LinkStatus(reply[0]), str(reply[1]) if len(reply) > 1 else ""
+
+    # Groups with members and rotations (contract §11): few, read whole and remembered briefly.
+
+    async def put_group(self, name: str, group: GroupBody) -> bool:
+        """Create or replace group ``name`` whole; True when it is new."""
+        created = bool(await self.redis.hset(keys.PEOPLE_GROUPS, name, group.model_dump_json()))
+        self.forget()
+        return created
+
+    async def remove_group(self, name: str) -> bool:
+        removed = bool(await self.redis.hdel(keys.PEOPLE_GROUPS, name))
+        self.forget()
+        return removed
+
+    async def groups(self) -> dict[str, GroupBody]:
+        """Every group by name, remembered for ``WHOIS_CACHE_S`` (as who is who is)."""
+        now = time.monotonic()
+        if self._groups is not None and self._groups[0] > now:
+            return self._groups[1]
+        raw = await self.redis.hgetall(keys.PEOPLE_GROUPS)
+        found = {
+            _text(name): GroupBody.model_validate_json(value, context=STORED) for name, value in raw.items()
+        }
+        self._groups = (now + WHOIS_CACHE_S, found)
+        return found
+
+    async def memberships(self, person: Person, at: datetime) -> builtins.list[str]:
+        """The approver-list entries ``person`` stands for: ``person:<id>``, ``group:<name>`` for each
+        group they are in (their record's, or a group naming them as a member) and
+        ``group:<name>:on-duty`` for each group whose shift is theirs at ``at``."""
+        names = [f"{PERSON_PREFIX}{person.person}", *(f"{GROUP_PREFIX}{group}" for group in person.groups)]
+        for name, group in (await self.groups()).items():
+            if person.person in group.members:
+                names.append(f"{GROUP_PREFIX}{name}")
+            if group.rotation is not None and group.rotation.on_duty(at) == person.person:
+                names.append(f"{GROUP_PREFIX}{name}{ON_DUTY}")
+        return list(dict.fromkeys(names))
+
+    async def members(self, name: str, at: datetime) -> builtins.list[Person]:
+        """The people ``group:<name>`` (or ``group:<name>:on-duty``) names at ``at``: a directory
+        group's members (theirs by record or by the group's list), or the person on duty."""
+        groups = await self.groups()
+        duty = on_duty_group(name)
+        if duty is not None:
+            found = groups.get(duty)
+            on_duty = found.rotation.on_duty(at) if found is not None and found.rotation else None
+            person = await self.get(on_duty) if on_duty else None
+            return [person] if person is not None else []
+        bare = name.removeprefix(GROUP_PREFIX)
+        listed = set(groups[bare].members) if bare in groups else set()
+        return [person for person in await self.list() if bare in person.groups or person.person in listed]
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 def _person(person: str, raw: str, identities: Any) -> Person:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -18,6 +19,7 @@ from gateway.base.models import (
     PromptState,
     RunRequest,
 )
+from gateway.base.models.groups import GroupBody, Rotation
 from gateway.decision.service import Gateway, Outcome
 from gateway.delivery.channel import Channels
 from gateway.store import Store, keys
@@ -303,3 +305,25 @@ def test_an_escalation_target_must_be_a_place_or_people() -> None:
         PromptRequest.model_validate({**DEPLOY, "escalation": [{"after_seconds": 5, "to": ["nowhere:x"]}]})
     with pytest.raises(ValueError, match="group"):
         PromptRequest.model_validate({**DEPLOY, "escalation": [{"after_seconds": 5, "to": ["group:a b"]}]})
+
+
+async def test_an_on_duty_target_is_whoever_holds_the_shift_when_the_step_runs(
+    store: Store, clock: Clock
+) -> None:
+    """A handover during the wait: Dana was on duty at the raise, Finn's shift has begun by the step."""
+    channel = MentioningChannel()
+    gateway = Gateway(store, Channels([channel]), clock=clock, sweep_interval=3600)
+    await gateway.start()
+    try:
+        await store.put_agent(AgentDefinition(name="ops", human_input=HumanInput(approvers=[BOB])))
+        await _people(store)
+        starts = datetime.fromtimestamp(START - 3600, UTC)
+        rotation = Rotation(starts_at=starts, shift_seconds=7200, order=["dana", "finn"])
+        await store.people.put_group("sre", GroupBody(members=["dana", "finn"], rotation=rotation))
+        await raise_with(gateway, [{"after_seconds": 3660, "to": ["group:sre:on-duty"]}])
+
+        assert await step(gateway, clock, 3660) == 1
+        [posted] = [p for p in channel.posts if p.item.metadata.get("type") == "escalation"]
+        assert posted.item.metadata["mentions"] == ["slack:UFINN"]
+    finally:
+        await gateway.stop()

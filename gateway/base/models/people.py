@@ -30,12 +30,17 @@ def names_people(value: str) -> bool:
 
 
 def check_approver(value: str) -> str:
-    """An approver list's entry: a platform identity, ``person:<id>`` or ``group:<name>``."""
+    """An approver list's entry: a platform identity, ``person:<id>``, ``group:<name>`` or
+    ``group:<name>:on-duty`` (the person whose shift it is now)."""
     if value.startswith(PERSON_PREFIX):
         return PERSON_PREFIX + person_id(value)
     if value.startswith(GROUP_PREFIX):
-        if not GROUP_NAME.fullmatch(value[len(GROUP_PREFIX) :]):
-            raise ValueError("a group is group:<name>, the name 1 to 64 of A-Z, a-z, 0-9, '.', '_', '-'")
+        name = value[len(GROUP_PREFIX) :].removesuffix(":on-duty")
+        if not GROUP_NAME.fullmatch(name):
+            raise ValueError(
+                "a group is group:<name> (or group:<name>:on-duty), the name 1 to 64 of A-Z, a-z, 0-9, "
+                "'.', '_', '-'"
+            )
         return value
     return check_identity(value)
 
