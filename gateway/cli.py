@@ -254,9 +254,9 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _add_operator_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """``demo``, ``prompts``, ``approvers``, ``people``, ``history`` and ``doctor``: trying it out and
-    running it day to day."""
-    from gateway.process.commands import approvers, history, people, prompts
+    """``demo``, ``prompts``, ``approvers``, ``people``, ``history``, ``push`` and ``doctor``: trying it
+    out and running it day to day."""
+    from gateway.process.commands import approvers, history, people, prompts, push
     from gateway.process.doctor import doctor_command
 
     demo = commands.add_parser(
@@ -285,6 +285,7 @@ def _add_operator_commands(commands: argparse._SubParsersAction[argparse.Argumen
     approvers.add_parsers(commands, common)
     people.add_parsers(commands, common)
     history.add_parsers(commands)
+    push.add_parsers(commands)
 
     doctor = commands.add_parser(
         "doctor",

@@ -129,6 +129,7 @@ async def delete_person(person: PersonPath, core: Core, caller: DirectoryWriter)
     found = await core.store.people.get(bare)
     if found is None or not await core.store.people.remove(bare):
         raise _not_found(bare)
+    await core.store.push.remove(bare)  # their browsers are no longer told anything
     return found
 
 

@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from gateway.base import vapid
 from gateway.base.hosts import host_name
 
 ROLES = ("agent", "operator")
@@ -106,6 +107,10 @@ class Settings(BaseSettings):
     threadgate_session_hours: int = Field(default=12, ge=1, le=24 * 90)
     # MCP clients that sign in at the issuer, and the agents each acts for: client_id:agent1|agent2,...
     threadgate_oauth_clients: str | None = None
+    # Web Push to signed-in people's browsers (docs/push.md): the VAPID private key as base64url of its raw
+    # 32 bytes (``threadgate push keys`` prints a pair), and the contact the push services may reach.
+    threadgate_vapid_private_key: SecretStr | None = None
+    threadgate_vapid_subject: str | None = None
 
     @field_validator("threadgate_log_level")
     @classmethod
@@ -185,6 +190,25 @@ class Settings(BaseSettings):
         return value
 
     @model_validator(mode="after")
+    def _vapid(self) -> Settings:
+        key = self.threadgate_vapid_private_key
+        if key is None:
+            return self
+        try:
+            vapid.public_of(key.get_secret_value())
+        except ValueError as exc:
+            raise ValueError(
+                f"THREADGATE_VAPID_PRIVATE_KEY is not a VAPID private key ({exc}): use the private key "
+                "`threadgate push keys` prints"
+            ) from None
+        if not (self.threadgate_vapid_subject or "").startswith(("mailto:", "https://")):
+            raise ValueError(
+                "THREADGATE_VAPID_SUBJECT is required with THREADGATE_VAPID_PRIVATE_KEY: a mailto: address "
+                "or https:// URL where push services can reach the operator"
+            )
+        return self
+
+    @model_validator(mode="after")
     def _session_secret(self) -> Settings:
         if self.threadgate_oidc_issuer and not self.threadgate_session_secret:
             raise ValueError(
@@ -199,6 +223,8 @@ class Settings(BaseSettings):
         "threadgate_public_url",
         "threadgate_oidc_issuer",
         "threadgate_oauth_clients",
+        "threadgate_vapid_private_key",
+        "threadgate_vapid_subject",
         mode="before",
     )
     @classmethod

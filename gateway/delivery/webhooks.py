@@ -20,7 +20,7 @@ import socket
 import time
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 import httpx
@@ -67,6 +67,15 @@ def verify(
     return same_text(fields["v1"], expected)
 
 
+class LocalTarget(Protocol):
+    """A target the queue delivers to in-process instead of by HTTP (Web Push): it picks the events it
+    wants, and delivers one (None when done, else what failed, retried like a URL's)."""
+
+    def wants(self, raw: str) -> bool: ...
+
+    async def deliver(self, body: bytes, ident: str) -> str | None: ...
+
+
 def target(url: str) -> str:
     """A URL fit for logs: scheme, host and path only (credentials and query strings stay out)."""
     parts = urlsplit(url)
@@ -97,12 +106,14 @@ class WebhookDispatcher:
         transport: httpx.AsyncBaseTransport | None = None,
         clock: Callable[[], float] = time.time,
         health: StoreHealth | None = None,
+        local: dict[str, LocalTarget] | None = None,
     ) -> None:
         self.queue = WebhookQueue(redis)
+        self.local = dict(local or {})
         self.health = health or StoreHealth(redis)
         self.urls = list(urls)
         self._secret = secret
-        self._standard_key = standard_key(secret)
+        self._standard_key = standard_key(secret) if urls else b""  # no URL: only local targets
         self.retry = retry or Retry()
         self.timeout_s = timeout_s
         self.concurrency = concurrency
@@ -118,20 +129,26 @@ class WebhookDispatcher:
 
     @classmethod
     def from_settings(
-        cls, settings: Settings, redis: Any, health: StoreHealth | None = None
+        cls,
+        settings: Settings,
+        redis: Any,
+        health: StoreHealth | None = None,
+        local: dict[str, LocalTarget] | None = None,
     ) -> WebhookDispatcher | None:
-        """A dispatcher for ``THREADGATE_WEBHOOKS``, or None when no URL is set. Refuses to send unsigned."""
+        """A dispatcher for ``THREADGATE_WEBHOOKS`` and the ``local`` targets, or None when there are
+        none. Refuses to send unsigned."""
         urls = settings.webhook_urls()
-        if not urls:
+        if not urls and not local:
             return None
         for url in urls:
             if urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).hostname:
                 raise ValueError(
                     f"THREADGATE_WEBHOOKS has an entry that is not an http(s) URL: {target(url)}"
                 )
-        if settings.threadgate_webhook_secret is None:
+        secret = settings.threadgate_webhook_secret
+        if urls and secret is None:
             raise ValueError("THREADGATE_WEBHOOKS is set but THREADGATE_WEBHOOK_SECRET is not: set a secret")
-        return cls(redis, urls, settings.threadgate_webhook_secret.get_secret_value(), health=health)
+        return cls(redis, urls, secret.get_secret_value() if secret else "", health=health, local=local)
 
     def now_ms(self) -> int:
         return int(self.clock() * 1000)
@@ -147,7 +164,7 @@ class WebhookDispatcher:
             asyncio.create_task(self._forever(self._fan_out_loop), name="threadgate.webhooks.fan_out"),
             asyncio.create_task(self._forever(self._deliver_loop), name="threadgate.webhooks.deliver"),
         ]
-        event("webhooks.started", targets=[target(url) for url in self.urls])
+        event("webhooks.started", targets=[target(url) for url in self.urls] + list(self.local))
 
     async def stop(self) -> None:
         await cancel_and_wait(self._tasks)
@@ -225,6 +242,11 @@ class WebhookDispatcher:
             return 0
         event_id = _event_id(raw) or row.entry_id
         deliveries = [(delivery_id(event_id, url), url) for url in self.urls]
+        deliveries += [
+            (delivery_id(event_id, name), name) for name, local in self.local.items() if local.wants(raw)
+        ]
+        if not deliveries:
+            return 0
         ttl_s = int(self.retry.give_up_s) + 24 * 3600
         return await self.queue.enqueue(raw, deliveries, self.now_ms(), ttl_s)
 
@@ -252,12 +274,14 @@ class WebhookDispatcher:
             await self.queue.forget(ident)
             return
         url = record["url"]
-        if url not in self.urls:
+        if url not in self.urls and url not in self.local:
             await self.queue.forget(ident)
             event("webhook.dropped", logging.WARNING, target=target(url), reason="no longer configured")
             return
         attempts = int(record.get("attempts", 0)) + 1
-        failure = await self._post(url, record["body"].encode(), ident)
+        body = record["body"].encode()
+        local = self.local.get(url)
+        failure = await (local.deliver(body, ident) if local is not None else self._post(url, body, ident))
         if failure is None:
             await self.queue.forget(ident)
             event("webhook.delivered", logging.DEBUG, target=target(url), attempts=attempts)

@@ -16,6 +16,7 @@ from gateway.delivery.channel_services import ProcessState, Services, ThreadLog
 from gateway.delivery.feeds import StreamCaps
 from gateway.delivery.lease import Lease
 from gateway.delivery.plugins import build_channels
+from gateway.delivery.push import push_targets
 from gateway.delivery.webhooks import WebhookDispatcher
 from gateway.rules.audience import Audiences
 from gateway.store import Connection, Store, connect
@@ -69,7 +70,9 @@ class Runtime:
         gateway = Gateway(
             store, Channels(list(channels)), health=health, outbox_lock_ms=settings.threadgate_outbox_lock_ms
         )
-        webhooks = WebhookDispatcher.from_settings(settings, connection.client, health=health)
+        webhooks = WebhookDispatcher.from_settings(
+            settings, connection.client, health=health, local=push_targets(settings, store)
+        )
         streams = StreamCaps(settings.threadgate_max_streams_per_token, settings.threadgate_max_streams)
         return cls(
             settings,

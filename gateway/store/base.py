@@ -13,6 +13,7 @@ from gateway.store.grants import RunGrants
 from gateway.store.lru import LATEST_KEPT, LRU, RUNS_KEPT, THREADS_OF_KEPT
 from gateway.store.owners import Ownership
 from gateway.store.people import PeopleStore
+from gateway.store.push import PushSubscriptions
 from gateway.store.results import OutboxClaim
 from gateway.store.scripts import ScriptCall, Scripts, thread_lead
 from gateway.store.session_runs import SessionRuns
@@ -85,6 +86,7 @@ class StoreBase:
         self.session_runs = SessionRuns(client, self.scripts, thread_idle_ms)
         self.escalations = EscalationStore(self)
         self.signins = SignIns(client)
+        self.push = PushSubscriptions(client)
         self.people = PeopleStore(client, self.scripts)
 
     async def load(self) -> None:

@@ -322,6 +322,11 @@ def person_identities(person_id: str) -> str:
     return f"{PEOPLE_PREFIX}i:{person_id}"
 
 
+def push_subscriptions(person_id: str) -> str:
+    """A hash: a person's Web Push subscriptions, by a hash of each endpoint."""
+    return f"{PEOPLE_PREFIX}push:{person_id}"
+
+
 def link_code(code: str) -> str:
     """A one-time link code: "new <person>", then "used <person> <identity>" until it would have expired."""
     return f"{PEOPLE_PREFIX}code:{code}"
