@@ -16,7 +16,12 @@ COMMON = {
     "decisions.js": STATIC / "decisions.js",
     "common.css": STATIC / "common.css",
 }
-MEDIA_TYPES = {".js": "text/javascript", ".css": "text/css"}
+MEDIA_TYPES = {
+    ".js": "text/javascript",
+    ".css": "text/css",
+    ".webmanifest": "application/manifest+json",
+    ".svg": "image/svg+xml",
+}
 # A page runs only its own scripts and styles; nothing else may load into it.
 PAGE_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'",

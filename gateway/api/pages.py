@@ -15,6 +15,9 @@ ASSETS = {
     "history.js": assets.STATIC / "history.js",
     "inbox.css": assets.STATIC / "inbox.css",
     "history.css": assets.STATIC / "history.css",
+    "push.js": assets.STATIC / "push.js",
+    "manifest.webmanifest": assets.STATIC / "manifest.webmanifest",
+    "icon.svg": assets.STATIC / "icon.svg",
     **assets.COMMON,
 }
 
@@ -33,3 +36,12 @@ async def inbox(request: Request) -> Response:
 async def inbox_asset(name: str) -> Response:
     """One of the inbox's scripts or styles."""
     return assets.asset(ASSETS, name)
+
+
+@router.get("/inbox-sw.js")
+async def inbox_service_worker() -> Response:
+    """The inbox's service worker (Web Push notifications, and opening a prompt on a tap); served from the
+    root so its scope may be the whole gateway."""
+    response = assets.asset({"sw.js": assets.STATIC / "sw.js"}, "sw.js")
+    response.headers["Service-Worker-Allowed"] = "/"
+    return response
