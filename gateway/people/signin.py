@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import re
 import secrets
 import time
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
+from gateway.base.logs import event
 from gateway.people.oidc import Client, Provider, TokenRefused
 from gateway.store.signins import SignIns
 
@@ -185,6 +187,9 @@ class SignIn:
                 "name": _text(claims.get("name")) or _text(claims.get("preferred_username")),
                 "email": _text(claims.get("email")),
             }
+        if self.groups_claim not in claims and _overage(claims, self.groups_claim):
+            # Entra ID leaves a person's groups out past 200 and points to Microsoft Graph instead.
+            event("signin.groups_overage", logging.WARNING, person=record["person"], claim=self.groups_claim)
         record.update(token_groups=list(token_groups), signed_in_at=int(time.time()))
         session_id = secrets.token_urlsafe(32)
         await self.store.put_session(self.digest(session_id), record, self.session_seconds)
@@ -266,6 +271,12 @@ def _claim_groups(value: Any) -> tuple[str, ...]:
     if not isinstance(value, list):
         return ()
     return tuple(item[:200] for item in value[:200] if isinstance(item, str) and item)
+
+
+def _overage(claims: dict[str, Any], claim: str) -> bool:
+    """Whether the token says ``claim`` is to be fetched elsewhere (``_claim_names``, OIDC Core 5.6.2)."""
+    names = claims.get("_claim_names")
+    return isinstance(names, dict) and claim in names
 
 
 def _merged(first: tuple[str, ...], second: tuple[str, ...]) -> tuple[str, ...]:

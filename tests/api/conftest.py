@@ -57,10 +57,12 @@ def api_settings(redis_url: str | None, **extra: Any) -> Settings:
 
 
 @contextlib.asynccontextmanager
-async def serve(app: ASGIApp, settings: Settings | None = None) -> AsyncIterator[str]:
-    """Serve ``app`` with uvicorn on a free 127.0.0.1 port for the block; yields its base URL. A gateway's
-    ``settings`` give the server its forwarded-header options, as ``threadgate serve`` does."""
-    port = free_port()
+async def serve(
+    app: ASGIApp, settings: Settings | None = None, port: int | None = None
+) -> AsyncIterator[str]:
+    """Serve ``app`` with uvicorn on 127.0.0.1 (``port``, else a free one) for the block; yields its base URL.
+    A gateway's ``settings`` give the server its forwarded-header options, as ``threadgate serve`` does."""
+    port = port or free_port()
     proxies = proxy_options(settings) if settings is not None else {}
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on", **proxies)
     server = uvicorn.Server(config)
@@ -96,12 +98,14 @@ def real_redis(redis_server: RedisServer) -> str:
 
 
 @contextlib.asynccontextmanager
-async def served_gateway(redis_url: str, options: ApiOptions = FAST, **extra: Any) -> AsyncIterator[Served]:
+async def served_gateway(
+    redis_url: str, options: ApiOptions = FAST, port: int | None = None, **extra: Any
+) -> AsyncIterator[Served]:
     channel = ServedChannel("slack")
     settings = api_settings(redis_url, **extra)
     runtime = Runtime.build(settings, channels=[channel, ServedChannel("web")])
     app = create_app(runtime, options)
-    async with serve(app, settings) as base_url:
+    async with serve(app, settings, port) as base_url:
         yield Served(base_url, runtime, channel, app)
 
 

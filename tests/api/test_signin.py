@@ -4,6 +4,7 @@ refusal of the callback, the session cookie, and answering with it."""
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -651,6 +652,35 @@ async def test_a_session_answers_for_a_group_its_token_claims(
     assert responded.status_code == 200, responded.text
     assert revoked.status_code == 404, revoked.text  # allowed to revoke: there is just no such grant
     assert revoked.json()["error"]["code"] == "GRANT_NOT_FOUND"
+
+
+async def test_an_entra_groups_overage_signs_in_without_groups_and_says_why(
+    browser: httpx.AsyncClient, idp: FakeOidcProvider, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="threadgate")
+    idp.user = {
+        **SAM,
+        "_claim_names": {"groups": "src1"},
+        "_claim_sources": {
+            "src1": {"endpoint": "https://graph.microsoft.com/v1.0/users/sam/getMemberObjects"}
+        },
+    }
+    await sign_in(browser)
+    me = (await browser.get("/v1/me")).json()
+    assert me["person"] == "sam" and me["groups"] == []
+    [warning] = [record for record in caplog.records if record.getMessage() == "signin.groups_overage"]
+    assert warning.levelno == logging.WARNING
+    assert warning.fields == {"person": "sam", "claim": "groups"}  # type: ignore[attr-defined]
+
+
+async def test_a_token_with_its_groups_claim_logs_no_overage(
+    browser: httpx.AsyncClient, idp: FakeOidcProvider, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="threadgate")
+    idp.user = {**SAM, "groups": ["sre"], "_claim_names": {"roles": "src1"}}
+    await sign_in(browser)
+    assert (await browser.get("/v1/me")).json()["groups"] == ["sre"]
+    assert "signin.groups_overage" not in caplog.text
 
 
 async def test_a_session_whose_token_claims_other_groups_is_403(
