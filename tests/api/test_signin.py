@@ -702,8 +702,6 @@ async def test_an_operator_token_naming_a_person_brings_no_claim_groups(
     accepted, responded, revoked = await _answer_every_way(
         browser, gateway, OPERATOR_AUTH, named="person:sam"
     )
-    # respond takes person:<id> in X-Threadgate-From, and the rule finds no group for it
-    assert responded.status_code == 403, responded.text
-    assert responded.json()["error"]["code"] == "FORBIDDEN"
-    # the inputs and grant routes take only platform identities in from
+    # every route takes only platform identities in from (X-Threadgate-From too): no claim groups pass
+    assert (responded.status_code, responded.json()["error"]["code"]) == (422, "INVALID_PARAMS")
     assert accepted.status_code == 400 and revoked.status_code == 422
