@@ -3,8 +3,9 @@
 Posting needs no network: the core logs every item it posts, and the page streams that log
 (``GET /chat/{room}/events``, Server-Sent Events). People's messages arrive at
 ``POST /chat/{room}/messages`` and go to the core like any platform's. What it reads beyond its sink (the
-log, who may read a room, rate limits, whether the store answers) it asks of the core's services for
-channels at start (``ChannelContext.services``).
+log, who may read a room, rate limits, whether the store answers, who a session cookie is) it asks of the
+core's services for channels at start (``ChannelContext.services``). With sign-in configured, a visitor
+with a session is that person (``person:<id>``) on every route, whatever name they send.
 """
 
 from __future__ import annotations
