@@ -115,6 +115,15 @@ def _refusal(error: GatewayError) -> JSONResponse:
     return JSONResponse(error.envelope(), status_code=error.status, headers=headers)
 
 
+def _signed_out(error: GatewayError) -> JSONResponse:
+    """A refusal of the session cookie; one that ended (401) is also cleared, so the page can sign in by
+    name or token again without the dead cookie in the way."""
+    response = _refusal(error)
+    if error.status == 401:
+        response.delete_cookie(SignedInPeople.cookie, path="/", httponly=True, samesite="lax")
+    return response
+
+
 def _not_visible(room: str) -> JSONResponse:
     """A room the reader may not see does not exist for them (as another agent's run for a token)."""
     message = f"No room {room!r} here for you; check its name, or sign in as someone who takes part in it."
@@ -279,7 +288,7 @@ class WebChannel:
         try:
             person = await self._person(request, write=True)
         except GatewayError as exc:
-            return _refusal(exc)
+            return _signed_out(exc)
         if person is not None:
             name = person.name or person.person
             return self._signed(
@@ -319,7 +328,7 @@ class WebChannel:
         except SignInError as exc:
             return _error("UNAUTHORIZED", str(exc), 401)
         except GatewayError as exc:
-            return _refusal(exc)
+            return _signed_out(exc)
         try:
             thread = parse_thread_id(f"web:{request.path_params['room']}")
         except GatewayError as exc:
@@ -371,7 +380,7 @@ class WebChannel:
         try:  # who, before a byte of the body is parsed
             person = await self._person(request, write=True)
         except GatewayError as exc:
-            return _refusal(exc)
+            return _signed_out(exc)
         if person is None and not self.access.may_read(_bearer(request)):
             return _error("UNAUTHORIZED", NEEDS_TOKEN, 401)
         if (refused := _not_json(request)) is not None:
@@ -422,7 +431,7 @@ class WebChannel:
         try:
             received = await self._hand_over(request, message, person)
         except GatewayError as exc:  # the session ended meanwhile
-            return _refusal(exc)
+            return _signed_out(exc)
         reply: dict[str, Any] = {"outcome": received.outcome.value}
         if (notice := notices.for_sender(received)) is not None:
             reply["notice"] = notice

@@ -81,6 +81,7 @@ class SignedInPeople:
     a member of a group, and a session that ended (logout, expiry, the person removed) stops at once.
     """
 
+    cookie = SESSION_COOKIE
     login_path = "/auth/login"
     logout_path = "/auth/logout"
 
@@ -124,6 +125,6 @@ def session_cookie(headers: Mapping[str, str]) -> str | None:
     """The ``tg_session`` cookie's value from the ``Cookie`` header, or None."""
     for part in (headers.get("cookie") or "").split(";"):
         key, _, value = part.strip().partition("=")
-        if key == SESSION_COOKIE and value:
+        if key == SignedInPeople.cookie and value:
             return value
     return None

@@ -279,9 +279,21 @@ async def test_a_person_removed_from_the_directory_loses_the_chat_at_once(idp: F
         async with signed_in(web) as browser:
             assert (await browser.post("/chat/ops/session", json={})).json()["identity"] == "person:cara"
             assert (await operator.delete("/v1/people/cara")).status_code in (200, 204)
+            cookie = browser.cookies["tg_session"]
             assert refusal(await browser.post("/chat/ops/session", json={})) == (401, "UNAUTHORIZED")
-            assert refusal(await approve(browser, "ops", prompt)) == (401, "UNAUTHORIZED")
-            assert await first_event(browser, "ops") == 401
+            assert "tg_session" not in browser.cookies, "the dead cookie is cleared"
+            again = {"Cookie": f"tg_session={cookie}"}  # a copy kept from before
+            answered = await browser.post(
+                "/chat/ops/messages",
+                json={"text": "approve", "prompt_id": prompt["prompt_id"]},
+                headers=again,
+            )
+            assert refusal(answered) == (401, "UNAUTHORIZED")
+            assert answered.headers["set-cookie"].startswith('tg_session="";')
+            async with web.client(again) as reader:
+                assert await first_event(reader, "ops") == 401
+            signed = await browser.post("/chat/ops/session", json={"name": "cara"})  # the cookie is gone
+            assert signed.json()["identity"] == "web:cara", "open chat: a name signs in again"
         assert (await prompt_of(web, prompt["prompt_id"]))["prompt_state"] == "pending"
 
 
