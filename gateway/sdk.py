@@ -16,7 +16,8 @@ What is here, by what a channel does with it:
   ``ChannelContext``, ``MessageRef``, ``ChannelError``; ``HandOver`` and ``Handed`` hand an event to the
   core with the gateway's one retry rule. The services a channel may ask its context for
   (``context.services``, a ``Services``): ``ThreadLog``, ``Audiences``, ``RateLimiter``,
-  ``ProcessState``; ``StreamCaps`` caps the streams a channel serves itself.
+  ``ProcessState``, ``SignedInPeople`` (who a session cookie is, and their messages as that person, with
+  ``SignedIn`` the person); ``StreamCaps`` caps the streams a channel serves itself.
 - **Run in ``threadgate demo``**: ``LocalChat``, for a platform that needs no outside service.
 - **Hand people's input to the core**: ``InboundSink`` (``receive`` a typed ``InboundMessage``, ``step``
   a decoded press, form or reply: one act of ``steps``, such as ``steps.Pick``) and what it answers
@@ -91,6 +92,8 @@ _WHERE: dict[str, str] = {
     "STREAM_ID_PROBLEM": "gateway.base.cursors",
     "SchemaError": "gateway.base.forms",
     "Services": "gateway.delivery.channel_services",
+    "SignedIn": "gateway.people.signin",
+    "SignedInPeople": "gateway.delivery.channel_services",
     "StartsThreads": "gateway.delivery.channel",
     "StepRequest": "gateway.rules.steps",
     "StepResult": "gateway.rules.steps",
@@ -324,6 +327,9 @@ if TYPE_CHECKING:
         Services as Services,
     )
     from gateway.delivery.channel_services import (
+        SignedInPeople as SignedInPeople,
+    )
+    from gateway.delivery.channel_services import (
         ThreadLog as ThreadLog,
     )
     from gateway.delivery.feeds import (
@@ -361,6 +367,9 @@ if TYPE_CHECKING:
     )
     from gateway.delivery.sse import (
         event_stream as event_stream,
+    )
+    from gateway.people.signin import (
+        SignedIn as SignedIn,
     )
     from gateway.process.probes import (
         PROBE_TIMEOUT_S as PROBE_TIMEOUT_S,

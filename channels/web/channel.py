@@ -3,8 +3,9 @@
 Posting needs no network: the core logs every item it posts, and the page streams that log
 (``GET /chat/{room}/events``, Server-Sent Events). People's messages arrive at
 ``POST /chat/{room}/messages`` and go to the core like any platform's. What it reads beyond its sink (the
-log, who may read a room, rate limits, whether the store answers) it asks of the core's services for
-channels at start (``ChannelContext.services``).
+log, who may read a room, rate limits, whether the store answers, who a session cookie is) it asks of the
+core's services for channels at start (``ChannelContext.services``). With sign-in configured, a visitor
+with a session is that person (``person:<id>``) on every route, whatever name they send.
 """
 
 from __future__ import annotations
@@ -38,6 +39,10 @@ from gateway.sdk import (
     PromptKind,
     PromptView,
     RateLimiter,
+    Reader,
+    Received,
+    SignedIn,
+    SignedInPeople,
     StreamCaps,
     ThreadItem,
     ThreadLog,
@@ -94,6 +99,8 @@ class WebPost(BaseModel):
 
 
 class SignIn(BaseModel):
+    """A sign-in by name (and the web token); with a session, any ``name`` is ignored."""
+
     name: str | None = Field(default=None, max_length=64)
 
 
@@ -106,6 +113,15 @@ def _refusal(error: GatewayError) -> JSONResponse:
     retry_after = error.details.get("retry_after")
     headers = {"Retry-After": str(retry_after)} if retry_after is not None else None
     return JSONResponse(error.envelope(), status_code=error.status, headers=headers)
+
+
+def _signed_out(error: GatewayError) -> JSONResponse:
+    """A refusal of the session cookie; one that ended (401) is also cleared, so the page can sign in by
+    name or token again without the dead cookie in the way."""
+    response = _refusal(error)
+    if error.status == 401:
+        response.delete_cookie(SignedInPeople.cookie, path="/", httponly=True, samesite="lax")
+    return response
 
 
 def _not_visible(room: str) -> JSONResponse:
@@ -142,11 +158,16 @@ def _with_typing_hint(item: dict[str, Any]) -> None:
             prompt["session_label"] = notices.APPROVE_FOR_SESSION
 
 
+def _reader_of(person: SignedIn) -> Reader:
+    """A signed-in person reads as ``person:<id>``, with their linked identities and session's groups."""
+    return Reader(identity=person.identity, identities=person.identities, groups=person.groups)
+
+
 @dataclass(frozen=True, slots=True)
 class _Running:
     """What the channel holds while the gateway runs: from its context, and the core's services it uses.
     Without the facts of who may read a room (``audiences``) nothing is shown; without a limiter, posts
-    are not counted."""
+    are not counted; without ``signed_in`` (sign-in not configured) nobody chats as a signed-in person."""
 
     sink: InboundSink
     public_url: str | None
@@ -154,6 +175,7 @@ class _Running:
     audiences: Audiences | None
     limiter: RateLimiter | None
     state: ProcessState
+    signed_in: SignedInPeople | None = None
 
     @classmethod
     def of(cls, context: ChannelContext) -> _Running:
@@ -165,6 +187,7 @@ class _Running:
             services.get(Audiences),
             services.get(RateLimiter),
             services.get(ProcessState) or ProcessState(),
+            services.get(SignedInPeople),
         )
 
 
@@ -233,11 +256,44 @@ class WebChannel:
             thread = parse_thread_id(f"web:{request.path_params['room']}")
         except GatewayError as exc:
             return _refusal(exc)
-        return chat_page(thread.parts[0], "name" if self.access.open else "token")
+        signed_in = self._context is not None and self._context.signed_in is not None
+        return chat_page(thread.parts[0], "name" if self.access.open else "token", signed_in)
+
+    async def _person(self, request: Request, *, write: bool = False) -> SignedIn | None:
+        """The signed-in person of the request's session cookie (None: sign-in is not configured, or no
+        cookie). A dead session is 401, unless the request also brings a web token, which then signs in
+        as before; a ``write`` not sent as JSON from a same-origin page is 403 (``GatewayError``)."""
+        people = self._context.signed_in if self._context is not None else None
+        if people is None or not people.has_session(request.headers):
+            return None
+        try:
+            return await people.person(request.headers, write=write)
+        except GatewayError as exc:
+            if exc.status == 401 and _bearer(request):
+                return None
+            raise
+
+    def _signed(self, request: Request, name: str, identity: str, key: str, **more: Any) -> JSONResponse:
+        """What a checked sign-in answers: the name shown, the identity posted as, and in the lobby the
+        ``room`` the page moves on to (``key`` names it: the chosen name, or the person's id)."""
+        signed: dict[str, Any] = {"name": name, "identity": identity, **more}
+        if self.lobby is not None and request.path_params["room"] == self.lobby:
+            signed["room"] = own_room(self.lobby, key)
+        return JSONResponse(signed)
 
     async def _session(self, request: Request) -> JSONResponse:
         """Check a sign-in before the page uses it: answers the name the visitor chats as, and in the lobby
-        the ``room`` the page moves on to."""
+        the ``room`` the page moves on to. A signed-in person (session cookie) is that person, whatever
+        ``name`` says; the answer then has ``person`` and ``signed_in: true``."""
+        try:
+            person = await self._person(request, write=True)
+        except GatewayError as exc:
+            return _signed_out(exc)
+        if person is not None:
+            name = person.name or person.person
+            return self._signed(
+                request, name, person.identity, person.person, person=person.person, signed_in=True
+            )
         if not self.access.may_read(_bearer(request)):
             return _error("UNAUTHORIZED", NEEDS_TOKEN, 401)
         if (refused := _not_json(request)) is not None:
@@ -249,22 +305,30 @@ class WebChannel:
             return _error("INVALID_PARAMS", 'Send {"name": "<your name>"}.', 400)
         except SignInError as exc:
             return _error("UNAUTHORIZED", str(exc), 401)
-        signed: dict[str, str] = {"name": name, "identity": f"web:{name}"}
-        if self.lobby is not None and request.path_params["room"] == self.lobby:
-            signed["room"] = own_room(self.lobby, name)
-        return JSONResponse(signed)
+        return self._signed(request, name, f"web:{name}", name)
 
     async def _events(self, request: Request) -> Response:
         """The thread's item log as Server-Sent Events: everything after ``Last-Event-ID``, then live.
 
-        Only for those who may read the room (``?name=`` says who a visitor reads as); 404 for others.
+        Only for those who may read the room (``?name=`` says who a visitor reads as; a signed-in person
+        reads as their person, with their linked identities and groups, and ``name`` is ignored); 404 for
+        others.
         """
         try:
-            reader = self.access.reader(
-                request.query_params.get("name"), _bearer(request), getattr(request.app.state, "tokens", None)
+            person = await self._person(request)
+            reader = (
+                _reader_of(person)
+                if person is not None
+                else self.access.reader(
+                    request.query_params.get("name"),
+                    _bearer(request),
+                    getattr(request.app.state, "tokens", None),
+                )
             )
         except SignInError as exc:
             return _error("UNAUTHORIZED", str(exc), 401)
+        except GatewayError as exc:
+            return _signed_out(exc)
         try:
             thread = parse_thread_id(f"web:{request.path_params['room']}")
         except GatewayError as exc:
@@ -279,13 +343,16 @@ class WebChannel:
         if not await may_read_room(self._context.audiences, thread.thread_id, reader):
             return _not_visible(thread.parts[0])
         try:
-            slot = self.streams.open(self._stream_credential(request))
+            slot = self.streams.open(self._stream_credential(request, person))
         except GatewayError as exc:
             return _refusal(exc)
         return event_stream(self._stream(thread.thread_id, after), self.heartbeat_s, slot)
 
-    def _stream_credential(self, request: Request) -> str:
-        """Whom an open event stream counts against: the web token, or (open chat) the visitor's address."""
+    def _stream_credential(self, request: Request, person: SignedIn | None = None) -> str:
+        """Whom an open event stream counts against: the signed-in person, the web token, or (open chat)
+        the visitor's address."""
+        if person is not None:
+            return "web-person:" + person.person
         token = _bearer(request)
         if token:
             return "web-token:" + hashlib.sha256(token.encode("utf-8", "surrogateescape")).hexdigest()[:16]
@@ -308,7 +375,13 @@ class WebChannel:
                 yield f"id: {entry_id}\nevent: item\ndata: {data}\n\n".encode()
 
     async def _receive(self, request: Request) -> JSONResponse:
-        if not self.access.may_read(_bearer(request)):  # before a byte of the body is parsed
+        """A message typed or a control pressed on the page: to the core as the signed-in person (whose
+        groups the core takes from the session) or as ``web:<name>``."""
+        try:  # who, before a byte of the body is parsed
+            person = await self._person(request, write=True)
+        except GatewayError as exc:
+            return _signed_out(exc)
+        if person is None and not self.access.may_read(_bearer(request)):
             return _error("UNAUTHORIZED", NEEDS_TOKEN, 401)
         if (refused := _not_json(request)) is not None:
             return refused
@@ -323,7 +396,7 @@ class WebChannel:
             parse_json(body)  # the limits of every request body (depth, valid Unicode) first
             post = WebPost.model_validate_json(body)
             thread = parse_thread_id(f"web:{request.path_params['room']}")
-            name = self.access.identify(post.name, _bearer(request))
+            sender = person.identity if person else f"web:{self.access.identify(post.name, _bearer(request))}"
             check_size(post.text, post.answers, post.note, post.arguments)
             if self._context.limiter is not None and self._context.audiences is not None:
                 await admit_post(
@@ -331,7 +404,7 @@ class WebChannel:
                     self._context.audiences,
                     self.limits,
                     thread.thread_id,
-                    f"web:{name}",
+                    sender,
                     client_address(request),
                 )
         except ValidationError as exc:
@@ -344,7 +417,7 @@ class WebChannel:
             return _error("UNAUTHORIZED", str(exc), 401)
         message = InboundMessage(
             thread_id=thread.thread_id,
-            sender=f"web:{name}",
+            sender=sender,
             text=post.text,
             answers=post.answers,
             prompt_id=post.prompt_id,
@@ -355,7 +428,10 @@ class WebChannel:
             event_id=f"web:{post.client_id}" if post.client_id else None,
             notify=False,  # the page shows the notice to its sender itself
         )
-        received = await self._context.sink.receive(message)
+        try:
+            received = await self._hand_over(request, message, person)
+        except GatewayError as exc:  # the session ended meanwhile
+            return _signed_out(exc)
         reply: dict[str, Any] = {"outcome": received.outcome.value}
         if (notice := notices.for_sender(received)) is not None:
             reply["notice"] = notice
@@ -364,3 +440,13 @@ class WebChannel:
         if received.granted is not None:  # "Approve for this session": its card says what it lets through
             reply["granted"] = received.granted
         return JSONResponse(reply, status_code=202)
+
+    async def _hand_over(
+        self, request: Request, message: InboundMessage, person: SignedIn | None
+    ) -> Received:
+        """To the core: a signed-in person's message through the sign-in service, which reads who they are
+        and their groups from the session again; anyone else's through the sink."""
+        assert self._context is not None
+        if person is not None and self._context.signed_in is not None:
+            return await self._context.signed_in.receive(request.headers, message)
+        return await self._context.sink.receive(message)

@@ -19,9 +19,11 @@ ASSETS = {
 }
 
 
-def chat_page(room: str, sign_in: str) -> HTMLResponse:
-    """The page for ``web:<room>``; ``sign_in`` is ``name`` (pick a name) or ``token``."""
-    return assets.page(STATIC / "chat.html", {"__ROOM__": html.escape(room), "__SIGN_IN__": sign_in})
+def chat_page(room: str, sign_in: str, signed_in: bool = False) -> HTMLResponse:
+    """The page for ``web:<room>``; ``sign_in`` is ``name`` (pick a name) or ``token``; ``signed_in``: people
+    may also sign in at the organisation's identity provider (the page offers it, and uses a session)."""
+    values = {"__ROOM__": html.escape(room), "__SIGN_IN__": sign_in, "__IDP__": "yes" if signed_in else "no"}
+    return assets.page(STATIC / "chat.html", values)
 
 
 async def asset(request: Request) -> Response:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable, Iterator
 from contextlib import asynccontextmanager
+from functools import partial
 
 from fastapi import FastAPI
 
@@ -21,10 +22,11 @@ from gateway.api.ops import router as ops_router
 from gateway.api.outage import StoreOutageGuard
 from gateway.api.pages import router as pages_router
 from gateway.api.same_origin import SameOriginWrites, origin_of
-from gateway.api.signin import build_signin
+from gateway.api.signin import build_signin, session_write_refusal
 from gateway.api.signin import me_router as me_router
 from gateway.api.signin import router as signin_router
 from gateway.base.ratelimit import RateLimiter
+from gateway.delivery.channel_services import SignedInPeople
 from gateway.delivery.plugins import route_refusal, same_origin_prefixes, spec_for
 from gateway.process.runtime import Runtime
 
@@ -60,22 +62,28 @@ def create_app(runtime: Runtime, options: ApiOptions | None = None) -> FastAPI:
         runtime.store, limit=options.respond_limit, window_s=options.respond_window_s
     )
     app.state.signin, app.state.oauth_resource = build_signin(runtime.settings, runtime.store.signins)
+    public_url = runtime.settings.threadgate_public_url
+    public_origin = origin_of(public_url) if public_url else None
     if app.state.signin is not None:  # the person signed in is the directory's, found by email
         app.state.signin.directory = runtime.store.people
+        runtime.signed_in = SignedInPeople(
+            app.state.signin,
+            partial(session_write_refusal, public_origin=public_origin),
+            runtime.receive_signed_in,
+        )
     install_error_handlers(app)
-    public_url = runtime.settings.threadgate_public_url
     app.add_middleware(  # inside the body limit, which bounds its read
         Admission,
         tokens=app.state.tokens,
         signin=app.state.signin,
         oauth=app.state.oauth_resource,
-        public_origin=origin_of(public_url) if public_url else None,
+        public_origin=public_origin,
     )
     app.add_middleware(BodyLimit, max_bytes=options.max_body_bytes)
     app.add_middleware(StoreOutageGuard, health=runtime.health)
     app.add_middleware(
         SameOriginWrites,
-        public_origin=origin_of(public_url) if public_url else None,
+        public_origin=public_origin,
         channel_prefixes=same_origin_prefixes([channel.platform for channel in runtime.channels]),
     )
     app.add_middleware(AllowedHosts, hosts=HostAllowList.from_settings(runtime.settings))  # outermost

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections import OrderedDict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
@@ -129,10 +130,19 @@ def cookie_of(scope: Scope, name: str) -> str | None:
 def cookie_write_refusal(scope: Scope, public_origin: str | None) -> GatewayError | None:
     """A write carried by the session cookie needs a JSON body type and a same-origin ``Origin``: a page
     of another site can make the browser send the cookie, but neither of these."""
-    content_type = (header_of(scope, b"content-type") or "").split(";")[0].strip().lower()
-    origin = header_of(scope, b"origin")
-    host = header_of(scope, b"host") or ""
-    fetch_site = header_of(scope, b"sec-fetch-site")
+    headers = {
+        bytes(name).decode("latin-1").lower(): bytes(value).decode("latin-1")
+        for name, value in reversed(scope.get("headers", []))  # the first of a repeated header wins
+    }
+    return session_write_refusal(headers, public_origin)
+
+
+def session_write_refusal(headers: Mapping[str, str], public_origin: str | None) -> GatewayError | None:
+    """``cookie_write_refusal`` over a request's headers (lower-case names, or Starlette's ``Headers``)."""
+    content_type = (headers.get("content-type") or "").split(";")[0].strip().lower()
+    origin = headers.get("origin")
+    host = headers.get("host") or ""
+    fetch_site = headers.get("sec-fetch-site")
     if content_type != "application/json":
         return GatewayError(
             "CROSS_SITE_REQUEST",

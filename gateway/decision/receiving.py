@@ -4,6 +4,7 @@ and a press, form or reply run through the answer step once; what the sender is 
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection
 from typing import Any
 
 from gateway.base import metrics, storable
@@ -44,8 +45,11 @@ class Receiving(Settling, Raising):
 
     # People's messages -----------------------------------------------------------------------------
 
-    async def receive(self, message: InboundMessage) -> Received:
-        """A person's message or control press: dedupe, then answer the active prompt or queue it."""
+    async def receive(self, message: InboundMessage, groups: Collection[str] = ()) -> Received:
+        """A person's message or control press: dedupe, then answer the active prompt or queue it.
+
+        ``groups`` are a signed-in person's (see ``may_answer``): only the core's sign-in service passes
+        any, for a ``person:<id>`` sender; a channel's own messages have none."""
         thread = parse_thread_id(message.thread_id)
         parts = (message.sender, message.text, message.note, message.answers, message.arguments)
         if (unkept := storable.first_problem(*parts)) is not None:  # a platform's payload: never stored
@@ -79,28 +83,40 @@ class Receiving(Settling, Raising):
         # or the prompt settled or was superseded meanwhile) the script hands the active prompt back.
         latest = self.store.latest_prompt(thread.thread_id)
         if latest is not None and message.prompt_id in (None, latest.prompt_id):
-            return await self._decide(latest, message, entry, decided=False)
+            return await self._decide(latest, message, entry, decided=False, groups=groups)
         decision = await self.store.receive(
             thread.thread_id, message.event_id, message.prompt_id, entry, self.now_ms()
         )
-        return await self._unread(thread.thread_id, message, entry, decision)
+        return await self._unread(thread.thread_id, message, entry, decision, groups)
 
     async def _unread(
-        self, thread_id: str, message: InboundMessage, entry: dict[str, Any], decision: Decision
+        self,
+        thread_id: str,
+        message: InboundMessage,
+        entry: dict[str, Any],
+        decision: Decision,
+        groups: Collection[str] = (),
     ) -> Received:
         """What a receive script made of a message nobody read yet (none was read, or it was read against a
         prompt no longer active): a message for a copy of another thread's prompt goes there; the active
         prompt handed back is decided on here, once, and a second script applies that."""
         if decision.status is DecisionStatus.MIRROR and decision.mirror is not None:
-            return await self._answer_copy(thread_id, message, entry, *decision.mirror)
+            return await self._answer_copy(thread_id, message, entry, *decision.mirror, groups=groups)
         if decision.status is DecisionStatus.ACTIVE and decision.prompt is not None:
             # Nothing is recorded yet, the event not even marked seen: a crash before the second script
             # leaves the platform's redelivery to be answered in full.
-            return await self._decide(decision.prompt, message, entry, decided=True)
+            return await self._decide(decision.prompt, message, entry, decided=True, groups=groups)
         return await self._received(thread_id, message, decision, None, None, self.now_ms())
 
     async def _answer_copy(
-        self, thread_id: str, message: InboundMessage, entry: dict[str, Any], origin: str, prompt_id: str
+        self,
+        thread_id: str,
+        message: InboundMessage,
+        entry: dict[str, Any],
+        origin: str,
+        prompt_id: str,
+        *,
+        groups: Collection[str] = (),
     ) -> Received:
         """A reply or press on a copy of another thread's prompt (posted by its escalation): the prompt's
         own thread takes it, by the same rules (who may answer, the mapper, first answer wins); what the
@@ -108,7 +124,7 @@ class Receiving(Settling, Raising):
         if origin == thread_id:
             return Received(Outcome.STALE)
         routed = message.model_copy(update={"thread_id": origin, "prompt_id": prompt_id, "notify": False})
-        received = await self.receive(routed)
+        received = await self.receive(routed, groups)
         shown = received.outcome not in (Outcome.DUPLICATE, Outcome.STALE)
         await self.store.note_copy_reply(thread_id, message.event_id, entry if shown else None)
         if not message.notify:
@@ -122,19 +138,25 @@ class Receiving(Settling, Raising):
         return received
 
     async def _decide(
-        self, prompt: Prompt, message: InboundMessage, entry: dict[str, Any], *, decided: bool
+        self,
+        prompt: Prompt,
+        message: InboundMessage,
+        entry: dict[str, Any],
+        *,
+        decided: bool,
+        groups: Collection[str] = (),
     ) -> Received:
         """Decide on a reply to ``prompt`` (who may answer it, what the reply makes of it) and have one
         receive script apply that. ``decided``: the prompt is the one a first script handed back; else it
         is this process's guess at the active prompt, and a script that finds another one active hands
         that back (``_unread``: decided on once more, a rare race)."""
         thread_id, hint = prompt.thread_id, message.prompt_id
-        if not await may_answer(self.store, prompt, message.sender):
+        if not await may_answer(self.store, prompt, message.sender, groups):
             now_ms = self.now_ms()
             refusal = Refusal(prompt.prompt_id, decided)
             decision = await self.store.receive(thread_id, message.event_id, hint, entry, now_ms, refusal)
             if not decided and decision.status in UNREAD:
-                return await self._unread(thread_id, message, entry, decision)
+                return await self._unread(thread_id, message, entry, decision, groups)
             if decision.status is DecisionStatus.REFUSED:
                 return await self._refused(thread_id, prompt, message)
             return await self._received(thread_id, message, decision, None, None, now_ms)
@@ -163,14 +185,14 @@ class Receiving(Settling, Raising):
                 thread_id, message.event_id, hint, entry, now_ms, ready, claim
             )
             if not decided and decision.status in UNREAD:
-                return await self._unread(thread_id, message, entry, decision)
+                return await self._unread(thread_id, message, entry, decision, groups)
             return await self._received(thread_id, message, decision, prompt, ready, now_ms)
         # A form's step or a value not taken: logged and marked seen first, so a redelivered step is
         # never read as the next property's value.
         kept = Kept(prompt.prompt_id, decided)
         decision = await self.store.receive(thread_id, message.event_id, hint, entry, now_ms, kept)
         if not decided and decision.status in UNREAD:
-            return await self._unread(thread_id, message, entry, decision)
+            return await self._unread(thread_id, message, entry, decision, groups)
         if decision.status is not DecisionStatus.KEPT:
             return await self._received(thread_id, message, decision, None, None, now_ms)
         if reading.action is ReplyAction.STEP:

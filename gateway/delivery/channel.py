@@ -14,7 +14,7 @@ from gateway.base import metrics
 from gateway.base.errors import GatewayError
 from gateway.base.ids import ThreadRef
 from gateway.base.models import InboundMessage, ThreadItem
-from gateway.delivery.channel_services import Services
+from gateway.delivery.channel_services import SIGNED_IN_PREFIX, Services
 
 # What a channel tells apart when the core fails it: a store outage (retry later, or answer 503) or not.
 # Channels take it from here, never from the store; the rule itself stays with the store's health.
@@ -148,18 +148,35 @@ class InboundSink(Protocol):
 
 
 class CountedInbound:
-    """The core's inbound entry point, as handed to channels: counts each message by its outcome."""
+    """The core's inbound entry point, as handed to channels: counts each message by its outcome.
+
+    A channel names people by their platform identity only: a ``person:<id>`` sender is a signed-in
+    person, whom only the core's sign-in service (``SignedInPeople``) hands over, so one here is refused.
+    """
 
     def __init__(self, sink: InboundSink) -> None:
         self.sink = sink
 
     async def receive(self, message: InboundMessage) -> Received:
+        _platform_sender(message.sender)
         received = await self.sink.receive(message)
         metrics.inbound(message.thread_id, received.outcome)
         return received
 
     async def step(self, request: StepRequest) -> StepResult:
+        _platform_sender(getattr(request, "sender", ""))
         return await self.sink.step(request)  # the core counts what its step hands to receive
+
+
+def _platform_sender(sender: str) -> None:
+    if sender.startswith(SIGNED_IN_PREFIX):
+        raise GatewayError(
+            "FORBIDDEN",
+            "A channel hands over platform identities only; a signed-in person's messages go through "
+            "the SignedInPeople service, which takes who they are from their session.",
+            403,
+            {"sender": sender},
+        )
 
 
 @dataclass(frozen=True, slots=True)

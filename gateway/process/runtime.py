@@ -4,21 +4,25 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
+from gateway.base import metrics
 from gateway.base.collector import tune_collector
 from gateway.base.logs import event, observe_loop
+from gateway.base.models import InboundMessage
 from gateway.base.ratelimit import RateLimiter
 from gateway.base.settings import DAY_S, Settings
 from gateway.decision.service import Gateway
 from gateway.delivery.channel import ChannelContext, ChannelRuntime, Channels, CountedInbound
-from gateway.delivery.channel_services import ProcessState, Services, ThreadLog
+from gateway.delivery.channel_services import ProcessState, Services, SignedInPeople, ThreadLog
 from gateway.delivery.feeds import StreamCaps
 from gateway.delivery.lease import Lease
 from gateway.delivery.plugins import build_channels
 from gateway.delivery.push import push_targets
 from gateway.delivery.webhooks import WebhookDispatcher
 from gateway.rules.audience import Audiences
+from gateway.rules.outcomes import Received
 from gateway.store import Connection, Store, connect
 from gateway.store.outage import StoreHealth
 
@@ -42,6 +46,9 @@ class Runtime:
     public_url: str | None = None
     # Whether this process adopts the prompts waiting in Redis at start: of ``serve --workers``, one does.
     adopts: bool = True
+    # Who a session cookie is, for channels whose pages people sign in to (set by the app when sign-in is
+    # configured: the sign-in itself lives with the HTTP routes).
+    signed_in: SignedInPeople | None = None
 
     @classmethod
     def build(
@@ -96,16 +103,26 @@ class Runtime:
 
     def channel_services(self) -> Services:
         """What the core lends any channel that asks (docs/channels/plugins.md, "What a channel may ask
-        for"): a thread's item log, who may read a thread, rate limits counted in Redis, and whether the
-        store answers and the process is draining."""
-        return Services(
+        for"): a thread's item log, who may read a thread, rate limits counted in Redis, whether the
+        store answers and the process is draining, and (with sign-in configured) who a session is."""
+        lent: list[object] = [
             ThreadLog(self.gateway.read_thread),
             Audiences(self.store),
             RateLimiter(self.store, limit=1, window_s=1),  # each rule gives its own
             ProcessState(
                 store_available=lambda: self.health.available, draining=lambda: self.gateway.feeds.draining
             ),
-        )
+        ]
+        if self.signed_in is not None:
+            lent.append(self.signed_in)
+        return Services(*lent)
+
+    async def receive_signed_in(self, message: InboundMessage, groups: Collection[str]) -> Received:
+        """A signed-in person's message, with the groups their session vouches for (``SignedInPeople``
+        alone calls this), counted as every inbound message is."""
+        received = await self.gateway.receive(message, groups)
+        metrics.inbound(message.thread_id, received.outcome)
+        return received
 
     async def start(self) -> None:
         observe_loop(asyncio.get_running_loop())

@@ -22,11 +22,15 @@ class Audience:
 @dataclass(frozen=True, slots=True)
 class Reader:
     """Who asks to read: a person (``identity``, None when unnamed) or an operator token (``operator``),
-    which answers for ``agents`` (None: every agent)."""
+    which answers for ``agents`` (None: every agent). A signed-in person reads as ``person:<id>`` with the
+    chat identities linked to them (``identities``) and the groups their session vouches for (``groups``:
+    the directory's and the identity provider's groups claim; only a session brings any)."""
 
     identity: str | None = None
     operator: bool = False
     agents: frozenset[str] | None = None
+    identities: tuple[str, ...] = ()
+    groups: tuple[str, ...] = ()
 
 
 async def may_read(approvers: ApproverLookup, audience: Audience, reader: Reader) -> bool:
@@ -45,10 +49,10 @@ async def may_read(approvers: ApproverLookup, audience: Audience, reader: Reader
         return True
     if reader.identity is None:
         return False
-    if audience.session is None and reader.identity in audience.starters:
+    if audience.session is None and not audience.starters.isdisjoint((reader.identity, *reader.identities)):
         return True
     for agent in sorted(audience.agents):
-        if await approvers.is_approver(agent, reader.identity):
+        if await approvers.is_approver(agent, reader.identity, reader.groups):
             return True
     return False
 

@@ -3,6 +3,7 @@ rule applied to them."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import UTC, datetime
 
 from gateway.base.ids import new_id
@@ -41,8 +42,9 @@ class Approvers:
     def __init__(self, *pairs: tuple[str, str]) -> None:
         self.pairs = set(pairs)
 
-    async def is_approver(self, agent: str, identity: str) -> bool:
-        return (agent, identity) in self.pairs
+    async def is_approver(self, agent: str, identity: str, groups: Collection[str] = ()) -> bool:
+        names = (identity, *(f"group:{group}" for group in groups))
+        return any((agent, name) in self.pairs for name in names)
 
 
 async def test_operator_tokens_read_the_rooms_of_the_agents_they_answer_for() -> None:
@@ -57,3 +59,14 @@ async def test_operator_tokens_read_the_rooms_of_the_agents_they_answer_for() ->
     assert await may_read(approvers, nobodys, deploy_only)
     assert not await may_read(approvers, session_without_run, deploy_only)
     assert await may_read(approvers, session_without_run, every)
+
+
+async def test_a_signed_in_person_reads_as_their_person_identities_and_groups() -> None:
+    """A session reads a room when its person, one of their linked identities, or one of the groups their
+    session vouches for may: the approvers naming ``group:sre`` let a member of the IdP's sre group in."""
+    approvers = Approvers(("ops", "group:sre"))
+    room = Audience(frozenset({"ops"}), frozenset({"slack:U0ALICE"}), None, used=True)
+    assert await may_read(approvers, room, Reader("person:carol", groups=("sre",)))
+    assert not await may_read(approvers, room, Reader("person:carol", groups=("dev",)))
+    assert await may_read(approvers, room, Reader("person:alice", identities=("slack:U0ALICE",)))
+    assert not await may_read(approvers, room, Reader("person:alice"))

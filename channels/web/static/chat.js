@@ -4,12 +4,13 @@
 
 const room = document.body.dataset.room;
 const needsToken = document.body.dataset.signIn === "token";
+const idp = document.body.dataset.idp === "yes"; // people may sign in at the organisation's identity provider
 const base = `/chat/${encodeURIComponent(room)}`;
 const saved = "threadgate.chat"; // one sign-in per browser, for every room
 const prompts = new Map(); // prompt_id -> the prompt's list element
 const answeredHere = new Map(); // prompt_id -> this page's identity, for the prompts its replies answered
 const grantedHere = new Map(); // prompt_id -> the pattern this page's "Approve for this session" granted
-let me = null; // {name, token, identity}
+let me = null; // {name, token, identity, session}: session when signed in at the identity provider
 let waitingForCard = false; // answered with a card's controls: the next card takes the focus
 let posting = 0; // this page's messages on their way
 const afterPosts = [];
@@ -38,8 +39,9 @@ async function signIn(name, token) {
   });
   const body = await response.json();
   if (!response.ok) throw new Error(body.error ? body.error.message : `HTTP ${response.status}`);
-  me = { name: body.name, token: token || null, identity: body.identity };
-  localStorage.setItem(saved, JSON.stringify({ name: me.name, token: me.token }));
+  me = { name: body.name, token: token || null, identity: body.identity, session: Boolean(body.signed_in) };
+  // A session is the browser's own (its cookie); a name or token is kept to sign in again next time.
+  if (!me.session) localStorage.setItem(saved, JSON.stringify({ name: me.name, token: me.token }));
   if (body.room && body.room !== room) {
     // This room sends each visitor on to a room of their own (the demo's): go there, signed in.
     setStatus(`opening #${body.room}…`);
@@ -49,7 +51,7 @@ async function signIn(name, token) {
   $("sign-in").hidden = true;
   $("composer").hidden = false;
   $("who").hidden = false;
-  $("who").textContent = `signed in as ${body.identity}`;
+  $("who").textContent = me.session ? `Signed in as ${body.name}` : `signed in as ${body.identity}`;
   $("sign-out").hidden = false;
   $("text").focus();
   if (!following) follow();
@@ -63,6 +65,7 @@ function showSignIn(message) {
   $("composer").hidden = true;
   $("who").hidden = true;
   $("sign-out").hidden = true;
+  $("idp").hidden = !idp;
   $("token-label").hidden = !needsToken;
   $("token").required = needsToken;
   $("name").required = !needsToken;
@@ -80,8 +83,12 @@ $("sign-in").addEventListener("submit", async (event) => {
   }
 });
 
-$("sign-out").addEventListener("click", () => {
+$("sign-out").addEventListener("click", async () => {
   localStorage.removeItem(saved);
+  if (me && me.session) {
+    // Ends the session for every page of this gateway (the inbox's too), and clears its cookie.
+    await fetch("/auth/logout", { method: "POST", headers: { "Content-Type": "application/json" } }).catch(() => {});
+  }
   showSignIn("");
 });
 
@@ -96,12 +103,14 @@ async function follow() {
   while (me) {
     let wait = 1000;
     try {
-      // The name says who reads: a room with runs shows itself to those who take part in it only.
-      const response = await fetch(`${base}/events?name=${encodeURIComponent(me.name)}`, {
+      // The name (or the session) says who reads: a room with runs shows itself to those who take part
+      // in it only.
+      const who = me.session ? "" : `?name=${encodeURIComponent(me.name)}`;
+      const response = await fetch(`${base}/events${who}`, {
         headers: headers(cursor ? { "Last-Event-ID": cursor } : {}),
       });
       if (response.status === 401) {
-        showSignIn("Your access token is no longer accepted; sign in again.");
+        showSignIn(me.session ? "Your session has ended; sign in again." : "Your access token is no longer accepted; sign in again.");
         break;
       }
       if (response.status === 404) {
@@ -164,7 +173,7 @@ function messageBubble(item) {
   const person = item.role === "person";
   const notice = !person && item.metadata && NOTICE_WORDS[item.metadata.type];
   const sender = person ? (item.sender || "").replace(/^web:/, "") : notice || "agent";
-  const mine = person && me && sender === me.name;
+  const mine = person && me && item.sender === me.identity;
   if (!mine) announce(`${sender}: ${shortened(textOf(item))}`);
   return el(
     "li",
@@ -471,7 +480,7 @@ async function send(message, onNotice = notify, answering = message.prompt_id) {
     const response = await fetch(`${base}/messages`, {
       method: "POST",
       headers: headers({ "Content-Type": "application/json" }),
-      body: JSON.stringify({ name: me.name, client_id: clientId, ...message }),
+      body: JSON.stringify({ ...(me.session ? {} : { name: me.name }), client_id: clientId, ...message }),
     });
     const body = await response.json();
     if (response.status === 401) return showSignIn(body.error.message);
@@ -520,6 +529,14 @@ $("text").addEventListener("keydown", (event) => {
 (async () => {
   setStatus("not signed in");
   localStorage.removeItem(`threadgate.chat.${room}`); // where a sign-in was kept per room before
+  if (idp) {
+    try {
+      await signIn(null, null); // the session cookie, when this browser signed in at the identity provider
+      if (me && me.session) return;
+    } catch (error) {
+      // no session here: sign in at the provider, or by name or token as below
+    }
+  }
   const stored = JSON.parse(localStorage.getItem(saved) || "null");
   if (stored) {
     try {

@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import Field, StrictBool, field_validator
 
 from gateway.base.models.base import MAX_TEXT_CHARS, Identity, Model, check_identity, utcnow
+from gateway.base.models.people import PERSON_PREFIX, person_id
 
 
 class TextContent(Model):
@@ -50,4 +51,8 @@ class InboundMessage(Model):
     @field_validator("sender")
     @classmethod
     def _identity(cls, value: str) -> str:
+        """A platform identity; or ``person:<id>``, a signed-in person, which the core takes only from its
+        own sign-in service (``SignedInPeople``), never from a channel's sink."""
+        if value.startswith(PERSON_PREFIX):
+            return PERSON_PREFIX + person_id(value)
         return check_identity(value)
