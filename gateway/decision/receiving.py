@@ -15,6 +15,7 @@ from gateway.decision.granting import not_recorded, record_grant
 from gateway.decision.raising import Raising
 from gateway.decision.settling import Settling
 from gateway.delivery.channel import ChannelError, PrivateNotices
+from gateway.delivery.plugins import has_direct_messages
 from gateway.people.linking import link_code_in, link_from_chat
 from gateway.rules import notices
 from gateway.rules.authz import ApproverLookup, may_answer, person_of
@@ -53,8 +54,10 @@ class Receiving(Settling, Raising):
             return Received(Outcome.KEPT, notice=notices.not_kept(unkept.problem))
         code = link_code_in(message.text) if message.answers is None else None
         if code is not None:  # ``link <code>``: never an answer, never queued for an agent
-            notice = await link_from_chat(self.store.people, code, message.sender)
-            event("person.link_typed", thread_id=thread.thread_id)
+            # Where the platform has direct messages, a code typed anywhere else was read by others.
+            shared = not message.direct and has_direct_messages(thread.platform)
+            notice = await link_from_chat(self.store.people, code, message.sender, shared=shared)
+            event("person.link_typed", thread_id=thread.thread_id, shared=shared)
             if message.notify:
                 await self._tell(thread.thread_id, message.sender, notice)
             return Received(Outcome.KEPT, notice=notice)

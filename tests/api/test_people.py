@@ -168,11 +168,13 @@ async def test_a_link_code_typed_in_chat_links_that_identity_once(
     gateway = served.runtime.gateway
     code = await new_link_code(gateway.store.people, "dana")
     typed = await gateway.receive(
-        InboundMessage(thread_id=THREAD, sender=TEAMS_DANA, text=f"link {code.lower()}")
+        InboundMessage(thread_id=THREAD, sender=TEAMS_DANA, text=f"link {code.lower()}", direct=True)
     )
     assert typed.notice is not None and typed.notice.startswith("Linked")
     assert TEAMS_DANA in (await operator.get("/v1/people/dana")).json()["identities"]
-    again = await gateway.receive(InboundMessage(thread_id=THREAD, sender=MALLORY, text=f"link {code}"))
+    again = await gateway.receive(
+        InboundMessage(thread_id=THREAD, sender=MALLORY, text=f"link {code}", direct=True)
+    )
     assert again.notice is not None and "already used" in again.notice
     assert (await operator.get("/v1/people/dana")).json()["identities"] == sorted([SLACK_DANA, TEAMS_DANA])
     queued = (await operator.get("/v1/messages", params={"thread_id": THREAD})).json()["items"]
@@ -185,12 +187,36 @@ async def test_an_unknown_code_or_a_taken_identity_is_refused_plainly(
     await _person(operator, "dana", identities=[SLACK_DANA])
     await _person(operator, "erin", identities=[ERIN])
     gateway = served.runtime.gateway
-    unknown = await gateway.receive(InboundMessage(thread_id=THREAD, sender=ERIN, text="link ABCD-EFGH"))
+    unknown = await gateway.receive(
+        InboundMessage(thread_id=THREAD, sender=ERIN, text="link ABCD-EFGH", direct=True)
+    )
     assert unknown.notice is not None and "not valid" in unknown.notice
     code = await new_link_code(gateway.store.people, "dana")
-    taken = await gateway.receive(InboundMessage(thread_id=THREAD, sender=ERIN, text=f"link {code}"))
+    taken = await gateway.receive(
+        InboundMessage(thread_id=THREAD, sender=ERIN, text=f"link {code}", direct=True)
+    )
     assert taken.notice is not None and "belongs to someone else" in taken.notice
     assert (await operator.get("/v1/people/erin")).json()["identities"] == [ERIN]
+
+
+async def test_a_code_typed_where_others_read_it_links_nothing_and_is_spent(
+    served: Served, operator: httpx.AsyncClient
+) -> None:
+    await _person(operator, "dana", identities=[SLACK_DANA])
+    gateway = served.runtime.gateway
+    code = await new_link_code(gateway.store.people, "dana")
+    shared = await gateway.receive(InboundMessage(thread_id=THREAD, sender=TEAMS_DANA, text=f"link {code}"))
+    assert shared.notice is not None and shared.notice.startswith("Send link codes to me in a direct message")
+    redelivered = await gateway.receive(
+        InboundMessage(thread_id=THREAD, sender=TEAMS_DANA, text=f"link {code}")
+    )
+    assert redelivered.notice == shared.notice, "the same message again is told the same"
+    for who in (MALLORY, TEAMS_DANA):  # whoever read it, and the person in a direct message after all
+        late = await gateway.receive(
+            InboundMessage(thread_id=THREAD, sender=who, text=f"link {code}", direct=True)
+        )
+        assert late.notice is not None and "already used" in late.notice
+    assert (await operator.get("/v1/people/dana")).json()["identities"] == [SLACK_DANA]
 
 
 async def test_link_codes_are_rate_limited_per_person(served: Served, operator: httpx.AsyncClient) -> None:
@@ -237,7 +263,7 @@ async def test_me_links_needs_a_signed_in_person(real_redis: str) -> None:
         body = made.json()
         assert (body["person"], body["expires_in_seconds"]) == ("dana", 600)
         typed = await runtime.gateway.receive(
-            InboundMessage(thread_id=THREAD, sender=ERIN, text=f"link {body['code']}")
+            InboundMessage(thread_id=THREAD, sender=ERIN, text=f"link {body['code']}", direct=True)
         )
         assert typed.notice is not None and typed.notice.startswith("Linked")
         assert ERIN in (await operator.get("/v1/people/dana")).json()["identities"]

@@ -1,0 +1,194 @@
+"""Each platform's chat behind one small interface, driven through its wire-level fake, for the tests that
+hold for every platform alike (who may answer by person, link codes): a gateway with that one channel, a
+shared thread, people by short name, their messages in the shared thread or a direct message with the bot,
+and the texts the bot wrote back (in the thread or privately)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from gateway.process.runtime import Runtime
+from tests.channels import discord_support, teams_support, telegram_support
+from tests.channels.slack_support import slack_gateway
+from tests.fakes import teams
+from tests.fakes.discord import FakeDiscord
+from tests.fakes.slack import FakeSlack, message_event
+from tests.web.conftest import web_gateway
+
+PLATFORMS = ("slack", "telegram", "discord", "teams", "web")
+# A platform's own id for each person of these tests (Telegram's are also their private chats' ids).
+SLACK_IDS = {"dana": "U0DANA", "erin": "U0ERIN", "mallory": "U0MALLORY", "sam": "U0SAM"}
+TELEGRAM_IDS = {"dana": 501, "erin": 502, "mallory": 503, "sam": 504}
+DISCORD_IDS = {"dana": 601_000_000_000_000_001, "erin": 602_000_000_000_000_002}
+DISCORD_IDS |= {"mallory": 603_000_000_000_000_003, "sam": 604_000_000_000_000_004}
+
+
+@dataclass
+class Chat:
+    """One platform's chat: ``say`` a person's message, ``told`` what the bot wrote back."""
+
+    platform: str
+    runtime: Runtime
+    thread_id: str  # the shared thread: a channel, a group, a room
+    direct_messages: bool  # whether the platform has one-to-one conversations with the bot
+    identity: Callable[[str], str]  # "dana" -> "slack:U0DANA"
+    send: Callable[[str, str, bool], Any]  # (who, text, direct): deliver the message
+    texts: Callable[[], list[str]]  # everything the bot wrote, in threads or privately, oldest first
+
+    async def say(self, who: str, text: str, *, direct: bool = False) -> None:
+        """``who`` writes ``text`` in the shared thread, or in a direct message with the bot."""
+        await self.send(who, text, direct)
+
+    async def told(self, words: str, timeout: float = 5.0) -> str:
+        """The latest text the bot wrote that contains ``words``, once it has."""
+        async with asyncio.timeout(timeout):
+            while True:
+                found = [text for text in self.texts() if words in text]
+                if found:
+                    return found[-1]
+                await self.runtime.gateway.outbox.idle()
+                await asyncio.sleep(0.02)
+
+
+@asynccontextmanager
+async def chat(platform: str, redis_url: str) -> AsyncIterator[Chat]:
+    """A started gateway whose one channel is ``platform``'s, against its fake (the web chat is its own)."""
+    opened = {
+        "slack": _slack,
+        "telegram": _telegram,
+        "discord": _discord,
+        "teams": _teams,
+        "web": _web,
+    }[platform]
+    async with opened(redis_url) as found:
+        yield found
+
+
+@asynccontextmanager
+async def _slack(redis_url: str) -> AsyncIterator[Chat]:
+    fake = FakeSlack()
+    await fake.start()
+    try:
+        async with slack_gateway(fake, redis_url) as gw:
+            root = await gw.open_thread("the deploy")
+
+            async def send(who: str, text: str, direct: bool) -> None:
+                user = SLACK_IDS[who]
+                if direct:  # the app's direct message with the person: a D channel of type im
+                    event = message_event(f"D{user[1:]}", user, text, ts=fake.next_ts(), channel_type="im")
+                else:
+                    event = gw.reply(root, text, user)
+                assert await gw.deliver(event) == 200
+
+            def texts() -> list[str]:
+                return [str(posted.get("text") or "") for posted in fake.posted()] + fake.private_notices()
+
+            yield Chat(
+                "slack",
+                gw.runtime,
+                f"slack:C0TEAM:{root}",
+                True,
+                lambda who: f"slack:{SLACK_IDS[who]}",
+                send,
+                texts,
+            )
+    finally:
+        await fake.stop()
+
+
+@asynccontextmanager
+async def _telegram(redis_url: str) -> AsyncIterator[Chat]:
+    async with (
+        telegram_support.fake_bot_api() as fake,
+        telegram_support.telegram_gateway(fake, redis_url) as runtime,
+    ):
+
+        async def send(who: str, text: str, direct: bool) -> None:
+            user = TELEGRAM_IDS[who]
+            await fake.say(
+                user if direct else telegram_support.GROUP, user, text
+            )  # a private chat's id is theirs
+
+        yield Chat(
+            "telegram",
+            runtime,
+            f"telegram:{telegram_support.GROUP}",
+            True,
+            lambda who: f"telegram:{TELEGRAM_IDS[who]}",
+            send,
+            lambda: [sent.text for sent in fake.sent],
+        )
+
+
+@asynccontextmanager
+async def _discord(redis_url: str) -> AsyncIterator[Chat]:
+    fake = await FakeDiscord().start()
+    try:
+        async with discord_support.discord_gateway(fake, redis_url) as runtime:
+
+            async def send(who: str, text: str, direct: bool) -> None:
+                user = DISCORD_IDS[who]
+                if direct:  # a DM channel: outside any server
+                    await fake.person_says(user + 7, user, text)
+                else:
+                    await fake.person_says(
+                        discord_support.CHANNEL_ID, user, text, guild_id=discord_support.GUILD_ID
+                    )
+
+            yield Chat(
+                "discord",
+                runtime,
+                discord_support.THREAD,
+                True,
+                lambda who: f"discord:{DISCORD_IDS[who]}",
+                send,
+                lambda: [str(message.get("content") or "") for message in fake.messages],
+            )
+    finally:
+        await fake.stop()
+
+
+@asynccontextmanager
+async def _teams(redis_url: str) -> AsyncIterator[Chat]:
+    async with (
+        teams_support.fake_bot_framework() as fake,
+        teams_support.teams_gateway(fake, redis_url) as gw,
+    ):
+
+        async def send(who: str, text: str, direct: bool) -> None:
+            where = teams_support.IN_PERSONAL if direct else teams_support.IN_CHANNEL
+            response = await gw.say(where, text, who)
+            assert response.status_code < 300, response.text
+
+        def texts() -> list[str]:
+            return [posted.text for posted in fake.posts]
+
+        yield Chat("teams", gw.runtime, teams_support.CHANNEL_THREAD, True, teams.identity, send, texts)
+
+
+@dataclass
+class _WebNotices:
+    """The web chat answers a message in its HTTP response: the notices, as they came."""
+
+    texts: list[str] = field(default_factory=list)
+
+
+@asynccontextmanager
+async def _web(redis_url: str) -> AsyncIterator[Chat]:
+    notices = _WebNotices()
+    async with web_gateway(redis_url) as gw, gw.client() as client:
+
+        async def send(who: str, text: str, direct: bool) -> None:
+            response: httpx.Response = await client.post(
+                "/chat/ops/messages", json={"name": who, "text": text}
+            )
+            assert response.status_code < 300, response.text
+            notices.texts.append(str(response.json().get("notice") or ""))
+
+        yield Chat("web", gw.runtime, "web:ops", False, lambda who: f"web:{who}", send, lambda: notices.texts)
