@@ -228,12 +228,12 @@ class Receiving(Settling, Raising):
             self.outbox.kick(thread_id)
             current = await self.get_prompt(prompt.prompt_id)
             voted = decision.status is DecisionStatus.VOTED
-            received = Received(Outcome.VOTED if voted else Outcome.ALREADY_VOTED, current)
+            # Refused as their person's second vote: which identity voted first, for every channel (one
+            # that answers the person itself, a chat page's response, says it too).
+            voted_as = None if voted else await self._voted_as(current, message.sender)
+            received = Received(Outcome.VOTED if voted else Outcome.ALREADY_VOTED, current, voted_as)
             if message.notify:
-                notice = notices.outcome(received, current, "")
-                if not voted:
-                    notice = await self._voted_as(current, message.sender) or notice
-                await self._tell_privately(thread_id, message.sender, notice)
+                await self._tell_privately(thread_id, message.sender, notices.outcome(received, current, ""))
             return received
         if decision.status is DecisionStatus.CANCELLED and prompt is not None and ready is not None:
             self.outbox.kick(thread_id)

@@ -6,7 +6,7 @@ and the texts the bot wrote back (in the thread or privately)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,6 +40,16 @@ class Chat:
     identity: Callable[[str], str]  # "dana" -> "slack:U0DANA"
     send: Callable[[str, str, bool], Any]  # (who, text, direct): deliver the message
     texts: Callable[[], list[str]]  # everything the bot wrote, in threads or privately, oldest first
+    # How a person approves a prompt where the platform answers them best: typing "approve" in the thread,
+    # unless the platform tells a typed refusal to nobody (Teams: the card's Approve, answered privately).
+    press_approve: Callable[[str, str], Awaitable[None]] | None = None
+
+    async def approve(self, who: str, prompt_id: str) -> None:
+        """``who`` approves the prompt in the shared thread."""
+        if self.press_approve is not None:
+            await self.press_approve(who, prompt_id)
+        else:
+            await self.say(who, "approve")
 
     async def say(self, who: str, text: str, *, direct: bool = False) -> None:
         """``who`` writes ``text`` in the shared thread, or in a direct message with the bot."""
@@ -47,13 +57,14 @@ class Chat:
 
     async def told(self, words: str, timeout: float = 5.0) -> str:
         """The latest text the bot wrote that contains ``words``, once it has."""
-        async with asyncio.timeout(timeout):
-            while True:
-                found = [text for text in self.texts() if words in text]
-                if found:
-                    return found[-1]
-                await self.runtime.gateway.outbox.idle()
-                await asyncio.sleep(0.02)
+        try:
+            async with asyncio.timeout(timeout):
+                while not (found := [text for text in self.texts() if words in text]):
+                    await self.runtime.gateway.outbox.idle()
+                    await asyncio.sleep(0.02)
+        except TimeoutError:
+            raise AssertionError(f"the bot never wrote {words!r}; it wrote {self.texts()!r}") from None
+        return found[-1]
 
 
 @asynccontextmanager
@@ -166,10 +177,33 @@ async def _teams(redis_url: str) -> AsyncIterator[Chat]:
             response = await gw.say(where, text, who)
             assert response.status_code < 300, response.text
 
-        def texts() -> list[str]:
-            return [posted.text for posted in fake.posts]
+        answered: list[str] = []  # the invoke responses' messages: what only the presser sees
 
-        yield Chat("teams", gw.runtime, teams_support.CHANNEL_THREAD, True, teams.identity, send, texts)
+        def texts() -> list[str]:
+            return [posted.text for posted in fake.posts] + answered
+
+        async def press_approve(who: str, prompt_id: str) -> None:
+            await gw.settled()
+            card = next(
+                posted
+                for posted in reversed(fake.posts)
+                for action in posted.actions()
+                if str((action.get("data") or {}).get("tg", "")).startswith(prompt_id)
+            )
+            body = await gw.press(card, "Approve", who)
+            if isinstance(body.get("value"), str):
+                answered.append(body["value"])
+
+        yield Chat(
+            "teams",
+            gw.runtime,
+            f"teams:{teams_support.CHANNEL_THREAD}",
+            True,
+            teams.identity,
+            send,
+            texts,
+            press_approve,
+        )
 
 
 @dataclass
