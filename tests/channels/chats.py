@@ -6,6 +6,7 @@ and the texts the bot wrote back (in the thread or privately)."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -40,14 +41,12 @@ class Chat:
     identity: Callable[[str], str]  # "dana" -> "slack:U0DANA"
     send: Callable[[str, str, bool], Any]  # (who, text, direct): deliver the message
     texts: Callable[[], list[str]]  # everything the bot wrote, in threads or privately, oldest first
-    # How a person approves a prompt where the platform answers them best: typing "approve" in the thread,
-    # unless the platform tells a typed refusal to nobody (Teams: the card's Approve, answered privately).
-    press_approve: Callable[[str, str], Awaitable[None]] | None = None
+    press: Callable[[str, str], Awaitable[None]]  # (who, prompt id): press the prompt's Approve control
 
-    async def approve(self, who: str, prompt_id: str) -> None:
-        """``who`` approves the prompt in the shared thread."""
-        if self.press_approve is not None:
-            await self.press_approve(who, prompt_id)
+    async def approve(self, who: str, prompt_id: str, *, pressed: bool) -> None:
+        """``who`` approves the prompt in the shared thread: presses its Approve, or types "approve"."""
+        if pressed:
+            await self.press(who, prompt_id)
         else:
             await self.say(who, "approve")
 
@@ -70,14 +69,8 @@ class Chat:
 @asynccontextmanager
 async def chat(platform: str, redis_url: str) -> AsyncIterator[Chat]:
     """A started gateway whose one channel is ``platform``'s, against its fake (the web chat is its own)."""
-    opened = {
-        "slack": _slack,
-        "telegram": _telegram,
-        "discord": _discord,
-        "teams": _teams,
-        "web": _web,
-    }[platform]
-    async with opened(redis_url) as found:
+    opened = {"slack": _slack, "telegram": _telegram, "discord": _discord, "teams": _teams, "web": _web}
+    async with opened[platform](redis_url) as found:
         yield found
 
 
@@ -100,67 +93,91 @@ async def _slack(redis_url: str) -> AsyncIterator[Chat]:
             def texts() -> list[str]:
                 return [str(posted.get("text") or "") for posted in fake.posted()] + fake.private_notices()
 
-            yield Chat(
-                "slack",
-                gw.runtime,
-                f"slack:C0TEAM:{root}",
-                True,
-                lambda who: f"slack:{SLACK_IDS[who]}",
-                send,
-                texts,
-            )
+            async def press(who: str, prompt_id: str) -> None:
+                await gw.settled()
+                [card] = [
+                    posted for posted in fake.posted(root) if prompt_id in json.dumps(posted.get("blocks"))
+                ]
+                status = await fake.press(gw.events_url, card, "Approve", user=SLACK_IDS[who])
+                assert status == 200
+                await gw.channel.presses.idle()
+
+            def identity(who: str) -> str:
+                return f"slack:{SLACK_IDS[who]}"
+
+            yield Chat("slack", gw.runtime, f"slack:C0TEAM:{root}", True, identity, send, texts, press)
     finally:
         await fake.stop()
 
 
 @asynccontextmanager
 async def _telegram(redis_url: str) -> AsyncIterator[Chat]:
+    group = telegram_support.GROUP
     async with (
         telegram_support.fake_bot_api() as fake,
         telegram_support.telegram_gateway(fake, redis_url) as runtime,
     ):
+        answered: list[str] = []  # a press's answer: a notice only the presser sees
 
         async def send(who: str, text: str, direct: bool) -> None:
             user = TELEGRAM_IDS[who]
-            await fake.say(
-                user if direct else telegram_support.GROUP, user, text
-            )  # a private chat's id is theirs
+            await fake.say(user if direct else group, user, text)  # a private chat's id is the person's
 
-        yield Chat(
-            "telegram",
-            runtime,
-            f"telegram:{telegram_support.GROUP}",
-            True,
-            lambda who: f"telegram:{TELEGRAM_IDS[who]}",
-            send,
-            lambda: [sent.text for sent in fake.sent],
-        )
+        async def press(who: str, prompt_id: str) -> None:
+            await runtime.gateway.outbox.idle()
+            cards = [sent.message_id for sent in fake.sent if sent.chat_id == group and sent.reply_markup]
+            card = next(
+                card
+                for card in reversed(cards)
+                if any(b.text.endswith("Approve") for b in fake.buttons(card))
+            )
+            data = fake.button(card, "Approve").data
+            update = await fake.press(TELEGRAM_IDS[who], card, data)
+            answered.append(str((await fake.answered(update)).get("text") or ""))
+
+        def texts() -> list[str]:
+            return [sent.text for sent in fake.sent] + answered
+
+        def identity(who: str) -> str:
+            return f"telegram:{TELEGRAM_IDS[who]}"
+
+        yield Chat("telegram", runtime, f"telegram:{group}", True, identity, send, texts, press)
 
 
 @asynccontextmanager
 async def _discord(redis_url: str) -> AsyncIterator[Chat]:
+    channel, guild = discord_support.CHANNEL_ID, discord_support.GUILD_ID
     fake = await FakeDiscord().start()
     try:
         async with discord_support.discord_gateway(fake, redis_url) as runtime:
+            answered: list[str] = []  # a press's ephemeral answer
 
             async def send(who: str, text: str, direct: bool) -> None:
                 user = DISCORD_IDS[who]
                 if direct:  # a DM channel: outside any server
                     await fake.person_says(user + 7, user, text)
                 else:
-                    await fake.person_says(
-                        discord_support.CHANNEL_ID, user, text, guild_id=discord_support.GUILD_ID
-                    )
+                    await fake.person_says(channel, user, text, guild_id=guild)
 
-            yield Chat(
-                "discord",
-                runtime,
-                discord_support.THREAD,
-                True,
-                lambda who: f"discord:{DISCORD_IDS[who]}",
-                send,
-                lambda: [str(message.get("content") or "") for message in fake.messages],
-            )
+            async def press(who: str, prompt_id: str) -> None:
+                await runtime.gateway.outbox.idle()
+                [card] = [
+                    message
+                    for message in fake.posted(channel)
+                    if prompt_id in json.dumps(message.get("components"))
+                ]
+                pressed = await fake.press(
+                    fake.message(card["id"]), "Approve", user_id=DISCORD_IDS[who], guild_id=guild
+                )
+                answered.append((await fake.answered(pressed)).notice or "")
+
+            def texts() -> list[str]:
+                return [str(message.get("content") or "") for message in fake.messages] + answered
+
+            def identity(who: str) -> str:
+                return f"discord:{DISCORD_IDS[who]}"
+
+            yield Chat("discord", runtime, discord_support.THREAD, True, identity, send, texts, press)
     finally:
         await fake.stop()
 
@@ -171,18 +188,14 @@ async def _teams(redis_url: str) -> AsyncIterator[Chat]:
         teams_support.fake_bot_framework() as fake,
         teams_support.teams_gateway(fake, redis_url) as gw,
     ):
+        answered: list[str] = []  # the invoke responses' messages: what only the presser sees
 
         async def send(who: str, text: str, direct: bool) -> None:
             where = teams_support.IN_PERSONAL if direct else teams_support.IN_CHANNEL
             response = await gw.say(where, text, who)
             assert response.status_code < 300, response.text
 
-        answered: list[str] = []  # the invoke responses' messages: what only the presser sees
-
-        def texts() -> list[str]:
-            return [posted.text for posted in fake.posts] + answered
-
-        async def press_approve(who: str, prompt_id: str) -> None:
+        async def press(who: str, prompt_id: str) -> None:
             await gw.settled()
             card = next(
                 posted
@@ -194,16 +207,11 @@ async def _teams(redis_url: str) -> AsyncIterator[Chat]:
             if isinstance(body.get("value"), str):
                 answered.append(body["value"])
 
-        yield Chat(
-            "teams",
-            gw.runtime,
-            f"teams:{teams_support.CHANNEL_THREAD}",
-            True,
-            teams.identity,
-            send,
-            texts,
-            press_approve,
-        )
+        def texts() -> list[str]:
+            return [posted.text for posted in fake.posts] + answered
+
+        thread = f"teams:{teams_support.CHANNEL_THREAD}"
+        yield Chat("teams", gw.runtime, thread, True, teams.identity, send, texts, press)
 
 
 @dataclass
@@ -218,11 +226,19 @@ async def _web(redis_url: str) -> AsyncIterator[Chat]:
     notices = _WebNotices()
     async with web_gateway(redis_url) as gw, gw.client() as client:
 
-        async def send(who: str, text: str, direct: bool) -> None:
-            response: httpx.Response = await client.post(
-                "/chat/ops/messages", json={"name": who, "text": text}
-            )
+        async def post(who: str, **body: Any) -> None:
+            response: httpx.Response = await client.post("/chat/ops/messages", json={"name": who, **body})
             assert response.status_code < 300, response.text
             notices.texts.append(str(response.json().get("notice") or ""))
 
-        yield Chat("web", gw.runtime, "web:ops", False, lambda who: f"web:{who}", send, lambda: notices.texts)
+        async def send(who: str, text: str, direct: bool) -> None:
+            await post(who, text=text)
+
+        async def press(who: str, prompt_id: str) -> None:  # the card's Approve, for that prompt
+            approve = [{"questionId": "q1", "selected": ["Approve"]}]
+            await post(who, text="Approve", prompt_id=prompt_id, answers=approve)
+
+        def identity(who: str) -> str:
+            return f"web:{who}"
+
+        yield Chat("web", gw.runtime, "web:ops", False, identity, send, lambda: notices.texts, press)

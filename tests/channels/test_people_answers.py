@@ -29,6 +29,11 @@ from tests.support.conditions import eventually
 # Who lists dana: by person, or by a directory group she is in.
 APPROVER_KINDS = {"person": "person:dana", "group": "group:sre"}
 NOT_TAKEN = notices.NOT_ALLOWED.split(":")[0]  # "Your answer was not taken"
+# Each platform's Approve pressed, and "approve" typed where the platform tells the typist why it was not
+# taken (Teams answers a card's press privately; a typed refusal there is told to nobody).
+WAYS = [pytest.param(platform, True, id=f"{platform}-pressed") for platform in PLATFORMS] + [
+    pytest.param(platform, False, id=f"{platform}-typed") for platform in PLATFORMS if platform != "teams"
+]
 
 
 def elsewhere(room: Chat, who: str) -> str:
@@ -75,17 +80,17 @@ async def _prompt_when(room: Chat, prompt_id: str, done: Callable[[Prompt], bool
 
 
 @pytest.mark.parametrize("kind", sorted(APPROVER_KINDS))
-@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize(("platform", "pressed"), WAYS)
 async def test_a_listed_person_answers_from_their_platform_identity_and_a_stranger_is_refused(
-    platform: str, kind: str, real_redis: str
+    platform: str, pressed: bool, kind: str, real_redis: str
 ) -> None:
     async with chat(platform, real_redis) as room:
         await _directory(room, APPROVER_KINDS[kind])
         prompt = await _approval(room)
-        await room.approve("mallory", prompt.prompt_id)
+        await room.approve("mallory", prompt.prompt_id, pressed=pressed)
         refused = await room.told(NOT_TAKEN)
         still = await room.runtime.gateway.get_prompt(prompt.prompt_id)
-        await room.approve("dana", prompt.prompt_id)
+        await room.approve("dana", prompt.prompt_id, pressed=pressed)
         answered = await _prompt_when(room, prompt.prompt_id, lambda seen: not seen.pending)
     assert refused and still.prompt_state is PromptState.PENDING
     assert answered.prompt_state is PromptState.ANSWERED
@@ -93,18 +98,18 @@ async def test_a_listed_person_answers_from_their_platform_identity_and_a_strang
 
 
 @pytest.mark.parametrize("kind", sorted(APPROVER_KINDS))
-@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize(("platform", "pressed"), WAYS)
 async def test_with_two_approvals_the_persons_other_identity_is_the_same_vote(
-    platform: str, kind: str, real_redis: str
+    platform: str, pressed: bool, kind: str, real_redis: str
 ) -> None:
     async with chat(platform, real_redis) as room:
         await _directory(room, APPROVER_KINDS[kind], room.identity("erin"))
         prompt = await _approval(room, approvals=2)
         gateway = room.runtime.gateway
         await gateway.answer(prompt.prompt_id, elsewhere(room, "dana"), text="approve")  # over REST, say
-        await room.approve("dana", prompt.prompt_id)
+        await room.approve("dana", prompt.prompt_id, pressed=pressed)
         told = await room.told("You already voted as")
-        await room.approve("erin", prompt.prompt_id)
+        await room.approve("erin", prompt.prompt_id, pressed=pressed)
         answered = await _prompt_when(room, prompt.prompt_id, lambda seen: not seen.pending)
     assert notices.ALREADY_VOTED_AS.format(identity=elsewhere(room, "dana")) in told
     assert answered.prompt_state is PromptState.ANSWERED
@@ -112,16 +117,16 @@ async def test_with_two_approvals_the_persons_other_identity_is_the_same_vote(
     assert votes == [(elsewhere(room, "dana"), "dana"), (room.identity("erin"), "erin")]
 
 
-@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize(("platform", "pressed"), WAYS)
 async def test_a_starter_who_does_not_count_does_not_count_from_their_other_identity(
-    platform: str, real_redis: str
+    platform: str, pressed: bool, real_redis: str
 ) -> None:
     async with chat(platform, real_redis) as room:
         await _directory(room, room.identity("erin"))
         prompt = await _approval(room, started_by=elsewhere(room, "sam"), approvals=2, starter_counts=False)
-        await room.approve("sam", prompt.prompt_id)
+        await room.approve("sam", prompt.prompt_id, pressed=pressed)
         voted = await _prompt_when(room, prompt.prompt_id, lambda seen: bool(seen.votes))
-        await room.approve("erin", prompt.prompt_id)
+        await room.approve("erin", prompt.prompt_id, pressed=pressed)
         after = await _prompt_when(room, prompt.prompt_id, lambda seen: len(seen.votes) == 2)
     assert [(vote.by, vote.person, vote.counted) for vote in voted.votes] == [
         (room.identity("sam"), "sam", False)
