@@ -2,7 +2,8 @@
 
 A signed-in person asks for a code (``new_link_code``); typing ``link <code>`` from a chat identity links
 that identity to them (``link_from_chat``). Codes are single use, live ten minutes, and a person may ask for
-a few per window. The message itself is never queued for agents: the code is nobody else's business.
+a few per window. The message itself is never queued for agents: the code is nobody else's business. On a
+platform with direct messages it is taken only in one; typed where others read it, it is spent unused.
 """
 
 from __future__ import annotations
