@@ -47,4 +47,6 @@ def inbound_message(
         text=text,
         event_id=f"message:{message.id}",
         received_at=message.created_at,
+        # A DM, outside any server (a server's channel the client has not cached is a PartialMessageable).
+        direct=isinstance(message.channel, discord.DMChannel),
     )

@@ -37,4 +37,5 @@ SPEC = channel_spec(
     check_settings=check_settings,
     secrets=(r"[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,}",),
     extra="discord",
+    direct_messages=True,  # a person and the bot alone: where a link code may be typed
 )

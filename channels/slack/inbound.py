@@ -52,6 +52,12 @@ def thread_ts_of(event: dict[str, Any], kind: str) -> str | None:
     return None
 
 
+def is_direct(event: dict[str, Any]) -> bool:
+    """A message in the app's direct message with one person: its channel type ``im``, or a ``D`` channel
+    id (an ``app_mention`` carries no channel type)."""
+    return event.get("channel_type") == "im" or str(event.get("channel") or "").startswith("D")
+
+
 def _is_thread_id(thread_id: str) -> bool:
     try:
         parse_thread_id(thread_id)
@@ -118,4 +124,5 @@ def to_inbound(
         sender=f"slack:{sender}",
         text=text[:MAX_TEXT_CHARS],
         event_id=f"msg:{channel}:{event.get('ts')}",
+        direct=is_direct(event),
     )

@@ -49,4 +49,5 @@ SPEC = channel_spec(
     check_settings=check_settings,
     secrets=(r"xox[abpe]-[0-9A-Za-z-]+", r"xapp-[0-9A-Za-z-]+"),
     extra="slack",
+    direct_messages=True,  # a person and the bot alone: where a link code may be typed
 )

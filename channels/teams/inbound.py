@@ -23,6 +23,7 @@ class Origin:
     thread_id: str
     sender: str
     name: str | None
+    direct: bool = False  # a personal chat: the person and the bot alone
 
 
 def origin(
@@ -33,7 +34,8 @@ def origin(
     sender = person_for(aad_object_id)
     if thread_id is None or sender is None:
         return None
-    return Origin(thread_id, sender, name if isinstance(name, str) else None)
+    direct = conversation.conversation_type == "personal"
+    return Origin(thread_id, sender, name if isinstance(name, str) else None, direct)
 
 
 def strip_mentions(activity: MessageActivity) -> str:
@@ -58,4 +60,5 @@ def to_inbound(activity: MessageActivity, where: Origin) -> InboundMessage | Non
         sender=where.sender,
         text=text[:MAX_TEXT_CHARS],
         event_id=f"teams:{activity.id}"[:200],
+        direct=where.direct,
     )

@@ -92,4 +92,5 @@ SPEC = ChannelSpec(
     # Bot Connector access tokens are JWTs; client secrets are not shaped enough to match safely.
     secrets=(re.compile(r"eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"),),
     extra="teams",
+    direct_messages=True,  # a person and the bot alone: where a link code may be typed
 )

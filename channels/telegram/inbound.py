@@ -101,6 +101,7 @@ def normalize(update: Update, bot: BotIdentity, *, accept_bots: bool = False) ->
         sender=f"telegram:{message.from_user.id}",
         text=strip_mention(text, bot.username)[:MAX_TEXT_CHARS],
         event_id=f"message:{message.message_id}",
+        direct=message.chat.type == "private",
     )
     replied = message.reply_to_message
     to_bot = replied is not None and replied.from_user is not None and replied.from_user.id == bot.user_id

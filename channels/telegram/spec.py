@@ -42,4 +42,5 @@ SPEC = channel_spec(
     check_settings=check_settings,
     secrets=(r"\d{6,12}:[A-Za-z0-9_-]{30,}",),
     extra="telegram",
+    direct_messages=True,  # a person and the bot alone: where a link code may be typed
 )

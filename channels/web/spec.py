@@ -86,4 +86,5 @@ SPEC = channel_spec(
     local=LocalChat(build_local, visitor_room, room_url),
     paths=("/chat/", "/chat-assets/"),
     same_origin=True,  # people write from its pages
+    direct_messages=False,  # a room is shared by whoever holds its link: a link code is taken in any room
 )

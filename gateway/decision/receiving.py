@@ -16,6 +16,7 @@ from gateway.decision.granting import not_recorded, record_grant
 from gateway.decision.raising import Raising
 from gateway.decision.settling import Settling
 from gateway.delivery.channel import ChannelError, PrivateNotices
+from gateway.delivery.plugins import has_direct_messages
 from gateway.people.linking import link_code_in, link_from_chat
 from gateway.rules import notices
 from gateway.rules.authz import ApproverLookup, may_answer, person_of
@@ -57,8 +58,10 @@ class Receiving(Settling, Raising):
             return Received(Outcome.KEPT, notice=notices.not_kept(unkept.problem))
         code = link_code_in(message.text) if message.answers is None else None
         if code is not None:  # ``link <code>``: never an answer, never queued for an agent
-            notice = await link_from_chat(self.store.people, code, message.sender)
-            event("person.link_typed", thread_id=thread.thread_id)
+            # Where the platform has direct messages, a code typed anywhere else was read by others.
+            shared = not message.direct and has_direct_messages(thread.platform)
+            notice = await link_from_chat(self.store.people, code, message.sender, shared=shared)
+            event("person.link_typed", thread_id=thread.thread_id, shared=shared)
             if message.notify:
                 await self._tell(thread.thread_id, message.sender, notice)
             return Received(Outcome.KEPT, notice=notice)
@@ -247,12 +250,12 @@ class Receiving(Settling, Raising):
             self.outbox.kick(thread_id)
             current = await self.get_prompt(prompt.prompt_id)
             voted = decision.status is DecisionStatus.VOTED
-            received = Received(Outcome.VOTED if voted else Outcome.ALREADY_VOTED, current)
+            # Refused as their person's second vote: which identity voted first, for every channel (one
+            # that answers the person itself, a chat page's response, says it too).
+            voted_as = None if voted else await self._voted_as(current, message.sender)
+            received = Received(Outcome.VOTED if voted else Outcome.ALREADY_VOTED, current, voted_as)
             if message.notify:
-                notice = notices.outcome(received, current, "")
-                if not voted:
-                    notice = await self._voted_as(current, message.sender) or notice
-                await self._tell_privately(thread_id, message.sender, notice)
+                await self._tell_privately(thread_id, message.sender, notices.outcome(received, current, ""))
             return received
         if decision.status is DecisionStatus.CANCELLED and prompt is not None and ready is not None:
             self.outbox.kick(thread_id)

@@ -77,6 +77,9 @@ class ChannelSpec:
     # The distribution extra that installs its SDK (``acme`` for ``threadgate[acme]``): named in the one
     # line ``serve`` prints when the platform is configured but its SDK is missing.
     extra: str | None = None
+    # People can talk with the bot one to one here (and its channel sets ``InboundMessage.direct``): a link
+    # code typed anywhere else on the platform, where others could read it, is refused and spent.
+    direct_messages: bool = False
 
 
 def channel_spec(
@@ -98,6 +101,7 @@ def channel_spec(
     paths: tuple[str, ...] = (),
     same_origin: bool = False,
     extra: str | None = None,
+    direct_messages: bool = False,
 ) -> ChannelSpec:
     """A spec from its grammar as pattern strings: thread ids and channel references (the thread grammar
     unless ``channels`` is given) ASCII-only, a person ``<name>:`` and up to 128 non-space characters."""
@@ -120,6 +124,7 @@ def channel_spec(
         paths=paths,
         same_origin=same_origin,
         extra=extra,
+        direct_messages=direct_messages,
     )
 
 
@@ -159,6 +164,12 @@ def specs() -> tuple[ChannelSpec, ...]:
 def spec_for(name: str) -> ChannelSpec | None:
     found = platforms.platform(name)
     return found if isinstance(found, ChannelSpec) else None
+
+
+def has_direct_messages(platform: str) -> bool:
+    """Whether ``platform`` has one-to-one conversations with the bot (False for one not installed)."""
+    spec = spec_for(platform)
+    return spec is not None and spec.direct_messages
 
 
 def register(spec: ChannelSpec) -> None:

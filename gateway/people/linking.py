@@ -2,7 +2,8 @@
 
 A signed-in person asks for a code (``new_link_code``); typing ``link <code>`` from a chat identity links
 that identity to them (``link_from_chat``). Codes are single use, live ten minutes, and a person may ask for
-a few per window. The message itself is never queued for agents: the code is nobody else's business.
+a few per window. The message itself is never queued for agents: the code is nobody else's business. On a
+platform with direct messages it is taken only in one; typed where others read it, it is spent unused.
 """
 
 from __future__ import annotations
@@ -24,6 +25,10 @@ LINKED = "Linked: {identity} is now {person}'s. Answers from here count as their
 CODE_UNKNOWN = "That link code is not valid (it may have expired after 10 minutes); ask for a new one."
 CODE_USED = "That link code was already used; ask for a new one."
 IDENTITY_TAKEN = "{identity} already belongs to someone else; an operator can unlink it first."
+CODE_EXPOSED = (
+    "Send link codes to me in a direct message, not where others can read them. "
+    "This code was seen here, so it no longer works: ask for a new one and send it to me in a direct message."
+)
 
 
 def new_code() -> str:
@@ -56,9 +61,13 @@ async def new_link_code(people: PeopleStore, person: str) -> str:
     return code
 
 
-async def link_from_chat(people: PeopleStore, code: str, identity: str) -> str:
-    """Spend ``code`` from ``identity``: what to tell the person (linked, or why not)."""
-    status, who = await people.use_code(code, identity)
+async def link_from_chat(people: PeopleStore, code: str, identity: str, *, shared: bool = False) -> str:
+    """Spend ``code`` from ``identity``: what to tell the person (linked, or why not). A code typed in a
+    ``shared`` conversation (others could read it, and the platform has direct messages) links nothing and
+    is spent: whoever read it cannot use it either."""
+    status, who = await people.use_code(code, identity, exposed=shared)
+    if status is LinkStatus.EXPOSED:
+        return CODE_EXPOSED
     if status is LinkStatus.OK:
         return LINKED.format(identity=identity, person=f"person:{who}")
     if status is LinkStatus.USED:

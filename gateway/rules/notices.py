@@ -217,7 +217,7 @@ def outcome(received: Received, prompt: Prompt | None, summary: str) -> str:
     if received.outcome is Outcome.VOTED and received.prompt is not None:
         return voted(received.prompt)
     if received.outcome is Outcome.ALREADY_VOTED:
-        return ALREADY_VOTED
+        return received.notice or ALREADY_VOTED  # "You already voted as …" from another identity
     return settled(received.prompt or prompt)
 
 

@@ -302,9 +302,9 @@ def new_link_code(person: str, code: str, ttl_ms: int, most: int, window_ms: int
     )
 
 
-def use_link_code(code: str, identity: str) -> ScriptCall:
+def use_link_code(code: str, identity: str, exposed: bool) -> ScriptCall:
     return ScriptCall(
         "use_link_code",
         [keys.link_code(code), keys.PEOPLE_ALL, keys.PEOPLE_INDEX],
-        [identity, keys.person_identities("")],
+        [identity, keys.person_identities(""), "1" if exposed else "0"],
     )

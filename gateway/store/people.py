@@ -33,6 +33,7 @@ class LinkStatus(StrEnum):
     UNKNOWN = "unknown"  # a link code never issued, or expired
     USED = "used"  # a link code already spent
     LIMITED = "limited"  # too many link codes asked for
+    EXPOSED = "exposed"  # a link code typed where others could read it: spent, linking nothing
 
 
 class PeopleStore:
@@ -129,9 +130,10 @@ class PeopleStore:
         reply = await self._script(calls.new_link_code(person, code, ttl_ms, most, window_ms))
         return LinkStatus(reply[0]), int(reply[1]) if len(reply) > 1 else 0
 
-    async def use_code(self, code: str, identity: str) -> tuple[LinkStatus, str]:
-        """Spend ``code`` from ``identity``: the status, and the person (OK) or the identity's (TAKEN)."""
-        reply = await self._script(calls.use_link_code(code, identity))
+    async def use_code(self, code: str, identity: str, *, exposed: bool = False) -> tuple[LinkStatus, str]:
+        """Spend ``code`` from ``identity``: the status, and the person (OK) or the identity's (TAKEN).
+        An ``exposed`` code (typed where others could read it) is spent without linking: EXPOSED."""
+        reply = await self._script(calls.use_link_code(code, identity, exposed))
         self.forget()
         return LinkStatus(reply[0]), str(reply[1]) if len(reply) > 1 else ""
 

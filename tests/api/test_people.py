@@ -52,6 +52,24 @@ async def _input(operator: httpx.AsyncClient, prompt_id: str, who: str, **body: 
     )
 
 
+# The two routes a person's answer takes over HTTP: an operator's inputs route with ``from``, and the
+# respond route with ``X-Threadgate-From``; who may answer is one rule for both.
+ROUTES = ("inputs", "respond")
+APPROVE = [{"questionId": "q1", "selected": ["Approve"]}]
+
+
+async def _answer(
+    route: str, operator: httpx.AsyncClient, prompt: dict[str, Any], who: str
+) -> httpx.Response:
+    """``who`` approves ``prompt`` over ``route``."""
+    if route == "inputs":
+        return await _input(operator, prompt["prompt_id"], who)
+    run = {"run_id": prompt["run_id"], "thread_id": prompt["thread_id"]}
+    return await operator.post(
+        respond_path(run, prompt["prompt_id"]), json={"answers": APPROVE}, headers={"X-Threadgate-From": who}
+    )
+
+
 async def _approval(agent: httpx.AsyncClient, **extra: Any) -> dict[str, Any]:
     run = await start_run(agent)
     return await raise_prompt(agent, run["run_id"], tool_call=CALL, **extra)
@@ -168,11 +186,13 @@ async def test_a_link_code_typed_in_chat_links_that_identity_once(
     gateway = served.runtime.gateway
     code = await new_link_code(gateway.store.people, "dana")
     typed = await gateway.receive(
-        InboundMessage(thread_id=THREAD, sender=TEAMS_DANA, text=f"link {code.lower()}")
+        InboundMessage(thread_id=THREAD, sender=TEAMS_DANA, text=f"link {code.lower()}", direct=True)
     )
     assert typed.notice is not None and typed.notice.startswith("Linked")
     assert TEAMS_DANA in (await operator.get("/v1/people/dana")).json()["identities"]
-    again = await gateway.receive(InboundMessage(thread_id=THREAD, sender=MALLORY, text=f"link {code}"))
+    again = await gateway.receive(
+        InboundMessage(thread_id=THREAD, sender=MALLORY, text=f"link {code}", direct=True)
+    )
     assert again.notice is not None and "already used" in again.notice
     assert (await operator.get("/v1/people/dana")).json()["identities"] == sorted([SLACK_DANA, TEAMS_DANA])
     queued = (await operator.get("/v1/messages", params={"thread_id": THREAD})).json()["items"]
@@ -185,12 +205,36 @@ async def test_an_unknown_code_or_a_taken_identity_is_refused_plainly(
     await _person(operator, "dana", identities=[SLACK_DANA])
     await _person(operator, "erin", identities=[ERIN])
     gateway = served.runtime.gateway
-    unknown = await gateway.receive(InboundMessage(thread_id=THREAD, sender=ERIN, text="link ABCD-EFGH"))
+    unknown = await gateway.receive(
+        InboundMessage(thread_id=THREAD, sender=ERIN, text="link ABCD-EFGH", direct=True)
+    )
     assert unknown.notice is not None and "not valid" in unknown.notice
     code = await new_link_code(gateway.store.people, "dana")
-    taken = await gateway.receive(InboundMessage(thread_id=THREAD, sender=ERIN, text=f"link {code}"))
+    taken = await gateway.receive(
+        InboundMessage(thread_id=THREAD, sender=ERIN, text=f"link {code}", direct=True)
+    )
     assert taken.notice is not None and "belongs to someone else" in taken.notice
     assert (await operator.get("/v1/people/erin")).json()["identities"] == [ERIN]
+
+
+async def test_a_code_typed_where_others_read_it_links_nothing_and_is_spent(
+    served: Served, operator: httpx.AsyncClient
+) -> None:
+    await _person(operator, "dana", identities=[SLACK_DANA])
+    gateway = served.runtime.gateway
+    code = await new_link_code(gateway.store.people, "dana")
+    shared = await gateway.receive(InboundMessage(thread_id=THREAD, sender=TEAMS_DANA, text=f"link {code}"))
+    assert shared.notice is not None and shared.notice.startswith("Send link codes to me in a direct message")
+    redelivered = await gateway.receive(
+        InboundMessage(thread_id=THREAD, sender=TEAMS_DANA, text=f"link {code}")
+    )
+    assert redelivered.notice == shared.notice, "the same message again is told the same"
+    for who in (MALLORY, TEAMS_DANA):  # whoever read it, and the person in a direct message after all
+        late = await gateway.receive(
+            InboundMessage(thread_id=THREAD, sender=who, text=f"link {code}", direct=True)
+        )
+        assert late.notice is not None and "already used" in late.notice
+    assert (await operator.get("/v1/people/dana")).json()["identities"] == [SLACK_DANA]
 
 
 async def test_link_codes_are_rate_limited_per_person(served: Served, operator: httpx.AsyncClient) -> None:
@@ -237,7 +281,7 @@ async def test_me_links_needs_a_signed_in_person(real_redis: str) -> None:
         body = made.json()
         assert (body["person"], body["expires_in_seconds"]) == ("dana", 600)
         typed = await runtime.gateway.receive(
-            InboundMessage(thread_id=THREAD, sender=ERIN, text=f"link {body['code']}")
+            InboundMessage(thread_id=THREAD, sender=ERIN, text=f"link {body['code']}", direct=True)
         )
         assert typed.notice is not None and typed.notice.startswith("Linked")
         assert ERIN in (await operator.get("/v1/people/dana")).json()["identities"]
@@ -248,19 +292,32 @@ async def test_me_links_needs_a_signed_in_person(real_redis: str) -> None:
 # Who may answer, by person -----------------------------------------------------------------------------
 
 
+# Each approver list names dana three ways: both identities, her person, her directory group.
+LISTED = {
+    "identities": (SLACK_DANA, TEAMS_DANA),
+    "person": ("person:dana",),
+    "group": ("group:sre",),
+}
+
+
+@pytest.mark.parametrize("listed", sorted(LISTED))
+@pytest.mark.parametrize("route", ROUTES)
 async def test_two_identities_of_one_person_are_one_vote(
-    agent: httpx.AsyncClient, operator: httpx.AsyncClient
+    agent: httpx.AsyncClient, operator: httpx.AsyncClient, route: str, listed: str
 ) -> None:
-    await _person(operator, "dana", identities=[SLACK_DANA, TEAMS_DANA])
-    await _approvers(operator, SLACK_DANA, TEAMS_DANA, ERIN)
+    await _person(operator, "dana", identities=[SLACK_DANA, TEAMS_DANA], groups=["sre"])
+    await _approvers(operator, *LISTED[listed], ERIN)
     prompt = await _approval(agent, approvals=2)
-    first = await _input(operator, prompt["prompt_id"], SLACK_DANA)
-    assert first.json()["prompt_state"] == "pending"
-    assert first.json()["votes"][0]["person"] == "dana"
-    second = await _input(operator, prompt["prompt_id"], TEAMS_DANA)
+    first = await _answer(route, operator, prompt, SLACK_DANA)
+    assert first.status_code == 200, first.text
+    seen = (await agent.get(f"/v1/prompts/{prompt['prompt_id']}")).json()
+    assert seen["prompt_state"] == "pending"
+    assert seen["votes"][0]["person"] == "dana"
+    second = await _answer(route, operator, prompt, TEAMS_DANA)
     assert (second.status_code, second.json()["error"]["code"]) == (409, "ALREADY_VOTED")
-    erin = await _input(operator, prompt["prompt_id"], ERIN)
-    body = erin.json()
+    erin = await _answer(route, operator, prompt, ERIN)
+    assert erin.status_code == 200, erin.text
+    body = (await agent.get(f"/v1/prompts/{prompt['prompt_id']}")).json()
     assert body["prompt_state"] == "answered"
     assert [(vote["by"], vote["person"]) for vote in body["votes"]] == [(SLACK_DANA, "dana"), (ERIN, None)]
 
@@ -281,32 +338,28 @@ async def test_in_chat_a_second_identity_of_the_same_person_is_told_already_vote
     assert seen["prompt_state"] == "pending"
 
 
-async def test_a_person_approver_admits_their_identities_and_nobody_else(
-    agent: httpx.AsyncClient, operator: httpx.AsyncClient
+@pytest.mark.parametrize("dana_answers_as", [SLACK_DANA, TEAMS_DANA])
+@pytest.mark.parametrize("listed", ["person", "group"])
+@pytest.mark.parametrize("route", ROUTES)
+async def test_a_person_or_group_approver_admits_their_identities_and_nobody_else(
+    agent: httpx.AsyncClient, operator: httpx.AsyncClient, route: str, listed: str, dana_answers_as: str
 ) -> None:
-    await _person(operator, "dana", identities=[SLACK_DANA, TEAMS_DANA])
-    await _approvers(operator, "person:dana")
-    prompt = await _approval(agent)
-    mallory = await _input(operator, prompt["prompt_id"], MALLORY)
-    assert (mallory.status_code, mallory.json()["error"]["code"]) == (403, "FORBIDDEN")
-    dana = await _input(operator, prompt["prompt_id"], TEAMS_DANA)
-    assert dana.status_code == 200 and dana.json()["prompt_state"] == "answered"
-    assert dana.json()["person"] == "dana"
-
-
-async def test_a_group_approver_admits_its_members_and_nobody_else(
-    agent: httpx.AsyncClient, operator: httpx.AsyncClient
-) -> None:
-    await _person(operator, "dana", identities=[SLACK_DANA], groups=["sre"])
+    await _person(operator, "dana", identities=[SLACK_DANA, TEAMS_DANA], groups=["sre"])
     await _person(operator, "erin", identities=[ERIN], groups=["sales"])
-    await _approvers(operator, "group:sre")
+    await _approvers(operator, *LISTED[listed])
     prompt = await _approval(agent)
-    erin = await _input(operator, prompt["prompt_id"], ERIN)
-    assert erin.status_code == 403, "a person of another group is not an approver"
-    mallory = await _input(operator, prompt["prompt_id"], MALLORY)
-    assert mallory.status_code == 403, "an identity nobody linked is not a member"
-    dana = await _input(operator, prompt["prompt_id"], SLACK_DANA)
+    erin = await _answer(route, operator, prompt, ERIN)
+    assert erin.status_code == 403, "a person of another group, not listed, is not an approver"
+    mallory = await _answer(route, operator, prompt, MALLORY)
+    assert (mallory.status_code, mallory.json()["error"]["code"]) == (403, "FORBIDDEN")
+    dana = await _answer(route, operator, prompt, dana_answers_as)
     assert dana.status_code == 200, dana.text
+    seen = (await agent.get(f"/v1/prompts/{prompt['prompt_id']}")).json()
+    assert (seen["prompt_state"], seen["answered_by"], seen["person"]) == (
+        "answered",
+        dana_answers_as,
+        "dana",
+    )
 
 
 async def test_unlinking_an_identity_takes_its_rights_away(
@@ -320,8 +373,9 @@ async def test_unlinking_an_identity_takes_its_rights_away(
     assert refused.status_code == 403
 
 
+@pytest.mark.parametrize("route", ROUTES)
 async def test_the_starter_answers_from_any_identity_and_never_counts_across_them(
-    agent: httpx.AsyncClient, operator: httpx.AsyncClient
+    agent: httpx.AsyncClient, operator: httpx.AsyncClient, route: str
 ) -> None:
     teams_starter = "teams:0a0b0c0d-1111-2222-3333-444455556666"
     await _person(operator, "sam", identities=[STARTER, teams_starter])
@@ -334,12 +388,14 @@ async def test_the_starter_answers_from_any_identity_and_never_counts_across_the
     )
     run = await start_run(agent)
     prompt = (await agent.post(f"/v1/runs/{run['run_id']}/approvals", json={"tool_call": CALL})).json()
-    starter = await _input(operator, prompt["prompt_id"], teams_starter)
+    starter = await _answer(route, operator, prompt, teams_starter)
     assert starter.status_code == 200, "the starter may answer from their other identity"
-    vote = starter.json()["votes"][0]
+    vote = (await agent.get(f"/v1/prompts/{prompt['prompt_id']}")).json()["votes"][0]
     assert (vote["person"], vote["counted"]) == ("sam", False)
-    erin = await _input(operator, prompt["prompt_id"], ERIN)
-    assert erin.json()["prompt_state"] == "pending", "the starter's other identity did not count"
+    erin = await _answer(route, operator, prompt, ERIN)
+    assert erin.status_code == 200, erin.text
+    seen = (await agent.get(f"/v1/prompts/{prompt['prompt_id']}")).json()
+    assert seen["prompt_state"] == "pending", "the starter's other identity did not count"
 
 
 # Asserted answers and sign-in --------------------------------------------------------------------------

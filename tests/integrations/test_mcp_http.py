@@ -258,6 +258,40 @@ async def test_someone_who_may_not_answer_does_not_settle_an_http_question() -> 
     assert result.structured_content["answered_by"] == "web:alice"
 
 
+# Who may answer an MCP question when dana is behind two identities (Slack, and her name in the web chat):
+# as the run's starter by her other identity, as a listed person, as a member of a listed group.
+DANA_IS = {
+    "starter": ({"X-Threadgate-Started-By": "slack:U0DANA"}, []),
+    "person": ({"X-Threadgate-Started-By": "web:alice"}, ["person:dana"]),
+    "group": ({"X-Threadgate-Started-By": "web:alice"}, ["group:sre"]),
+}
+
+
+@pytest.mark.parametrize("dana_is", sorted(DANA_IS))
+async def test_a_person_answers_an_http_question_from_their_other_identity_and_a_stranger_does_not(
+    dana_is: str,
+) -> None:
+    started_by, approvers = DANA_IS[dana_is]
+    where = {"X-Threadgate-Session-Channel": f"web:mcp-{dana_is}", **started_by}
+    async with gateway() as web:
+        async with web.client(bearer(OPERATOR_TOKEN)) as operator:
+            dana = {"identities": ["slack:U0DANA", "web:dana"], "groups": ["sre"]}
+            assert (await operator.put("/v1/people/dana", json=dana)).status_code == 200
+            listed = await operator.put("/v1/agents/ops", json={"human_input": {"approvers": approvers}})
+            assert listed.status_code == 200, listed.text
+        async with mcp_client(web, {**bearer(OPS_TOKEN), **where}) as client:
+            task = asyncio.create_task(client.call_tool("ask_user", {"questions": [{"question": "Go?"}]}))
+            prompt = await asyncio.wait_for(pending_prompt(web, "ops"), 10)
+            room = prompt["thread_id"].removeprefix("web:")
+            async with web.client() as people:
+                refused = await people.post(f"/chat/{room}/messages", json={"name": "mallory", "text": "yes"})
+                assert refused.json()["outcome"] == "not_allowed"
+                await people.post(f"/chat/{room}/messages", json={"name": "dana", "text": "go"})
+            result = await asyncio.wait_for(task, 10)
+    assert result.structured_content is not None
+    assert result.structured_content["answered_by"] == "web:dana"
+
+
 async def test_request_approval_over_http_follows_the_agents_policy() -> None:
     where = {"X-Threadgate-Session-Channel": "web:mcp-policy"}
     async with gateway() as web:

@@ -47,6 +47,10 @@ class InboundMessage(Model):
     arguments: dict[str, Any] | None = None
     # An "Approve for this session" control: with an approve, the exact call is granted for the run.
     grant: StrictBool = False
+    # The message came from a one-to-one conversation between the sender and the bot (the channel says so
+    # from the platform's own facts): nobody else read it. A link code is taken only from such a message
+    # on a platform that has them (``ChannelSpec.direct_messages``).
+    direct: StrictBool = False
 
     @field_validator("sender")
     @classmethod
