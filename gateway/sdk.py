@@ -12,7 +12,8 @@ What is here, by what a channel does with it:
   ``ChannelSpec``, ``channel_spec``, ``PlatformSettings``, ``when_set``, ``lazy_doctor``,
   ``lazy_exports``, ``Check``, ``probe``, ``PROBE_TIMEOUT_S``, ``secret_text``.
 - **Be a channel**: the ``Channel`` / ``ChannelRuntime`` protocols and the capabilities a platform may
-  have (``PrivateNotices``, ``EditsMessages``, ``StartsThreads``, ``Mentions``, ``Permalinks``),
+  have (``PrivateNotices``, ``EditsMessages``, ``StartsThreads``, ``Mentions``, ``Permalinks``,
+  ``DirectMessages``),
   ``ChannelContext``, ``MessageRef``, ``ChannelError``; ``HandOver`` and ``Handed`` hand an event to the
   core with the gateway's one retry rule. The services a channel may ask its context for
   (``context.services``, a ``Services``): ``ThreadLog``, ``Audiences``, ``RateLimiter``,
@@ -52,6 +53,7 @@ _WHERE: dict[str, str] = {
     "Check": "gateway.base.checks",
     "ControlRef": "gateway.rules.control_refs",
     "DONE": "gateway.rules.replies",
+    "DirectMessages": "gateway.delivery.channel",
     "Draft": "gateway.rules.outcomes",
     "DraftStatus": "gateway.rules.outcomes",
     "EditsMessages": "gateway.delivery.channel",
@@ -286,6 +288,9 @@ if TYPE_CHECKING:
     )
     from gateway.delivery.channel import (
         ChannelRuntime as ChannelRuntime,
+    )
+    from gateway.delivery.channel import (
+        DirectMessages as DirectMessages,
     )
     from gateway.delivery.channel import (
         EditsMessages as EditsMessages,

@@ -232,6 +232,20 @@ class DiscordChannel:
         except SEND_ERRORS as exc:
             raise channel_error(exc, f"starting a thread in channel {channel.parts[0]}") from exc
 
+    async def direct_thread(self, identity: str) -> str | None:
+        """The person's DM channel with the bot (``POST /users/@me/channels``), one thread
+        ``discord:<channel_id>``. A person who takes no DMs from the server's members is refused only
+        when the copy is posted there (403, code 50007): a permanent ChannelError."""
+        user_id = user_id_of(identity)
+        if user_id is None:
+            event("discord.direct_unavailable", logging.WARNING, identity=identity, reason="not a user id")
+            return None
+        try:
+            dm = await (await self._client()).create_dm(discord.Object(user_id))
+        except SEND_ERRORS as exc:
+            raise channel_error(exc, f"opening a DM with {identity}") from exc
+        return f"discord:{dm.id}"
+
     async def notify_private(self, thread: ThreadRef, identity: str, text: str) -> None:
         """Tell one person by DM; the text never carries the prompt itself."""
         user_id = user_id_of(identity)

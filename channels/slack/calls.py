@@ -29,6 +29,9 @@ _PERMANENT: dict[str, str] = {
     "user_not_in_channel": "that person is not in the channel",
     "invalid_blocks": "Slack refused the message layout",
     "msg_too_long": "Slack refused the message as too long",
+    "user_not_found": "no such person in the workspace",
+    "user_disabled": "that person's account is deactivated",
+    "cannot_dm_bot": "that identity is a bot, which takes no direct messages",
 }
 
 

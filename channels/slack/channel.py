@@ -16,6 +16,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from channels.slack.calls import MAX_INLINE_WAIT_S, call
+from channels.slack.direct import direct_channel
 from channels.slack.events import build_app
 from channels.slack.identity import AppIdentity
 from channels.slack.inbound import BotIdentity, to_inbound
@@ -196,6 +197,10 @@ class SlackChannel:
     async def start_thread(self, channel: ThreadRef, text: str) -> str:
         """A top-level message in the channel; the agent session's thread grows from it."""
         return await start_session_thread(self.client, channel, text, max_wait=self.max_inline_wait)
+
+    async def direct_thread(self, identity: str) -> str | None:
+        """The app's direct message with ``identity``: a ``D…`` conversation to start a thread in."""
+        return await direct_channel(self.client, identity, max_wait=self.max_inline_wait)
 
     async def notify_private(self, thread: ThreadRef, identity: str, text: str) -> None:
         """An ephemeral message in the thread: only ``identity`` sees it."""

@@ -331,6 +331,16 @@ class TelegramChannel:
         """The header goes into the chat or topic named; that chat or topic is the session's thread."""
         return await start_session_thread(self.sender, channel, text)
 
+    async def direct_thread(self, identity: str) -> str | None:
+        """The person's private chat with the bot, whose id is their user id. Telegram lets a bot write
+        there only once the person has started it: until then a post is refused (403), a permanent
+        ChannelError the escalation logs and skips."""
+        user = user_id(identity)
+        if user is None or user <= 0:
+            event("telegram.direct_unavailable", logging.WARNING, identity=identity, reason="not a user id")
+            return None
+        return f"telegram:{user}"
+
     async def notify_private(self, thread: ThreadRef, identity: str, text: str) -> None:
         """Telegram has no per-person messages in a group: answer the person's own message, in the thread."""
         handling = _handling.get()

@@ -33,6 +33,7 @@ from gateway.decision.session_threads import parse_channel_ref, thread_starter
 from gateway.delivery.channel import (
     ChannelError,
     Channels,
+    DirectMessages,
     EditsMessages,
     Mentions,
     MessageRef,
@@ -50,6 +51,8 @@ MAX_MENTIONS = 20  # people a reminder names
 COPY_TRIES = 5  # tries for a copy the platform refuses for a while, before the step gives up on it
 COPY_FAILURES_KEPT = 10_000  # copies being retried; a prompt that settles meanwhile leaves its count behind
 MIRROR_GRACE_MS = 60_000  # replies to a copy are handed over this long past the prompt's expiry
+MAX_DIRECT = 50  # direct messages one step sends (a person per linked platform)
+DIRECT_PREFIX = "dm:"  # a copy's target when it went to a person's direct messages: dm:<identity>
 EVENT_TYPES = {"reminded": "input.reminded", "escalated": "input.escalated"}
 
 
@@ -215,8 +218,9 @@ class Escalator:
         return list(found.values())
 
     async def escalate(self, prompt: Prompt, step: int, fields: dict[str, str]) -> None:
-        """Post the prompt's copies for one step (nothing once it settled), each target once: a copy
-        already noted is not posted again when a retried delivery comes back here."""
+        """Post the prompt's copies for one step (nothing once it settled): one in each place it names,
+        one in each direct message of each person it names (an identity on a platform that has them),
+        each target once: a copy already noted is not posted again when a retried delivery comes back."""
         plan = prompt.escalation or []
         if not prompt.pending or step >= len(plan):
             return
@@ -224,9 +228,26 @@ class Escalator:
         for target in places(plan[step].to):
             if (step, target) not in posted:
                 await self._copy(prompt, step, target, plan[step].after_seconds)
-        # People last: their notice is one post, so a copy retried above never posts it twice.
-        if people := [target for target in plan[step].to if names_people(target)]:
+        people = [target for target in plan[step].to if names_people(target)]
+        for identity in await self._direct_identities(people):
+            if (step, DIRECT_PREFIX + identity) not in posted:
+                await self._copy(prompt, step, DIRECT_PREFIX + identity, plan[step].after_seconds)
+        # People's notice last: it is one post, so a copy retried above never posts it twice.
+        if people:
             await self._reach(prompt, people, plan[step].after_seconds)
+
+    async def _direct_identities(self, named: list[str]) -> list[str]:
+        """The identities of the people ``named`` on platforms whose channel here has direct messages."""
+        found = [
+            identity
+            for person in await self._people(named)
+            for identity in person.identities
+            if isinstance(self.channels.get(identity.partition(":")[0]), DirectMessages)
+        ]
+        found = list(dict.fromkeys(found))
+        if len(found) > MAX_DIRECT:
+            event("escalation.direct_capped", logging.WARNING, identities=len(found), sent=MAX_DIRECT)
+        return found[:MAX_DIRECT]
 
     async def _reach(self, prompt: Prompt, named: list[str], waited_s: int) -> None:
         """Reach the people a step names in the prompt's own thread: mentioned where the platform can
@@ -272,22 +293,15 @@ class Escalator:
             "target": target,
         }
         try:
-            if not await target_open(self.store, self.channels, prompt.agent, target):
-                # Owners change after a raise (a run started, a channel claimed): checked again now.
-                event(
-                    "escalation.target_refused",
-                    logging.WARNING,
-                    **copying,
-                    agent=prompt.agent,
-                    reason="other agents own the target (their runs, or a channel they claim)",
-                )
+            place = await self._place(prompt, target, copying)
+            if place is None:
                 return
-            copy = await self._post_copy(prompt, step, target, waited_s)
+            copy = await self._post_copy(prompt, step, target, place, waited_s)
         except GatewayError as exc:
             event("escalation.copy_failed", logging.WARNING, **copying, error=exc.message)
             return
         except ChannelError as exc:
-            metrics.platform_error(target, exc)
+            metrics.platform_error(target.removeprefix(DIRECT_PREFIX), exc)
             failures = self._copy_failures.get(key, 0) + 1
             self._copy_failures[key] = failures
             drop_oldest(self._copy_failures, COPY_FAILURES_KEPT)
@@ -307,13 +321,46 @@ class Escalator:
             copy_thread=copy.thread_id,
         )
 
-    async def _post_copy(self, prompt: Prompt, step: int, target: str, waited_s: int) -> Copy:
-        ref, is_thread = resolve_target(self.channels, target)
+    async def _place(
+        self, prompt: Prompt, target: str, copying: dict[str, Any]
+    ) -> tuple[ThreadRef, bool] | None:
+        """Where a copy for ``target`` goes (as ``resolve_target`` says), or None when it goes nowhere."""
+        if not target.startswith(DIRECT_PREFIX):
+            if await target_open(self.store, self.channels, prompt.agent, target):
+                return resolve_target(self.channels, target)
+            # Owners change after a raise (a run started, a channel claimed): checked again now.
+            event(
+                "escalation.target_refused",
+                logging.WARNING,
+                **copying,
+                agent=prompt.agent,
+                reason="other agents own the target (their runs, or a channel they claim)",
+            )
+            return None
+        # A person's direct messages are the gateway's to use (the step named the person, and the copy
+        # answers only as the approver list allows), whatever agents own elsewhere on the platform.
+        identity = target.removeprefix(DIRECT_PREFIX)
+        channel = self.channels.get(identity.partition(":")[0])
+        where = await channel.direct_thread(identity) if isinstance(channel, DirectMessages) else None
+        if where is None:
+            event(
+                "escalation.direct_unavailable",
+                **copying,
+                reason="the platform cannot open a direct message with this identity (see its channel's log)",
+            )
+            return None
+        return resolve_target(self.channels, where)
+
+    async def _post_copy(
+        self, prompt: Prompt, step: int, target: str, place: tuple[ThreadRef, bool], waited_s: int
+    ) -> Copy:
+        ref, is_thread = place
         if ref.thread_id == prompt.thread_id:
             raise GatewayError("SAME_THREAD", "the target is the prompt's own thread", 400)
         channel = self.channels.for_thread(ref)
         origin = self.channels.permalink(prompt.thread_id) or prompt.thread_id
-        header = message_item(notices.escalated(origin, waited_s), {"type": "escalation"})
+        note = notices.escalated_to_you if target.startswith(DIRECT_PREFIX) else notices.escalated
+        header = message_item(note(origin, waited_s), {"type": "escalation"})
         if is_thread:
             await channel.post(ref, header)
             thread = ref

@@ -93,6 +93,19 @@ class Mentions(Protocol):
 
 
 @runtime_checkable
+class DirectMessages(Protocol):
+    """Capability: a one-to-one conversation between the bot and one of the platform's people.
+
+    ``direct_thread`` names where a message reaches ``identity`` alone: a thread id of the platform, or a
+    channel reference (its ``channels`` grammar) to start a thread in, for a channel that also
+    ``StartsThreads``. None when the platform cannot open one with that person (the channel logs why);
+    raise ChannelError when the platform failed to answer (permanent when asking again cannot help).
+    """
+
+    async def direct_thread(self, identity: str) -> str | None: ...
+
+
+@runtime_checkable
 class Permalinks(Protocol):
     """Capability: the URL where a person opens a thread (None when the platform cannot say)."""
 
@@ -115,6 +128,10 @@ class Channels:
 
     def platforms(self) -> list[str]:
         return sorted(self._by_platform)
+
+    def get(self, platform: str) -> Channel | None:
+        """The channel of ``platform``, when it is configured here."""
+        return self._by_platform.get(platform)
 
     def permalink(self, thread_id: str) -> str | None:
         """Where a person opens ``thread_id``, when its channel can say."""

@@ -150,6 +150,14 @@ def escalated(origin: str, waited_s: int) -> str:
     )
 
 
+def escalated_to_you(origin: str, waited_s: int) -> str:
+    """The note above a copy of a prompt an escalation sends a person by direct message."""
+    return (
+        f"⏫ Escalated to you: a prompt in {origin} has waited {duration(waited_s)} for an answer. Answer "
+        "it here or there; the first answer counts."
+    )
+
+
 def escalated_to(names: list[str], waited_s: int) -> str:
     """The note an escalation to people posts in the prompt's thread; ``names``: those the platform
     cannot mention (the rest are mentioned beside it)."""

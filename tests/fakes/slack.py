@@ -259,6 +259,14 @@ class FakeSlack:
             return {"ok": False, "error": "user_not_in_channel"}
         return {"ok": True, "message_ts": self.next_ts()}
 
+    def _conversations_open(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The app's direct message with one person: ``D`` and the rest of their user id."""
+        users = str(params.get("users") or "")
+        if not re.fullmatch(r"[UW][A-Z0-9]+", users):
+            return {"ok": False, "error": "user_not_found"}
+        channel = {"id": f"D{users[1:]}", "is_im": True, "user": users}
+        return {"ok": True, "channel": channel}
+
     def _apps_connections_open(self, _params: dict[str, Any]) -> dict[str, Any]:
         self.connections_opened += 1
         return {"ok": True, "url": f"ws://127.0.0.1:{self.port}/link/?ticket={uuid.uuid4().hex}"}

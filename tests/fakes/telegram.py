@@ -155,7 +155,9 @@ class FakeTelegram:
         self._update_ids = itertools.count(1000)
         self._message_ids = itertools.count(5000)
         self._limits: dict[str, list[float]] = {}
+        self._outages: dict[str, list[int]] = {}
         self._forbidden: set[int] = set()
+        self._not_started: set[int] = set()  # people who never started the bot: no private chat yet
         self._changed = asyncio.Condition()
         self._closing = False
         self._runner: web.AppRunner | None = None
@@ -200,6 +202,8 @@ class FakeTelegram:
         self.calls.append(call)
         if request.match_info["token"] != self.token:
             return self._fail(call, 401, "Unauthorized")
+        if self._outages.get(method):
+            return self._fail(call, self._outages[method].pop(0), "Internal Server Error")
         limits = self._limits.get(method)
         if limits:
             retry_after = limits.pop(0)
@@ -245,6 +249,8 @@ class FakeTelegram:
         chat_id = params["chat_id"]
         if chat_id in self._forbidden:
             return self._fail(call, 403, "Forbidden: bot was kicked from the group chat")
+        if chat_id in self._not_started:
+            return self._fail(call, 403, "Forbidden: bot can't initiate conversation with a user")
         refused = _keyboard_problem(params.get("reply_markup"))
         if refused is not None:
             return self._fail(call, 400, f"Bad Request: {refused}")
@@ -527,13 +533,22 @@ class FakeTelegram:
         """Answer the next ``times`` calls of ``method`` with 429 and ``retry_after``."""
         self._limits.setdefault(method, []).extend([retry_after] * times)
 
+    def fail(self, method: str, status: int = 500, times: int = 1) -> None:
+        """Answer the next ``times`` calls of ``method`` with HTTP ``status`` (Telegram is having trouble)."""
+        self._outages.setdefault(method, []).extend([status] * times)
+
     def heal(self, method: str) -> None:
         """Telegram is back: the failures still queued for ``method`` are forgotten."""
         self._limits.pop(method, None)
+        self._outages.pop(method, None)
 
     def forbid(self, chat_id: int) -> None:
         """The bot was removed from ``chat_id``: sending there answers 403."""
         self._forbidden.add(chat_id)
+
+    def never_started(self, user_id: int) -> None:
+        """``user_id`` never started the bot: it may not write in their private chat (403)."""
+        self._not_started.add(user_id)
 
     def calls_of(self, method: str) -> list[Call]:
         return [call for call in self.calls if call.method == method]
