@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections import OrderedDict
 from typing import Any
 
 from microsoft_teams.api.activities import ActivityTypeAdapter
@@ -48,6 +49,9 @@ KEYS_UNAVAILABLE = GatewayError(
 _HANDLED = ("message", "invoke")
 
 
+PERSONAL_MEMORY = 10_000  # people whose personal chat with the bot this process remembers
+
+
 def _refused(error: GatewayError) -> Response:
     headers = {"Retry-After": "10"} if error.status == 503 else None
     return JSONResponse(error.envelope(), status_code=error.status, headers=headers)
@@ -69,6 +73,7 @@ class TeamsChannel:
         self.tenant_id = tenant_id  # a single-tenant bot's own tenant: activities from any other are refused
         self._context: ChannelContext | None = None
         self.names = Names()  # of people heard from, to show who answered (else their identity)
+        self._personal: OrderedDict[str, str] = OrderedDict()  # person → their personal chat's thread id
 
     async def start(self, context: ChannelContext) -> None:
         self._context = context
@@ -104,6 +109,26 @@ class TeamsChannel:
         await self.connector.update(
             conversation_of(ref.thread_id), ref.message_id, card_activity(card, item.text)
         )
+
+    async def direct_thread(self, identity: str) -> str | None:
+        """The person's personal chat with the bot, when this process has heard them there since it
+        started (its conversation id and service URL come with their activities). Opening one unasked
+        needs their Teams user id and tenant, which the gateway does not keep: None then, logged."""
+        found = self._personal.get(identity)
+        if found is None:
+            event(
+                "teams.direct_unavailable",
+                logging.WARNING,
+                identity=identity,
+                reason="no personal chat with the bot heard from this person by this process",
+            )
+        return found
+
+    def _heard_in_personal(self, identity: str, thread_id: str) -> None:
+        self._personal[identity] = thread_id
+        self._personal.move_to_end(identity)
+        while len(self._personal) > PERSONAL_MEMORY:
+            self._personal.popitem(last=False)
 
     # Inbound ---------------------------------------------------------------------------------------
 
@@ -168,6 +193,8 @@ class TeamsChannel:
         if where is not None:  # the serviceUrl was checked against the token: replies may go there
             self.connector.learn(conversation_of(where.thread_id), activity.service_url)
             self.names.learn(where.sender, where.name)
+            if where.direct:
+                self._heard_in_personal(where.sender, where.thread_id)
         if isinstance(activity, AdaptiveCardInvokeActivity):
             if where is None:
                 return JSONResponse(message_response(notices.MISMATCH))

@@ -7,11 +7,13 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from gateway.base.models import PromptRequest, PromptState
+from gateway.base.models import Person, PromptRequest, PromptState
 from tests.channels.teams_support import (
     BOB,
     CHANNEL_THREAD,
     GROUP,
+    IN_PERSONAL,
+    PERSONAL,
     TeamsGateway,
     fake_bot_framework,
     teams_gateway,
@@ -72,3 +74,37 @@ async def test_a_copys_card_in_another_conversation_answers_the_prompt(gw: Teams
 
     await eventually(both_show_it, "both cards without their controls")
     assert "✓ Answered: Approve" in copy.text and "✓ Answered: Approve" in original.text
+
+
+async def test_a_step_to_a_person_reaches_the_personal_chat_they_have_with_the_bot(gw: TeamsGateway) -> None:
+    await gw.runtime.store.people.put(Person(person="bob", identities=[identity(BOB)]))
+    said = await gw.say(IN_PERSONAL, "hello", BOB)  # Bob talks with the bot one to one
+    assert said.status_code < 300, said.text
+    prompt = await gw.ask(THREAD, deploy([{"after_seconds": 1, "to": ["person:bob"]}]))
+
+    async def copied() -> bool:
+        return any(posted.actions() for posted in posted_in(gw, PERSONAL))
+
+    await eventually(copied, "a copy of the prompt in Bob's personal chat")
+    [copy] = [posted for posted in posted_in(gw, PERSONAL) if posted.actions()]
+    await gw.press(copy, "Approve", BOB)
+    await gw.settled()
+
+    answered = await gw.prompt(prompt.prompt_id)
+    assert (answered.prompt_state, answered.answered_by) == (PromptState.ANSWERED, identity(BOB))
+    assert any("Escalated to you" in posted.text for posted in posted_in(gw, PERSONAL))
+
+
+async def test_a_person_never_heard_in_a_personal_chat_is_reached_only_in_the_thread(
+    gw: TeamsGateway,
+) -> None:
+    await gw.runtime.store.people.put(Person(person="bob", identities=[identity(BOB)]))
+    prompt = await gw.ask(THREAD, deploy([{"after_seconds": 1, "to": ["person:bob"]}]))
+
+    async def noted() -> bool:
+        return any("Escalated to" in posted.text for posted in posted_in(gw, CHANNEL_THREAD))
+
+    await eventually(noted, "the escalation's note in the prompt's thread")
+    await gw.settled()
+    assert posted_in(gw, PERSONAL) == []
+    assert (await gw.prompt(prompt.prompt_id)).pending
