@@ -20,7 +20,7 @@ from gateway.process.runtime import Runtime
 from tests.channels import telegram_support
 from tests.channels.conftest import serve_app
 from tests.channels.slack_support import CHANNEL, EVE, SlackGateway
-from tests.fakes.slack import FakeSlack
+from tests.fakes.slack import FakeSlack, message_event
 from tests.fakes.telegram import FakeTelegram
 from tests.support.conditions import eventually as eventually_async
 from tests.support.platforms import build_channel
@@ -179,6 +179,25 @@ async def test_someone_not_listed_cannot_answer_from_a_direct_message_copy(real_
 
     assert after_eve.pending, "Eve is no approver: a copy in someone's DM does not change who answers"
     assert settled.answered_by == f"slack:{DANA_SLACK}"
+
+
+async def test_a_reply_typed_in_the_slack_direct_message_thread_answers_the_prompt(real_redis: str) -> None:
+    async with both(real_redis, f"slack:{DANA_SLACK}") as gw:
+        _, prompt = await gw.raise_in_slack(TO_DANA)
+        await eventually(lambda: len(gw.slack_dm()) >= 2, "the Slack DM", 10)
+        header, _ = gw.slack_dm()
+        reply = message_event(
+            DANA_DM,
+            DANA_SLACK,
+            "approve",
+            ts=gw.slack.fake.next_ts(),
+            thread_ts=header["ts"],
+            channel_type="im",
+        )
+        assert await gw.slack.deliver(reply) == 200
+        settled = await gw.runtime.gateway.wait_prompt(prompt.prompt_id, timeout=5)
+
+    assert (settled.prompt_state, settled.answered_by) == (PromptState.ANSWERED, f"slack:{DANA_SLACK}")
 
 
 async def test_a_person_who_never_started_the_telegram_bot_is_skipped_without_holding_the_step(
