@@ -349,7 +349,11 @@ class Escalator:
                 reason="the platform cannot open a direct message with this identity (see its channel's log)",
             )
             return None
-        return resolve_target(self.channels, where)
+        place = resolve_target(self.channels, where)
+        if place[0].thread_id == prompt.thread_id:  # the prompt is in their direct message already
+            event("escalation.direct_is_origin", **copying)
+            return None
+        return place
 
     async def _post_copy(
         self, prompt: Prompt, step: int, target: str, place: tuple[ThreadRef, bool], waited_s: int

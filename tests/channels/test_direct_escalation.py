@@ -13,7 +13,15 @@ from typing import Any
 import pytest
 
 from gateway.api import create_app
-from gateway.base.models import AgentDefinition, HumanInput, Person, Prompt, PromptRequest, PromptState
+from gateway.base.models import (
+    AgentDefinition,
+    HumanInput,
+    Person,
+    Prompt,
+    PromptRequest,
+    PromptState,
+    RunRequest,
+)
 from gateway.base.models.groups import GroupBody, Rotation
 from gateway.base.settings import Settings
 from gateway.process.runtime import Runtime
@@ -198,6 +206,24 @@ async def test_a_reply_typed_in_the_slack_direct_message_thread_answers_the_prom
         settled = await gw.runtime.gateway.wait_prompt(prompt.prompt_id, timeout=5)
 
     assert (settled.prompt_state, settled.answered_by) == (PromptState.ANSWERED, f"slack:{DANA_SLACK}")
+
+
+async def test_a_prompt_raised_in_the_persons_own_direct_message_is_not_copied_there(real_redis: str) -> None:
+    async with both(real_redis, f"slack:{DANA_SLACK}", f"telegram:{DANA_TELEGRAM}") as gw:
+        run = await gw.runtime.gateway.create_run(
+            RunRequest(
+                thread_id=f"telegram:{DANA_TELEGRAM}", agent="ops", started_by=f"telegram:{DANA_TELEGRAM}"
+            )
+        )
+        await gw.runtime.gateway.raise_prompt(run.run_id, TO_DANA)
+        await eventually(lambda: len(gw.slack_dm()) >= 2, "the Slack DM", 10)
+        await eventually(
+            lambda: any("Escalated to" in sent.text for sent in gw.telegram_dm()), "the chat's own note", 5
+        )
+        await gw.runtime.gateway.outbox.idle()
+
+    copies = [sent for sent in gw.telegram_dm() if sent.text.startswith("⏫ Escalated to you: a prompt in")]
+    assert copies == [], "only the note mentioning her, in the chat where the prompt already is"
 
 
 async def test_a_person_who_never_started_the_telegram_bot_is_skipped_without_holding_the_step(
