@@ -16,7 +16,8 @@ What is here, by what a channel does with it:
   ``ChannelContext``, ``MessageRef``, ``ChannelError``; ``HandOver`` and ``Handed`` hand an event to the
   core with the gateway's one retry rule. The services a channel may ask its context for
   (``context.services``, a ``Services``): ``ThreadLog``, ``Audiences``, ``RateLimiter``,
-  ``ProcessState``; ``StreamCaps`` caps the streams a channel serves itself.
+  ``ProcessState``, and ``Sessions`` (who a browser's session names, where sign-in is configured);
+  ``StreamCaps`` caps the streams a channel serves itself.
 - **Run in ``threadgate demo``**: ``LocalChat``, for a platform that needs no outside service.
 - **Hand people's input to the core**: ``InboundSink`` (``receive`` a typed ``InboundMessage``, ``step``
   a decoded press, form or reply: one act of ``steps``, such as ``steps.Pick``) and what it answers
@@ -91,6 +92,8 @@ _WHERE: dict[str, str] = {
     "STREAM_ID_PROBLEM": "gateway.base.cursors",
     "SchemaError": "gateway.base.forms",
     "Services": "gateway.delivery.channel_services",
+    "Sessions": "gateway.delivery.channel_services",
+    "SignedInPerson": "gateway.delivery.channel_services",
     "StartsThreads": "gateway.delivery.channel",
     "StepRequest": "gateway.rules.steps",
     "StepResult": "gateway.rules.steps",
@@ -116,6 +119,7 @@ _WHERE: dict[str, str] = {
     "form_outcome": "gateway.rules.render",
     "forms": "gateway.base.forms#module",
     "fresh": "gateway.base.signed",
+    "is_destructive": "gateway.rules.approval_policy",
     "is_json_media_type": "gateway.base.jsonbody",
     "is_store_outage": "gateway.delivery.channel",
     "is_stream_position": "gateway.base.cursors",
@@ -324,6 +328,12 @@ if TYPE_CHECKING:
         Services as Services,
     )
     from gateway.delivery.channel_services import (
+        Sessions as Sessions,
+    )
+    from gateway.delivery.channel_services import (
+        SignedInPerson as SignedInPerson,
+    )
+    from gateway.delivery.channel_services import (
         ThreadLog as ThreadLog,
     )
     from gateway.delivery.feeds import (
@@ -373,6 +383,9 @@ if TYPE_CHECKING:
     )
     from gateway.rules import notices as notices
     from gateway.rules import steps as steps
+    from gateway.rules.approval_policy import (
+        is_destructive as is_destructive,
+    )
     from gateway.rules.audience import (
         Audiences as Audiences,
     )

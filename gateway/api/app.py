@@ -21,7 +21,7 @@ from gateway.api.ops import router as ops_router
 from gateway.api.outage import StoreOutageGuard
 from gateway.api.pages import router as pages_router
 from gateway.api.same_origin import SameOriginWrites, origin_of
-from gateway.api.signin import build_signin
+from gateway.api.signin import build_signin, channel_sessions
 from gateway.api.signin import me_router as me_router
 from gateway.api.signin import router as signin_router
 from gateway.base.ratelimit import RateLimiter
@@ -62,6 +62,7 @@ def create_app(runtime: Runtime, options: ApiOptions | None = None) -> FastAPI:
     app.state.signin, app.state.oauth_resource = build_signin(runtime.settings, runtime.store.signins)
     if app.state.signin is not None:  # the person signed in is the directory's, found by email
         app.state.signin.directory = runtime.store.people
+        runtime.sessions = channel_sessions(app.state.signin)  # lent to channels at start
     install_error_handlers(app)
     public_url = runtime.settings.threadgate_public_url
     app.add_middleware(  # inside the body limit, which bounds its read

@@ -22,6 +22,7 @@ from gateway.api.errors import error_responses
 from gateway.api.same_origin import cross_site, origin_of
 from gateway.base.errors import GatewayError
 from gateway.base.settings import Settings
+from gateway.delivery.channel_services import Sessions, SignedInPerson
 from gateway.people.oidc import Client, Provider, ProviderUnavailable, TokenRefused
 from gateway.people.signin import LOGIN_COOKIE, LOGIN_TTL_S, SESSION_COOKIE, SignedIn, SignIn, SignInFailed
 from gateway.store.signins import SignIns
@@ -124,6 +125,22 @@ def cookie_of(scope: Scope, name: str) -> str | None:
         if key == name and value:
             return value
     return None
+
+
+def channel_sessions(signin: SignIn) -> Sessions:
+    """Sign-in as lent to channels: the person a request's ``Cookie`` header signs in, or None."""
+
+    async def person(cookie_header: str | None) -> SignedInPerson | None:
+        scope: Scope = (
+            {"headers": [(b"cookie", cookie_header.encode("latin-1", "replace"))]} if cookie_header else {}
+        )
+        session_id = cookie_of(scope, SESSION_COOKIE)
+        signed = await signin.person(session_id) if session_id else None
+        if signed is None:
+            return None
+        return SignedInPerson(signed.identity, signed.email, signed.identities)
+
+    return Sessions(person)
 
 
 def cookie_write_refusal(scope: Scope, public_origin: str | None) -> GatewayError | None:

@@ -57,3 +57,27 @@ class ProcessState:
 
     store_available: Callable[[], bool] = lambda: True
     draining: Callable[[], bool] = lambda: False
+
+
+@dataclass(frozen=True, slots=True)
+class SignedInPerson:
+    """The person a browser's session names: ``identity`` is how an answer names them (``person:<id>``),
+    with the email address and platform identities the directory (or the ID token) gives them."""
+
+    identity: str
+    email: str | None = None
+    identities: tuple[str, ...] = ()
+
+
+# (the request's Cookie header) -> the person its session cookie names, or None (no cookie, a dead session).
+SessionLookup = Callable[["str | None"], Awaitable["SignedInPerson | None"]]
+
+
+@dataclass(frozen=True, slots=True)
+class Sessions:
+    """Sign-in, when the gateway has it configured: who a request's session cookie names, and where a
+    browser goes to sign in (``login_url``, which takes ``?next=`` a same-origin path to come back to). A
+    gateway without sign-in offers no ``Sessions``: a channel that asks gets None."""
+
+    person: SessionLookup
+    login_url: str = "/auth/login"

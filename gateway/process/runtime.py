@@ -12,7 +12,7 @@ from gateway.base.ratelimit import RateLimiter
 from gateway.base.settings import DAY_S, Settings
 from gateway.decision.service import Gateway
 from gateway.delivery.channel import ChannelContext, ChannelRuntime, Channels, CountedInbound
-from gateway.delivery.channel_services import ProcessState, Services, ThreadLog
+from gateway.delivery.channel_services import ProcessState, Services, Sessions, ThreadLog
 from gateway.delivery.feeds import StreamCaps
 from gateway.delivery.lease import Lease
 from gateway.delivery.plugins import build_channels
@@ -41,6 +41,8 @@ class Runtime:
     public_url: str | None = None
     # Whether this process adopts the prompts waiting in Redis at start: of ``serve --workers``, one does.
     adopts: bool = True
+    # Sign-in, lent to channels whose pages need a signed-in person (set by the app when it is configured).
+    sessions: Sessions | None = None
 
     @classmethod
     def build(
@@ -94,7 +96,8 @@ class Runtime:
     def channel_services(self) -> Services:
         """What the core lends any channel that asks (docs/channels/plugins.md, "What a channel may ask
         for"): a thread's item log, who may read a thread, rate limits counted in Redis, and whether the
-        store answers and the process is draining."""
+        store answers and the process is draining; with sign-in configured, who a browser's session names."""
+        sessions = (self.sessions,) if self.sessions is not None else ()
         return Services(
             ThreadLog(self.gateway.read_thread),
             Audiences(self.store),
@@ -102,6 +105,7 @@ class Runtime:
             ProcessState(
                 store_available=lambda: self.health.available, draining=lambda: self.gateway.feeds.draining
             ),
+            *sessions,
         )
 
     async def start(self) -> None:

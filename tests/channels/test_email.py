@@ -1,0 +1,250 @@
+"""The email channel end to end: prompts mailed through a local aiosmtpd with a link per choice, links that
+answer once and only by their button, replies by mail through the inbound webhook, one mail thread."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from tests.channels.email_support import (
+    AGENT_AUTH,
+    ALICE,
+    INBOUND_SECRET,
+    EmailGateway,
+    basic,
+    email_gateway,
+    html_of,
+    inbound_reply,
+    links_of,
+    start_run,
+    text_of,
+)
+from tests.support.api_calls import raise_prompt
+
+TARGET = {
+    "kind": "ask_user_question",
+    "questions": [
+        {
+            "question": "What's the deployment target?",
+            "options": [{"label": "staging"}, {"label": "production"}],
+        }
+    ],
+}
+TWO_QUESTIONS = {
+    "kind": "ask_user_question",
+    "questions": [
+        {"question": "Target?", "options": [{"label": "staging"}, {"label": "production"}]},
+        {"question": "Sections?", "multiSelect": True, "options": [{"label": "KPI"}, {"label": "Table"}]},
+    ],
+}
+FREE_TEXT = {"kind": "text", "questions": [{"question": "What should the release note say?"}]}
+
+
+@pytest.fixture
+async def gateway() -> AsyncIterator[EmailGateway]:
+    async with email_gateway() as running:
+        yield running
+
+
+async def raised(gateway: EmailGateway, **body: Any) -> dict[str, Any]:
+    async with gateway.client(AGENT_AUTH) as agent:
+        run = await start_run(agent)
+        return await raise_prompt(agent, run["run_id"], **body)
+
+
+async def prompt_now(gateway: EmailGateway, prompt_id: str) -> dict[str, Any]:
+    async with gateway.client(AGENT_AUTH) as agent:
+        found: dict[str, Any] = (await agent.get(f"/v1/prompts/{prompt_id}")).json()
+        return found
+
+
+async def test_a_prompt_is_mailed_as_text_and_html_with_a_link_per_choice(gateway: EmailGateway) -> None:
+    prompt = await raised(gateway, **TARGET)
+    [mail] = await gateway.mailbox.next(1)
+    assert mail["To"] == ALICE and "gate@example.org" in mail["From"]
+    assert mail.get_content_type() == "multipart/alternative"
+    assert "What's the deployment target?" in text_of(mail)
+    links = links_of(mail)
+    assert len(links) == 2 and len(set(links)) == 2
+    assert all(link in html_of(mail) for link in links)
+    assert "staging" in html_of(mail) and "production" in html_of(mail)
+    assert str(mail["Reply-To"]).startswith("reply+") and str(mail["Reply-To"]).endswith(
+        "@inbound.example.org"
+    )
+    assert prompt["prompt_id"].lower().removeprefix("prm_") in str(mail["Reply-To"])
+
+
+async def test_opening_a_link_changes_nothing(gateway: EmailGateway) -> None:
+    """Mail scanners fetch every link: a GET shows the confirm page and answers nothing."""
+    prompt = await raised(gateway)
+    [mail] = await gateway.mailbox.next(1)
+    approve = links_of(mail)[0]
+    async with gateway.client() as browser:
+        first = await browser.get(approve)
+        again = await browser.get(approve)
+    assert first.status_code == again.status_code == 200
+    assert '<form method="post"' in first.text and ">Approve</button>" in first.text
+    assert first.headers["referrer-policy"] == "no-referrer"
+    assert (await prompt_now(gateway, prompt["prompt_id"]))["prompt_state"] == "pending"
+
+
+async def test_the_confirm_button_answers_once_and_a_replayed_link_is_refused(gateway: EmailGateway) -> None:
+    prompt = await raised(gateway)
+    [mail] = await gateway.mailbox.next(1)
+    approve, deny = links_of(mail)
+    async with gateway.client() as browser:
+        pressed = await browser.post(approve)
+        replayed = await browser.post(approve)
+        other = await browser.post(deny)
+    settled = await prompt_now(gateway, prompt["prompt_id"])
+    assert pressed.status_code == 200
+    assert settled["prompt_state"] == "answered"
+    assert settled["answers"][0]["answer"] == ["Approve"]
+    assert settled["answered_by"] == f"email:{ALICE}"
+    assert replayed.status_code == 409 and "Already settled" in replayed.text
+    assert other.status_code == 409  # the prompt is settled: the other choice's link answers nothing
+
+
+async def test_a_link_is_spent_once_even_while_its_prompt_waits(gateway: EmailGateway) -> None:
+    """Two questions: the first one's link answers it (the prompt waits for the second); pressed again,
+    it is refused as used, and the answer stands."""
+    prompt = await raised(gateway, **TWO_QUESTIONS)
+    [mail] = await gateway.mailbox.next(1)
+    staging, _production, kpi, _table = links_of(mail)
+    async with gateway.client() as browser:
+        first = await browser.post(staging)
+        replayed = await browser.post(staging)
+        second = await browser.post(kpi)
+    assert first.status_code == 200 and replayed.status_code == 410 and "used already" in replayed.text
+    assert second.status_code == 200
+    settled = await prompt_now(gateway, prompt["prompt_id"])
+    assert [answer["answer"] for answer in settled["answers"]] == [["staging"], ["KPI"]]
+
+
+async def test_a_tampered_link_is_refused(gateway: EmailGateway) -> None:
+    prompt = await raised(gateway)
+    [mail] = await gateway.mailbox.next(1)
+    approve = links_of(mail)[0]
+    flipped = approve[:-3] + ("A" if approve[-3] != "A" else "B") + approve[-2:]
+    async with gateway.client() as browser:
+        opened = await browser.get(flipped)
+        pressed = await browser.post(flipped)
+    assert opened.status_code == pressed.status_code == 400
+    assert (await prompt_now(gateway, prompt["prompt_id"]))["prompt_state"] == "pending"
+
+
+async def test_a_link_past_the_prompts_expiry_is_refused(gateway: EmailGateway) -> None:
+    prompt = await raised(gateway)
+    await gateway.mailbox.next(1)
+    expired = gateway.channel.signer.link(prompt["prompt_id"], ALICE, 0, 0, int(time.time()) - 1)
+    async with gateway.client() as browser:
+        pressed = await browser.post(f"/email/links/{expired}")
+    assert pressed.status_code == 410 and "expired" in pressed.text
+    assert (await prompt_now(gateway, prompt["prompt_id"]))["prompt_state"] == "pending"
+
+
+async def test_links_expire_with_the_prompt(gateway: EmailGateway) -> None:
+    prompt = await raised(gateway, expires_in_seconds=600)
+    [mail] = await gateway.mailbox.next(1)
+    token = links_of(mail)[0].rsplit("/", 1)[1]
+    link = gateway.channel.signer.read_link(token)
+    from datetime import datetime
+
+    assert link.expires_at == int(datetime.fromisoformat(prompt["expires_at"]).timestamp())
+
+
+async def test_a_reply_by_mail_with_the_inbound_secret_answers(gateway: EmailGateway) -> None:
+    prompt = await raised(gateway, **TARGET)
+    [mail] = await gateway.mailbox.next(1)
+    async with gateway.client() as provider:
+        posted = await provider.post(
+            "/email/inbound", json=inbound_reply(mail, "production"), headers=basic(INBOUND_SECRET)
+        )
+    assert posted.status_code == 200 and posted.json() == {"outcome": "answered"}
+    settled = await prompt_now(gateway, prompt["prompt_id"])
+    assert settled["answers"][0]["answer"] == ["production"]
+    assert settled["answered_by"] == f"email:{ALICE}"
+
+
+async def test_quoted_text_is_cut_from_a_reply(gateway: EmailGateway) -> None:
+    prompt = await raised(gateway, **FREE_TEXT)
+    [mail] = await gateway.mailbox.next(1)
+    reply = (
+        "Fixes the login timeout.\n\nOn Sat, Dec 5, 2026 at 10:00 AM Threadgate <gate@example.org> wrote:\n"
+        "> What should the release note say?\n> Reply to this mail with your answer.\n"
+    )
+    async with gateway.client() as provider:
+        posted = await provider.post(
+            "/email/inbound", json=inbound_reply(mail, reply), headers=basic(INBOUND_SECRET)
+        )
+    assert posted.json() == {"outcome": "answered"}
+    settled = await prompt_now(gateway, prompt["prompt_id"])
+    assert settled["answers"][0]["answer"] == ["Fixes the login timeout."]
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {},
+        basic("not-the-secret"),
+        {"Authorization": f"Bearer {INBOUND_SECRET}"},
+        {"Authorization": "Basic %%%"},
+    ],
+)
+async def test_an_inbound_post_without_the_secret_is_401(
+    gateway: EmailGateway, headers: dict[str, str]
+) -> None:
+    prompt = await raised(gateway, **TARGET)
+    [mail] = await gateway.mailbox.next(1)
+    async with gateway.client() as stranger:
+        posted = await stranger.post(
+            "/email/inbound", json=inbound_reply(mail, "production"), headers=headers
+        )
+        garbage = await stranger.post("/email/inbound", content=b"{not json", headers=headers)
+    assert posted.status_code == garbage.status_code == 401
+    assert posted.json()["error"]["code"] == "UNAUTHORIZED"
+    assert (await prompt_now(gateway, prompt["prompt_id"]))["prompt_state"] == "pending"
+
+
+async def test_a_reply_from_another_address_is_refused(gateway: EmailGateway) -> None:
+    prompt = await raised(gateway, **TARGET)
+    [mail] = await gateway.mailbox.next(1)
+    async with gateway.client() as provider:
+        posted = await provider.post(
+            "/email/inbound",
+            json=inbound_reply(mail, "production", sender="mallory@example.net"),
+            headers=basic(INBOUND_SECRET),
+        )
+    assert posted.status_code == 403 and posted.json()["error"]["code"] == "FORBIDDEN"
+    assert (await prompt_now(gateway, prompt["prompt_id"]))["prompt_state"] == "pending"
+
+
+async def test_an_unreadable_inbound_body_is_a_4xx(gateway: EmailGateway) -> None:
+    async with gateway.client() as provider:
+        garbage = await provider.post("/email/inbound", content=b"{not json", headers=basic(INBOUND_SECRET))
+        no_reply = await provider.post(
+            "/email/inbound",
+            json={"From": ALICE, "To": "someone@example.org", "TextBody": "hi"},
+            headers=basic(INBOUND_SECRET),
+        )
+    assert garbage.status_code == 400
+    assert no_reply.status_code == 404 and no_reply.json()["error"]["code"] == "NOT_A_REPLY"
+
+
+async def test_the_mails_of_a_thread_form_one_conversation(gateway: EmailGateway) -> None:
+    """The prompt's mail has a known id; its outcome answers it; both name the thread's root."""
+    prompt = await raised(gateway)
+    [asked] = await gateway.mailbox.next(1)
+    async with gateway.client() as browser:
+        await browser.post(links_of(asked)[0])
+    mails = await gateway.mailbox.next(2)
+    outcome = mails[1]
+    assert prompt["prompt_id"].lower() in str(asked["Message-ID"])
+    assert outcome["In-Reply-To"] == asked["Message-ID"]
+    root = str(asked["References"])
+    assert str(outcome["References"]).split() == [root, str(asked["Message-ID"])]
+    assert outcome["Subject"] == asked["Subject"]
+    assert "Approve" in text_of(outcome)
