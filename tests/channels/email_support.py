@@ -26,6 +26,7 @@ from channels.email.spec import SPEC, build
 from gateway.api import create_app
 from gateway.api.deps import ApiOptions
 from gateway.base.settings import Settings
+from gateway.delivery.channel_services import Sessions
 from gateway.delivery.plugins import register, spec_for, unregister
 from gateway.process.runtime import Runtime
 
@@ -102,8 +103,9 @@ def _free_port() -> int:
 
 
 @asynccontextmanager
-async def email_gateway(**extra: Any) -> AsyncIterator[EmailGateway]:
-    """The gateway with the email channel on the embedded store, mailing through a local aiosmtpd."""
+async def email_gateway(sessions: Sessions | None = None, **extra: Any) -> AsyncIterator[EmailGateway]:
+    """The gateway with the email channel on the embedded store, mailing through a local aiosmtpd;
+    ``sessions`` stands for sign-in (who a browser's cookie names)."""
     mailbox = Mailbox()
     smtp = Controller(mailbox, hostname="127.0.0.1", port=_free_port())
     smtp.start()
@@ -130,6 +132,7 @@ async def email_gateway(**extra: Any) -> AsyncIterator[EmailGateway]:
         )
     )
     runtime = Runtime.build(settings, channels=[channel], public_url=base_url)
+    runtime.sessions = sessions
     app = create_app(runtime, ApiOptions(max_wait_s=5, sse_heartbeat_s=0.2))
     server = uvicorn.Server(
         uvicorn.Config(app, lifespan="on", log_level="warning", timeout_graceful_shutdown=1)

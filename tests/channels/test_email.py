@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from gateway.delivery.channel_services import Sessions, SignedInPerson
 from tests.channels.email_support import (
     AGENT_AUTH,
     ALICE,
@@ -248,3 +249,46 @@ async def test_the_mails_of_a_thread_form_one_conversation(gateway: EmailGateway
     assert str(outcome["References"]).split() == [root, str(asked["Message-ID"])]
     assert outcome["Subject"] == asked["Subject"]
     assert "Approve" in text_of(outcome)
+
+
+DROP = {"tool_call": {"name": "Bash", "arguments": {"command": "rm -rf /srv/staging"}}}
+SIGNED_IN = {
+    "tg_session=alice": SignedInPerson("person:alice", ALICE),
+    "tg_session=bob": SignedInPerson("person:bob", "bob@example.com"),
+}
+
+
+async def signed_in(cookie: str | None) -> SignedInPerson | None:
+    return SIGNED_IN.get(cookie or "")
+
+
+async def test_a_destructive_approval_needs_the_addressee_signed_in() -> None:
+    """A link alone may have been opened by a scanner that runs scripts: with sign-in configured, an
+    approval of a call that changes something is answered only by the addressee, signed in."""
+    async with email_gateway(sessions=Sessions(signed_in)) as gateway:
+        prompt = await raised(gateway, **DROP)
+        [mail] = await gateway.mailbox.next(1)
+        approve = links_of(mail)[0]
+        assert "rm -rf /srv/staging" in text_of(mail)
+        async with gateway.client() as browser:
+            opened = await browser.get(approve)
+            anonymous = await browser.post(approve)
+            someone_else = await browser.post(approve, headers={"Cookie": "tg_session=bob"})
+            assert (await prompt_now(gateway, prompt["prompt_id"]))["prompt_state"] == "pending"
+            addressee = await browser.post(approve, headers={"Cookie": "tg_session=alice"})
+        settled = await prompt_now(gateway, prompt["prompt_id"])
+    assert opened.status_code == anonymous.status_code == 401
+    assert "/auth/login?next=" in opened.text
+    assert someone_else.status_code == 403
+    assert addressee.status_code == 200
+    assert settled["answers"][0]["answer"] == ["Approve"] and settled["answered_by"] == f"email:{ALICE}"
+
+
+async def test_a_call_that_only_reads_is_answered_by_the_link_alone() -> None:
+    async with email_gateway(sessions=Sessions(signed_in)) as gateway:
+        prompt = await raised(gateway, tool_call={"name": "Read", "arguments": {"path": "README.md"}})
+        [mail] = await gateway.mailbox.next(1)
+        async with gateway.client() as browser:
+            pressed = await browser.post(links_of(mail)[0])
+        settled = await prompt_now(gateway, prompt["prompt_id"])
+    assert pressed.status_code == 200 and settled["prompt_state"] == "answered"

@@ -12,6 +12,9 @@ from gateway.delivery.plugins import specs
 ROOT = Path(__file__).resolve().parents[2]
 # Platforms that might be installed or written about, beyond the ones registered here.
 WORDS = {"slack", "telegram", "discord", "teams", "web"}
+# Platform names that are also the core's own words: a person's email address is the core's (people,
+# sign-in), so only the email platform's ids (``"email:``) are kept out of it.
+COMMON = {"email"}
 
 
 def core_files() -> list[Path]:
@@ -19,7 +22,7 @@ def core_files() -> list[Path]:
 
 
 def words() -> set[str]:
-    return WORDS | {spec.name for spec in specs()}
+    return (WORDS | {spec.name for spec in specs()}) - COMMON
 
 
 def literals(name: str) -> re.Pattern[str]:
