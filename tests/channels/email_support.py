@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import email
 import email.policy
 import re
@@ -103,12 +104,34 @@ def _free_port() -> int:
 
 
 @asynccontextmanager
-async def email_gateway(sessions: Sessions | None = None, **extra: Any) -> AsyncIterator[EmailGateway]:
-    """The gateway with the email channel on the embedded store, mailing through a local aiosmtpd;
-    ``sessions`` stands for sign-in (who a browser's cookie names)."""
+async def smtp_server() -> AsyncIterator[tuple[Mailbox, int]]:
+    """A local aiosmtpd that keeps every mail it is given; its mailbox and port."""
     mailbox = Mailbox()
     smtp = Controller(mailbox, hostname="127.0.0.1", port=_free_port())
     smtp.start()
+    try:
+        yield mailbox, smtp.port
+    finally:
+        smtp.stop()
+
+
+@asynccontextmanager
+async def email_gateway(
+    sessions: Sessions | None = None, redis_url: str | None = None, smtp: tuple[Mailbox, int] | None = None
+) -> AsyncIterator[EmailGateway]:
+    """The gateway with the email channel on the embedded store (or ``redis_url``), mailing through a local
+    aiosmtpd of its own (or ``smtp``); ``sessions`` stands for sign-in (who a browser's cookie names)."""
+    async with contextlib.AsyncExitStack() as stack:
+        if smtp is None:
+            smtp = await stack.enter_async_context(smtp_server())
+        async with _gateway(sessions, redis_url, *smtp) as running:
+            yield running
+
+
+@asynccontextmanager
+async def _gateway(
+    sessions: Sessions | None, redis_url: str | None, mailbox: Mailbox, smtp_port: int
+) -> AsyncIterator[EmailGateway]:
     installed = spec_for("email") is not None
     if not installed:  # an editable install made before the entry point existed
         register(SPEC)
@@ -117,15 +140,14 @@ async def email_gateway(sessions: Sessions | None = None, **extra: Any) -> Async
     base_url = f"http://127.0.0.1:{sock.getsockname()[1]}"
     settings = Settings(  # type: ignore[call-arg]
         _env_file=None,
-        redis_url=None,
+        redis_url=redis_url,
         threadgate_api_tokens=f"robot:agent:{AGENT_TOKEN}:*",
-        **extra,
     )
     channel = build(
         EmailSettings(  # type: ignore[call-arg]
             _env_file=None,
             threadgate_email_from="Threadgate <gate@example.org>",
-            threadgate_smtp_url=f"smtp://127.0.0.1:{smtp.port}",
+            threadgate_smtp_url=f"smtp://127.0.0.1:{smtp_port}",
             threadgate_email_inbound_secret=INBOUND_SECRET,
             threadgate_email_link_secret=LINK_SECRET,
             threadgate_email_reply_domain="inbound.example.org",
@@ -148,7 +170,6 @@ async def email_gateway(sessions: Sessions | None = None, **extra: Any) -> Async
         server.should_exit = True
         await task
         sock.close()
-        smtp.stop()
         if not installed:
             unregister("email")
 

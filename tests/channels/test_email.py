@@ -20,10 +20,12 @@ from tests.channels.email_support import (
     html_of,
     inbound_reply,
     links_of,
+    smtp_server,
     start_run,
     text_of,
 )
 from tests.support.api_calls import raise_prompt
+from tests.support.redis_server import RedisServer
 
 TARGET = {
     "kind": "ask_user_question",
@@ -292,3 +294,30 @@ async def test_a_call_that_only_reads_is_answered_by_the_link_alone() -> None:
             pressed = await browser.post(links_of(mail)[0])
         settled = await prompt_now(gateway, prompt["prompt_id"])
     assert pressed.status_code == 200 and settled["prompt_state"] == "answered"
+
+
+@pytest.mark.redis
+async def test_two_processes_share_what_a_link_did(redis_server: RedisServer) -> None:
+    """Two gateway processes on one Redis: a prefetch on either changes nothing, a link pressed on one is
+    spent for the other, and the answer taken on one settles the prompt for both."""
+    redis_server.flush()
+    async with (
+        smtp_server() as smtp,
+        email_gateway(redis_url=redis_server.url, smtp=smtp) as first,
+        email_gateway(redis_url=redis_server.url, smtp=smtp) as second,
+    ):
+        prompt = await raised(first, **TWO_QUESTIONS)
+        [mail] = await first.mailbox.next(1)
+        staging, _production, kpi, _table = links_of(mail)
+        path = staging.removeprefix(first.base_url)
+        async with first.client() as on_first, second.client() as on_second:
+            prefetched = [await on_first.get(path), await on_second.get(path)]
+            assert (await prompt_now(second, prompt["prompt_id"]))["prompt_state"] == "pending"
+            pressed = await on_first.post(path)
+            replayed = await on_second.post(path)
+            second_answer = await on_second.post(kpi.removeprefix(first.base_url))
+        settled = await prompt_now(second, prompt["prompt_id"])
+    assert [page.status_code for page in prefetched] == [200, 200]
+    assert pressed.status_code == 200 and replayed.status_code == 410
+    assert second_answer.status_code == 200
+    assert [answer["answer"] for answer in settled["answers"]] == [["staging"], ["KPI"]]
