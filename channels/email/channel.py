@@ -48,6 +48,7 @@ from gateway.sdk import (
     is_destructive,
     is_store_outage,
     parse_json,
+    parse_thread_id,
     steps,
     tool_call_arguments,
 )
@@ -57,6 +58,7 @@ INBOUND_PATH = "/email/inbound"
 NO_EXPIRY_S = 30 * 86_400  # the longest a prompt may wait: the links of a prompt not found live that long
 SEND_TIMEOUT_S = 30.0
 ARGUMENT_CHARS = 3_000
+EMPTY_REPLY = "Your reply had no text Threadgate could read, so it answered nothing. Reply with your answer."
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,6 +188,13 @@ class EmailChannel:
             headers=threading(thread.thread_id, self.domain, None, is_prompt=False),
         )
         await self._send(mail, thread.thread_id)
+
+    async def _tell(self, thread_id: str, text: str) -> None:
+        """A notice about a reply, mailed back; one that cannot go out is logged (the refusal stands)."""
+        try:
+            await self.notify_private(parse_thread_id(thread_id), thread_id, text)
+        except ChannelError as exc:
+            event("notice.failed", logging.WARNING, thread_id=thread_id, error=str(exc))
 
     async def _choices(self, view: PromptView, address: str) -> list[Choice]:
         """A link per option of each question; none without a public URL to link to."""
@@ -368,7 +377,14 @@ class EmailChannel:
                 refusal = "Replies are taken only from the address the request was mailed to."
                 return _error("FORBIDDEN", refusal, 403)
             return _error("NOT_A_REPLY", "The mail was not sent to a reply address of a request.", 404)
+        if mail.automatic():  # an out-of-office answering the prompt's mail would otherwise deny it
+            event("email.reply_ignored", prompt_id=prompt_id, reason="automatic")
+            return JSONResponse({"outcome": "ignored"})
         text = await asyncio.to_thread(reply_text, mail, MAX_TEXT_CHARS)
+        if not text.strip():  # read as a chat reply, an empty one would deny: say so instead
+            event("email.reply_ignored", prompt_id=prompt_id, reason="empty")
+            await self._tell(f"email:{sender}", EMPTY_REPLY)
+            return JSONResponse({"outcome": "ignored"})
         message = InboundMessage(
             thread_id=f"email:{sender}",
             sender=f"email:{sender}",

@@ -7,6 +7,7 @@ import base64
 import binascii
 import re
 from email.utils import getaddresses, parseaddr
+from html.parser import HTMLParser
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -59,6 +60,7 @@ class InboundMail(BaseModel):
     to_full: list[Contact] = Field(default_factory=list, alias="ToFull", max_length=100)
     subject: str = Field(default="", alias="Subject", max_length=2_000)
     text_body: str = Field(default="", alias="TextBody")
+    html_body: str = Field(default="", alias="HtmlBody")
     stripped_reply: str = Field(default="", alias="StrippedTextReply")
     headers: list[dict[str, Any]] = Field(default_factory=list, alias="Headers", max_length=500)
     message_id: str = Field(default="", alias="MessageID", max_length=1_000)
@@ -78,6 +80,19 @@ class InboundMail(BaseModel):
         mail_id = self.message_id.strip() or self._header("Message-ID")
         return f"email:{mail_id[:190]}" if mail_id else None
 
+    def automatic(self) -> bool:
+        """An auto-reply (out of office, a vacation responder, a bounce), by the headers RFC 3834 and the
+        common responders set: never a person's answer."""
+        auto = self._header("Auto-Submitted").lower()
+        precedence = self._header("Precedence").lower()
+        return (
+            (auto not in ("", "no"))
+            or precedence in ("auto_reply", "bulk", "junk", "list")
+            or any(
+                self._header(name) for name in ("X-Autoreply", "X-Autorespond", "X-Auto-Response-Suppress")
+            )
+        )
+
     def _header(self, name: str) -> str:
         for header in self.headers:
             if str(header.get("Name", "")).lower() == name.lower():
@@ -88,7 +103,54 @@ class InboundMail(BaseModel):
 def reply_text(mail: InboundMail, max_chars: int) -> str:
     """What the person wrote: the provider's stripped reply when it sends one, else the text body with
     the quoted mail, the reply header above it and the signature cut away (mail-parser-reply)."""
-    return strip_quoted(mail.stripped_reply or mail.text_body)[:max_chars]
+    text = mail.stripped_reply or mail.text_body or html_text(mail.html_body[: 64 * max_chars])
+    return strip_quoted(text)[:max_chars]
+
+
+class _HtmlText(HTMLParser):
+    """The text of a mail's HTML as a person wrote it: quoted parts (``blockquote``, Gmail's and
+    Outlook's quote containers) left out, blocks on lines of their own."""
+
+    BLOCKS = frozenset({"p", "div", "br", "li", "tr", "h1", "h2", "h3"})
+    VOID = frozenset({"br", "img", "hr", "meta", "input", "wbr", "link", "col", "area", "source"})
+    QUOTES = ("gmail_quote", "divrplyfwdmsg", "moz-cite-prefix", "yahoo_quoted")
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self.depth = 0  # inside a quote: how many of its elements are open
+        self.hidden = 0  # inside <style>, <script> or <head>
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in ("style", "script", "head"):
+            self.hidden += 1
+        classes = " ".join(value or "" for name, value in attrs if name in ("class", "id")).lower()
+        quoted = self.depth or tag == "blockquote" or any(quote in classes for quote in self.QUOTES)
+        if quoted and tag not in self.VOID:  # elements with no end tag never close a quote
+            self.depth += 1
+        if tag in self.BLOCKS:
+            self.parts.append("\n")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("style", "script", "head"):
+            self.hidden = max(0, self.hidden - 1)
+        elif self.depth:
+            self.depth -= 1
+
+    def handle_data(self, data: str) -> None:
+        if not self.depth and not self.hidden:
+            self.parts.append(data)
+
+
+def html_text(html: str) -> str:
+    """The unquoted text of an HTML-only reply (linear in its length)."""
+    if not html:
+        return ""
+    reader = _HtmlText()
+    reader.feed(html)
+    reader.close()
+    lines = (" ".join(line.split()) for line in "".join(reader.parts).split("\n"))
+    return "\n".join(line for line in lines if line)
 
 
 def strip_quoted(text: str) -> str:

@@ -321,3 +321,46 @@ async def test_two_processes_share_what_a_link_did(redis_server: RedisServer) ->
     assert pressed.status_code == 200 and replayed.status_code == 410
     assert second_answer.status_code == 200
     assert [answer["answer"] for answer in settled["answers"]] == [["staging"], ["KPI"]]
+
+
+async def test_an_auto_reply_answers_nothing(gateway: EmailGateway) -> None:
+    """An out-of-office answering the prompt's mail would deny an approval if it were read as a reply."""
+    prompt = await raised(gateway)
+    [mail] = await gateway.mailbox.next(1)
+    away = inbound_reply(mail, "I am out of the office until Monday.")
+    away["Headers"] = [{"Name": "Auto-Submitted", "Value": "auto-replied"}]
+    async with gateway.client() as provider:
+        posted = await provider.post("/email/inbound", json=away, headers=basic(INBOUND_SECRET))
+    assert posted.status_code == 200 and posted.json() == {"outcome": "ignored"}
+    assert (await prompt_now(gateway, prompt["prompt_id"]))["prompt_state"] == "pending"
+
+
+async def test_an_html_only_reply_answers_and_an_empty_one_is_told_so(gateway: EmailGateway) -> None:
+    prompt = await raised(gateway, **TARGET)
+    [mail] = await gateway.mailbox.next(1)
+    empty = inbound_reply(mail, "")
+    html_only = inbound_reply(mail, "") | {
+        "MessageID": "html-only-reply",
+        "HtmlBody": '<div>production</div><div class="gmail_quote"><blockquote>1. staging</blockquote></div>',
+    }
+    async with gateway.client() as provider:
+        ignored = await provider.post("/email/inbound", json=empty, headers=basic(INBOUND_SECRET))
+        [_, told] = await gateway.mailbox.next(2)
+        answered = await provider.post("/email/inbound", json=html_only, headers=basic(INBOUND_SECRET))
+    assert ignored.json() == {"outcome": "ignored"} and "no text" in text_of(told)
+    assert told["To"] == ALICE and told["References"] == mail["References"]
+    assert answered.json() == {"outcome": "answered"}
+    assert (await prompt_now(gateway, prompt["prompt_id"]))["answers"][0]["answer"] == ["production"]
+
+
+async def test_the_same_reply_posted_again_answers_once(gateway: EmailGateway) -> None:
+    """A provider retries a mail it thinks was not taken: the mail's id is the core's dedupe key."""
+    prompt = await raised(gateway, **FREE_TEXT)
+    [mail] = await gateway.mailbox.next(1)
+    reply = inbound_reply(mail, "Ship it")
+    async with gateway.client() as provider:
+        first = await provider.post("/email/inbound", json=reply, headers=basic(INBOUND_SECRET))
+        again = await provider.post("/email/inbound", json=reply, headers=basic(INBOUND_SECRET))
+    assert first.json() == {"outcome": "answered"}
+    assert again.status_code == 200 and again.json()["outcome"] != "answered"
+    assert (await prompt_now(gateway, prompt["prompt_id"]))["answers"][0]["answer"] == ["Ship it"]
