@@ -97,7 +97,7 @@ class EmailGateway:
         return httpx.AsyncClient(base_url=self.base_url, headers=headers or {}, timeout=10)
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
@@ -107,7 +107,7 @@ def _free_port() -> int:
 async def smtp_server() -> AsyncIterator[tuple[Mailbox, int]]:
     """A local aiosmtpd that keeps every mail it is given; its mailbox and port."""
     mailbox = Mailbox()
-    smtp = Controller(mailbox, hostname="127.0.0.1", port=_free_port())
+    smtp = Controller(mailbox, hostname="127.0.0.1", port=free_port())
     smtp.start()
     try:
         yield mailbox, smtp.port

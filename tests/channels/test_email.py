@@ -8,15 +8,24 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from aiosmtpd.controller import Controller
+from aiosmtpd.smtp import AuthResult, LoginPassword
 
+from channels.email.settings import EmailSettings
+from channels.email.spec import build
+from gateway.base.ids import ThreadRef
+from gateway.base.models import ThreadItem
+from gateway.delivery.channel import ChannelError
 from gateway.delivery.channel_services import Sessions, SignedInPerson
 from tests.channels.email_support import (
     AGENT_AUTH,
     ALICE,
     INBOUND_SECRET,
     EmailGateway,
+    Mailbox,
     basic,
     email_gateway,
+    free_port,
     html_of,
     inbound_reply,
     links_of,
@@ -25,6 +34,7 @@ from tests.channels.email_support import (
     text_of,
 )
 from tests.support.api_calls import raise_prompt
+from tests.support.log_capture import captured_logs
 from tests.support.redis_server import RedisServer
 
 TARGET = {
@@ -44,6 +54,17 @@ TWO_QUESTIONS = {
     ],
 }
 FREE_TEXT = {"kind": "text", "questions": [{"question": "What should the release note say?"}]}
+
+
+def email_channel(smtp_url: str) -> Any:
+    return build(
+        EmailSettings(  # type: ignore[call-arg]
+            _env_file=None,
+            threadgate_email_from="gate@example.org",
+            threadgate_smtp_url=smtp_url,
+            threadgate_email_link_secret="a-link-secret-of-enough-length",
+        )
+    )
 
 
 @pytest.fixture
@@ -215,13 +236,16 @@ async def test_an_inbound_post_without_the_secret_is_401(
 async def test_a_reply_from_another_address_is_refused(gateway: EmailGateway) -> None:
     prompt = await raised(gateway, **TARGET)
     [mail] = await gateway.mailbox.next(1)
-    async with gateway.client() as provider:
-        posted = await provider.post(
-            "/email/inbound",
-            json=inbound_reply(mail, "production", sender="mallory@example.net"),
-            headers=basic(INBOUND_SECRET),
-        )
+    with captured_logs() as records:
+        async with gateway.client() as provider:
+            posted = await provider.post(
+                "/email/inbound",
+                json=inbound_reply(mail, "production", sender="mallory@example.net"),
+                headers=basic(INBOUND_SECRET),
+            )
     assert posted.status_code == 403 and posted.json()["error"]["code"] == "FORBIDDEN"
+    refused = [getattr(record, "fields", {}) for record in records if record.msg == "email.reply_refused"]
+    assert refused == [{"prompt_id": prompt["prompt_id"], "reason": "wrong_sender"}]
     assert (await prompt_now(gateway, prompt["prompt_id"]))["prompt_state"] == "pending"
 
 
@@ -364,3 +388,53 @@ async def test_the_same_reply_posted_again_answers_once(gateway: EmailGateway) -
     assert first.json() == {"outcome": "answered"}
     assert again.status_code == 200 and again.json()["outcome"] != "answered"
     assert (await prompt_now(gateway, prompt["prompt_id"]))["answers"][0]["answer"] == ["Ship it"]
+
+
+class Logins:
+    """aiosmtpd's authenticator: takes one login, and remembers every one tried."""
+
+    def __init__(self, user: str, password: str) -> None:
+        self.expected = (user.encode(), password.encode())
+        self.tried: list[tuple[bytes, bytes]] = []
+
+    def __call__(self, server: Any, session: Any, envelope: Any, mechanism: str, data: Any) -> AuthResult:
+        assert isinstance(data, LoginPassword)
+        self.tried.append((data.login, data.password))
+        return AuthResult(success=(data.login, data.password) == self.expected, handled=False)
+
+
+@pytest.mark.filterwarnings("ignore:Requiring AUTH while not requiring TLS")  # a loopback test server
+async def test_mail_goes_out_with_the_urls_login_and_a_refused_login_is_a_channel_error() -> None:
+    """``smtp://user:password@host`` logs in (percent-escapes read); a refused login fails the post so the
+    outbox tries again, and neither the error nor any log line shows the password."""
+    mailbox = Mailbox()
+    logins = Logins("gate@example.org", "p@ss word")
+    port = free_port()
+    server = Controller(
+        mailbox,
+        hostname="127.0.0.1",
+        port=port,
+        authenticator=logins,
+        auth_require_tls=False,
+        auth_required=True,
+    )
+    server.start()
+    thread = ThreadRef(f"email:{ALICE}", "email", (ALICE,))
+    item = ThreadItem(type="message", content=[{"type": "text", "text": "The deploy finished."}])
+    try:
+        with captured_logs() as records:
+            good = email_channel(f"smtp://gate%40example.org:p%40ss%20word@127.0.0.1:{port}")
+            await good.post(thread, item)
+            bad = email_channel(f"smtp://gate%40example.org:hunter2@127.0.0.1:{port}")
+            with pytest.raises(ChannelError) as refused:
+                await bad.post(thread, item)
+    finally:
+        server.stop()
+    [sent] = await mailbox.next(1)
+    assert "The deploy finished." in text_of(sent)
+    assert logins.tried[0] == (b"gate@example.org", b"p@ss word")
+    assert set(logins.tried[1:]) == {(b"gate@example.org", b"hunter2")}  # each mechanism the server offers
+    assert not refused.value.permanent and "hunter2" not in str(refused.value)
+    assert all(
+        "hunter2" not in record.getMessage() + str(getattr(record, "fields", "")) for record in records
+    )
