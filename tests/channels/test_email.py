@@ -438,3 +438,41 @@ async def test_mail_goes_out_with_the_urls_login_and_a_refused_login_is_a_channe
     assert all(
         "hunter2" not in record.getMessage() + str(getattr(record, "fields", "")) for record in records
     )
+
+
+@pytest.mark.filterwarnings("ignore:Requiring AUTH while not requiring TLS")  # a loopback test server
+async def test_doctor_logs_in_to_the_mail_server_without_sending() -> None:
+    from channels.email.doctor import check
+
+    mailbox = Mailbox()
+    logins = Logins("gate", "right")
+    port = free_port()
+    server = Controller(
+        mailbox,
+        hostname="127.0.0.1",
+        port=port,
+        authenticator=logins,
+        auth_require_tls=False,
+        auth_required=True,
+    )
+    server.start()
+
+    def settings(password: str) -> EmailSettings:
+        return EmailSettings(  # type: ignore[call-arg]
+            _env_file=None,
+            threadgate_email_from="gate@example.org",
+            threadgate_smtp_url=f"smtp://gate:{password}@127.0.0.1:{port}",
+        )
+
+    try:
+        [works] = await check(settings("right"))
+        [refused] = await check(settings("wrong"))
+    finally:
+        server.stop()
+    unreachable = await check(settings("right"))
+    assert works.status == "ok" and "takes the login" in works.detail
+    assert (
+        refused.status == "fail" and "refused the login" in refused.detail and "wrong" not in refused.detail
+    )
+    assert [found.status for found in unreachable] == ["fail"] and "right" not in unreachable[0].detail
+    assert mailbox.mails == []
