@@ -47,6 +47,7 @@ from gateway.sdk import (
     failure,
     is_destructive,
     is_store_outage,
+    notices,
     parse_json,
     parse_thread_id,
     steps,
@@ -264,6 +265,8 @@ class EmailChannel:
             steps.Open(prompt_id=link.prompt_id, sender=answerer, thread_id=answerer)
         )
         prompt = opened.prompt
+        if prompt is None and opened.notice == notices.TRY_AGAIN:  # the store is away for now
+            return outcome_page("Try again", opened.notice, 503)
         if prompt is None:
             return outcome_page("Not available", opened.notice, 404)
         if not prompt.pending:
