@@ -328,7 +328,10 @@ class EmailChannel:
         event("email.link_pressed", prompt_id=link.prompt_id, status=result.status.value)
         if result.refused:
             return outcome_page("Not taken", result.notice, 409)
-        return outcome_page("Thank you", result.notice or "Your answer was taken.")
+        notice = result.notice or "Your answer was taken."
+        if result.next is not None:  # a question among several: the others have links of their own
+            notice += " Answer it with its link in the mail, or reply to the mail."
+        return outcome_page("Thank you", notice)
 
     # Inbound ---------------------------------------------------------------------------------------
 
