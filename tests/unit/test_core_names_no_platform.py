@@ -14,6 +14,9 @@ ROOT = Path(__file__).resolve().parents[2]
 WORDS = {"slack", "telegram", "discord", "teams", "web"}
 # Names of standards that happen to contain a platform word (the W3C's Web Push protocol is no platform).
 STANDARDS = re.compile(r"\bWeb Push\b", re.IGNORECASE)
+# Platform names that are also the core's own words: a person's email address is the core's (people,
+# sign-in), so only the email platform's ids (``"email:``) are kept out of it.
+COMMON = {"email"}
 
 
 def core_files() -> list[Path]:
@@ -21,7 +24,7 @@ def core_files() -> list[Path]:
 
 
 def words() -> set[str]:
-    return WORDS | {spec.name for spec in specs()}
+    return (WORDS | {spec.name for spec in specs()}) - COMMON
 
 
 def literals(name: str) -> re.Pattern[str]:
