@@ -4,9 +4,10 @@ Each thread has two lists written by the same Lua script that changed its state:
 queued messages for the global feeds) and ``chat`` (audit items and agent messages to post, in order).
 Any process may drain any thread, one at a time under a per-thread lock; an item leaves its list only
 after it was delivered, so a crash delivers it again: a chat post at least once; an event or queued message
-once, since the feeds append each id once (``publish_feed.lua``). A pass posts a batch's chat items, then
-appends its events to the feeds in the round trip that acknowledges both (the events just before the
-script that trims them); each list keeps the order it was queued in. A drain holds the thread's lock for
+once, since on one server the script that takes it off its list appends it (``take_outbox.lua``), and on a
+cluster the feeds append each id once (``publish_feed.lua``). A pass posts a batch's chat items, then
+appends its events to the feeds in the round trip that acknowledges both; each list keeps the order it was
+queued in. A drain holds the thread's lock for
 ``lock_ttl_ms`` and renews it while a pass runs, so a dead process's outbox is taken over that soon after.
 """
 

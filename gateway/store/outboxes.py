@@ -112,5 +112,7 @@ class Outboxes(Feeds):
         pipe = self.redis.pipeline(transaction=False)
         pipe.zadd(keys.dirty_threads(keys.partition(thread_id)), {thread_id: now_ms})
         pipe.rpush(keys.chat_outbox(thread_id), json.dumps(effect, ensure_ascii=False))
-        pipe.delete(keys.thread_kept(thread_id))  # the drain's script gives the list the thread's lifetime
+        # A list this creates lives the idle time; the drain's script then gives it the thread's lifetime.
+        pipe.pexpire(keys.chat_outbox(thread_id), self.thread_idle_ms, nx=True)
+        pipe.delete(keys.thread_kept(thread_id))
         await pipe.execute()

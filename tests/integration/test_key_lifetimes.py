@@ -139,9 +139,12 @@ async def test_keys_a_busy_thread_creates_or_is_given_from_outside_get_its_lifet
 
         await store.redis.delete(chat)
         await store.push_chat(THREAD, {"t": "message", "id": "itm_1", "item": {}}, int(time.time() * 1000))
-        assert await ttl(store, chat) == -1  # written from outside the scripts: no lifetime yet ...
+        # written from outside the scripts: the idle time, and the next script's write sets the thread's
+        assert store.thread_idle_ms - MINUTE_MS < await ttl(store, chat) <= store.thread_idle_ms
+        assert not await store.redis.exists(keys.thread_kept(THREAD))
         await gateway.receive(InboundMessage(thread_id=THREAD, sender=ALICE, text="next", event_id="e2"))
-        assert store.thread_idle_ms - MINUTE_MS < await ttl(store, chat) <= store.thread_idle_ms  # ... now
+        assert store.thread_idle_ms - MINUTE_MS < await ttl(store, chat) <= store.thread_idle_ms
+        assert await store.redis.exists(keys.thread_kept(THREAD))
     finally:
         failing.fail_next = 0
         await gateway.stop()

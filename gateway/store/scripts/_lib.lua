@@ -175,19 +175,20 @@ local function keep_later(fresh)
   end
 end
 
--- Whether a key named fresh may have no lifetime: an outbox list only where this call created it, the
--- log only where log_item did; any other key where it has none.
+-- Whether a key named fresh may have no lifetime: an outbox list this call pushed to (owe) only where it
+-- created it, the log where log_item created it; any other key where it has none.
 local function unkept(name)
   if name == 'items' and LOGGED then
     return true
   end
-  if QUEUED[name] then
+  if QUEUED[name] and #QUEUED[name] > 0 then
     return created(name)
   end
   return redis.call('PTTL', K[name]) == -1
 end
 
-local function keep_thread(fresh)
+-- ``outlived``: when the thread's keys are known to live at least until then (ms), without reading 'keep'.
+local function keep_thread(fresh, outlived)
   KEPT = true
   for _, name in ipairs(fresh or {}) do
     table.insert(KEEP_FRESH, name)
@@ -196,13 +197,17 @@ local function keep_thread(fresh)
   local ms = IDLE
   local active = active_id()
   if active then
-    local exp = tonumber(redis.call('HGET', prompt_key(active), 'exp'))
+    local hash = HASHES[active]
+    local exp = tonumber(hash and hash.exp or redis.call('HGET', prompt_key(active), 'exp'))
     if exp and exp - NOW + IDLE > ms then
       ms = exp - NOW + IDLE
     end
   end
   local at = NOW + ms
-  local kept = tonumber(redis.call('GET', K.keep))
+  local kept = outlived
+  if not (kept and kept >= at - IDLE / 100) then
+    kept = tonumber(redis.call('GET', K.keep))
+  end
   if kept and kept >= at - IDLE / 100 then
     local given = {}
     for _, name in ipairs(fresh) do
@@ -265,7 +270,13 @@ local function settle(pid, fields, retain_ms, audit)
   if escalated == '0' or redis.call('PEXPIRE', P .. ID.escalation .. pid, retain_ms) == 0 then
     NO_ESCALATION[pid] = true
   end
+  -- A prompt opened as the thread's active one gave the thread's keys its expiry plus IDLE (open_prompt.lua),
+  -- and nothing shortens them since (a write from outside the scripts gives what it creates a lifetime of
+  -- its own): settling it while that is still ahead needs no read of 'keep'.
+  local outlived = nil
   if active_id() == pid then
+    local exp = HASHES[pid] and tonumber(HASHES[pid].exp)
+    outlived = exp and exp + IDLE
     set_active(false)
   end
   if audit then
@@ -273,7 +284,7 @@ local function settle(pid, fields, retain_ms, audit)
   end
   owe('pub', {t = 'resolved', pid = pid})
   drop_drafts(pid)
-  keep_thread({'chat', 'pub'})
+  keep_thread({'chat', 'pub'}, outlived)
   redis.call('PUBLISH', SETTLED, pid .. ' ' .. cjson.encode(fields))
 end
 
