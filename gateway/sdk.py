@@ -122,6 +122,7 @@ _WHERE: dict[str, str] = {
     "forms": "gateway.base.forms#module",
     "fresh": "gateway.base.signed",
     "is_json_media_type": "gateway.base.jsonbody",
+    "is_destructive": "gateway.rules.approval_policy",
     "is_store_outage": "gateway.delivery.channel",
     "is_stream_position": "gateway.base.cursors",
     "keep_end": "gateway.rules.text_fit",
@@ -387,6 +388,9 @@ if TYPE_CHECKING:
     )
     from gateway.rules import notices as notices
     from gateway.rules import steps as steps
+    from gateway.rules.approval_policy import (
+        is_destructive as is_destructive,
+    )
     from gateway.rules.audience import (
         Audiences as Audiences,
     )

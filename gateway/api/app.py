@@ -25,6 +25,7 @@ from gateway.api.same_origin import SameOriginWrites, origin_of
 from gateway.api.signin import build_signin, session_write_refusal
 from gateway.api.signin import me_router as me_router
 from gateway.api.signin import router as signin_router
+from gateway.api.waiting import WaitPaths
 from gateway.base.ratelimit import RateLimiter
 from gateway.delivery.channel_services import SignedInPeople
 from gateway.delivery.plugins import route_refusal, same_origin_prefixes, spec_for
@@ -72,6 +73,7 @@ def create_app(runtime: Runtime, options: ApiOptions | None = None) -> FastAPI:
             runtime.receive_signed_in,
         )
     install_error_handlers(app)
+    app.add_middleware(WaitPaths, runtime=runtime, options=options)  # innermost: the caller is known
     app.add_middleware(  # inside the body limit, which bounds its read
         Admission,
         tokens=app.state.tokens,

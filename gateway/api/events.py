@@ -6,16 +6,16 @@ thread's pending prompt resolves ``resolved_hot``.
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Query, Request
 from pydantic import AfterValidator
-from sse_starlette import EventSourceResponse
 
-from gateway.api.auth import Caller
+from gateway.api.auth import Caller, Principal
 from gateway.api.deps import ApiOptions, Core, Options, streams_of
 from gateway.api.errors import error_responses
 from gateway.api.scope import event_visible, own_run, require_thread
@@ -23,8 +23,8 @@ from gateway.base.cursors import FEED_CURSOR, feed_cursor_value
 from gateway.base.errors import not_found
 from gateway.base.ids import parse_thread_id
 from gateway.decision.service import WATCH_GRACE_MS, Gateway
-from gateway.delivery.feeds import Feeds
-from gateway.delivery.sse import RESTART_HINT, event_stream
+from gateway.delivery.feeds import Feeds, StreamCaps
+from gateway.delivery.sse import HEARTBEAT, RESTART_HINT, EventStream
 from gateway.store.outage import store_unavailable
 
 router = APIRouter(prefix="/v1", tags=["agent side"])
@@ -90,38 +90,79 @@ async def stream(
     where: Filter,
     marker: WaitMarker | None,
     reaches: Callable[[dict[str, Any]], Awaitable[bool]] | None = None,
-) -> AsyncIterator[bytes]:
-    """Events after ``cursor`` (default: from now), then each new one as it lands.
+) -> AsyncGenerator[bytes, None]:
+    """Events after ``cursor`` (default: from now), then each new one as it lands, and a ``: heartbeat``
+    comment whenever nothing was sent for ``sse_heartbeat_s``.
 
     Read from the process's one follower of the event feed (``gateway.delivery.feeds``): an idle stream holds
-    no
-    Redis connection. Keep-alive comments come from the response (``ping``). ``where`` and ``reaches``
-    are this subscriber's own filters (its query, its token's scope).
+    no Redis connection. ``where`` and ``reaches`` are this subscriber's own filters (its query, its
+    token's scope).
     """
     tail = feeds.events
     position = tail.vector(cursor) if cursor else await feeds.head(tail)
     every_s = max(0.05, options.sse_heartbeat_s)
+    clock = asyncio.get_running_loop().time
     if marker is not None:
         await marker.mark()  # before the first line: once a listener sees it, answers resolve hot
     yield f"retry: 2000\n: connected at {tail.cursor(position)}\n\n".encode()
+    beat_at = clock() + every_s
     while True:
         if feeds.draining:  # the process is stopping: say so, then end; the client resumes elsewhere
             yield RESTART_HINT
             return
         if marker is not None:
             await marker.mark()
-        for entry in await feeds.read(tail, position, 100, wait_s=every_s):
+        if (quiet_s := beat_at - clock()) <= 0:
+            yield HEARTBEAT
+            beat_at = clock() + every_s
+            continue
+        for entry in await feeds.read(tail, position, 100, wait_s=quiet_s):
             position = tail.advance(position, entry)
             if not where.matches(entry.data) or (reaches is not None and not await reaches(entry.data)):
                 continue
             if marker is not None and entry.data.get("type") == "input.requested":
                 await marker.mark(entry.data["data"]["prompt_id"])
             yield entry.frame(tail.cursor_after(position, entry))
+            beat_at = clock() + every_s
 
 
-@router.get(
-    "/events", response_class=EventSourceResponse, responses={**_SSE_DOC, **error_responses(400, 404, 429)}
-)
+@dataclass(frozen=True, slots=True)
+class EventsQuery:
+    """What ``GET /v1/events`` asks: where to resume (``Last-Event-ID``, else ``after``), its filters."""
+
+    cursor: str | None = None
+    thread_id: str | None = None
+    run_id: str | None = None
+    agent: str | None = None
+
+
+async def open_events(
+    core: Gateway, options: ApiOptions, streams: StreamCaps, caller: Principal, query: EventsQuery
+) -> EventStream:
+    """The checks before a stream opens (the store is up, the run and thread are the caller's, a slot is
+    free), then the stream; its frames are read once it is sent."""
+    if not core.health.available:
+        raise store_unavailable()
+    thread = parse_thread_id(query.thread_id).thread_id if query.thread_id is not None else None
+    if query.run_id is not None:
+        run = await own_run(core.store, caller, query.run_id)
+        if thread is not None and run.thread_id != thread:
+            raise not_found("RUN_NOT_FOUND", "run", query.run_id)
+        thread = run.thread_id
+    if thread is not None:
+        await require_thread(core.store, caller, thread)  # a stream on a thread marks its prompt waited on
+    where = Filter(thread, query.run_id, query.agent)
+    marker = WaitMarker(core, thread, query.run_id, options.sse_heartbeat_s) if thread is not None else None
+
+    async def reaches(entry: dict[str, Any]) -> bool:
+        return await event_visible(core, caller, entry)
+
+    scoped = None if caller.agents is None else reaches
+    slot = streams.open(caller.name)
+    return EventStream(stream(core.feeds, options, query.cursor, where, marker, scoped), slot)
+
+
+@router.get("/events", response_class=EventStream, responses={**_SSE_DOC, **error_responses(400, 404, 429)})
 async def events(
     request: Request,
     core: Core,
@@ -138,7 +179,7 @@ async def events(
     thread_id: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
     run_id: Annotated[str | None, Query(min_length=1, max_length=100)] = None,
     agent: Annotated[str | None, Query(min_length=1, max_length=64)] = None,
-) -> EventSourceResponse:
+) -> EventStream:
     """Server-Sent Events: ``input.requested``, ``input.resolved``, ``message.received``.
 
     Starts from now, or after ``Last-Event-ID`` (or ``after``) to resume without losing an event. With
@@ -148,23 +189,7 @@ async def events(
     are capped per token and per process (429 ``RATE_LIMITED`` with ``Retry-After`` beyond). While the
     store is unreachable no stream opens: 503 ``STORE_UNAVAILABLE`` with ``Retry-After``.
     """
-    if not core.health.available:
-        raise store_unavailable()
-    thread = parse_thread_id(thread_id).thread_id if thread_id is not None else None
-    if run_id is not None:
-        run = await own_run(core.store, caller, run_id)
-        if thread is not None and run.thread_id != thread:
-            raise not_found("RUN_NOT_FOUND", "run", run_id)
-        thread = run.thread_id
-    if thread is not None:
-        await require_thread(core.store, caller, thread)  # a stream on a thread marks its prompt waited on
-    where = Filter(thread, run_id, agent)
-    marker = WaitMarker(core, thread, run_id, options.sse_heartbeat_s) if thread is not None else None
-
-    async def reaches(entry: dict[str, Any]) -> bool:
-        return await event_visible(core, caller, entry)
-
-    scoped = None if caller.agents is None else reaches
-    slot = streams_of(request).open(caller.name)
-    body = stream(core.feeds, options, last_event_id or after, where, marker, scoped)
-    return event_stream(body, options.sse_heartbeat_s, slot)
+    # Served by ``gateway.api.waiting`` below FastAPI; this route gives the schema, and answers requests
+    # whose parameters that path leaves to FastAPI's validation.
+    query = EventsQuery(last_event_id or after, thread_id, run_id, agent)
+    return await open_events(core, options, streams_of(request), caller, query)

@@ -9,8 +9,8 @@ from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 
-from gateway.api.auth import AgentCaller, Caller
-from gateway.api.deps import MAX_WAIT_S, Core, Options, streams_of
+from gateway.api.auth import AgentCaller, Caller, Principal
+from gateway.api.deps import MAX_WAIT_S, ApiOptions, Core, Options, streams_of
 from gateway.api.errors import error_responses
 from gateway.api.inbox import pending_page
 from gateway.api.schemas import ApprovalRequest, CancelBody, PolicyDecision, PromptList
@@ -20,6 +20,7 @@ from gateway.base.errors import GatewayError
 from gateway.base.models import Prompt, PromptRequest, PromptState, ReasonCode, Run, RunRequest
 from gateway.decision.answering.refusals import already_resolved
 from gateway.decision.service import Gateway
+from gateway.delivery.feeds import StreamCaps
 from gateway.rules.grants import Grant
 
 router = APIRouter(prefix="/v1", tags=["agent side"])
@@ -125,11 +126,20 @@ async def get_prompt(
     While a long-poll is open the agent counts as waiting: an answer then resolves ``resolved_hot``. Open
     long-polls are capped per token and per process (429 ``RATE_LIMITED`` with ``Retry-After`` beyond).
     """
+    # Served by ``gateway.api.waiting`` below FastAPI; this route gives the schema, and answers requests
+    # whose parameters that path leaves to FastAPI's validation.
+    return JSONResponse(await held_prompt(core, options, streams_of(request), caller, prompt_id, wait))
+
+
+async def held_prompt(
+    core: Gateway, options: ApiOptions, streams: StreamCaps, caller: Principal, prompt_id: str, wait: float
+) -> dict[str, object]:
+    """``GET /v1/prompts/{id}``'s body: the caller's prompt, held up to ``wait`` seconds while pending."""
     await own_prompt(core.store, caller, prompt_id)
     wait_s = min(wait, options.max_wait_s)
-    with streams_of(request).open(caller.name) if wait_s > 0 else contextlib.nullcontext():
+    with streams.open(caller.name) if wait_s > 0 else contextlib.nullcontext():
         prompt = await core.wait_prompt(prompt_id, wait_s)
-    return JSONResponse(linked(core, prompt))
+    return linked(core, prompt)
 
 
 @router.post(

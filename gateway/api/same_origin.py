@@ -87,10 +87,14 @@ class SameOriginWrites(HttpMiddleware):
         self.guarded = GUARDED + channel_prefixes
 
     async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        raw = scope.get("headers", [])
-        headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in raw}
-        refused = refusal(scope["method"], scope["path"], headers, self.public_origin, self.guarded)
+        refused = self._refusal(scope)
         if refused is None:
             await self.app(scope, receive, send)
             return
         await send_error(send, refused)
+
+    def _refusal(self, scope: Scope) -> GatewayError | None:
+        # Its own frame: the headers read here are not kept alive while a long-poll below is held.
+        raw = scope.get("headers", [])
+        headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in raw}
+        return refusal(scope["method"], scope["path"], headers, self.public_origin, self.guarded)

@@ -1,5 +1,5 @@
 """VAPID keys for Web Push (RFC 8292): a P-256 pair, the private key as base64url of its raw 32 bytes and
-the public key as base64url of its uncompressed 65-byte point, the forms web-push tools print."""
+the public key as base64url of its uncompressed 65-byte point, the forms push tools print."""
 
 from __future__ import annotations
 

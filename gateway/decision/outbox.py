@@ -4,9 +4,10 @@ Each thread has two lists written by the same Lua script that changed its state:
 queued messages for the global feeds) and ``chat`` (audit items and agent messages to post, in order).
 Any process may drain any thread, one at a time under a per-thread lock; an item leaves its list only
 after it was delivered, so a crash delivers it again: a chat post at least once; an event or queued message
-once, since the feeds append each id once (``publish_feed.lua``). A pass posts a batch's chat items, then
-appends its events to the feeds in the round trip that acknowledges both (the events just before the
-script that trims them); each list keeps the order it was queued in. A drain holds the thread's lock for
+once, since on one server the script that takes it off its list appends it (``take_outbox.lua``), and on a
+cluster the feeds append each id once (``publish_feed.lua``). A pass posts a batch's chat items, then
+appends its events to the feeds in the round trip that acknowledges both; each list keeps the order it was
+queued in. A drain holds the thread's lock for
 ``lock_ttl_ms`` and renews it while a pass runs, so a dead process's outbox is taken over that soon after.
 """
 
@@ -310,11 +311,12 @@ class Outbox:
                     chat_done=outcomes[thread].posted,
                     logged=outcomes[thread].logged,
                     size=BATCH,
+                    entries=entries.get(thread, []),
                 )
                 for thread, batch in held.items()
             ]
             following: dict[str, OutboxBatch] = {}
-            taken = await self.store.take_outboxes(passes, entries, settled)  # published, then acknowledged
+            taken = await self.store.take_outboxes(passes, settled)  # published, and acknowledged
             for one, batch in zip(passes, taken, strict=True):
                 if one.mode is OutboxMode.RELEASE or batch is None:  # a post failed, or our lock lapsed
                     continue
@@ -373,18 +375,20 @@ class Outbox:
 
     async def _publish(self, batches: dict[str, OutboxBatch], prompts: dict[str, Prompt]) -> None:
         """The batches' events and queued messages, appended to the feeds in one round trip."""
-        entries, settled = self._feed_entries(batches, prompts)
+        by_thread, settled = self._feed_entries(batches, prompts)
+        entries = [entry for listed in by_thread.values() for entry in listed]
         if entries or settled:
             await self.store.publish(entries, settled)
 
     def _feed_entries(
         self, batches: dict[str, OutboxBatch], prompts: dict[str, Prompt]
-    ) -> tuple[list[FeedEntry], list[Prompt]]:
-        """The batches' events and queued messages as feed entries, each for its thread's partition of the
-        feed (so a thread's entries keep their order), and the prompts they settled."""
-        entries: list[FeedEntry] = []
+    ) -> tuple[dict[str, list[FeedEntry]], list[Prompt]]:
+        """The batches' events and queued messages as feed entries by thread, each for its thread's
+        partition of the feed (so a thread's entries keep their order), and the prompts they settled."""
+        by_thread: dict[str, list[FeedEntry]] = {}
         settled: list[Prompt] = []
         for thread_id, batch in batches.items():
+            entries = by_thread.setdefault(thread_id, [])
             part = keys.partition(thread_id)
             for effect in batch.pub:
                 kind = effect["t"]
@@ -410,7 +414,7 @@ class Outbox:
                     event_id = f"{prompt.prompt_id}.{kind}.{effect['step']}"
                     data = event_data(prompt, effect["step"])
                     entries.append(_event(part, event_id, ESCALATION_EVENTS[kind], data))
-        return entries, settled
+        return by_thread, settled
 
     async def _post(
         self,

@@ -4,7 +4,6 @@ drafts an answer in progress keeps."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Collection
 from dataclasses import dataclass
 from enum import StrEnum
@@ -24,6 +23,7 @@ from gateway.base.models import (
     from_ms,
 )
 from gateway.decision.service_base import ServiceBase
+from gateway.delivery.waiters import READ_AGAIN, Settled
 from gateway.rules.authz import may_answer, person_of
 from gateway.rules.grants import GrantMatch
 from gateway.rules.mapper import map_reply
@@ -64,8 +64,9 @@ class Settling(ServiceBase):
     async def wait_prompt(self, prompt_id: str, timeout: float) -> Prompt:
         """The prompt, once settled or after ``timeout`` seconds. Woken by Redis pub/sub, not polling:
         while it waits, the caller holds no Redis connection."""
-        deadline = asyncio.get_running_loop().time() + timeout
-        async with self.waiters.watch(prompt_id) as settled:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        with self.waiters.watch(prompt_id) as watch:
             # One round trip reads the prompt and, while it is pending, marks that the agent waits.
             watch_ms = int(timeout * 1000) + WATCH_GRACE_MS if timeout > 0 else 0
             prompt = await self.store.get_prompt(prompt_id, watch_ms=watch_ms)
@@ -74,19 +75,17 @@ class Settling(ServiceBase):
             if not prompt.pending or timeout <= 0:
                 return prompt
             while prompt.pending:
-                remaining = deadline - asyncio.get_running_loop().time()
+                remaining = deadline - loop.time()
                 if remaining <= 0 or self.waiters.draining:  # draining: answered pending, as on timeout
                     break
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(remaining):  # no task per waiter, unlike wait_for
-                        await settled.wait()
+                settled = await _settled_within(watch.future, remaining, loop)
                 if settled.prompt is not None:  # settled by this process, which handed it over
                     return settled.prompt
                 if settled.fields is not None:  # the wake-up said how it settled
                     return with_settlement(prompt, settled.fields)
-                # Cleared before reading, so a settlement landing meanwhile still wakes the next wait;
-                # a wake can be spurious (every waiter is woken after the subscription was re-made).
-                settled.clear()
+                # Registered again before reading, so a settlement landing meanwhile still wakes the next
+                # wait; a wake can be spurious (every waiter is woken after the subscription was re-made).
+                watch.renew()
                 prompt = await self.get_prompt(prompt_id)
             return prompt
 
@@ -327,3 +326,20 @@ def _answered(
             "settled_at": from_ms(now_ms),
         }
     )
+
+
+async def _settled_within(
+    future: asyncio.Future[Settled], timeout: float, loop: asyncio.AbstractEventLoop
+) -> Settled:
+    """How the watched prompt settled, or ``READ_AGAIN`` after ``timeout`` seconds: one timer handle
+    resolves the future itself, so a held wait costs no task, no ``asyncio.timeout`` and no event."""
+    timer = loop.call_later(timeout, _time_up, future)
+    try:
+        return await future
+    finally:
+        timer.cancel()
+
+
+def _time_up(future: asyncio.Future[Settled]) -> None:
+    if not future.done():
+        future.set_result(READ_AGAIN)

@@ -1,12 +1,11 @@
-"""Waking the agents that wait on a prompt, in any process: a Redis pub/sub fan-in to local events."""
+"""Waking the agents that wait on a prompt, in any process: a Redis pub/sub fan-in to local futures."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 from gateway.base.logs import event
@@ -16,17 +15,47 @@ from gateway.store.outage import StoreHealth
 from gateway.store.settled import settled_subscription
 
 
-class Settled(asyncio.Event):
-    """Set when a watched prompt settles; carries how, when the wake-up said (so nobody reads it again).
+@dataclass(frozen=True, slots=True)
+class Settled:
+    """How a watched prompt settled, when the wake-up said (so nobody reads it again).
 
     ``prompt`` is the settled prompt when this process settled it; ``fields`` the prompt's settled hash
-    fields when another process did. Both ``None``: read the prompt.
+    fields when another process did. Both ``None``: read the prompt (it may not have settled at all).
     """
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.prompt: Prompt | None = None
-        self.fields: dict[str, str] | None = None
+    prompt: Prompt | None = None
+    fields: dict[str, str] | None = None
+
+
+READ_AGAIN = Settled()
+
+
+class Watch:
+    """One waiter's registration: a future the prompt's settlement resolves, dropped when the block ends.
+
+    A future per waiter, not an ``asyncio.Event``: it costs a tenth of the memory, and a wake-up resolves
+    it once (a waiter that must wait again after a spurious wake takes a new one)."""
+
+    __slots__ = ("_waiters", "future", "prompt_id")
+
+    def __init__(self, waiters: Waiters, prompt_id: str) -> None:
+        self._waiters = waiters
+        self.prompt_id = prompt_id
+        self.future: asyncio.Future[Settled] = waiters._register(prompt_id)
+
+    def renew(self) -> asyncio.Future[Settled]:
+        """A fresh future, registered before the caller reads the prompt again: no wake-up is lost."""
+        self._waiters._forget(self.prompt_id, self.future)
+        self.future = self._waiters._register(self.prompt_id)
+        return self.future
+
+    def __enter__(self) -> Watch:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self._waiters._forget(self.prompt_id, self.future)
+        if not self.future.done():
+            self.future.cancel()
 
 
 def settled_message(data: str) -> tuple[str, dict[str, str] | None]:
@@ -45,7 +74,7 @@ class Waiters:
         self._redis = redis
         self.health = health or StoreHealth(redis)
         self.max_retry_s = max_retry_s
-        self._events: dict[str, set[Settled]] = {}
+        self._futures: dict[str, set[asyncio.Future[Settled]]] = {}
         self._task: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
         self.draining = False  # set at shutdown: every wait ends now with the prompt as it stands
@@ -59,36 +88,37 @@ class Waiters:
             await cancel_and_wait([self._task])
             self._task = None
 
-    @contextlib.asynccontextmanager
-    async def watch(self, prompt_id: str) -> AsyncIterator[Settled]:
-        """An event set when ``prompt_id`` settles. Register before reading state: no wake-up is lost."""
-        flag = Settled()
-        self._events.setdefault(prompt_id, set()).add(flag)
-        try:
-            yield flag
-        finally:
-            watchers = self._events.get(prompt_id)
-            if watchers is not None:
-                watchers.discard(flag)
-                if not watchers:
-                    del self._events[prompt_id]
+    def watch(self, prompt_id: str) -> Watch:
+        """A registration resolved when ``prompt_id`` settles. Register before reading state: no wake-up is
+        lost. Use it as a context manager (``with waiters.watch(id) as watch``) so it is dropped after."""
+        return Watch(self, prompt_id)
+
+    def _register(self, prompt_id: str) -> asyncio.Future[Settled]:
+        future: asyncio.Future[Settled] = asyncio.get_running_loop().create_future()
+        self._futures.setdefault(prompt_id, set()).add(future)
+        return future
+
+    def _forget(self, prompt_id: str, future: asyncio.Future[Settled]) -> None:
+        futures = self._futures.get(prompt_id)
+        if futures is not None:
+            futures.discard(future)
+            if not futures:
+                del self._futures[prompt_id]
 
     def notify(
         self, prompt_id: str, *, fields: dict[str, str] | None = None, prompt: Prompt | None = None
     ) -> None:
         """Wake the prompt's local waiters, handing them how it settled when that is known."""
-        for flag in self._events.get(prompt_id, ()):
-            if prompt is not None:
-                flag.prompt = prompt
-            if fields is not None:
-                flag.fields = fields
-            flag.set()
+        futures = self._futures.pop(prompt_id, None)
+        if futures:
+            told = prompt is not None or fields is not None
+            _resolve(futures, Settled(prompt, fields) if told else READ_AGAIN)
 
     def notify_all(self) -> None:
         """Wake every waiter to read its prompt again (a settlement may have gone unheard)."""
-        for watchers in self._events.values():
-            for flag in watchers:
-                flag.set()
+        every, self._futures = self._futures, {}
+        for futures in every.values():
+            _resolve(futures, READ_AGAIN)
 
     def drain(self) -> None:
         """The process is stopping: wake every waiter, and let no new wait hold (a long-poll answers the
@@ -98,7 +128,7 @@ class Waiters:
 
     def _heard(self, data: str) -> None:
         prompt_id = data.partition(" ")[0]
-        if prompt_id not in self._events:  # most settlements are waited on in another process, or not
+        if prompt_id not in self._futures:  # most settlements are waited on in another process, or not
             return
         try:
             _, fields = settled_message(data)
@@ -133,3 +163,9 @@ class Waiters:
                 lost = True
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, self.max_retry_s)
+
+
+def _resolve(futures: set[asyncio.Future[Settled]], settled: Settled) -> None:
+    for future in futures:
+        if not future.done():  # a waiter cancelled meanwhile leaves its future cancelled
+            future.set_result(settled)

@@ -10,6 +10,7 @@ prompt an outbox entry names). ``lead`` is ``thread_lead(...)``: what every thre
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from gateway.base.models import Answer, Run
@@ -176,9 +177,17 @@ def append_item(
     return _thread("append_item", thread_id, own, lead, args)
 
 
-def take_outbox(lead: Lead, one: OutboxPass, items_maxlen: int) -> ScriptCall:
-    args = [one.token, one.ttl_ms, one.mode, one.pub_done, one.chat_done, one.size, items_maxlen, *one.logged]
-    return _thread("take_outbox", one.thread_id, [], lead, args)
+def take_outbox(
+    lead: Lead, one: OutboxPass, items_maxlen: int, caps: Callable[[str], int] | None = None
+) -> ScriptCall:
+    """``caps`` (a feed's length cap), on one server: the pass's events are appended in the same call."""
+    args = [one.token, one.ttl_ms, one.mode, one.pub_done, one.chat_done, one.size, items_maxlen]
+    args += [len(one.logged), *one.logged]
+    feeds: dict[str, int] = {}
+    if caps is not None:
+        for entry in one.entries:
+            args += [feeds.setdefault(entry.stream, len(feeds) + 2), caps(entry.stream), entry.json]
+    return _thread("take_outbox", one.thread_id, list(feeds), lead, args)
 
 
 # Grants and escalation --------------------------------------------------------------------------------

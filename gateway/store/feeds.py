@@ -29,7 +29,8 @@ class Feeds(StoreBase):
         self, entries: list[FeedEntry], settled: list[Prompt], now_ms: int | None = None
     ) -> None:
         """Append feed entries, each once by its id (see ``publish_feed.lua``), and drop settled prompts
-        from the inbox and expiry indexes (their id index then lives the retain time): one round trip."""
+        from the inbox and expiry indexes: one round trip. A settled prompt's id index keeps the lifetime
+        its opening gave it (the prompt's expiry plus the retain time)."""
         await self._publish_then(entries, settled, [], now_ms)
 
     async def _publish_then(
@@ -45,29 +46,26 @@ class Feeds(StoreBase):
         drops = [*unindexed(settled), *unscheduled(settled)]
         cluster = isinstance(self.redis, RedisCluster)
         publishes = [
-            group.call(lambda stream: self._caps(stream, now_ms), self.feed_dedupe_s)
+            group.call(lambda stream: self._caps(stream, now_ms)[0], self.feed_dedupe_s)
             for group in plan(entries, drops, by_slot=cluster)
         ]
-        # The index lives as long as the settled prompt it points to (set at open: past its expiry).
-        indexes = [("PEXPIRE", keys.prompt_index(p.prompt_id), self.retain_ms) for p in settled]
-        if cluster:  # the partitions and indexes live on several nodes: the publish first, then the rest
+        if cluster:  # the partitions live on several nodes: the publish first, then the rest
             if publishes:
                 await self.scripts.call_many(self.redis, publishes)
-            if indexes:
-                pipe = self.redis.pipeline(transaction=False)
-                for command in indexes:
-                    pipe.execute_command(*command)
-                await pipe.execute()
             return await self.scripts.call_many(self.redis, then) if then else []
         commands = [
             *(self.scripts.command(*call) for call in publishes),
-            *indexes,
             *(self.scripts.command(*call) for call in then),
         ]
         if not commands:
             return []
         replies = await self.scripts.run_commands(self.redis, commands)
         return replies[len(replies) - len(then) :]
+
+    def _unlisted(self, settled: list[Prompt]) -> list[tuple[Any, ...]]:
+        """On one server: the plain commands that drop settled prompts from the indexes and schedules
+        (each idempotent, so they need no marker)."""
+        return [*unindexed(settled), *unscheduled(settled)]
 
     def _caps(self, stream: str, now_ms: int) -> tuple[int, str]:
         """A feed partition's bounds at ``now_ms``: about how many entries it keeps (its share of the

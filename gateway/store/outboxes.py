@@ -4,13 +4,16 @@ and the passes that drain them under each thread's lock."""
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
+
+from redis.asyncio.cluster import RedisCluster
 
 from gateway.base.models import Prompt
 from gateway.store import calls, keys
 from gateway.store.base import oldest, pairs
 from gateway.store.feeds import Feeds
-from gateway.store.results import FeedEntry, HeldOutbox, OutboxBatch, OutboxClaim, OutboxPass
+from gateway.store.results import HeldOutbox, OutboxBatch, OutboxClaim, OutboxPass
 
 
 def outbox_batch(reply: list[Any]) -> OutboxBatch | None:
@@ -76,29 +79,40 @@ class Outboxes(Feeds):
         return threads, depth, int(await self.redis.zcard(keys.WEBHOOK_DUE))
 
     async def take_outboxes(
-        self,
-        passes: list[OutboxPass],
-        entries: list[FeedEntry] | None = None,
-        settled: list[Prompt] | None = None,
+        self, passes: list[OutboxPass], settled: list[Prompt] | None = None
     ) -> list[OutboxBatch | None]:
         """One round trip for many threads' passes: each acknowledges its last pass, then takes its next
         batch or releases its lock (see ``OutboxPass``). ``None`` where another process holds the lock
         (or ours lapsed); an empty batch where the lock was released.
 
-        ``entries`` and ``settled``: the events those passes acknowledge, published first (see
-        ``publish``), in the same round trip on one server: an event leaves its list only once it is in
-        its feed."""
-        takes = [calls.take_outbox(self._lead(), one, self.items_maxlen) for one in passes]
-        if entries or settled:
-            replies = await self._publish_then(entries or [], settled or [], takes)
-        else:
-            replies = await self.scripts.call_many(self.redis, takes)
-        return [outbox_batch(reply) for reply in replies]
+        The passes' ``entries`` (the events they acknowledge) and ``settled`` (the prompts those events
+        settled, dropped from the indexes) go out in the same round trip: on one server each pass appends
+        its own events in the step that acknowledges them; on a cluster they are published first (see
+        ``publish``), so an event leaves its list only once it is in its feed."""
+        if isinstance(self.redis, RedisCluster):
+            takes = [calls.take_outbox(self._lead(), one, self.items_maxlen) for one in passes]
+            entries = [entry for one in passes for entry in one.entries]
+            if entries or settled:
+                replies = await self._publish_then(entries, settled or [], takes)
+            else:
+                replies = await self.scripts.call_many(self.redis, takes)
+            return [outbox_batch(reply) for reply in replies]
+        now_ms = int(time.time() * 1000)
+        takes = [
+            calls.take_outbox(self._lead(), one, self.items_maxlen, lambda feed: self._caps(feed, now_ms)[0])
+            for one in passes
+        ]
+        replies = await self.scripts.run_commands(
+            self.redis, [*self._unlisted(settled or []), *(self.scripts.command(*call) for call in takes)]
+        )
+        return [outbox_batch(reply) for reply in replies[len(replies) - len(takes) :]]
 
     async def push_chat(self, thread_id: str, effect: dict[str, Any], now_ms: int) -> None:
         """Queue a chat post for a thread (an agent message), marking the thread dirty first."""
         pipe = self.redis.pipeline(transaction=False)
         pipe.zadd(keys.dirty_threads(keys.partition(thread_id)), {thread_id: now_ms})
         pipe.rpush(keys.chat_outbox(thread_id), json.dumps(effect, ensure_ascii=False))
-        pipe.delete(keys.thread_kept(thread_id))  # the drain's script gives the list the thread's lifetime
+        # A list this creates lives the idle time; the drain's script then gives it the thread's lifetime.
+        pipe.pexpire(keys.chat_outbox(thread_id), self.thread_idle_ms, nx=True)
+        pipe.delete(keys.thread_kept(thread_id))
         await pipe.execute()

@@ -27,14 +27,14 @@ class PartitionPublish:
     entries: dict[str, list[FeedEntry]] = field(default_factory=dict)
     drops: dict[str, list[str]] = field(default_factory=dict)
 
-    def call(self, caps: Callable[[str], tuple[int, str]], dedupe_s: int) -> ScriptCall:
+    def call(self, caps: Callable[[str], int], dedupe_s: int) -> ScriptCall:
         """The ``publish_feed`` call (its KEYS and ARGV are laid out here); ``caps`` gives a stream's
-        bounds."""
+        length cap (its age is the sweeper's to trim)."""
         streams = list(self.entries)
         markers = [keys.feed_seen(stream, one.event_id) for stream in streams for one in self.entries[stream]]
         args: list[Any] = [len(streams), dedupe_s]
         for stream in streams:
-            args += [*caps(stream), len(self.entries[stream])]
+            args += [caps(stream), len(self.entries[stream])]
         args += [one.json for stream in streams for one in self.entries[stream]]
         for members in self.drops.values():
             args += [len(members), *members]

@@ -177,8 +177,9 @@ class HeldOutbox:
 @dataclass(frozen=True, slots=True)
 class OutboxPass:
     """One step of draining a thread's outbox under its lock ``token``: acknowledge ``pub_done`` events and
-    ``chat_done`` posts of the last pass (logging ``logged``, JSON entries of the posted items), then, by
-    ``mode``, take the next ``size`` of each list, release the lock or renew it."""
+    ``chat_done`` posts of the last pass (logging ``logged``, JSON entries of the posted items; appending
+    ``entries``, the feed entries those events make), then, by ``mode``, take the next ``size`` of each
+    list, release the lock or renew it."""
 
     thread_id: str
     token: str
@@ -188,6 +189,7 @@ class OutboxPass:
     chat_done: int = 0
     logged: list[str] = field(default_factory=list)
     size: int = 100
+    entries: list[FeedEntry] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)

@@ -366,9 +366,9 @@ async def test_leases_waiters_rate_limits_webhooks_and_metrics_work_on_the_clust
         waiters, other = Waiters(cluster_client), connect(redis_cluster.url).client
         await waiters.start()
         try:
-            async with waiters.watch("prm_1") as settled:
+            with waiters.watch("prm_1") as settled:
                 await other.publish(keys.SETTLED_CHANNEL, "prm_1")  # from any node, as a script would
-                await asyncio.wait_for(settled.wait(), 5)
+                await asyncio.wait_for(settled.future, 5)
         finally:
             await waiters.stop()
             await other.aclose()

@@ -45,9 +45,9 @@ async def ask(gateway: Gateway, policy: ReplyPolicy, request: dict[str, object])
 
 async def heard(waiters: Waiters, prompt_id: str, settle: Callable[[], Awaitable[object]]) -> dict[str, str]:
     """The settled fields the broadcast carried when ``settle`` settled the prompt."""
-    async with waiters.watch(prompt_id) as settled:
+    with waiters.watch(prompt_id) as watch:
         await settle()
-        await asyncio.wait_for(settled.wait(), 5)
+        settled = await asyncio.wait_for(watch.future, 5)
     assert settled.fields is not None
     return settled.fields
 

@@ -327,3 +327,19 @@ async def test_an_on_duty_target_is_whoever_holds_the_shift_when_the_step_runs(
         assert posted.item.metadata["mentions"] == ["slack:UFINN"]
     finally:
         await gateway.stop()
+
+
+async def test_the_steps_a_prompt_took_are_kept_the_retain_time_once_it_settles(
+    service: Gateway, clock: Clock
+) -> None:
+    """A prompt notes that it took a step, so its settlement gives the steps the prompt's retain time (and
+    a prompt that took none has no steps to look for)."""
+    stepped = await raise_with(service, [{"after_seconds": 60, "remind": True}])
+    assert await step(service, clock, 60) == 1
+    reply = InboundMessage(thread_id=THREAD, sender=ALICE, text="1", event_id="e1")
+    assert (await service.receive(reply)).outcome is Outcome.ANSWERED
+    store = service.store
+    left = await store.redis.pttl(keys.escalation(THREAD, stepped))
+    assert store.retain_ms - 60_000 < left <= store.retain_ms
+    settled = await service.get_prompt(stepped)
+    assert settled.escalations is not None and [taken.step for taken in settled.escalations] == [0]

@@ -80,7 +80,12 @@ async def test_a_threads_log_owners_and_outbox_live_the_idle_time_after_its_last
     assert 0 < seen <= store.dedupe_ttl_s * 1000
 
 
-async def test_a_threads_keys_outlive_its_pending_prompt(store: Store) -> None:
+async def test_a_threads_keys_outlive_its_pending_prompt_and_keep_that_lifetime_once_it_settles(
+    store: Store,
+) -> None:
+    """A settlement does not shorten the thread's lifetimes: the thread lives the idle time past the
+    prompt's expiry, as its opening set, and so does the prompt's id index (the retain time past it); the
+    settled prompt's hash and record live the retain time."""
     gateway = await started(store)
     try:
         run = await gateway.create_run(RunRequest(thread_id=THREAD, agent="ops", started_by=ALICE))
@@ -93,11 +98,22 @@ async def test_a_threads_keys_outlive_its_pending_prompt(store: Store) -> None:
             await ttl(store, keys.prompt_record(THREAD, prompt.prompt_id)),
             await ttl(store, keys.prompt_index(prompt.prompt_id)),
         ]
+        await gateway.receive(InboundMessage(thread_id=THREAD, sender=ALICE, text="1", event_id="e1"))
+        await gateway.outbox.idle()
+        settled_thread = [await ttl(store, keys.thread_prefix(THREAD) + name) for name in ("items", "agents")]
+        settled_prompt = [
+            await ttl(store, keys.prompt(THREAD, prompt.prompt_id)),
+            await ttl(store, keys.prompt_record(THREAD, prompt.prompt_id)),
+        ]
+        settled_index = await ttl(store, keys.prompt_index(prompt.prompt_id))
     finally:
         await gateway.stop()
     assert all(left > waits_ms + store.thread_idle_ms - MINUTE_MS for left in thread_keys)
     kept_ms = waits_ms + store.retain_ms  # measured after the raise: a little short of what was set
     assert all(kept_ms - MINUTE_MS < left <= kept_ms + MINUTE_MS for left in prompt_keys)
+    assert all(left > waits_ms + store.thread_idle_ms - MINUTE_MS for left in settled_thread)
+    assert all(store.retain_ms - MINUTE_MS < left <= store.retain_ms for left in settled_prompt)
+    assert kept_ms - 2 * MINUTE_MS < settled_index <= kept_ms + MINUTE_MS
 
 
 async def test_keys_a_busy_thread_creates_or_is_given_from_outside_get_its_lifetime(store: Store) -> None:
@@ -116,14 +132,19 @@ async def test_keys_a_busy_thread_creates_or_is_given_from_outside_get_its_lifet
         await gateway.outbox.idle()
         chat = keys.chat_outbox(THREAD)
         assert await store.redis.llen(chat) >= 1
-        assert store.thread_idle_ms - MINUTE_MS < await ttl(store, chat) <= store.thread_idle_ms
+        log = await ttl(store, keys.thread_prefix(THREAD) + "items")
+        assert log > store.thread_idle_ms - MINUTE_MS  # the answer left the lifetime the prompt gave
+        assert abs(await ttl(store, chat) - log) < MINUTE_MS  # given the same expiry
         assert (await gateway.get_prompt(prompt.prompt_id)).answers
 
         await store.redis.delete(chat)
         await store.push_chat(THREAD, {"t": "message", "id": "itm_1", "item": {}}, int(time.time() * 1000))
-        assert await ttl(store, chat) == -1  # written from outside the scripts: no lifetime yet ...
+        # written from outside the scripts: the idle time, and the next script's write sets the thread's
+        assert store.thread_idle_ms - MINUTE_MS < await ttl(store, chat) <= store.thread_idle_ms
+        assert not await store.redis.exists(keys.thread_kept(THREAD))
         await gateway.receive(InboundMessage(thread_id=THREAD, sender=ALICE, text="next", event_id="e2"))
-        assert store.thread_idle_ms - MINUTE_MS < await ttl(store, chat) <= store.thread_idle_ms  # ... now
+        assert store.thread_idle_ms - MINUTE_MS < await ttl(store, chat) <= store.thread_idle_ms
+        assert await store.redis.exists(keys.thread_kept(THREAD))
     finally:
         failing.fail_next = 0
         await gateway.stop()
@@ -186,7 +207,7 @@ async def test_feeds_are_capped_by_count(store: Store) -> None:
     assert 1_200 <= sum(lengths) < 2_500
 
 
-async def test_feeds_are_capped_by_age_on_each_append_and_by_the_sweeper(store: Store) -> None:
+async def test_feeds_are_capped_by_age_by_the_sweeper_not_on_each_append(store: Store) -> None:
     aged = Store(store.redis, feed_max_age_ms=60_000)
     await aged.load()
     now_ms = int(time.time() * 1000)
@@ -195,9 +216,9 @@ async def test_feeds_are_capped_by_age_on_each_append_and_by_the_sweeper(store: 
         for i in range(1, 150):  # older than the retention: written long ago
             await store.redis.xadd(stream, {"j": "{}"}, id=f"{now_ms - 3_600_000}-{i}")
     await aged.publish([FeedEntry(events, "e1", '{"id": "e1"}')], [], now_ms)
-    assert [row[1]["j"] for row in await store.redis.xrange(events)] == ['{"id": "e1"}']
-    assert await store.redis.xlen(messages) == 149  # nothing appended there yet
+    assert await store.redis.xlen(events) == 150  # an append trims by count only
     await aged.trim_feeds(now_ms)
+    assert [row[1]["j"] for row in await store.redis.xrange(events)] == ['{"id": "e1"}']
     assert await store.redis.xlen(messages) == 0
     assert await store.redis.xlen(keys.MESSAGES) == 0
 
@@ -251,10 +272,11 @@ async def test_a_workload_leaves_nothing_behind_once_its_lifetimes_pass(redis_se
 
 
 async def _workload(gateway: Gateway, store: Store) -> None:
+    # The prompts expire soon: a thread lives the idle time past its latest prompt's expiry.
     run = await gateway.create_run(RunRequest(thread_id=THREAD, agent="ops", started_by=ALICE))
-    await gateway.raise_prompt(run.run_id, ask())
+    await gateway.raise_prompt(run.run_id, ask(expires_in_seconds=1))
     await gateway.receive(InboundMessage(thread_id=THREAD, sender=ALICE, text="1", event_id="ev1"))
-    cancelled = await gateway.raise_prompt(run.run_id, ask())
+    cancelled = await gateway.raise_prompt(run.run_id, ask(expires_in_seconds=1))
     await gateway.save_draft(cancelled.prompt_id, ALICE, f"form:{cancelled.prompt_id}", {"q1": "a"})
     await gateway.cancel_prompt(cancelled.prompt_id)
     expiring = await gateway.raise_prompt(run.run_id, ask(expires_in_seconds=1))

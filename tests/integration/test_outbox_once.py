@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import time
 
+from redis.asyncio.cluster import RedisCluster
+
 from gateway.base.models import InboundMessage, PromptRequest, RunRequest
 from gateway.base.settings import Settings
 from gateway.decision.outbox import LOCK_TTL_MS, Outbox
@@ -28,15 +30,18 @@ async def events(store: Store) -> list[str]:
 async def test_an_outbox_drained_again_after_a_crash_between_append_and_ack_adds_each_event_once(
     store: Store,
 ) -> None:
-    """A process appends a batch's events, then dies before acknowledging it: the next drain appends the
-    same batch again, and the feeds still hold each event (and queued message) once."""
+    """On a cluster a process appends a batch's events, then dies before acknowledging it: the next drain
+    appends the same batch again, and the feeds still hold each event (and queued message) once. On one
+    server the events are appended in the acknowledgement's own step: a process that dies before it has
+    appended nothing, and the next drain appends each once."""
     channel = MemoryChannel("slack")
     dying = Outbox(store, Channels([channel]))
     now_ms = int(time.time() * 1000)
     assert await _queue_a_message(store, now_ms)
     [batch] = await store.take_outboxes([OutboxPass(THREAD, "dead", 60_000, OutboxMode.ACQUIRE)])
     assert batch is not None and batch.pub
-    await dying._publish({THREAD: batch}, {})  # appended to the feeds ...
+    if isinstance(store.redis, RedisCluster):
+        await dying._publish({THREAD: batch}, {})  # appended to the feeds ...
     # ... and the process died: its lock lapses (given up here, with nothing acknowledged)
     await store.take_outboxes([OutboxPass(THREAD, "dead", 60_000, OutboxMode.RELEASE)])
 

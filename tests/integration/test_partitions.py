@@ -190,7 +190,7 @@ async def test_a_publish_appends_each_entry_once_and_drops_the_settled_from_the_
     drops = [("ZREM", pending, "prm_a")]
     for _ in range(2):  # a second drain of the same batch adds nothing
         [group] = plan([entry], drops)
-        await store.scripts.call(store.redis, *group.call(lambda stream: (1000, "0-0"), 60))
+        await store.scripts.call(store.redis, *group.call(lambda stream: 1000, 60))
     assert await store.redis.xlen(events) == 1
     assert await store.redis.zrange(pending, 0, -1) == ["prm_b"]
     assert keys.partition(thread) == 5

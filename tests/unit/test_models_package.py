@@ -39,8 +39,9 @@ def test_every_public_name_of_a_topic_is_served_by_gateway_models() -> None:
 
 
 def test_a_model_names_the_topic_it_lives_in() -> None:
-    assert sorted(_topics()) == ["base", "items", "people", "prompts", "requests", "runs"]
+    assert sorted(_topics()) == ["base", "groups", "items", "people", "prompts", "requests", "runs"]
     assert models.Person.__module__ == "gateway.base.models.people"
+    assert models.Group.__module__ == "gateway.base.models.groups"
     assert models.Prompt.__module__ == "gateway.base.models.prompts"
     assert models.PromptRequest.__module__ == "gateway.base.models.requests"
     assert models.InboundMessage.__module__ == "gateway.base.models.items"

@@ -38,7 +38,7 @@ from gateway.rules.ownership import claimants
 from gateway.store import Store
 from tests.support.acme import TOKEN, AcmeChannel, AcmeSettings, acme_installed
 
-SHIPPED = ("discord", "slack", "teams", "telegram", "web")
+SHIPPED = ("discord", "email", "slack", "teams", "telegram", "web")
 
 
 @pytest.fixture

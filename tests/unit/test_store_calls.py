@@ -120,9 +120,21 @@ def test_the_webhook_queue_scripts_are_handed_every_key_they_touch_in_one_slot()
 
 def test_a_publish_names_its_streams_markers_and_indexes_in_keys() -> None:
     group = PartitionPublish({keys.events_feed(3): [FeedEntry(keys.events_feed(3), "evt_1", "{}")]})
-    call = group.call(lambda stream: (10, "0-0"), 60)
+    call = group.call(lambda stream: 10, 60)
     assert call.name == "publish_feed"
     assert call.keys == [keys.events_feed(3), keys.feed_seen(keys.events_feed(3), "evt_1")]
+
+
+def test_an_acknowledgement_on_one_server_names_the_feeds_of_the_events_it_appends_in_keys() -> None:
+    events, history = keys.events_feed(3), keys.history_feed(3)
+    entries = [FeedEntry(events, "e1", "{1}"), FeedEntry(history, "h1", "{2}")]
+    entries.append(FeedEntry(events, "e2", "{3}"))
+    one = OutboxPass(THREAD, "tok", 1000, OutboxMode.CONTINUE, 2, 0, ["{log}"], entries=entries)
+    call = calls.take_outbox(LEAD, one, 500, lambda stream: 7)
+    assert call.keys == [keys.thread_prefix(THREAD), events, history]
+    appended = [2, 7, "{1}", 3, 7, "{2}", 2, 7, "{3}"]  # each event: its feed's place in KEYS, cap, JSON
+    assert call.args[len(LEAD) :] == ["tok", 1000, "continue", 2, 0, 100, 500, 1, "{log}", *appended]
+    assert calls.take_outbox(LEAD, one, 500).keys == [keys.thread_prefix(THREAD)]  # a cluster's: none
 
 
 def spelled_keys(source: str) -> list[str]:

@@ -156,24 +156,39 @@ end
 
 -- The thread's long-lived keys (its item log, its owners and starters, its session mark, its outbox lists)
 -- live IDLE ms after its last write, and while a prompt is pending IDLE ms past that prompt's expiry, so they
--- outlive it. Each write sets that lifetime afresh (a settled prompt no longer holds the thread), but only
--- where it is a hundredth of IDLE off what they were last given, so a busy thread does not rewrite its
--- expiries (and the AOF) on every write. When they were last given one is kept in the key 'keep' (which dies
--- with them): a write within that hundredth reads only it, and gives any key it names in ``fresh`` (ones it
--- may have just created: an outbox list emptied and refilled, a new log) the same expiry if it has none.
+-- outlive it. Each write makes that lifetime longer where it is a hundredth of IDLE past what they were last
+-- given, and never shorter: a prompt that settles leaves the thread the lifetime its opening gave it (up to
+-- the prompt's expiry plus IDLE), which spares every settlement rewriting them, and a busy thread does not
+-- rewrite its expiries (and the AOF) on every write. When they were last given one is kept in the key
+-- 'keep' (which dies with them): a write they already outlive reads only it, and gives any key it names in
+-- ``fresh`` that it created (an outbox list emptied and refilled, a new log) the same expiry.
 -- A write from outside the scripts to one of these keys deletes 'keep', so the next write sets them all.
 -- keep_later(fresh) names keys for the call's next keep_thread to treat as fresh, when a write is
 -- followed by another that sets the lifetimes (a message logged, then the answer it gave).
 local LONG_LIVED = {'items', 'agents', 'starters', 'session', 'chat', 'pub'}
 local KEEP_FRESH = {}
 local KEPT = false
+local LOGGED = false  -- the item log was created by this call (see log_item)
 local function keep_later(fresh)
   for _, name in ipairs(fresh) do
     table.insert(KEEP_FRESH, name)
   end
 end
 
-local function keep_thread(fresh)
+-- Whether a key named fresh may have no lifetime: an outbox list this call pushed to (owe) only where it
+-- created it, the log where log_item created it; any other key where it has none.
+local function unkept(name)
+  if name == 'items' and LOGGED then
+    return true
+  end
+  if QUEUED[name] and #QUEUED[name] > 0 then
+    return created(name)
+  end
+  return redis.call('PTTL', K[name]) == -1
+end
+
+-- ``outlived``: when the thread's keys are known to live at least until then (ms), without reading 'keep'.
+local function keep_thread(fresh, outlived)
   KEPT = true
   for _, name in ipairs(fresh or {}) do
     table.insert(KEEP_FRESH, name)
@@ -182,17 +197,21 @@ local function keep_thread(fresh)
   local ms = IDLE
   local active = active_id()
   if active then
-    local exp = tonumber(redis.call('HGET', prompt_key(active), 'exp'))
+    local hash = HASHES[active]
+    local exp = tonumber(hash and hash.exp or redis.call('HGET', prompt_key(active), 'exp'))
     if exp and exp - NOW + IDLE > ms then
       ms = exp - NOW + IDLE
     end
   end
   local at = NOW + ms
-  local kept = tonumber(redis.call('GET', K.keep))
-  if kept and math.abs(kept - at) <= IDLE / 100 then
+  local kept = outlived
+  if not (kept and kept >= at - IDLE / 100) then
+    kept = tonumber(redis.call('GET', K.keep))
+  end
+  if kept and kept >= at - IDLE / 100 then
     local given = {}
     for _, name in ipairs(fresh) do
-      if not given[name] and (created(name) or redis.call('PTTL', K[name]) == -1) then
+      if not given[name] and unkept(name) then
         redis.call('PEXPIRE', K[name], math.max(kept - NOW, 1))
       end
       given[name] = true
@@ -203,6 +222,16 @@ local function keep_thread(fresh)
     redis.call('PEXPIRE', K[name], ms)
   end
   redis.call('SET', K.keep, at, 'PX', ms)
+end
+
+-- Append an entry to the thread's item log (capped at about ``maxlen``). An append to the log that exists
+-- keeps its lifetime; one that creates it names it fresh for the call's next keep_thread.
+local function log_item(entry, maxlen)
+  if not redis.call('XADD', K.items, 'NOMKSTREAM', 'MAXLEN', '~', maxlen, '*', 'j', entry) then
+    redis.call('XADD', K.items, 'MAXLEN', '~', maxlen, '*', 'j', entry)
+    LOGGED = true
+    table.insert(KEEP_FRESH, 'items')
+  end
 end
 
 -- Drop the drafts kept for a prompt (a form's values so far, a pending text request): they die with it.
@@ -235,10 +264,19 @@ local function settle(pid, fields, retain_ms, audit)
   end
   redis.call('PEXPIRE', key, retain_ms)
   redis.call('PEXPIRE', record_key(pid), retain_ms)
-  if redis.call('PEXPIRE', P .. ID.escalation .. pid, retain_ms) == 0 then
+  -- 'escalated' is '0' from the prompt's opening until it takes a step (take_escalation.lua); a prompt
+  -- opened before that field existed is looked for.
+  local escalated = HASHES[pid] and HASHES[pid].escalated
+  if escalated == '0' or redis.call('PEXPIRE', P .. ID.escalation .. pid, retain_ms) == 0 then
     NO_ESCALATION[pid] = true
   end
+  -- A prompt opened as the thread's active one gave the thread's keys its expiry plus IDLE (open_prompt.lua),
+  -- and nothing shortens them since (a write from outside the scripts gives what it creates a lifetime of
+  -- its own): settling it while that is still ahead needs no read of 'keep'.
+  local outlived = nil
   if active_id() == pid then
+    local exp = HASHES[pid] and tonumber(HASHES[pid].exp)
+    outlived = exp and exp + IDLE
     set_active(false)
   end
   if audit then
@@ -246,7 +284,7 @@ local function settle(pid, fields, retain_ms, audit)
   end
   owe('pub', {t = 'resolved', pid = pid})
   drop_drafts(pid)
-  keep_thread({'chat', 'pub'})
+  keep_thread({'chat', 'pub'}, outlived)
   redis.call('PUBLISH', SETTLED, pid .. ' ' .. cjson.encode(fields))
 end
 

@@ -24,7 +24,7 @@ if old and redis.call('HGET', prompt_key(old), 'state') == 'pending' then
 end
 local keep_ms = math.max(tonumber(expires_at) - tonumber(now), 0) + tonumber(retain)
 redis.call('SET', KEYS[3], rec, 'PX', keep_ms)
-redis.call('HSET', KEYS[2], 'state', 'pending', 'run', run_id, 'exp', expires_at)
+redis.call('HSET', KEYS[2], 'state', 'pending', 'run', run_id, 'exp', expires_at, 'escalated', '0')
 redis.call('PEXPIRE', KEYS[2], keep_ms)
 local run_left = redis.call('PTTL', KEYS[4])
 if run_left >= 0 and run_left < keep_ms then

@@ -1,18 +1,17 @@
 -- Append entries to feeds (streams), each at most once, and drop settled prompts from the indexes: on a
 -- cluster one call per partition (whose keys share a slot), on one server one call for the whole publish.
 -- An entry whose id was appended within the dedupe window (an outbox drained again after a crash between
--- appending and acknowledging) is skipped. Each feed is capped by count on each append (~: whole nodes)
--- and by age with an exact XTRIM MINID (each entry is removed once, by whichever append finds it too old:
--- constant work per append, on average).
+-- appending and acknowledging) is skipped. Each feed is capped by count on each append (~: whole nodes);
+-- by age, the sweeper trims it (Feeds.trim_feeds), every few seconds, not each append.
 -- KEYS: the streams (ARGV[1] of them), then each entry's marker (in the streams' order), then the indexes.
--- ARGV: stream count, marker ttl s; per stream: max length, oldest id kept, entry count; the entries'
--- JSON; then per index: member count, the members.
+-- ARGV: stream count, marker ttl s; per stream: max length, entry count; the entries' JSON; then per
+-- index: member count, the members.
 -- Returns each entry's new stream id, or false where it was a duplicate.
 local streams, ttl = tonumber(ARGV[1]), tonumber(ARGV[2])
-local added, a, k = {}, 3 + 3 * streams, streams + 1
+local added, a, k = {}, 3 + 2 * streams, streams + 1
 for s = 1, streams do
-  local at = 3 * s
-  for _ = 1, tonumber(ARGV[at + 2]) do
+  local at = 1 + 2 * s
+  for _ = 1, tonumber(ARGV[at + 1]) do
     if redis.call('SET', KEYS[k], '1', 'NX', 'EX', ttl) then
       added[#added + 1] = redis.call('XADD', KEYS[s], 'MAXLEN', '~', ARGV[at], '*', 'j', ARGV[a])
     else
@@ -20,7 +19,6 @@ for s = 1, streams do
     end
     a, k = a + 1, k + 1
   end
-  redis.call('XTRIM', KEYS[s], 'MINID', ARGV[at + 1])
 end
 while k <= #KEYS do
   local last = a + tonumber(ARGV[a])

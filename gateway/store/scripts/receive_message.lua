@@ -3,6 +3,8 @@
 -- The platform event is marked seen only in the step that applies its effect (the answer, the queued
 -- message, the stale or refused outcome), together with logging the message: a process that dies after
 -- being handed the prompt back leaves nothing marked, and the platform's redelivery is answered in full.
+-- (The mark is set first, with SET NX, which also says whether the event was seen before; a call that
+-- hands the message back removes it again before it returns.)
 -- KEYS[2]: the event's seen mark, KEYS[3]: the thread's copies of other threads' prompts, KEYS[4]: the
 -- latest copy's slot.
 -- ARGV: event_id ('' for none), dedupe ttl s, prompt id the control was for ('' for none),
@@ -23,21 +25,26 @@
 local event_id, hint, msg, mode, pid = ARGV[1], ARGV[3], ARGV[4], ARGV[6] or '', ARGV[7] or ''
 local guessed = ARGV[8] == 'guess'
 local seen_key, mirrors = KEYS[2], KEYS[3]
-if event_id ~= '' and redis.call('EXISTS', seen_key) == 1 then
+if event_id ~= '' and not redis.call('SET', seen_key, '1', 'NX', 'EX', tonumber(ARGV[2])) then
   return {'duplicate'}
 end
 
--- The event's effect is applied: from now on a redelivery is a duplicate, and the message is in the log.
--- ``later``: the thread's lifetimes are set by the settlement that follows, in this call.
-local function take(later)
+-- The message is handed back (or to another thread) with its effect not applied: not seen yet.
+local function unmark(reply)
   if event_id ~= '' then
-    redis.call('SET', seen_key, '1', 'EX', tonumber(ARGV[2]))
+    redis.call('DEL', seen_key)
   end
-  redis.call('XADD', K.items, 'MAXLEN', '~', ARGV[5], '*', 'j', msg)
+  return reply
+end
+
+-- The event's effect is applied: from now on a redelivery is a duplicate (marked above), and the message
+-- is in the log. ``later``: the thread's lifetimes are set by the settlement that follows, in this call.
+local function take(later)
+  log_item(msg, ARGV[5])
   if later then
-    keep_later({'items', 'pub'})
+    keep_later({'pub'})
   else
-    keep_thread({'items', 'pub'})
+    keep_thread({'pub'})
   end
 end
 
@@ -46,10 +53,7 @@ if hint ~= '' and hint ~= active then
   -- A control on a copy of another thread's prompt (posted here by an escalation): that thread decides.
   local origin = redis.call('HGET', mirrors, hint)
   if origin then
-    return {'mirror', origin, hint}
-  end
-  if event_id ~= '' then
-    redis.call('SET', seen_key, '1', 'EX', tonumber(ARGV[2]))
+    return unmark({'mirror', origin, hint})
   end
   return {'stale', active or ''}
 end
@@ -107,7 +111,7 @@ if mode == 'answer' then
   return settled_reply(pid)
 end
 if pending then
-  return {'active', active, prompt_record(active)}
+  return unmark({'active', active, prompt_record(active)})
 end
 -- No prompt of the thread's own is open: a reply to the latest copy of another thread's prompt posted
 -- here is handed to that thread, nothing marked here. Never while another agent has a run in this thread
@@ -122,7 +126,7 @@ do  -- (every mode but '' returned above)
       others = others or owner ~= agent
     end
     if not others then
-      return {'mirror', origin, copy}
+      return unmark({'mirror', origin, copy})
     end
   end
 end

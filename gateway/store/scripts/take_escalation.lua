@@ -14,6 +14,7 @@ local key = KEYS[3]
 if redis.call('HSETNX', key, 's:' .. step, NOW) == 0 then
   return {'taken'}
 end
+redis.call('HSET', KEYS[2], 'escalated', '1')  -- its settlement gives the escalation its lifetime
 local left = redis.call('PTTL', KEYS[2])
 if left > 0 then
   redis.call('PEXPIRE', key, left)

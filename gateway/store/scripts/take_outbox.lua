@@ -2,8 +2,13 @@
 -- (trim both lists, log the posted items), then hand back the next batch with the prompts it names, or
 -- release the lock once nothing is left (so nothing queued meanwhile is stranded until a sweep).
 -- Mode renew only extends a lock still ours (a long pass keeps it; a lapsed one is not taken back).
+-- On one Redis server the acknowledged events are appended to their feeds here, in the step that takes
+-- them off the list, so each is appended once with no marker of its own (on a cluster the feeds live in
+-- other slots: publish_feed.lua appends them first, each once by its marker).
+-- KEYS[2..]: the feeds of those events.
 -- ARGV: token, lock ttl ms, mode (acquire|continue|release|renew), pub done, chat done, batch size,
---       item log max length, then the log entries of the posted items
+--       item log max length, the count of log entries, the log entries of the posted items, then per event:
+--       its feed (an index into KEYS), the feed's length cap, its JSON
 local lock = K.lock
 local token, mode = ARGV[1], ARGV[3]
 local holder = redis.call('GET', lock)
@@ -20,13 +25,17 @@ end
 if tonumber(ARGV[4]) > 0 then
   redis.call('LTRIM', K.pub, ARGV[4], -1)
 end
-for i = 8, #ARGV do
-  redis.call('XADD', K.items, 'MAXLEN', '~', ARGV[7], '*', 'j', ARGV[i])
+local logged = 9 + tonumber(ARGV[8])
+for i = 9, logged - 1 do
+  log_item(ARGV[i], ARGV[7])
 end
--- The log's lifetime, when it is already within a hundredth of a whole one, was set by the write that
--- queued these items (an opened prompt's writes set it past the prompt's expiry): only then is it kept.
-if #ARGV >= 8 and redis.call('PTTL', K.items) < IDLE - IDLE / 100 then
-  keep_thread({'items'})
+for i = logged, #ARGV, 3 do
+  redis.call('XADD', KEYS[tonumber(ARGV[i])], 'MAXLEN', '~', ARGV[i + 1], '*', 'j', ARGV[i + 2])
+end
+-- The posted items keep the lifetime the write that queued them gave the thread (a thread's lifetimes are
+-- never shortened): only a log they create is given it.
+if LOGGED then
+  keep_thread()
 end
 if tonumber(ARGV[5]) > 0 then
   redis.call('LTRIM', K.chat, ARGV[5], -1)
