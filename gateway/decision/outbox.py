@@ -17,14 +17,13 @@ import contextlib
 import json
 import logging
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
 
 from gateway.base import jsontext, metrics
 from gateway.base.errors import GatewayError
-from gateway.base.ids import parse_thread_id
+from gateway.base.ids import new_ulid, parse_thread_id
 from gateway.base.logs import event
 from gateway.base.models import Prompt, PromptState, ThreadItem, from_ms, utcnow
 from gateway.decision.escalation import EVENT_TYPES as ESCALATION_EVENTS
@@ -126,7 +125,7 @@ class Outbox:
 
     def claim(self) -> OutboxClaim:
         """A claim for a settling script to take a thread's outbox lock with (see ``kick``'s ``held``)."""
-        return OutboxClaim(uuid.uuid4().hex, self.lock_ttl_ms, BATCH)
+        return OutboxClaim(new_ulid(), self.lock_ttl_ms, BATCH)
 
     def kick(self, thread_id: str, held: HeldOutbox | None = None) -> None:
         """Drain ``thread_id`` soon, in the background, with whatever else is due. ``held``: the lock and
@@ -217,7 +216,7 @@ class Outbox:
     async def _take_and_drain(self, ready: list[str], done: dict[str, bool]) -> dict[str, bool]:
         handed = {thread: self._handed.pop(thread) for thread in ready if thread in self._handed}
         acquire = [thread for thread in ready if thread not in handed]
-        tokens = {thread: uuid.uuid4().hex for thread in acquire}
+        tokens = {thread: new_ulid() for thread in acquire}
         tokens.update((thread, held.token) for thread, held in handed.items())
         taken = (
             await self.store.take_outboxes(

@@ -98,7 +98,10 @@ class Waiters:
 
     def _heard(self, data: str) -> None:
         prompt_id = data.partition(" ")[0]
-        if prompt_id not in self._events:  # most settlements are waited on in another process, or not
+        watchers = self._events.get(prompt_id)
+        # Most settlements are waited on in another process, or not at all; one this process settled was
+        # handed to its waiters already (``prompt``), and its message has nothing to add.
+        if not watchers or all(flag.prompt is not None for flag in watchers):
             return
         try:
             _, fields = settled_message(data)
