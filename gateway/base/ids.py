@@ -29,12 +29,15 @@ _last_ulid = 0
 
 
 def new_ulid() -> str:
-    """A ULID: 48 bits of Unix time in ms, then 80 random bits. Within one millisecond each is at least the
-    one before plus one, so the ids a process makes sort in the order it made them (as python-ulid's)."""
+    """A ULID: 48 bits of Unix time in ms, then 80 random bits; within the millisecond of the one before,
+    that one plus one (as python-ulid makes them), so the ids a process makes sort in the order made."""
     global _last_ulid
-    fresh = (time.time_ns() // 1_000_000) << 80 | int.from_bytes(os.urandom(10), "big")
+    ms = time.time_ns() // 1_000_000
     with _ulid_lock:
-        value = _last_ulid = max(fresh, _last_ulid + 1)
+        if _last_ulid >> 80 == ms:
+            value = _last_ulid = _last_ulid + 1
+        else:
+            value = _last_ulid = max(ms << 80 | int.from_bytes(os.urandom(10), "big"), _last_ulid + 1)
     return "".join([_PAIRS[(value >> shift) & 1023] for shift in _SHIFTS])
 
 
