@@ -183,3 +183,34 @@ async def resolve_figures(url: str, levels: list[tuple[int, int]]) -> list[Resol
                 )
             )
     return figures
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m bench.resolve``: figure 1 alone (the quick profile's sizes unless given), one JSON line
+    per level, on a private redis-server."""
+    import argparse
+    import json
+
+    import uvloop
+
+    from bench.profiles import PROFILES
+    from bench.redis_proc import PrivateRedis
+
+    parser = argparse.ArgumentParser(prog="python -m bench.resolve", description=main.__doc__)
+    parser.add_argument(
+        "levels", nargs="*", metavar="THREADS:RESOLVES", help="default: the quick profile's levels"
+    )
+    args = parser.parse_args(argv)
+    pairs = (level.split(":", 1) for level in args.levels)
+    chosen = [(int(threads), int(ops)) for threads, ops in pairs] or list(PROFILES["quick"].resolve_levels)
+    with PrivateRedis() as redis_server:
+        figures = uvloop.run(resolve_figures(redis_server.url, chosen))
+    for figure in figures:
+        print(json.dumps(figure.as_dict(), separators=(",", ":")))
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main())

@@ -105,7 +105,13 @@ def installed() -> tuple[Platform, ...]:
 
 def platform(name: str) -> Platform | None:
     """The platform whose thread ids, channel references and identities start with ``name:``."""
-    return next((found for found in installed() if found.name == name), None)
+    added = _added.get(name)
+    if added is not None:
+        return added
+    loaded = _installed
+    if loaded is None:  # not loaded yet (or loading): the slow path loads them
+        return next((found for found in installed() if found.name == name), None)
+    return loaded.get(name)  # every id parsed looks its platform up: by name, not a merged, sorted copy
 
 
 def add(spec: Platform) -> None:

@@ -43,6 +43,8 @@ def text_ok(text: str) -> bool:
 
 def check(value: Any, max_depth: int = MAX_DEPTH) -> None:
     """Raise ``NotStorable`` unless ``value`` can be kept. Walked without recursion, linear in its size."""
+    if value is None or (type(value) is str and value.isascii()):  # most of a message's parts
+        return
     pending: list[tuple[Any, int, tuple[str | int, ...]]] = [(value, 1, ())]
     while pending:
         item, depth, path = pending.pop()

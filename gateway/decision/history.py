@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
+from gateway.base import jsontext
 from gateway.base.cursors import LAST_STREAM_ID, U64, history_vector_cursor, position
 from gateway.base.models import (
     APPROVE,
@@ -85,8 +86,10 @@ def history_record(prompt: Prompt, fields: dict[str, str]) -> dict[str, Any]:
     return bounded(_whole_record(prompt, fields))
 
 
-def _whole_record(prompt: Prompt, fields: dict[str, str]) -> dict[str, Any]:
-    record = prompt.public()
+def _whole_record(
+    prompt: Prompt, fields: dict[str, str], public: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    record = prompt.public() if public is None else dict(public)
     cancelled_by = fields.get("cancelled_by") or None
     if prompt.prompt_state is PromptState.CANCELLED and cancelled_by:
         record["cancelled_by"] = cancelled_by
@@ -100,10 +103,11 @@ def _whole_record(prompt: Prompt, fields: dict[str, str]) -> dict[str, Any]:
     return record
 
 
-def history_entry(prompt: Prompt, fields: dict[str, str]) -> FeedEntry:
-    """The record as an entry for its thread's partition of the history, appended once by the prompt's id."""
+def history_entry(prompt: Prompt, fields: dict[str, str], public: dict[str, Any] | None = None) -> FeedEntry:
+    """The record as an entry for its thread's partition of the history, appended once by the prompt's id
+    (``public``: ``prompt.public()`` when the caller has it already; it is left as it is)."""
     stream = keys.history_feed(keys.partition(prompt.thread_id))
-    return FeedEntry(stream, prompt.prompt_id, bounded_json(_whole_record(prompt, fields)))
+    return FeedEntry(stream, prompt.prompt_id, bounded_json(_whole_record(prompt, fields, public)))
 
 
 def grant_use_entry(run: Run, grant: Grant, call: ToolCall, now_ms: int) -> FeedEntry:
@@ -154,7 +158,9 @@ def _size(record: dict[str, Any]) -> int:
 
 
 def _fits(value: Any, depth: int = 0) -> bool:
-    """Whether ``_clip`` would leave ``value`` as it is (no text, list, object or nesting to cut)."""
+    """Whether ``_clip`` would leave ``value`` as it is (no text, list, object or nesting to cut).
+    Written for speed (every settled prompt's record goes through it): leaves are checked in the loop,
+    only lists and objects recurse."""
     if isinstance(value, str):
         return len(value) <= MAX_TEXT
     if isinstance(value, dict):
@@ -165,13 +171,19 @@ def _fits(value: Any, depth: int = 0) -> bool:
         return True
     if depth >= MAX_DEPTH or len(value) > MAX_ITEMS:
         return False
-    return all(_fits(item, depth + 1) for item in items)
+    for item in items:
+        if type(item) is str:
+            if len(item) > MAX_TEXT:
+                return False
+        elif isinstance(item, (dict, list, str)) and not _fits(item, depth + 1):
+            return False
+    return True
 
 
 def bounded_json(record: dict[str, Any]) -> str:
     """``bounded(record)`` as JSON. A record with nothing to cut (nearly all) is encoded once, as it is."""
-    if _fits(record):
-        text = _json({**record, "truncated": False})
+    if _fits(record):  # then every number in it came from a stored value, finite: orjson writes it alike
+        text = jsontext.dumps({**record, "truncated": False})
         # Each character takes at most 4 bytes; only a record near the bound is measured in bytes.
         size = len(text) * 4
         if size > MAX_RECORD_BYTES:

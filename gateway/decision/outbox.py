@@ -18,14 +18,13 @@ import contextlib
 import json
 import logging
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
 
-from gateway.base import metrics
+from gateway.base import jsontext, metrics
 from gateway.base.errors import GatewayError
-from gateway.base.ids import parse_thread_id
+from gateway.base.ids import new_ulid, parse_thread_id
 from gateway.base.logs import event
 from gateway.base.models import Prompt, PromptState, ThreadItem, from_ms, utcnow
 from gateway.decision.escalation import EVENT_TYPES as ESCALATION_EVENTS
@@ -68,13 +67,13 @@ def pending_view(prompt: Prompt) -> Prompt:
 
 def feed_event_json(event_id: str, kind: str, data: str) -> str:
     """A feed event as JSON text (id, type, created_at, data), around ``data`` already serialised."""
-    head = json.dumps({"id": event_id, "type": kind, "created_at": utcnow().isoformat()})
-    return f'{head[:-1]}, "data": {data}}}'
+    head = jsontext.dumps({"id": event_id, "type": kind, "created_at": utcnow().isoformat()})
+    return f'{head[:-1]},"data":{data}}}'
 
 
 def log_entry(role: str, item: ThreadItem) -> str:
     """A posted item as the thread's item log records it, as JSON text."""
-    return f'{{"role": {json.dumps(role)}, {item.model_dump_json()[1:]}'
+    return f'{{"role":{jsontext.dumps(role)},{item.model_dump_json()[1:]}'
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +126,7 @@ class Outbox:
 
     def claim(self) -> OutboxClaim:
         """A claim for a settling script to take a thread's outbox lock with (see ``kick``'s ``held``)."""
-        return OutboxClaim(uuid.uuid4().hex, self.lock_ttl_ms, BATCH)
+        return OutboxClaim(new_ulid(), self.lock_ttl_ms, BATCH)
 
     def kick(self, thread_id: str, held: HeldOutbox | None = None) -> None:
         """Drain ``thread_id`` soon, in the background, with whatever else is due. ``held``: the lock and
@@ -218,7 +217,7 @@ class Outbox:
     async def _take_and_drain(self, ready: list[str], done: dict[str, bool]) -> dict[str, bool]:
         handed = {thread: self._handed.pop(thread) for thread in ready if thread in self._handed}
         acquire = [thread for thread in ready if thread not in handed]
-        tokens = {thread: uuid.uuid4().hex for thread in acquire}
+        tokens = {thread: new_ulid() for thread in acquire}
         tokens.update((thread, held.token) for thread, held in handed.items())
         taken = (
             await self.store.take_outboxes(
@@ -404,9 +403,12 @@ class Outbox:
                     entries.append(_event(part, f"{prompt.prompt_id}.requested", "input.requested", data))
                 elif kind == "resolved":
                     metrics.prompt_settled(prompt)
-                    data = prompt.public_json()
+                    # One dump of the prompt serves the event and the history record (a stored prompt's
+                    # numbers are finite, so orjson writes the document pydantic would).
+                    public = prompt.public()
+                    data = jsontext.dumps(public)
                     entries.append(_event(part, f"{prompt.prompt_id}.resolved", "input.resolved", data))
-                    entries.append(history_entry(prompt, batch.prompts.get(effect["pid"], {})))
+                    entries.append(history_entry(prompt, batch.prompts.get(effect["pid"], {}), public))
                     settled.append(prompt)
                 elif kind == "parked":
                     entries.extend(_message_entries(part, parked_message(prompt, effect["turn"])))
@@ -436,7 +438,7 @@ class Outbox:
             if ref:  # lets a channel post the audit item as a reply to the prompt
                 item.metadata["prompt_message_id"] = ref
             await channel.post(thread, item)
-            await self._retire_controls(channel, thread_id, prompt, ref, by)
+            await self._retire_controls(channel, thread_id, prompt, ref, by, item)
             await self.escalator.settled(prompt, fields[effect["pid"]])
             return log_entry("gateway", item)
         if effect["t"] == "message":
@@ -476,14 +478,21 @@ class Outbox:
         return None
 
     async def _retire_controls(
-        self, channel: object, thread_id: str, prompt: Prompt, ref: str | None, by: str | None = None
+        self,
+        channel: object,
+        thread_id: str,
+        prompt: Prompt,
+        ref: str | None,
+        by: str | None = None,
+        audit: ThreadItem | None = None,
     ) -> None:
-        """Show the outcome on the prompt's own message (``ref``), where the platform can edit it."""
+        """Show the outcome on the prompt's own message (``ref``), where the platform can edit it
+        (``audit``: the audit item just posted for it, whose metadata the edit repeats)."""
         if not ref or not self._can_edit(channel):
             return
         editor = cast(EditsMessages, channel)  # checked once per channel type by _can_edit
         try:
-            await editor.edit(MessageRef(thread_id, ref), settled_prompt_item(prompt, by))
+            await editor.edit(MessageRef(thread_id, ref), settled_prompt_item(prompt, by, audit=audit))
         except ChannelError as exc:  # the audit item already says how it settled
             event("outbox.edit_failed", logging.WARNING, thread_id=thread_id, error=str(exc))
             metrics.platform_error(thread_id, exc)

@@ -57,7 +57,8 @@ def tool_call_arguments(tool_call: ToolCall, limit: int) -> str:
 # A prompt's questions never change once asked: their metadata and text are rendered once per process
 # (checked against the very question list, so another prompt object under the same id renders afresh).
 _ASKED: OrderedDict[str, tuple[list[Question], list[dict[str, Any]], str]] = OrderedDict()
-ASKED_CACHE = 1024  # about 3 KB each; a prompt is rendered when raised and when it settles
+ASKED_CACHE = 2048  # about 3 KB each; a prompt is rendered when raised and when it settles (as many as
+# the store keeps parsed records of, so a burst of raises is still cached when it settles)
 
 
 def _asked(prompt: Prompt) -> tuple[list[dict[str, Any]], str]:
@@ -167,13 +168,16 @@ def resolved_item(prompt: Prompt, cancelled_by: str | None = None) -> ThreadItem
     )
 
 
-def settled_prompt_item(prompt: Prompt, cancelled_by: str | None = None) -> ThreadItem:
+def settled_prompt_item(
+    prompt: Prompt, cancelled_by: str | None = None, *, audit: ThreadItem | None = None
+) -> ThreadItem:
     """The prompt's own message once settled: its questions, then the outcome, and no controls.
 
     Channels that can edit a posted message replace the prompt with this, so nobody presses a dead
-    button; its metadata is the audit item's, with the questions added for the renderer.
+    button; its metadata is the audit item's (``audit``, when already made for the same prompt and
+    ``cancelled_by``), with the questions added for the renderer.
     """
-    audit = resolved_item(prompt, cancelled_by)
+    audit = audit or resolved_item(prompt, cancelled_by)
     meta = dict(audit.metadata["prompt"], questions=_questions_metadata(prompt))
     text = f"{_asked(prompt)[1]}\n\n{resolved_text(prompt)}"
     return ThreadItem(

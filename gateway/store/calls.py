@@ -9,10 +9,10 @@ prompt an outbox entry names). ``lead`` is ``thread_lead(...)``: what every thre
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
+from gateway.base import jsontext
 from gateway.base.models import Answer, Run
 from gateway.rules.grants import Grant
 from gateway.store import keys
@@ -28,7 +28,7 @@ def _thread(name: str, thread_id: str, own: list[str], lead: Lead, args: list[An
 
 
 def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
+    return jsontext.dumps(value)
 
 
 def _content(content: dict[str, Any] | None) -> str:

@@ -6,9 +6,15 @@ import hashlib
 import json
 from typing import Any
 
+from pydantic import TypeAdapter
+
 from gateway.base.models import Answer, Prompt, PromptState, ReasonCode, Resolution, ToolCall, Vote, from_ms
 from gateway.store.escalations import taken
 from gateway.store.lru import LRU
+
+# A settled prompt's answers and votes, validated from their JSON in one step each (pydantic's C parser).
+_ANSWERS = TypeAdapter(list[Answer])
+_VOTES = TypeAdapter(list[Vote])
 
 RECORDS_KEPT = 2048  # parsed records a codec keeps (about 6 KB each for a typical two-question prompt)
 
@@ -25,14 +31,14 @@ def with_settlement(prompt: Prompt, fields: dict[str, str]) -> Prompt:
     state = PromptState(fields.get("state", "pending"))
     update: dict[str, Any] = {}
     if fields.get("votes"):
-        update["votes"] = [Vote.model_validate(vote) for vote in json.loads(fields["votes"])]
+        update["votes"] = _VOTES.validate_json(fields["votes"])
     if state is PromptState.PENDING:
         return prompt.model_copy(update=update) if update else prompt
     update["prompt_state"] = state
     if fields.get("note"):
         update["note"] = fields["note"]
     if state is PromptState.ANSWERED:
-        update["answers"] = [Answer.model_validate(a) for a in json.loads(fields["answers"])]
+        update["answers"] = _ANSWERS.validate_json(fields["answers"])
         update["answered_by"] = fields.get("answered_by") or None
         update["person"] = fields.get("person") or None
         update["asserted_by"] = fields.get("asserted_by") or None

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import pytest
+from ulid import ULID
 
 from gateway.base.errors import GatewayError
-from gateway.base.ids import is_identity, new_id, parse_thread_id
+from gateway.base.ids import is_identity, new_id, new_ulid, parse_thread_id
 
 ACCEPTED = [
     ("slack:C0456:1712345678.000100", "slack", ("C0456", "1712345678.000100")),
@@ -117,3 +120,14 @@ def test_new_ids_carry_their_prefix_and_sort_by_creation() -> None:
     assert first.startswith("prm_") and len(first) == len("prm_") + 26
     assert first != second
     assert first[:14] <= second[:14]  # the ULID's leading 10 characters are its millisecond timestamp
+
+
+def test_new_ids_are_ulids_of_now_in_the_order_made_even_within_a_millisecond() -> None:
+    before = datetime.now(UTC) - timedelta(milliseconds=1)
+    made = [new_ulid() for _ in range(5000)]  # many share a millisecond
+    after = datetime.now(UTC) + timedelta(milliseconds=1)
+    assert made == sorted(made) and len(set(made)) == len(made)
+    for text in made[:: len(made) // 20]:
+        parsed = ULID.from_str(text)
+        assert str(parsed) == text  # valid Crockford base32, as python-ulid writes it
+        assert before <= parsed.datetime <= after
