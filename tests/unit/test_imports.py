@@ -9,7 +9,8 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("gateway", "channels")
 # The models, a leaf in topics: each topic may use the others, and nothing of the project above them.
 MODEL_TOPICS = {
-    f"gateway.base.models.{topic}" for topic in ("base", "people", "prompts", "requests", "runs", "items")
+    f"gateway.base.models.{topic}"
+    for topic in ("base", "people", "groups", "prompts", "requests", "runs", "items")
 }
 MODELS_USE = {
     "gateway.base.ids",
