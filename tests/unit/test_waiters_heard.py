@@ -4,7 +4,9 @@ unless it settled the prompt itself and handed the prompt to them already."""
 from __future__ import annotations
 
 import json
+from typing import cast
 
+from gateway.base.models import Prompt
 from gateway.delivery.waiters import Waiters
 
 SETTLED_FIELDS = json.dumps(["state", "answered", "answers", '[{"question": "Q", "answer": ["A"]}]'])
@@ -12,24 +14,25 @@ SETTLED_FIELDS = json.dumps(["state", "answered", "answers", '[{"question": "Q",
 
 async def test_a_waiter_is_handed_the_settled_fields_the_message_carries() -> None:
     waiters = Waiters(redis=None)
-    async with waiters.watch("prm_1") as settled:
+    with waiters.watch("prm_1") as watch:
         waiters._heard(f"prm_1 {SETTLED_FIELDS}")
-        assert settled.is_set()
+        assert watch.future.done()
+        settled = watch.future.result()
         assert settled.fields is not None and settled.fields["state"] == "answered"
 
 
 async def test_a_prompt_this_process_handed_over_is_not_read_from_its_message_again() -> None:
     waiters = Waiters(redis=None)
-    async with waiters.watch("prm_1") as settled:
-        handed = object()
-        settled.prompt = handed  # type: ignore[assignment]
-        settled.set()
+    with waiters.watch("prm_1") as watch:
+        handed = cast(Prompt, object())
+        waiters.notify("prm_1", prompt=handed)
         waiters._heard(f"prm_1 {SETTLED_FIELDS}")
+        settled = watch.future.result()
         assert settled.fields is None and settled.prompt is handed
 
 
 async def test_a_message_for_a_prompt_nobody_here_waits_on_wakes_nobody() -> None:
     waiters = Waiters(redis=None)
-    async with waiters.watch("prm_1") as settled:
+    with waiters.watch("prm_1") as watch:
         waiters._heard(f"prm_2 {SETTLED_FIELDS}")
-        assert not settled.is_set()
+        assert not watch.future.done()
