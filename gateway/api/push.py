@@ -89,7 +89,7 @@ async def subscribe(
     return JSONResponse(state.model_dump(), status_code=201 if created else 200)
 
 
-@router.delete("/me/push", response_model=PushState, responses=error_responses(401))
+@router.delete("/me/push", response_model=PushState, responses=error_responses(400, 401))
 async def unsubscribe(
     request: Request, core: Core, person: CurrentPerson, body: Unsubscribe | None = None
 ) -> PushState:
