@@ -50,6 +50,8 @@ UNANSWERED = {
 APPROVED_BY = "Approved by {who}"
 # The approval card's control that approves the call and lets the same call through for the rest of the run.
 APPROVE_FOR_SESSION = "Approve for this session"
+# The control that takes a prompt (contract §11), on every card of a platform with buttons.
+CLAIM = "Claim"
 DENIED_BY = "Denied by {who}"
 MARKED_DONE_BY = "Marked done by {who}"
 ANSWERED_BY = "Answered by {who}"
