@@ -264,7 +264,7 @@ function place(prompt, where) {
     event.preventDefault();
     answer(prompt, form, event.submitter.value);
   });
-  card.append(claimLine(prompt), form, ...panels);
+  card.append(form, ...panels, claimLine(prompt)); // after the answer's controls: they keep the first focus
   if (prompt.approvals > 1) card.append(votesLine(prompt.approvals, prompt.votes));
   card.append(outcomeLine());
   cards.set(prompt.prompt_id, card);
