@@ -292,7 +292,7 @@ function isMine(holder) {
 function claimLine(prompt) {
   const button = el("button", { class: "secondary", type: "button" }, "Claim");
   button.addEventListener("click", () => claim(prompt, button));
-  return el("p", { class: "claim" }, el("span", { class: "holder" }), button, el("span", { class: "error", role: "alert", hidden: true }));
+  return el("p", { class: "claim" }, el("span", { class: "holder" }), button, el("span", { class: "claim-error", role: "alert", hidden: true }));
 }
 
 function showClaim(card, prompt) {
@@ -312,7 +312,7 @@ function showClaim(card, prompt) {
 
 async function claim(prompt, button) {
   const card = cards.get(prompt.prompt_id);
-  const error = card.querySelector(".claim .error");
+  const error = card.querySelector(".claim .claim-error");
   const release = card.dataset.claimedBy && isMine(card.dataset.claimedBy);
   error.hidden = true;
   button.disabled = true;
