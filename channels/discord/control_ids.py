@@ -34,6 +34,7 @@ class Action(StrEnum):
     EDIT = "edit"  # a button that opens the form of an approval's call, to approve it as edited
     EDITED = "edited"  # that form, submitted
     SESSION = "session"  # a button: Approve, and grant the approval's call for the rest of the run
+    CLAIM = "claim"  # a button: take the prompt; until the claim ends only the presser answers it
 
 
 _FIELDS = {
@@ -53,6 +54,7 @@ _FIELDS = {
     Action.EDIT: 0,
     Action.EDITED: 0,
     Action.SESSION: 0,
+    Action.CLAIM: 0,
 }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import discord
@@ -48,7 +49,7 @@ def prompt_view(controls: PromptControls) -> discord.ui.View:
     view = discord.ui.View(timeout=None)
     if len(controls.questions) > 1:
         view.add_item(_button(ANSWER, controls.control(Action.FORM), discord.ButtonStyle.primary, 0))
-        return view
+        return _with_claim(view, controls)
     question = controls.questions[0]
     if controls.kind is PromptKind.APPROVAL:
         view.add_item(_button("Approve", controls.control(Action.PICK, 0, 0), discord.ButtonStyle.success, 0))
@@ -74,6 +75,18 @@ def prompt_view(controls: PromptControls) -> discord.ui.View:
     else:
         view.add_item(_option_select(question, controls.control(Action.MENU), multi=False, row=0))
         view.add_item(_button(OTHER, controls.control(Action.WRITE), SECONDARY, 1))
+    return _with_claim(view, controls)
+
+
+def _with_claim(view: discord.ui.View, controls: PromptControls) -> discord.ui.View:
+    """**Claim** where the core's view offers it and a row has room (a card of 24 option buttons and
+    Other… has none: there ``claim`` is typed)."""
+    if controls.claimable and len(view.children) < ROWS * PER_ROW:
+        claim: discord.ui.Button[Any] = discord.ui.Button(
+            label=notices.CLAIM, custom_id=controls.control(Action.CLAIM), style=SECONDARY
+        )
+        with contextlib.suppress(ValueError):  # every row is full
+            view.add_item(claim)
     return view
 
 

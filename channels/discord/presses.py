@@ -22,7 +22,9 @@ from gateway.sdk import InboundSink, Prompt, StepResult, event, notices, steps
 
 DEFAULT_ACK_DEADLINE = 2.0  # Discord gives 3 s for the first response; keep room for the round trip
 FORM_DEADLINE = 2.5  # a form cannot be deferred: it must be the first response, or nothing
-PRESSES = frozenset({Action.PICK, Action.MENU, Action.NONE, Action.DONE, Action.DECLINE, Action.SESSION})
+PRESSES = frozenset(
+    {Action.PICK, Action.MENU, Action.NONE, Action.DONE, Action.DECLINE, Action.SESSION, Action.CLAIM}
+)
 SUBMITS = frozenset({Action.TEXT, Action.ANSWERS, Action.PAGE, Action.NOTE, Action.EDITED})
 FORM_OPENERS = frozenset({Action.WRITE, Action.FORM, Action.FILL, Action.REASON, Action.EDIT})
 
@@ -149,6 +151,8 @@ class PressHandler:
             request = steps.Pick(**where, index=index, option=0 if session else control.option, grant=session)
         elif action is Action.DONE:
             request = steps.Done(**where)
+        elif action is Action.CLAIM:
+            request = steps.Claim(**where)
         else:
             request = steps.Decline(**where)
         result = await self.sink.step(request)

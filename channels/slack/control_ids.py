@@ -2,7 +2,7 @@
 
 Control data is compact and checked, never trusted. An ``action_id`` names what a control does
 (``tg.pick.<n>``, ``tg.choose``, ``tg.toggle``, ``tg.submit``, ``tg.other``, ``tg.form``, ``tg.done``,
-``tg.decline``, ``tg.link``, ``tg.reason``, ``tg.edit``, ``tg.session``) and its value is
+``tg.decline``, ``tg.link``, ``tg.reason``, ``tg.edit``, ``tg.session``, ``tg.claim``) and its value is
 ``<prompt_id>[.<question index>[.<option index>]]``: indexes, not labels, so a value stays short whatever
 the labels, and the labels a press answers with always come from the stored prompt. A modal's
 ``callback_id`` says which modal it is and its ``private_metadata`` is the prompt id; its inputs'
@@ -45,6 +45,7 @@ class Verb(StrEnum):
     REASON = "reason"  # opens the modal that denies an approval with a reason
     EDIT = "edit"  # opens the modal that edits an approval's call before approving it
     SESSION = "session"  # approves an approval's call and grants the same call for the rest of the run
+    CLAIM = "claim"  # takes the prompt: until the claim ends only the presser answers it
 
 
 def action_id(verb: Verb, index: int | None = None) -> str:

@@ -160,7 +160,20 @@ def _approval_blocks(prompt_id: str, *, editable: bool, session: bool) -> list[d
 
 
 def control_blocks(prompt_meta: dict[str, Any]) -> list[dict[str, Any]]:
-    """The controls for a ``pending_prompt`` item's ``metadata.prompt``: blocks that follow its text."""
+    """The controls for a ``pending_prompt`` item's ``metadata.prompt``: blocks that follow its text, the
+    row of buttons ending with **Claim** where the core's view offers it."""
+    blocks = _answer_blocks(prompt_meta)
+    view = PromptView.of_fields(prompt_meta)
+    if view is not None and view.claimable:
+        claim = button(notices.CLAIM, action_id(Verb.CLAIM), ControlRef(view.prompt_id).encode())
+        for block in blocks:
+            if block.get("block_id") == ACTIONS_BLOCK:
+                block["elements"] = [*block["elements"], claim]
+                break
+    return blocks
+
+
+def _answer_blocks(prompt_meta: dict[str, Any]) -> list[dict[str, Any]]:
     prompt_id = str(prompt_meta["prompt_id"])
     kind = PromptKind(prompt_meta["kind"])
     questions = [Question.model_validate(question) for question in prompt_meta["questions"]]

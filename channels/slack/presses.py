@@ -218,4 +218,6 @@ def _request(verb: Verb, ref: ControlRef, body: dict[str, Any], where: dict[str,
         return steps.Done(**where)
     if verb is Verb.DECLINE:
         return steps.Decline(**where)
+    if verb is Verb.CLAIM:
+        return steps.Claim(**where)
     return steps.Open(**where, index=index)

@@ -51,6 +51,7 @@ TEXT_LIMIT = 20_000  # characters of an item's text in one activity (Teams takes
 TOOL_ARGS_LIMIT = 2_500
 LABEL_LIMIT = 200  # characters of a button's title or a choice's title
 MAX_BUTTONS = 5
+MAX_ACTIONS = 6  # actions Teams shows on a card
 INPUT_TEXT_LIMIT = 4_096  # the longest value a text box takes (the core's own cap on form values)
 MULTILINE_PAST = 150
 SEND, OTHER, DONE, DECLINE, OPEN_PAGE = "Send", "Other answer", "Done", "Decline", "Open the page"
@@ -109,7 +110,19 @@ def render_item(item: ThreadItem, by: str | None = None) -> MessageActivityInput
 
 
 def prompt_card(prompt: dict[str, Any], text: str) -> AdaptiveCard | None:
-    """A pending prompt's card from its item's metadata; None when the metadata is unreadable."""
+    """A pending prompt's card from its item's metadata, ending with **Claim** where the core's view
+    offers it and Teams shows one more action; None when the metadata is unreadable."""
+    card = _answer_card(prompt, text)
+    view = PromptView.of_fields(prompt)
+    if card is not None and view is not None and view.claimable and len(card.actions or []) < MAX_ACTIONS:
+        card.actions = [
+            *(card.actions or []),
+            _execute(notices.CLAIM, Verb.CLAIM, ControlRef(view.prompt_id)),
+        ]
+    return card
+
+
+def _answer_card(prompt: dict[str, Any], text: str) -> AdaptiveCard | None:
     try:
         ref = ControlRef(str(prompt["prompt_id"]))
         kind = PromptKind(prompt["kind"])

@@ -1,7 +1,7 @@
 """What an Adaptive Card's ``Action.Execute`` carries back, and how it is read. Pure.
 
 A press arrives as an ``adaptiveCard/action`` invoke with ``value.action.verb`` (``tg.pick``,
-``tg.submit``, ``tg.done``, ``tg.decline``, ``tg.reason``, ``tg.edit``, ``tg.session``) and
+``tg.submit``, ``tg.done``, ``tg.decline``, ``tg.reason``, ``tg.edit``, ``tg.session``, ``tg.claim``) and
 ``value.action.data``: the action's own ``data`` (``tg``: ``<prompt_id>[.<question index>[.<option
 index>]]``) merged with the card's input values, keyed by input id. Indexes, not labels: the labels an
 answer carries always come from the stored prompt.
@@ -28,6 +28,7 @@ class Verb(StrEnum):
     REASON = "reason"  # denies an approval with the reason typed in its note input
     EDIT = "edit"  # approves an approval's call with its arguments as typed in the edit inputs
     SESSION = "session"  # approves an approval's call and grants the same call for the rest of the run
+    CLAIM = "claim"  # takes the prompt: until the claim ends only the presser answers it
 
 
 def verb(value: Verb) -> str:

@@ -57,6 +57,8 @@ def act_of(
     if verb in (Verb.DONE, Verb.DECLINE):
         act = steps.Done if verb is Verb.DONE else steps.Decline
         return act(**where) if whole else notices.MISMATCH
+    if verb is Verb.CLAIM:
+        return steps.Claim(**where) if whole else notices.MISMATCH
     if verb is Verb.PICK:
         fits = prompt.kind is not PromptKind.FORM and len(prompt.questions) == 1 and ref.question == 0
         return steps.Pick(**where, option=ref.option) if fits and ref.option is not None else notices.MISMATCH

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 MAX_BYTES = 64
-_PATTERN = re.compile(r"([ptswkdxg])\|(prm_[0-9A-Z]{26})\|(\d{1,2})\|(\d{1,2})", re.ASCII)
+_PATTERN = re.compile(r"([ptswkdxgc])\|(prm_[0-9A-Z]{26})\|(\d{1,2})\|(\d{1,2})", re.ASCII)
 
 
 class Action(StrEnum):
@@ -24,6 +24,7 @@ class Action(StrEnum):
     DONE = "d"  # a URL step is done
     DECLINE = "x"  # decline a form or a URL step
     GRANT = "g"  # Approve for this session: approve an approval's call and grant it for the rest of the run
+    CLAIM = "c"  # Claim: take the prompt; until the claim ends only the presser answers it
 
 
 class BadControl(ValueError):

@@ -104,7 +104,14 @@ def keyboard(view: PromptView, step: int = 0, ticked: frozenset[int] = frozenset
     """The buttons of question ``step``: an approval's Approve and Deny, Approve for this session (when it
     is about a tool call) and Deny with reason… (a text request for the reason), an option each (ticked
     ones marked ``✓`` on a multi-select, with Submit), Other… on every option list, or one button to write
-    an answer."""
+    an answer; then Claim."""
+    rows = _answer_rows(view, step, ticked)
+    if view.claimable:  # the core's view offers Claim: a row of its own, last
+        rows = (*rows, (Button(notices.CLAIM, Control(Action.CLAIM, view.prompt_id, step).encode()),))
+    return rows
+
+
+def _answer_rows(view: PromptView, step: int, ticked: frozenset[int]) -> Keyboard:
     question = view.questions[step]
 
     def button(text: str, action: Action, option: int = 0) -> Button:

@@ -181,6 +181,8 @@ def _request(
     """The act a button press makes: ``where`` names the prompt, the presser, the press and its thread."""
     if action in (Action.PICK, Action.GRANT):  # GRANT: Approve, with the call granted for the run
         return steps.Pick(**where, index=question, option=option, grant=action is Action.GRANT)
+    if action is Action.CLAIM:
+        return steps.Claim(**where)
     ticked = shown_ticks(message, where["prompt_id"], question)
     if action is Action.TOGGLE:
         return steps.Toggle(**where, index=question, option=option, ticked=ticked)

@@ -9,7 +9,20 @@ from functools import partial
 from fastapi import FastAPI
 
 from gateway import __version__
-from gateway.api import events, grants, groups, inputs, people, policy, push, respond, runs, sessions, threads
+from gateway.api import (
+    claims,
+    events,
+    grants,
+    groups,
+    inputs,
+    people,
+    policy,
+    push,
+    respond,
+    runs,
+    sessions,
+    threads,
+)
 from gateway.api.admission import Admission
 from gateway.api.allowed_hosts import AllowedHosts, HostAllowList
 from gateway.api.auth import TokenTable
@@ -94,7 +107,20 @@ def create_app(runtime: Runtime, options: ApiOptions | None = None) -> FastAPI:
     app.include_router(pages_router)
     app.include_router(signin_router)
     app.include_router(me_router)
-    for api in (runs, threads, events, inputs, respond, sessions, grants, policy, people, groups, push):
+    for api in (
+        runs,
+        threads,
+        events,
+        inputs,
+        respond,
+        sessions,
+        grants,
+        policy,
+        people,
+        groups,
+        push,
+        claims,
+    ):
         app.include_router(api.router)
     app.include_router(history_router)
     app.router.routes.append(mcp.route())

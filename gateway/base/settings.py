@@ -105,6 +105,8 @@ class Settings(BaseSettings):
     threadgate_oidc_groups_claim: str = "groups"
     threadgate_session_secret: SecretStr | None = None
     threadgate_session_hours: int = Field(default=12, ge=1, le=24 * 90)
+    # How long a claim on a prompt holds (POST /v1/prompts/{id}/claim, "claim" typed, the Claim control).
+    threadgate_claim_seconds: int = Field(default=900, ge=1, le=7 * 24 * 3600)
     # MCP clients that sign in at the issuer, and the agents each acts for: client_id:agent1|agent2,...
     threadgate_oauth_clients: str | None = None
     # Web Push to signed-in people's browsers (docs/push.md): the VAPID private key as base64url of its raw

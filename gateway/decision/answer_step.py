@@ -27,6 +27,7 @@ from gateway.rules.steps import (
     Ask,
     Asked,
     Choose,
+    Claim,
     Decline,
     Edit,
     Fields,
@@ -63,6 +64,8 @@ class StepSink(Protocol):
     async def save_draft(self, prompt_id: str, sender: str, name: str, values: dict[str, str]) -> Draft: ...
 
     async def get_draft(self, thread_id: str, name: str) -> dict[str, str]: ...
+
+    async def take_claim(self, prompt: Prompt, sender: str) -> Received: ...
 
 
 class _Refused(Exception):
@@ -121,6 +124,8 @@ async def step(sink: StepSink, request: StepRequest) -> StepResult:
             if read.prompt_id != prompt.prompt_id or isinstance(read, Read):
                 return refused(notices.MISMATCH)
             request = read
+        if isinstance(request, Claim):
+            return _claimed(await sink.take_claim(prompt, request.sender))
         return await _Steps(sink, request, prompt).run()
     except _Refused as refusal:
         event("answer_step.refused", logging.INFO, act=request.act.value, notice=refusal.result.notice)
@@ -131,6 +136,18 @@ async def step(sink: StepSink, request: StepRequest) -> StepResult:
             return refused(notices.TRY_AGAIN)
         event("answer_step.bug", logging.ERROR, act=request.act.value, **failure(exc, with_traceback=True))
         return refused(notices.WENT_WRONG)
+
+
+def _claimed(received: Received) -> StepResult:
+    """A Claim press: taken (the presser holds it now), or refused with why (someone else holds it, they
+    may not answer, it settled)."""
+    taken = received.outcome is Outcome.KEPT
+    return StepResult(
+        notice=received.notice or "",
+        status=Status.TAKEN if taken else Status.REFUSED,
+        outcome=received.outcome,
+        prompt=received.prompt,
+    )
 
 
 def _here(request: Press, thread_id: str) -> bool:

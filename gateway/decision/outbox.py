@@ -31,7 +31,13 @@ from gateway.decision.escalation import EVENT_TYPES as ESCALATION_EVENTS
 from gateway.decision.escalation import Escalator, event_data
 from gateway.decision.history import history_entry
 from gateway.delivery.channel import ChannelError, Channels, EditsMessages, MessageRef
-from gateway.rules.render import answers_summary, resolved_item, settled_prompt_item, votes_item
+from gateway.rules.render import (
+    answers_summary,
+    message_item,
+    resolved_item,
+    settled_prompt_item,
+    votes_item,
+)
 from gateway.store import FeedEntry, OutboxBatch, OutboxPass, Store, keys
 from gateway.store.lru import drop_oldest
 from gateway.store.outage import StoreHealth
@@ -412,6 +418,9 @@ class Outbox:
                     settled.append(prompt)
                 elif kind == "parked":
                     entries.extend(_message_entries(part, parked_message(prompt, effect["turn"])))
+                elif kind == "claimed":
+                    event_id = f"{prompt.prompt_id}.claimed.{effect['n']}"
+                    entries.append(_event(part, event_id, "input.claimed", claimed_json(prompt, effect)))
                 elif kind in ESCALATION_EVENTS:
                     event_id = f"{prompt.prompt_id}.{kind}.{effect['step']}"
                     data = event_data(prompt, effect["step"])
@@ -445,6 +454,14 @@ class Outbox:
             item = ThreadItem.model_validate(effect["item"])
             await channel.post(thread, item)
             return log_entry("agent", item)
+        if effect["t"] == "claimed":  # "Alice is on it", once per new holder
+            prompt = prompts.get(effect["pid"])
+            if prompt is None or not prompt.pending:
+                return None
+            item = message_item(effect["text"], {"type": "claimed", "prompt_id": prompt.prompt_id})
+            item.metadata["claimed_by"] = effect["by"]
+            await channel.post(thread, item)
+            return log_entry("gateway", item)
         if effect["t"] == "votes":
             prompt = prompts.get(effect["pid"])
             if prompt is None or not prompt.pending:  # settled since: its audit item says how
@@ -541,6 +558,17 @@ def _message_entries(part: int, message: dict[str, Any], text: str | None = None
         FeedEntry(keys.messages_feed(part), message_id, text),
         _event(part, f"{message_id}.received", "message.received", text),
     ]
+
+
+def claimed_json(prompt: Prompt, effect: dict[str, Any]) -> str:
+    """``input.claimed``'s data: the prompt with who holds it as this claim or release left it (a release:
+    ``claimed_by`` null), whatever has happened to the claim since."""
+    until = effect.get("u")
+    update = {
+        "claimed_by": effect.get("by") or None,
+        "claimed_until": from_ms(until) if until else None,
+    }
+    return prompt.model_copy(update=update).public_json()
 
 
 def parked_message(prompt: Prompt, turn_id: str) -> dict[str, Any]:

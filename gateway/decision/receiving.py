@@ -10,8 +10,9 @@ from typing import Any
 from gateway.base import metrics, storable
 from gateway.base.ids import new_id, parse_thread_id
 from gateway.base.logs import event
-from gateway.base.models import InboundMessage, Prompt, PromptKind, ReasonCode, ToolCall
+from gateway.base.models import InboundMessage, Prompt, PromptKind, ReasonCode, ToolCall, from_ms
 from gateway.decision import answer_step
+from gateway.decision.claiming import claim_typed
 from gateway.decision.granting import not_recorded, record_grant
 from gateway.decision.raising import Raising
 from gateway.decision.settling import Settling
@@ -24,9 +25,9 @@ from gateway.rules.grants import Grant, GrantRequest, exact_match
 from gateway.rules.outcomes import Draft, DraftStatus, Outcome, Received
 from gateway.rules.replies import NEW_MESSAGE_REASON, Reading, ReplyAction, draft_name, read_reply
 from gateway.rules.steps import StepRequest, StepResult
-from gateway.rules.verdicts import verdict
+from gateway.rules.verdicts import Verdict, verdict
 from gateway.store import Decision, Kept, ReadyAnswer, Refusal
-from gateway.store.results import DecisionStatus
+from gateway.store.results import DecisionStatus, SettlementStatus
 
 DECLINED_REASON = "the person declined to answer"
 # What a receive script answers when it applied nothing the caller read: the message goes to a copy of
@@ -65,6 +66,10 @@ class Receiving(Settling, Raising):
             if message.notify:
                 await self._tell(thread.thread_id, message.sender, notice)
             return Received(Outcome.KEPT, notice=notice)
+        if message.answers is None and claim_typed(message.text):  # ``claim``: never an answer
+            claimed = await self._claim_typed(thread.thread_id, message)
+            if claimed is not None:
+                return claimed
         message_id = new_id("msg")
         entry = {
             "message_id": message_id,
@@ -270,6 +275,14 @@ class Receiving(Settling, Raising):
             if code is ReasonCode.NEW_MESSAGE:
                 return Received(Outcome.SUPERSEDED)
             return Received(Outcome.DECLINED, await self.get_prompt(prompt.prompt_id))
+        if decision.status is DecisionStatus.CLAIMED:  # someone else holds it: logged, not answered
+            hint = prompt.prompt_id if prompt is not None else message.prompt_id
+            held = await self.store.get_prompt(hint, thread_id) if hint else None
+            notice = await self.claimed_notice(held)
+            if message.notify:
+                await self._tell_privately(thread_id, message.sender, notice)
+            event("inbound.claimed", thread_id=thread_id, prompt_id=hint)
+            return Received(Outcome.CLAIMED, held, notice)
         if decision.status is DecisionStatus.DUPLICATE:
             return Received(Outcome.DUPLICATE)
         if decision.status is DecisionStatus.STALE:
@@ -283,6 +296,45 @@ class Receiving(Settling, Raising):
             return Received(Outcome.QUEUED)
         # The prompt this message answered settled otherwise between the two calls (or is gone).
         return Received(Outcome.STALE, decision.prompt)
+
+    async def _claim_typed(self, thread_id: str, message: InboundMessage) -> Received | None:
+        """``claim`` typed: the thread's open prompt is claimed for the sender (None: it has none, and the
+        message goes on as any other)."""
+        active = await self.store.active_prompt_id(thread_id)
+        prompt = await self.store.get_prompt(active, thread_id) if active else None
+        if prompt is None or not prompt.pending:
+            return None
+        return await self.take_claim(prompt, message.sender, notify=message.notify, typed=True)
+
+    async def take_claim(
+        self, prompt: Prompt, sender: str, *, notify: bool = False, typed: bool = False
+    ) -> Received:
+        """Claim ``prompt`` for a person in a chat (typed, or its Claim control), who must be someone who
+        may answer it. The thread is told once who took it; the sender what came of it (``notify``: here;
+        else the channel shows the returned notice)."""
+        if not await may_answer(self.store, prompt, sender):
+            if notify:
+                await self._tell_privately(prompt.thread_id, sender, notices.NOT_ALLOWED)
+            return Received(Outcome.NOT_ALLOWED, prompt, notices.NOT_ALLOWED)
+        claimed = await self.claim(prompt, sender)
+        if claimed.status is SettlementStatus.CLAIMED:
+            current = await self.store.get_prompt(prompt.prompt_id, prompt.thread_id)
+            notice = await self.claimed_notice(current)
+            if notify:
+                await self._tell_privately(prompt.thread_id, sender, notice)
+            return Received(Outcome.CLAIMED, current or prompt, notice)
+        if claimed.status is not SettlementStatus.OK:
+            if notify:
+                await self._tell_privately(prompt.thread_id, sender, notices.STALE)
+            return Received(Outcome.STALE, claimed.prompt or prompt, notices.STALE)
+        assert claimed.until_ms is not None
+        notice = notices.you_are_on_it(from_ms(claimed.until_ms))
+        if notify and not (typed and claimed.changed):  # a new claim typed: the thread is told already
+            await self._tell(prompt.thread_id, sender, notice)
+        current = prompt.model_copy(
+            update={"claimed_by": claimed.holder, "claimed_until": from_ms(claimed.until_ms)}
+        )
+        return Received(Outcome.KEPT, current, notice)
 
     async def _voted_as(self, prompt: Prompt, sender: str) -> str | None:
         """What to tell a sender whose person already voted from another of their identities (None: they
@@ -384,9 +436,17 @@ def _ready(
         return ReadyAnswer(
             prompt.prompt_id, [], sender, turn_id, decided, None, ReasonCode.NEW_MESSAGE, NEW_MESSAGE_REASON
         )
-    if reading.action is ReplyAction.DECLINE:
+    if reading.action is ReplyAction.DECLINE:  # the decliner's person: a claim held by another refuses it
         return ReadyAnswer(
-            prompt.prompt_id, [], sender, turn_id, decided, None, ReasonCode.DECLINED, DECLINED_REASON
+            prompt.prompt_id,
+            [],
+            sender,
+            turn_id,
+            decided,
+            None,
+            ReasonCode.DECLINED,
+            DECLINED_REASON,
+            verdict=Verdict(person=people[0]),
         )
     return None
 
@@ -404,6 +464,9 @@ class _Counted:
 
     async def get_prompt(self, prompt_id: str) -> Prompt:
         return await self.core.get_prompt(prompt_id)
+
+    async def take_claim(self, prompt: Prompt, sender: str) -> Received:
+        return await self.core.take_claim(prompt, sender)
 
     async def save_draft(self, prompt_id: str, sender: str, name: str, values: dict[str, str]) -> Draft:
         return await self.core.save_draft(prompt_id, sender, name, values)

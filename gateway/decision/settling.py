@@ -22,7 +22,7 @@ from gateway.base.models import (
     ToolCall,
     from_ms,
 )
-from gateway.decision.service_base import ServiceBase
+from gateway.decision.claiming import Claiming, claimed_error
 from gateway.delivery.waiters import READ_AGAIN, Settled
 from gateway.rules.authz import may_answer, person_of
 from gateway.rules.grants import GrantMatch
@@ -52,7 +52,7 @@ class AnswerResult:
     prompt: Prompt
 
 
-class Settling(ServiceBase):
+class Settling(Claiming):
     """Every way a prompt settles but a chat reply: answered through the API, cancelled, expired."""
 
     async def get_prompt(self, prompt_id: str) -> Prompt:
@@ -97,9 +97,13 @@ class Settling(ServiceBase):
         *,
         by: str = "",
     ) -> Settlement:
-        """Cancel a pending prompt; ``by`` names the person on whose behalf (none for the agent)."""
+        """Cancel a pending prompt; ``by`` names the person on whose behalf (none for the agent): refused
+        (``claimed``) while someone else holds its claim."""
         prompt = await self.get_prompt(prompt_id)
-        settlement = await self.store.cancel(prompt.thread_id, prompt_id, reason, code, self.now_ms(), by=by)
+        opts = Verdict(person=await person_of(self.store, by)).opts() if by else ""
+        settlement = await self.store.cancel(
+            prompt.thread_id, prompt_id, reason, code, self.now_ms(), by=by, opts=opts
+        )
         self.outbox.kick(prompt.thread_id)
         if settlement.ok:
             event(
@@ -200,6 +204,8 @@ class Settling(ServiceBase):
             return AnswerResult(AnswerStatus.VOTED, await self.get_prompt(prompt.prompt_id))
         if settlement.status is SettlementStatus.ALREADY_VOTED:
             return AnswerResult(AnswerStatus.ALREADY_VOTED, await self.get_prompt(prompt.prompt_id))
+        if settlement.status is SettlementStatus.CLAIMED:  # someone else holds it: 409 on every API path
+            raise claimed_error(await self.get_prompt(prompt.prompt_id))
         if settlement.ok:
             answered = await self._answered_now(
                 prompt, answers, identity, settlement.resolution, turn_id, now_ms, content, decided

@@ -77,6 +77,7 @@ class Runtime:
         gateway = Gateway(
             store, Channels(list(channels)), health=health, outbox_lock_ms=settings.threadgate_outbox_lock_ms
         )
+        gateway.claim_seconds = settings.threadgate_claim_seconds
         webhooks = WebhookDispatcher.from_settings(
             settings, connection.client, health=health, local=push_targets(settings, store)
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from gateway.base.forms import FormField
@@ -28,6 +29,12 @@ SUPERSEDED = (
     "Not taken as an answer: the prompt was closed and your reply goes to the agent as a new message."
 )
 NOT_TAKEN = "Not taken; the form is still open."
+# Claims (contract §11): the thread is told once who took a prompt; anyone else answering is told until when.
+ON_IT = "{name} is on it"
+ON_IT_UNTIL = "{name} is on it until {until}"
+YOU_ARE_ON_IT = "You are on it until {until}; only you can answer it until then."
+CLAIMED_BY_ANOTHER = "Someone else is on it, so nothing was changed."
+NOTHING_TO_CLAIM = "There is no open prompt here to claim."
 EMPTY_TEXT = "Type an answer before submitting; nothing was changed."
 TICKS_UNREADABLE = (
     "The ticks on this message can no longer be read; reply to the prompt with the numbers of your "
@@ -43,6 +50,8 @@ UNANSWERED = {
 APPROVED_BY = "Approved by {who}"
 # The approval card's control that approves the call and lets the same call through for the rest of the run.
 APPROVE_FOR_SESSION = "Approve for this session"
+# The control that takes a prompt (contract §11), on every card of a platform with buttons.
+CLAIM = "Claim"
 DENIED_BY = "Denied by {who}"
 MARKED_DONE_BY = "Marked done by {who}"
 ANSWERED_BY = "Answered by {who}"
@@ -226,6 +235,8 @@ def outcome(received: Received, prompt: Prompt | None, summary: str) -> str:
         return voted(received.prompt)
     if received.outcome is Outcome.ALREADY_VOTED:
         return received.notice or ALREADY_VOTED  # "You already voted as …" from another identity
+    if received.outcome is Outcome.CLAIMED:
+        return received.notice or CLAIMED_BY_ANOTHER
     return settled(received.prompt or prompt)
 
 
@@ -236,7 +247,7 @@ def for_sender(received: Received) -> str | None:
         return NOT_ALLOWED
     if received.outcome is Outcome.STALE:
         return settled(received.prompt)
-    if received.outcome in (Outcome.VOTED, Outcome.ALREADY_VOTED):
+    if received.outcome in (Outcome.VOTED, Outcome.ALREADY_VOTED, Outcome.CLAIMED):
         return outcome(received, received.prompt, "")
     return received.notice
 
@@ -332,3 +343,23 @@ def _granted(prompt: dict[str, Any]) -> ToolCall | None:
         return ToolCall.model_validate(prompt["granted"]) if prompt.get("granted") else None
     except ValueError:
         return None
+
+
+def claim_time(until: datetime) -> str:
+    """When a claim ends, as a chat says it: ``HH:MM`` (UTC)."""
+    return until.astimezone(UTC).strftime("%H:%M")
+
+
+def on_it(name: str) -> str:
+    """What the thread is told once when someone claims its prompt."""
+    return ON_IT.format(name=name)
+
+
+def on_it_until(name: str, until: datetime) -> str:
+    """What anyone else answering a claimed prompt (or claiming it) is told."""
+    return ON_IT_UNTIL.format(name=name, until=claim_time(until))
+
+
+def you_are_on_it(until: datetime) -> str:
+    """What a claimant is told on claiming again (the claim is renewed)."""
+    return YOU_ARE_ON_IT.format(until=claim_time(until))

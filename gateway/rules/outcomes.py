@@ -23,6 +23,7 @@ class Outcome(StrEnum):
     KEPT = "kept"  # a step of a form's answer, or a reply not taken: the prompt stays pending
     VOTED = "voted"  # an approval recorded; more approvers are needed, so the prompt stays pending
     ALREADY_VOTED = "already_voted"  # this person's vote was recorded before; nothing changed
+    CLAIMED = "claimed"  # another person holds the prompt's claim; nothing changed
 
 
 @dataclass(frozen=True, slots=True)

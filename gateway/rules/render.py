@@ -271,6 +271,12 @@ class PromptView:
     approvals: int = 1  # how many approvers an approval needs
 
     @property
+    def claimable(self) -> bool:
+        """Whether its card offers **Claim** (``notices.CLAIM``, pressed as ``steps.Claim``): every pending
+        prompt drawn with native controls can be taken by one person (contract §11)."""
+        return self.kind.value in NATIVE_KINDS
+
+    @property
     def grantable(self) -> bool:
         """Whether its card offers "Approve for this session": an approval of a tool call that one approver
         settles (a grant is one person's word: ``gateway.rules.grants.needs_several``)."""

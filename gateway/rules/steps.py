@@ -37,6 +37,7 @@ class Act(StrEnum):
     EDIT = "edit"
     REPLY = "reply"
     READ = "read"
+    CLAIM = "claim"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -175,6 +176,13 @@ class Decline(Press):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Claim(Press):
+    """Take the prompt: until the claim ends only the presser answers it (contract §11)."""
+
+    act = Act.CLAIM
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Read(Press):
     """Inputs that only read against their prompt (a card's or a submitted form's values): ``read`` turns
     the prompt into the act they make, or the notice that says why they are not taken."""
@@ -239,6 +247,7 @@ __all__ = [
     "Ask",
     "Asked",
     "Choose",
+    "Claim",
     "Decline",
     "Done",
     "Edit",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -64,6 +65,7 @@ class StoreBase:
         history_max_age_ms: int = HISTORY_MAX_AGE_MS,
     ) -> None:
         self.redis = client
+        self.clock: Callable[[], float] = time.time
         self.scripts = Scripts()
         self.codec = RecordCodec()
         self.retain_ms = retain_ms
@@ -97,8 +99,10 @@ class StoreBase:
         await self.redis.ping()
 
     def _lead(self, now_ms: int | None = None, claim: OutboxClaim | None = None) -> list[int | str]:
-        """The arguments every thread script starts with (see ``thread_lead``)."""
-        return thread_lead(self.thread_idle_ms, now_ms, claim.arg if claim is not None else "")
+        """The arguments every thread script starts with (see ``thread_lead``); the store's ``clock`` where
+        the caller names no time (a read: what lapsed, such as a claim, is read as lapsed by that clock)."""
+        now = now_ms if now_ms is not None else int(self.clock() * 1000)
+        return thread_lead(self.thread_idle_ms, now, claim.arg if claim is not None else "")
 
     async def _thread_script(
         self, thread_id: str, call: ScriptCall, now_ms: int, prelude: list[tuple[Any, ...]] | None = None

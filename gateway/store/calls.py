@@ -16,7 +16,7 @@ from gateway.base import jsontext
 from gateway.base.models import Answer, Run
 from gateway.rules.grants import Grant
 from gateway.store import keys
-from gateway.store.results import Kept, OutboxPass, ReadyAnswer, Refusal
+from gateway.store.results import ClaimRequest, Kept, OutboxPass, ReadyAnswer, Refusal
 from gateway.store.scripts import ScriptCall
 
 Lead = list[int | str]
@@ -115,9 +115,16 @@ def cancel_prompt(
     *,
     audit: bool,
     by: str,
+    opts: str = "",
 ) -> ScriptCall:
-    args = [prompt_id, reason, code, now_ms, retain_ms, "1" if audit else "0", by]
+    args = [prompt_id, reason, code, now_ms, retain_ms, "1" if audit else "0", by, opts]
     return _thread("cancel_prompt", thread_id, [], lead, args)
+
+
+def claim_prompt(lead: Lead, thread_id: str, prompt_id: str, hold: ClaimRequest) -> ScriptCall:
+    args = [prompt_id, "release" if hold.release else "claim", hold.who, hold.alt, hold.until_ms]
+    args += ["1" if hold.force else "0", hold.notice]
+    return _thread("claim_prompt", thread_id, [keys.prompt(thread_id, prompt_id)], lead, args)
 
 
 def expire_prompt(

@@ -33,6 +33,9 @@ def with_settlement(prompt: Prompt, fields: dict[str, str]) -> Prompt:
     if fields.get("votes"):
         update["votes"] = _VOTES.validate_json(fields["votes"])
     if state is PromptState.PENDING:
+        if fields.get("claimed_by") and fields.get("claimed_until"):  # a lapsed claim is not read back
+            update["claimed_by"] = fields["claimed_by"]
+            update["claimed_until"] = from_ms(fields["claimed_until"])
         return prompt.model_copy(update=update) if update else prompt
     update["prompt_state"] = state
     if fields.get("note"):

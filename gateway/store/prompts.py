@@ -11,7 +11,7 @@ from gateway.store.base import StoreBase, pairs
 from gateway.store.codec import RecordCodec
 from gateway.store.escalations import schedule
 from gateway.store.outboxes import held
-from gateway.store.results import OpenStatus, OutboxClaim, Settlement, SettlementStatus
+from gateway.store.results import Claimed, ClaimRequest, OpenStatus, OutboxClaim, Settlement, SettlementStatus
 
 
 def settlement(reply: list[Any], codec: RecordCodec, claim: OutboxClaim | None = None) -> Settlement:
@@ -130,13 +130,37 @@ class Prompts(StoreBase):
         *,
         audit: bool = True,
         by: str = "",
+        opts: str = "",
     ) -> Settlement:
-        """Cancel a pending prompt; ``by`` names the person who did (kept as ``cancelled_by``)."""
+        """Cancel a pending prompt; ``by`` names the person who did (kept as ``cancelled_by``), refused
+        (``claimed``) while another holds its claim (``opts``: the decision's, naming ``by``'s person)."""
         lead = self._lead(now_ms)
         call = calls.cancel_prompt(
-            lead, thread_id, prompt_id, reason, code.value, now_ms, self.retain_ms, audit=audit, by=by
+            lead,
+            thread_id,
+            prompt_id,
+            reason,
+            code.value,
+            now_ms,
+            self.retain_ms,
+            audit=audit,
+            by=by,
+            opts=opts,
         )
         return settlement(await self._thread_script(thread_id, call, now_ms), self.codec)
+
+    async def claim(self, thread_id: str, prompt_id: str, hold: ClaimRequest, now_ms: int) -> Claimed:
+        """Claim or release a pending prompt in one step (see ``claim_prompt.lua``)."""
+        call = calls.claim_prompt(self._lead(now_ms), thread_id, prompt_id, hold)
+        reply = await self._thread_script(thread_id, call, now_ms)
+        status = SettlementStatus(reply[0])
+        if status is SettlementStatus.SETTLED:
+            return Claimed(status, prompt=self.codec.decode(pairs(reply[1:])))
+        if status is SettlementStatus.MISSING:
+            return Claimed(status)
+        holder, until = str(reply[1]) or None, str(reply[2])
+        changed = len(reply) > 3 and str(reply[3]) == "1"
+        return Claimed(status, holder, int(until) if until else None, changed)
 
     async def expire(self, thread_id: str, prompt_id: str, reason: str, now_ms: int) -> Settlement:
         call = calls.expire_prompt(self._lead(now_ms), thread_id, prompt_id, reason, now_ms, self.retain_ms)

@@ -27,6 +27,7 @@ class SettlementStatus(StrEnum):
     NOT_DUE = "not_due"  # expire only: its expiry has not passed
     VOTED = "voted"  # an approval short of the approvers needed: recorded, the prompt still pending
     ALREADY_VOTED = "already_voted"  # this person's vote was recorded before: nothing changed
+    CLAIMED = "claimed"  # another person holds the prompt's claim: nothing changed
 
 
 class DecisionStatus(StrEnum):
@@ -45,6 +46,7 @@ class DecisionStatus(StrEnum):
     VOTED = "voted"
     ALREADY_VOTED = "already_voted"
     MIRROR = "mirror"  # it is for a copy of another thread's prompt: that thread decides
+    CLAIMED = "claimed"  # another person holds the prompt's claim: logged, nothing answered
 
 
 class OutboxMode(StrEnum):
@@ -86,6 +88,33 @@ class Decision:
     resolution: Resolution | None = None
     mirror: tuple[str, str] | None = None
     held: HeldOutbox | None = None  # on ``answered``: the outbox's lock and first batch, as claimed
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimRequest:
+    """Claim a prompt for ``who`` (``person:<id>``, or an identity that is nobody's) until ``until_ms``, or
+    ``release`` it. ``alt``: the claimant's identity when ``who`` is their person; ``force``: an operator's
+    release of another's claim; ``notice``: what the thread is told of a new holder ('' nothing)."""
+
+    who: str
+    alt: str = ""
+    until_ms: int = 0
+    release: bool = False
+    force: bool = False
+    notice: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Claimed:
+    """What a claim or release did: ``status`` ok (``holder`` holds it now, None once released),
+    ``claimed`` (``holder`` holds it, not the caller), settled (``prompt`` says how) or missing; ``changed``:
+    the holder changed (the event went out)."""
+
+    status: SettlementStatus
+    holder: str | None = None
+    until_ms: int | None = None
+    changed: bool = False
+    prompt: Prompt | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -50,6 +50,7 @@ THREAD_SCRIPTS = (
     "record_copy",
     "mirror_prompt",
     "adopt_session_run",
+    "claim_prompt",
 )
 PLAIN_SCRIPTS = (
     "drop_dirty",

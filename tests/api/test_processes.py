@@ -102,3 +102,36 @@ async def test_client_ask_keeps_waiting_across_kill_9_and_restart(
             )
         assert answer.status_code == 200, answer.text
         assert await asyncio.wait_for(asking, 20) == ["production"]
+
+
+async def test_a_claim_made_through_one_process_holds_on_the_other(spawn: list[ServeProcess]) -> None:
+    first, second = spawn
+    first.start()
+    second.start()
+    bob = "web:bob"
+    async with (
+        httpx.AsyncClient(base_url=first.url, headers=AGENT_AUTH, timeout=30) as agent,
+        httpx.AsyncClient(base_url=first.url, headers=OPERATOR_AUTH, timeout=30) as here,
+        httpx.AsyncClient(base_url=second.url, headers=OPERATOR_AUTH, timeout=30) as there,
+    ):
+        defined = await here.put("/v1/agents/ops", json={"human_input": {"approvers": [bob]}})
+        assert defined.status_code == 200, defined.text
+        run = (
+            await agent.post("/v1/runs", json={"thread_id": ROOM, "agent": "ops", "started_by": ALICE})
+        ).json()
+        prompt = (
+            await agent.post(
+                f"/v1/runs/{run['run_id']}/prompts",
+                json={"kind": "approval", "questions": [{"question": "Ship it?"}]},
+            )
+        ).json()
+        claimed = await here.post(f"/v1/prompts/{prompt['prompt_id']}/claim", json={"from": bob})
+        assert claimed.status_code == 200 and claimed.json()["claimed_by"] == bob
+        path = f"/v1/agents/ops/inputs/{prompt['prompt_id']}"
+        refused = await there.post(path, json={"action": "accept", "from": ALICE})
+        shown = (await there.get(f"/v1/prompts/{prompt['prompt_id']}")).json()
+        answered = await there.post(path, json={"action": "accept", "from": bob})
+    assert (refused.status_code, refused.json()["error"]["code"]) == (409, "CLAIMED")
+    assert refused.json()["error"]["details"]["claimed_by"] == bob
+    assert shown["claimed_by"] == bob
+    assert answered.status_code == 200 and answered.json()["answered_by"] == bob

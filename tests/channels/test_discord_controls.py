@@ -122,6 +122,7 @@ async def test_approval_shows_the_real_tool_call_and_approve_resolves_it(
         "Deny",
         notices.APPROVE_FOR_SESSION,
         "Deny with reason…",
+        "Claim",
     ]
     pressed = await press(fake, message, "Approve")
 
@@ -143,7 +144,7 @@ async def test_single_select_has_a_button_per_option_and_one_press_picks_it(
     prompt, message = await ask(fake, runtime, deploy_question())
 
     assert message["content"] == DEPLOY_TARGET_TEXT  # the numbered text stays, for typed replies
-    assert [c["label"] for c in fake.controls(message)] == ["staging", "production", "Other…"]
+    assert [c["label"] for c in fake.controls(message)] == ["staging", "production", "Other…", "Claim"]
     await press(fake, message, "production")
 
     assert await answers_given(runtime, prompt) == [["production"]]
@@ -164,7 +165,8 @@ async def test_other_on_an_option_list_collects_free_text_verbatim(
 async def test_a_long_option_list_is_a_select_menu(fake: FakeDiscord, runtime: Runtime) -> None:
     prompt, message = await ask(fake, runtime, MANY_REGIONS)
 
-    [menu, other] = fake.controls(message)
+    [menu, other, claim] = fake.controls(message)
+    assert claim["label"] == "Claim"
     assert len(menu["options"]) == 25 and (menu["min_values"], menu["max_values"]) == (1, 1)
     assert other["label"] == "Other…"
     await fake.answered(await fake.choose(message, ["region-17"], user_id=ALICE, guild_id=GUILD_ID))
@@ -207,7 +209,7 @@ async def test_several_questions_are_answered_at_once_by_one_form(
 ) -> None:
     prompt, message = await ask(fake, runtime, DASHBOARD)
 
-    assert [c["label"] for c in fake.controls(message)] == ["Answer…"]
+    assert [c["label"] for c in fake.controls(message)] == ["Answer…", "Claim"]
     opened = await press(fake, message, "Answer…")
     assert [field["label"] for field in opened.form["components"]] == [  # type: ignore[index]
         "Source",

@@ -90,6 +90,7 @@ def test_custom_ids_round_trip_and_fit_discords_100_characters(action: Action) -
         Action.EDIT,
         Action.EDITED,
         Action.SESSION,
+        Action.CLAIM,
     )
     control = ControlId(action, PROMPT_ID, 0 if whole_prompt else 3, 24 if action is Action.PICK else 0)
 
@@ -133,13 +134,15 @@ def test_malformed_threadgate_custom_ids_are_refused(custom_id: str) -> None:
     ("prompt", "rows"),
     [
         pytest.param(
-            APPROVAL, [["Approve", "Deny", "Approve for this session", "Deny with reason…"]], id="approval"
+            APPROVAL,
+            [["Approve", "Deny", "Approve for this session", "Deny with reason…", "Claim"]],
+            id="approval",
         ),
-        pytest.param(SINGLE, [["00xxxxxxxx", "01xxxxxxxx", "Other…"]], id="single-select"),
-        pytest.param(MULTI, [["select:3"], ["None of these", "Other…"]], id="multi-select"),
-        pytest.param(FREE, [["Answer…"]], id="free-text-question"),
-        pytest.param(TEXT, [["Answer…"]], id="text-prompt"),
-        pytest.param(SEVERAL, [["Answer…"]], id="several-questions"),
+        pytest.param(SINGLE, [["00xxxxxxxx", "01xxxxxxxx", "Other…", "Claim"]], id="single-select"),
+        pytest.param(MULTI, [["select:3"], ["None of these", "Other…", "Claim"]], id="multi-select"),
+        pytest.param(FREE, [["Answer…", "Claim"]], id="free-text-question"),
+        pytest.param(TEXT, [["Answer…", "Claim"]], id="text-prompt"),
+        pytest.param(SEVERAL, [["Answer…", "Claim"]], id="several-questions"),
     ],
 )
 def test_each_kind_gets_its_controls(prompt: Prompt, rows: list[list[str]]) -> None:
@@ -149,7 +152,7 @@ def test_each_kind_gets_its_controls(prompt: Prompt, rows: list[list[str]]) -> N
 def test_an_approval_that_needs_two_approvers_offers_no_approve_for_this_session() -> None:
     two = APPROVAL.model_copy(update={"approvals": 2})  # a grant is one person's word: it is refused
 
-    assert labels_by_row(two) == [["Approve", "Deny", "Deny with reason…"]]
+    assert labels_by_row(two) == [["Approve", "Deny", "Deny with reason…", "Claim"]]
     assert (controls_of(APPROVAL).grantable, controls_of(two).grantable) == (True, False)
 
 
@@ -159,13 +162,13 @@ def test_up_to_24_options_are_buttons_five_to_a_row_with_other_last() -> None:
     rows = labels_by_row(prompt)
 
     assert [len(row) for row in rows] == [5, 5, 5, 5, 5]
-    assert rows[-1][-1] == "Other…"
+    assert rows[-1][-1] == "Other…"  # every row full: no room for Claim (``claim`` is typed there)
 
 
 def test_25_options_are_a_select_menu_and_an_other_button() -> None:
     prompt = prompt_of(PromptKind.ASK_USER_QUESTION, {"question": "Which?", "options": options(25)})
 
-    assert labels_by_row(prompt) == [["select:25"], ["Other…"]]
+    assert labels_by_row(prompt) == [["select:25"], ["Other…", "Claim"]]
 
 
 @pytest.mark.parametrize("count", [1, 5, 6, 24, 25])

@@ -111,7 +111,13 @@ async def test_approval_offers_a_deny_with_reason_and_says_how_a_reply_answers(
     fake: FakeDiscord, runtime: Runtime
 ) -> None:
     _, message = await ask(fake, runtime, DROP)
-    assert labels(message) == ["Approve", "Deny", notices.APPROVE_FOR_SESSION, DENY_WITH_REASON]
+    assert labels(message) == [
+        "Approve",
+        "Deny",
+        notices.APPROVE_FOR_SESSION,
+        DENY_WITH_REASON,
+        notices.CLAIM,
+    ]
     assert message["content"] == (
         f"Allow db__drop to run?\n  1. Approve\n  2. Deny\n\n-# {notices.approval_hint(editable=False)}"
     )
@@ -126,8 +132,9 @@ async def test_editable_approval_also_offers_edit_and_approve(fake: FakeDiscord,
         notices.APPROVE_FOR_SESSION,
         DENY_WITH_REASON,
         EDIT_AND_APPROVE,
+        notices.CLAIM,
     ]
-    assert len(message["components"]) == 1, "five buttons: one action row"
+    assert len(message["components"]) == 2, "five buttons: one action row; Claim on the next"
     assert message["content"].endswith(notices.approval_hint(editable=True))
 
 
@@ -235,6 +242,7 @@ async def test_an_edit_the_tools_schema_refuses_is_told_privately_and_the_approv
         notices.APPROVE_FOR_SESSION,
         DENY_WITH_REASON,
         EDIT_AND_APPROVE,
+        notices.CLAIM,
     ]
 
     await submit(fake, opened, {"replicas": "4"})

@@ -192,7 +192,12 @@ async def test_long_tool_call_arguments_are_cut_visibly(gw: SlackGateway) -> Non
 async def test_single_select_buttons_answer_with_the_option_pressed(gw: SlackGateway) -> None:
     prompt, message = await ask(gw, TARGET)
     [buttons] = controls(message)
-    assert [element["text"]["text"] for element in buttons["elements"]] == ["staging", "production", "Other…"]
+    assert [element["text"]["text"] for element in buttons["elements"]] == [
+        "staging",
+        "production",
+        "Other…",
+        "Claim",
+    ]
 
     await press(gw, message, "production", user=ALICE)
     assert await answers(gw, prompt) == [["production"]]
@@ -201,7 +206,11 @@ async def test_single_select_buttons_answer_with_the_option_pressed(gw: SlackGat
 async def test_single_select_past_five_options_is_a_select_menu(gw: SlackGateway) -> None:
     prompt, message = await ask(gw, REGIONS)
     [row] = controls(message)
-    assert [element["type"] for element in row["elements"]] == ["static_select", "button"]
+    assert [element["type"] for element in row["elements"]] == [
+        "static_select",
+        "button",
+        "button",
+    ]  # Other…, Claim
 
     await press(gw, message, "region-6", user=ALICE)
     assert await answers(gw, prompt) == [["region-6"]]
@@ -262,7 +271,7 @@ async def test_free_text_prompt_opens_a_text_box(gw: SlackGateway) -> None:
 
 async def test_several_questions_are_answered_in_one_form_each_with_its_own_answer(gw: SlackGateway) -> None:
     prompt, message = await ask(gw, DASHBOARD)
-    assert [element["text"]["text"] for element in controls(message)[0]["elements"]] == ["Answer…"]
+    assert [element["text"]["text"] for element in controls(message)[0]["elements"]] == ["Answer…", "Claim"]
     view = await open_form(gw, message, "Answer…", user=ALICE)
 
     fill: dict[str, list[str] | str] = {

@@ -84,8 +84,13 @@ def meta(prompt: Prompt) -> dict[str, Any]:
 
 def test_control_data_is_indexes_and_a_prompt_id_never_labels() -> None:
     blocks = control_blocks(meta(TARGET))
-    assert values(blocks) == [f"{PID}.0.0", f"{PID}.0.1", f"{PID}.0"]
-    assert [element["action_id"] for element in elements(blocks)] == ["tg.pick.0", "tg.pick.1", "tg.other"]
+    assert values(blocks) == [f"{PID}.0.0", f"{PID}.0.1", f"{PID}.0", PID]
+    assert [element["action_id"] for element in elements(blocks)] == [
+        "tg.pick.0",
+        "tg.pick.1",
+        "tg.other",
+        "tg.claim",
+    ]
 
 
 def test_control_data_stays_within_slack_limits_for_the_largest_prompt() -> None:

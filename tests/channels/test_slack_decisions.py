@@ -118,7 +118,13 @@ def inputs(view: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 async def test_approval_card_offers_a_deny_with_reason_and_says_how_a_reply_answers(gw: SlackGateway) -> None:
     _, message = await ask(gw, DROP)
-    assert buttons(message) == ["Approve", "Deny", notices.APPROVE_FOR_SESSION, DENY_WITH_REASON]
+    assert buttons(message) == [
+        "Approve",
+        "Deny",
+        notices.APPROVE_FOR_SESSION,
+        DENY_WITH_REASON,
+        notices.CLAIM,
+    ]
     assert hint(message) == notices.approval_hint(editable=False)
     assert "any other reply denies it" in hint(message)
 
@@ -131,6 +137,7 @@ async def test_editable_approval_card_also_offers_edit_and_approve(gw: SlackGate
         notices.APPROVE_FOR_SESSION,
         DENY_WITH_REASON,
         EDIT_AND_APPROVE,
+        notices.CLAIM,
     ]
     assert "reply edit" in hint(message)
 

@@ -179,6 +179,7 @@ async def test_approve_and_deny_are_buttons(gw: TeamsGateway) -> None:
         "Deny",
         notices.APPROVE_FOR_SESSION,
         "Deny with reason…",
+        notices.CLAIM,
     ]
     await gw.press(card, "Deny", ALICE)
     assert _answers(await gw.prompt(prompt.prompt_id)) == [["Deny"]]

@@ -94,7 +94,7 @@ def titles(card: Posted) -> list[str]:
 
 async def test_approval_card_offers_a_deny_with_reason_and_says_how_a_reply_answers(gw: TeamsGateway) -> None:
     _, card = await ask(gw, DROP)
-    assert titles(card) == ["Approve", "Deny", notices.APPROVE_FOR_SESSION, DENY_WITH_REASON]
+    assert titles(card) == ["Approve", "Deny", notices.APPROVE_FOR_SESSION, DENY_WITH_REASON, notices.CLAIM]
     assert card.action(DENY_WITH_REASON)["type"] == "Action.ShowCard"
     assert list(card.inputs(SEND_REASON)) == ["note"]
     assert notices.approval_hint(editable=False) in card.text
@@ -108,6 +108,7 @@ async def test_editable_approval_card_offers_an_input_per_argument_filled_in(gw:
         notices.APPROVE_FOR_SESSION,
         DENY_WITH_REASON,
         EDIT_AND_APPROVE,
+        notices.CLAIM,
     ]
     assert notices.approval_hint(editable=True) in card.text
     shown = card.inputs(SEND_EDIT)
@@ -202,6 +203,7 @@ async def test_an_edit_the_tools_schema_refuses_is_told_to_the_presser_and_the_a
         notices.APPROVE_FOR_SESSION,
         DENY_WITH_REASON,
         EDIT_AND_APPROVE,
+        notices.CLAIM,
     ]
 
     await gw.press(card, SEND_EDIT, ALICE, {"a1": "4"})
@@ -267,7 +269,7 @@ async def test_two_approvers_each_vote_shows_as_a_line_until_enough_approve(gw: 
     lines = [posted.body.get("text") for posted in gw.fake.posts if posted is not card]
     assert lines == ["Approved 1 of 2: Alice"]  # by the name Teams gave with the press
     # Still open for the second approver; no "Approve for this session": one person's word grants nothing.
-    assert titles(card) == ["Approve", "Deny", DENY_WITH_REASON]
+    assert titles(card) == ["Approve", "Deny", DENY_WITH_REASON, notices.CLAIM]
 
     again = await gw.press(card, "Approve", ALICE)
     assert again["value"] == notices.ALREADY_VOTED

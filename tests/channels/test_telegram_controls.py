@@ -101,6 +101,7 @@ async def test_an_approval_shows_the_tool_call_and_its_buttons_answer_approve_or
         "❌ Deny",
         notices.APPROVE_FOR_SESSION,
         "✎ Deny with reason…",
+        notices.CLAIM,
     ]
 
     answered = await press(fake, ALICE, posted.message_id, button)
@@ -142,6 +143,7 @@ async def test_multi_select_ticks_live_on_the_buttons_and_submit_sends_the_ticke
         "✓ 3. Table",
         "Other…",
         "Submit",
+        "Claim",
     ]
     assert (await runtime.gateway.get_prompt(prompt.prompt_id)).pending  # ticking answers nothing
     await press(fake, ALICE, message, "Submit")
@@ -164,7 +166,7 @@ async def test_a_free_text_prompt_asks_with_a_force_reply_and_the_reply_is_the_a
 ) -> None:
     prompt = await open_prompt(runtime, GROUP_THREAD, BRANCH)
     [_question, posted] = fake.sent
-    assert [b.text for b in fake.buttons(posted.message_id)] == ["✎ Answer…"]
+    assert [b.text for b in fake.buttons(posted.message_id)] == ["✎ Answer…", "Claim"]
 
     answered = await press(fake, ALICE, posted.message_id, "✎ Answer…")
 

@@ -50,7 +50,7 @@ def test_every_button_of_the_largest_prompt_fits_telegrams_64_bytes() -> None:
         for row in keyboard(largest, step, frozenset(range(25)))
         for button in row
     ]
-    assert len(sizes) == 26 + 27 + 1 + 26  # options, Other…, Submit; and one Answer… button
+    assert len(sizes) == 26 + 27 + 1 + 26 + 4  # options, Other…, Submit; one Answer… button; a Claim each
     assert max(sizes) <= MAX_BYTES
 
 
@@ -102,6 +102,7 @@ def test_an_approval_has_approve_and_deny_and_shows_the_tool_call() -> None:
         ("❌ Deny", Action.PICK, 1),
         (notices.APPROVE_FOR_SESSION, Action.GRANT, 0),
         ("✎ Deny with reason…", Action.WRITE, 0),
+        (notices.CLAIM, Action.CLAIM, 0),
     ]
 
 
@@ -117,7 +118,12 @@ def test_an_approval_that_needs_two_approvers_has_no_approve_for_this_session_bu
     [only] = prompt_messages(approval)
 
     assert only.keyboard is not None
-    assert [b.text for row in only.keyboard for b in row] == ["✅ Approve", "❌ Deny", "✎ Deny with reason…"]
+    assert [b.text for row in only.keyboard for b in row] == [
+        "✅ Approve",
+        "❌ Deny",
+        "✎ Deny with reason…",
+        "Claim",
+    ]
 
 
 def test_an_editable_approval_says_its_call_is_edited_by_typing() -> None:
@@ -167,13 +173,19 @@ def test_a_single_select_has_a_button_per_option_and_other() -> None:
         [("1. staging", Action.PICK)],
         [("2. production", Action.PICK)],
         [("Other…", Action.WRITE)],
+        [("Claim", Action.CLAIM)],
     ]
 
 
 def test_a_multi_select_marks_its_ticked_options_and_ends_with_other_and_submit() -> None:
     rows = keyboard(view(question("Sections?", ["KPI cards", "Chart"], multi=True)), 0, frozenset({1}))
 
-    assert [[b.text for b in row] for row in rows] == [["1. KPI cards"], ["✓ 2. Chart"], ["Other…", "Submit"]]
+    assert [[b.text for b in row] for row in rows] == [
+        ["1. KPI cards"],
+        ["✓ 2. Chart"],
+        ["Other…", "Submit"],
+        ["Claim"],
+    ]
 
 
 def test_ticks_are_read_back_only_for_the_question_and_prompt_pressed() -> None:

@@ -85,7 +85,7 @@ async def test_several_questions_are_answered_step_by_step_across_processes_as_o
     message = posted.message_id
     assert question.text.startswith("Where should the data come from?\n  1. CSV import")
     assert posted.text.endswith("\n\n▶ Question 1 of 3: Where should the data come from?")
-    assert [b.text for b in fake.buttons(message)] == ["1. CSV import", "2. API", "Other…"]
+    assert [b.text for b in fake.buttons(message)] == ["1. CSV import", "2. API", "Other…", "Claim"]
 
     step = await press(fake, first_url, ALICE, message, "1. CSV import")
 

@@ -102,6 +102,7 @@ async def test_approval_card_offers_a_deny_with_reason_and_says_how_a_reply_answ
         DENY_TEXT,
         notices.APPROVE_FOR_SESSION,
         DENY_WITH_REASON,
+        notices.CLAIM,
     ]
     assert controls.text.endswith(notices.approval_hint(editable=False))
 

@@ -95,7 +95,12 @@ async def test_in_a_group_the_question_asks_the_turns_author_for_a_reply_and_the
     assert is_selective_force_reply(question)
     assert fake.buttons(question.message_id) == []
     assert controls.text == PICK_HINT
-    assert [b.text for b in fake.buttons(controls.message_id)] == ["1. staging", "2. production", "Other…"]
+    assert [b.text for b in fake.buttons(controls.message_id)] == [
+        "1. staging",
+        "2. production",
+        "Other…",
+        "Claim",
+    ]
     assert fake.force_reply_for(GROUP, ALICE) == question.message_id
     assert fake.force_reply_for(GROUP, BOB) is None  # selective: only the turn's author is asked
 
@@ -190,4 +195,9 @@ async def test_in_a_private_chat_the_prompt_stays_one_message_with_its_buttons(
     [posted] = fake.sent
     assert posted.text == DEPLOY_TEXT
     assert posted.reply_markup is not None and "force_reply" not in posted.reply_markup
-    assert [b.text for b in fake.buttons(posted.message_id)] == ["1. staging", "2. production", "Other…"]
+    assert [b.text for b in fake.buttons(posted.message_id)] == [
+        "1. staging",
+        "2. production",
+        "Other…",
+        "Claim",
+    ]

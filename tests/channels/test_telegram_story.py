@@ -85,7 +85,12 @@ async def test_a_prompt_is_posted_as_the_seed_text_with_its_buttons_in_reply_to_
     [posted] = fake.sent
     assert posted.chat_id == ALICE
     assert posted.text == DEPLOY_TEXT  # the numbered options stay, so a typed 2 still answers
-    assert [b.text for b in fake.buttons(posted.message_id)] == ["1. staging", "2. production", "Other…"]
+    assert [b.text for b in fake.buttons(posted.message_id)] == [
+        "1. staging",
+        "2. production",
+        "Other…",
+        "Claim",
+    ]
     assert posted.reply_to == turn["message"]["message_id"]
 
 

@@ -215,6 +215,7 @@ async def run_scenario(cluster_client: Any) -> tuple[set[str], set[str]]:
             "input.reminded",
             "input.escalated",
             "grant.created",  # the grant made above, in its run's thread's slot
+            "input.claimed",  # the claim and release above
         }
         await gateway.outbox.sweep(everything=True)
         audit = await read_history(store, HistoryQuery(agent="ops"), None, 100)  # every partition's slot
@@ -270,6 +271,8 @@ async def drive_one_thread(gateway: Gateway, store: Store, thread: str, clock: l
     assert (await gateway.answer(second.prompt_id, sender, text="main")).status is AnswerStatus.SAME
 
     third = await gateway.raise_prompt(run.run_id, PromptRequest.model_validate(QUESTION))
+    assert (await gateway.claim(third, sender)).holder == sender  # a claim, then its release
+    assert (await gateway.claim(third, sender, release=True)).holder is None
     assert (await gateway.answer(third.prompt_id, sender, text="dev")).prompt.turn_id  # parked
     fourth = await gateway.raise_prompt(run.run_id, PromptRequest.model_validate(QUESTION))
     assert (await gateway.cancel_prompt(fourth.prompt_id, "no longer needed", by=sender)).ok

@@ -13,7 +13,7 @@ from gateway.base.models import Answer, Run
 from gateway.rules.grants import Grant
 from gateway.store import calls, keys
 from gateway.store.publishing import PartitionPublish
-from gateway.store.results import FeedEntry, Kept, OutboxMode, OutboxPass, ReadyAnswer, Refusal
+from gateway.store.results import ClaimRequest, FeedEntry, Kept, OutboxMode, OutboxPass, ReadyAnswer, Refusal
 from gateway.store.scripts import THREAD_SCRIPTS, ScriptCall, Scripts, key_tables, thread_lead
 
 THREAD = "slack:C0456:1712345678.000100"
@@ -72,6 +72,7 @@ def _thread_calls() -> list[ScriptCall]:
         calls.take_escalation(LEAD, THREAD, "prm_1", 0, remind=True, escalate=False),
         calls.record_copy(LEAD, THREAD, "prm_1", "c:0:slack", "telegram:1 m1"),
         calls.mirror_prompt(LEAD, THREAD, "prm_1", "telegram:1", 1000, "ops"),
+        calls.claim_prompt(LEAD, THREAD, "prm_1", ClaimRequest("person:dana", "slack:UDANA", 5_000)),
     ]
 
 

@@ -65,7 +65,7 @@ def test_the_codec_module_holds_no_cache() -> None:
     ("kind", "values"),
     [
         (OpenStatus, {"ok", "no_run", "run_ended"}),
-        (SettlementStatus, {"ok", "settled", "missing", "not_due", "voted", "already_voted"}),
+        (SettlementStatus, {"ok", "settled", "missing", "not_due", "voted", "already_voted", "claimed"}),
         (OutboxMode, {"acquire", "continue", "release", "renew"}),
         (
             DecisionStatus,
@@ -83,6 +83,7 @@ def test_the_codec_module_holds_no_cache() -> None:
                 "voted",
                 "already_voted",
                 "mirror",
+                "claimed",
             },
         ),
         (StepStatus, {"ok", "taken", "settled", "missing"}),

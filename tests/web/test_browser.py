@@ -265,3 +265,44 @@ async def test_a_flat_form_in_the_inbox_answers_through_the_inputs_endpoint(brow
         assert settled["content"]["region"] == "us-east"
         assert inbox.errors == []  # type: ignore[attr-defined]
         await inbox.context.close()
+
+
+async def test_inbox_claims_a_prompt_shows_who_holds_it_and_filters_mine(demo: Demo, browser: Any) -> None:
+    chat = await open_chat(browser, demo, "alice")
+    await say(chat, "hello")
+    await expect(chat.locator(".prompt")).to_have_count(1)
+    inbox = await new_page(browser)
+    await inbox.goto(demo.inbox_url)
+    card = inbox.locator(".card")
+    await expect(card.locator(".claim .holder")).to_have_text("Nobody has claimed it")
+
+    await card.get_by_role("button", name="Claim", exact=True).click()
+    await expect(card.locator(".claim .holder")).to_contain_text("You are on it until ")
+    await say(chat, "approve")  # the run's starter, but the operator holds it now
+    await expect(chat.locator("#notice")).to_contain_text("web:operator is on it until ")
+    await expect(chat.locator(".prompt.settled")).to_have_count(0)
+
+    await inbox.get_by_role("button", name="Mine").click()
+    await expect(card).to_be_visible()
+    await card.get_by_role("button", name="Release", exact=True).click()
+    await expect(card).to_be_hidden()  # no longer the operator's: "Mine" leaves it out
+    await inbox.get_by_role("button", name="Mine").click()
+    await expect(card.locator(".claim .holder")).to_have_text("Nobody has claimed it")
+    assert inbox.errors == []  # type: ignore[attr-defined]
+
+
+async def test_the_chat_cards_claim_button_holds_the_prompt_for_the_presser(demo: Demo, browser: Any) -> None:
+    chat = await open_chat(browser, demo, "alice")
+    await say(chat, "hello")
+    card = chat.locator(".prompt")
+    await expect(card).to_have_count(1)
+
+    await card.get_by_role("button", name="Claim", exact=True).click()
+    await expect(chat.locator("#notice")).to_contain_text("You are on it until ")
+    await expect(chat.locator(".item.gateway-notice").last).to_contain_text("web:alice is on it")
+    inbox = await new_page(browser)
+    await inbox.goto(demo.inbox_url)
+    await inbox.locator(".card").get_by_role("button", name="Approve", exact=True).click()
+    await expect(inbox.locator(".card").get_by_role("alert")).to_contain_text("claimed by web:alice")
+    await expect(chat.locator(".prompt.settled")).to_have_count(0)
+    assert chat.errors == []  # type: ignore[attr-defined]

@@ -167,7 +167,7 @@ function isControlPress(item) {
 
 // A reminder or an escalation's note is said by the gateway, under a word of its own: its emoji (🔔, ⏫)
 // shows as an empty box where no emoji font is installed.
-const NOTICE_WORDS = { reminder: "Reminder", escalation: "Escalation" };
+const NOTICE_WORDS = { reminder: "Reminder", escalation: "Escalation", claimed: "Claimed" };
 
 function messageBubble(item) {
   const person = item.role === "person";
@@ -310,12 +310,21 @@ function promptCard(item) {
   } else {
     card.append(el("p", { class: "text" }, textOf(item))); // no controls to draw: the text says it all
   }
+  const actions = card.querySelector(".actions");
+  if (actions && questions.length) actions.append(claimButton()); // Claim: the card's question is yours alone
   const hint = typingHint(meta);
   if (hint) card.append(el("p", { class: "hint typing" }, hint));
   card.append(outcomeLine());
   prompts.set(meta.prompt_id, card);
   announce(`${KIND_TITLES[meta.kind] || "Question"}: ${shortened(promptSummary(meta, textOf(item)))}`);
   return card;
+}
+
+// "Claim", as if typed: the gateway claims the room's open prompt for you (only you answer it for a while).
+function claimButton() {
+  const button = el("button", { type: "button", class: "secondary claim" }, "Claim");
+  button.addEventListener("click", () => send({ text: "claim" }));
+  return button;
 }
 
 function promptSummary(meta, text) {

@@ -156,6 +156,9 @@ function onEvent(entry) {
     updateCount();
     refreshGrants();
     announce(`New ${(KIND_TITLES[prompt.kind] || "prompt").toLowerCase()} from ${prompt.agent} in ${prompt.thread_id}. ${$("count").textContent}.`);
+  } else if (entry.type === "input.claimed") {
+    const card = cards.get(prompt.prompt_id);
+    if (card && !card.classList.contains("settled")) showClaim(card, prompt);
   } else if (entry.type === "input.resolved") {
     settledIds.add(prompt.prompt_id);
     if (prompt.kind === "approval" && runs.has(prompt.run_id)) refreshGrants(); // a typed "always" grants
@@ -179,6 +182,7 @@ function settle(card, prompt) {
   if (asked) asked.before(...askedBlocks(JSON.parse(card.dataset.asked)));
   for (const expiry of card.querySelectorAll(".meta .expires")) expiry.remove();
   for (const form of card.querySelectorAll("form")) form.remove();
+  for (const line of card.querySelectorAll(".claim")) line.remove();
   if (prompt.approvals > 1) showVotes(card, votesText(prompt.approvals, prompt.votes));
   showAllowed(card, prompt);
   showOutcome(card, prompt);
@@ -260,13 +264,81 @@ function place(prompt, where) {
     event.preventDefault();
     answer(prompt, form, event.submitter.value);
   });
-  card.append(form, ...panels);
+  card.append(form, ...panels, claimLine(prompt)); // after the answer's controls: they keep the first focus
   if (prompt.approvals > 1) card.append(votesLine(prompt.approvals, prompt.votes));
   card.append(outcomeLine());
   cards.set(prompt.prompt_id, card);
+  showClaim(card, prompt);
   if (where === "start") $("prompts").prepend(card);
   else $("prompts").append(card);
 }
+
+// Claims (POST/DELETE /v1/prompts/{id}/claim): who holds each prompt, and "Mine" shows only yours -------
+
+let onlyMine = false;
+
+// Who the inbox claims as: a signed-in person's person:<id>, else the identity the token answers as.
+function claimant() {
+  if (!session) return null;
+  return session.person ? `person:${session.person.person}` : session.as;
+}
+
+function isMine(holder) {
+  if (!holder || !session) return false;
+  const identities = (session.person && session.person.identities) || [];
+  return holder === claimant() || identities.includes(holder);
+}
+
+function claimLine(prompt) {
+  const button = el("button", { class: "secondary", type: "button" }, "Claim");
+  button.addEventListener("click", () => claim(prompt, button));
+  return el("p", { class: "claim" }, el("span", { class: "holder" }), button, el("span", { class: "claim-error", role: "alert", hidden: true }));
+}
+
+function showClaim(card, prompt) {
+  const line = card.querySelector(".claim");
+  if (!line) return;
+  const held = prompt.claimed_by && prompt.claimed_until && new Date(prompt.claimed_until) > new Date();
+  const holder = held ? prompt.claimed_by : "";
+  card.dataset.claimedBy = holder;
+  const mine = isMine(holder);
+  const until = held ? new Date(prompt.claimed_until).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }) : "";
+  line.querySelector(".holder").textContent = held ? `${mine ? "You are" : `${holder} is`} on it until ${until}` : "Nobody has claimed it";
+  line.querySelector("button").textContent = mine ? "Release" : "Claim";
+  line.querySelector("button").hidden = held && !mine;
+  card.classList.toggle("claimed-by-other", Boolean(held && !mine));
+  filterMine();
+}
+
+async function claim(prompt, button) {
+  const card = cards.get(prompt.prompt_id);
+  const error = card.querySelector(".claim .claim-error");
+  const release = card.dataset.claimedBy && isMine(card.dataset.claimedBy);
+  error.hidden = true;
+  button.disabled = true;
+  try {
+    const body = session.token ? { from: session.as } : undefined;
+    const now = await api(release ? "DELETE" : "POST", `/v1/prompts/${prompt.prompt_id}/claim`, body);
+    showClaim(card, now);
+    announce(release ? "Released." : "Claimed: only you can answer it until the claim ends.");
+  } catch (problem) {
+    if (problem.details && problem.details.claimed_by) showClaim(card, { ...prompt, ...problem.details });
+    error.textContent = problem.message;
+    error.hidden = false;
+  } finally {
+    button.disabled = false;
+  }
+}
+
+function filterMine() {
+  for (const card of cards.values()) card.hidden = onlyMine && !isMine(card.dataset.claimedBy);
+}
+
+$("only-mine").addEventListener("click", () => {
+  onlyMine = !onlyMine;
+  $("only-mine").setAttribute("aria-pressed", String(onlyMine));
+  filterMine();
+});
 
 function content(prompt, form) {
   if (prompt.kind === "form") return formContent(form, prompt.requested_schema);

@@ -305,6 +305,10 @@ class Prompt(Model):
     # Who ``answered_by`` is in the directory, and the operator token that asserted it (``from``).
     person: str | None = None
     asserted_by: str | None = None
+    # Who holds the prompt (``person:<id>`` or an identity) and until when: while the claim lasts only
+    # they answer. Null when nobody does or the claim lapsed (contract §11).
+    claimed_by: str | None = None
+    claimed_until: datetime | None = None
     resolution: Resolution | None = None
     turn_id: str | None = None
     reason: str | None = None

@@ -139,3 +139,15 @@ class RespondResult(BaseModel):
         """The JSON answered: ``grant`` and ``grant_not_made`` only when the request carried a grant."""
         unasked = {name for name in ("grant", "grant_not_made") if getattr(self, name) is None}
         return self.model_dump(mode="json", exclude=unasked)
+
+
+class ClaimBody(Model):
+    """Claim or release a prompt (contract §11): an operator token names who with ``from``; a session
+    claims as its own person."""
+
+    from_: Identity | None = Field(default=None, alias="from", description="Who claims (operator tokens).")
+
+    @field_validator("from_")
+    @classmethod
+    def _identity(cls, value: str | None) -> str | None:
+        return None if value is None else check_identity(value)

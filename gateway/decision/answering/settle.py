@@ -7,9 +7,11 @@ from typing import Any
 
 from gateway.base.errors import GatewayError
 from gateway.base.models import Prompt, PromptKind, ReasonCode, ToolCall
+from gateway.decision.claiming import claimed_error
 from gateway.decision.granting import check_grant, not_recorded, record_grant
 from gateway.decision.service import Gateway, edited_call
 from gateway.rules.grants import Grant, GrantRequest
+from gateway.store.results import SettlementStatus
 
 
 async def cancel_for(
@@ -19,6 +21,8 @@ async def cancel_for(
     settlement = await gateway.cancel_prompt(prompt.prompt_id, reason, code, by=identity)
     if settlement.ok:
         return True, await gateway.get_prompt(prompt.prompt_id)
+    if settlement.status is SettlementStatus.CLAIMED:
+        raise claimed_error(await gateway.get_prompt(prompt.prompt_id))
     if settlement.prompt is None:
         raise GatewayError("PROMPT_NOT_FOUND", f"No prompt with id {prompt.prompt_id!r}.", 404)
     return False, settlement.prompt

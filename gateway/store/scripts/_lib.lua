@@ -87,9 +87,13 @@ end
 -- their field and value pairs, when it took any): everything a prompt is rebuilt from.
 local function prompt_fields(pid)
   local fields = {}
-  for name, value in pairs(prompt_hash(pid)) do
-    table.insert(fields, name)
-    table.insert(fields, value)
+  local hash = prompt_hash(pid)
+  local lapsed = hash.claimed_until and tonumber(hash.claimed_until) <= NOW  -- a claim past: nobody's
+  for name, value in pairs(hash) do
+    if not (lapsed and (name == 'claimed_by' or name == 'claimed_until')) then
+      table.insert(fields, name)
+      table.insert(fields, value)
+    end
   end
   local rec = redis.call('GET', record_key(pid))
   if rec then
@@ -308,6 +312,31 @@ local function unsettleable(pid)
   return nil
 end
 
+-- Who holds a pending prompt's claim against ``by`` (an identity) and ``alt`` (its 'person:<id>', or ''):
+-- the holder and until when, while the claim lasts and is neither's; nil otherwise. The one claim rule:
+-- every answer (``answer``), a person's decline or cancel, and a claim or release ask it here.
+local function held_by_other(pid, by, alt)
+  local hash = prompt_hash(pid)
+  local holder = hash.claimed_by
+  if not holder or tonumber(hash.claimed_until or '0') <= NOW then
+    return nil
+  end
+  if holder == by or (alt and alt ~= '' and holder == alt) then
+    return nil
+  end
+  return holder, hash.claimed_until
+end
+
+-- ``held_by_other`` for a decision's opts (see decide): its 'person' names the answerer's person.
+local function held_against(pid, by, opts)
+  if not prompt_hash(pid).claimed_by then
+    return nil
+  end
+  local o = (opts and opts ~= '') and cjson.decode(opts) or {}
+  local alt = type(o.person) == 'string' and ('person:' .. o.person) or ''
+  return held_by_other(pid, by, alt)
+end
+
 -- Keep a grant for the rest of its run, unless the run no longer runs or already keeps `most` grants:
 -- 'ok', 'run_ended' or 'full'. The run's grants are one hash (g:<id> the record, u:<id> its uses); it never
 -- outlives the run's own key, and ending the run deletes it.
@@ -391,9 +420,13 @@ end
 
 -- Answer a pending prompt: hot when the agent is waiting on it (its watch key is alive); otherwise parked,
 -- and the answer is re-driven to the agent as the next turn's tagged message.
--- Returns 'ok' and the resolution, or 'voted' / 'already_voted' when the decision leaves it pending.
+-- Returns 'ok' and the resolution, or 'voted' / 'already_voted' when the decision leaves it pending, or
+-- 'claimed' when another person holds the prompt's claim (nothing recorded).
 -- content: a form's typed values as JSON ('' or nil for other kinds); opts: see decide ('' or nil: none).
 local function answer(pid, answers, answered_by, now, retain_ms, turn_id, content, opts)
+  if held_against(pid, answered_by, opts) then
+    return 'claimed', nil  -- someone else holds it: the caller reads who, and until when
+  end
   local fields = {'state', 'answered', 'answers', answers, 'answered_by', answered_by, 'settled_at', now}
   if opts and opts ~= '' then
     local stopped = decide(pid, opts, fields)

@@ -76,6 +76,10 @@ if cancel_code ~= '' and mode == 'answer' then
   -- Seed 002: the reply cancels the prompt instead of answering it. A new message that supersedes it is
   -- queued as the next turn's message in the same step, also when the prompt settled meanwhile.
   if pending and pid == active then
+    if cancel_code == 'declined' and held_against(active, ARGV[10], ARGV[17]) then
+      take()
+      return {'claimed'}
+    end
     take()
     -- A decline is the sender's; a new message supersedes the prompt on nobody's behalf.
     local by = cancel_code ~= 'new_message' and ARGV[10] or ''
