@@ -145,6 +145,12 @@ class EmailChannel:
 
     # Outbound --------------------------------------------------------------------------------------
 
+    async def direct_thread(self, identity: str) -> str | None:
+        """A person's mailbox is already one-to-one: ``email:<address>`` is both the identity and its
+        thread (addresses in lower case, as the inbound path files replies)."""
+        address = _address(identity)
+        return f"email:{address.lower()}" if address else None
+
     async def post(self, thread: ThreadRef, item: ThreadItem) -> MessageRef:
         """Mail an item to the thread's address: a prompt with its links and a reply address, anything
         else (an outcome, an agent's message) as its text, in the same mail thread."""

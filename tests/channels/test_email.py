@@ -3,6 +3,7 @@ answer once and only by their button, replies by mail through the inbound webhoo
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
@@ -14,7 +15,7 @@ from aiosmtpd.smtp import AuthResult, LoginPassword
 from channels.email.settings import EmailSettings
 from channels.email.spec import build
 from gateway.base.ids import ThreadRef
-from gateway.base.models import ThreadItem
+from gateway.base.models import AgentDefinition, HumanInput, Person, ThreadItem
 from gateway.delivery.channel import ChannelError
 from gateway.delivery.channel_services import SignedInPeople
 from gateway.people.signin import SignedIn
@@ -488,3 +489,27 @@ async def test_doctor_logs_in_to_the_mail_server_without_sending() -> None:
     )
     assert [found.status for found in unreachable] == ["fail"] and "right" not in unreachable[0].detail
     assert mailbox.mails == []
+
+
+async def test_an_escalation_to_a_person_mails_their_linked_address_and_its_link_answers(
+    gateway: EmailGateway,
+) -> None:
+    """A step naming ``person:dana`` reaches her ``email:`` identity as a direct message does on a chat
+    platform: a mail with the prompt's links, whose button answers the one prompt as her."""
+    store = gateway.runtime.store
+    await store.people.put(Person(person="dana", name="Dana", identities=["email:dana@example.com"]))
+    await store.put_agent(AgentDefinition(name="ops", human_input=HumanInput(approvers=["person:dana"])))
+    prompt = await raised(gateway, escalation=[{"after_seconds": 1, "to": ["person:dana"]}])
+    await gateway.mailbox.next(1)  # the prompt itself, to Alice
+    await asyncio.sleep(1.05)
+    assert await gateway.runtime.gateway.escalate_due() == 1
+    # Dana: the escalation's note, then the prompt with its links; Alice's thread: who it went to.
+    mails = (await gateway.mailbox.next(4))[1:]
+    danas = [mail for mail in mails if str(mail["To"]) == "dana@example.com"]
+    [note] = [mail for mail in mails if str(mail["To"]) == ALICE]
+    assert len(danas) == 2 and "Escalated to" in text_of(note)
+    approve = next(links_of(mail) for mail in danas if links_of(mail))[0]
+    async with gateway.client() as browser:
+        assert (await browser.post(approve)).status_code == 200
+    settled = await prompt_now(gateway, prompt["prompt_id"])
+    assert (settled["prompt_state"], settled["answered_by"]) == ("answered", "email:dana@example.com")
