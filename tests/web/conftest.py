@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -23,6 +23,7 @@ from gateway.base.settings import Settings
 from gateway.demo import Demo, running_demo
 from gateway.process.preflight import bind
 from gateway.process.runtime import Runtime
+from tests.fakes.oidc import FakeOidcProvider
 from tests.support.api_calls import raise_prompt as raise_prompt
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -150,3 +151,25 @@ async def start_run(agent: httpx.AsyncClient, room: str, started_by: str = "web:
     assert response.status_code == 201, response.text
     run: dict[str, Any] = response.json()
     return run
+
+
+CAROL = {"sub": "carol", "email": "carol@example.com", "email_verified": True, "name": "Carol C."}
+
+
+@pytest.fixture
+def idp() -> Iterator[FakeOidcProvider]:
+    """An identity provider that signs Carol in (she is in the ``sre`` group by its groups claim)."""
+    provider = FakeOidcProvider(user={**CAROL, "groups": ["sre"]}).start()
+    yield provider
+    provider.stop()
+
+
+def signin_settings(idp: FakeOidcProvider, **extra: Any) -> dict[str, Any]:
+    """A gateway's settings for sign-in at ``idp``."""
+    return {
+        "threadgate_oidc_issuer": idp.issuer,
+        "threadgate_oidc_client_id": idp.client_id,
+        "threadgate_oidc_client_secret": idp.client_secret,
+        "threadgate_session_secret": "browser-session-secret-0123456789",
+        **extra,
+    }

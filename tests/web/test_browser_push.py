@@ -6,30 +6,26 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 from playwright.async_api import expect
 
 from gateway.base import vapid
 from gateway.store import keys
 from tests.fakes.oidc import FakeOidcProvider
-from tests.web.conftest import AGENT_AUTH, raise_prompt, screenshot_path, start_run, web_gateway
+from tests.web.conftest import (
+    AGENT_AUTH,
+    raise_prompt,
+    screenshot_path,
+    signin_settings,
+    start_run,
+    web_gateway,
+)
 from tests.web.pages import PHONE, new_page
 
 PRIVATE, PUBLIC = vapid.new_pair()
 CALL = {"name": "db__drop", "arguments": {"database": "staging"}}
-
-
-@pytest.fixture
-def idp() -> Iterator[FakeOidcProvider]:
-    provider = FakeOidcProvider(
-        user={"sub": "carol", "email": "carol@example.com", "email_verified": True, "name": "Carol C."}
-    ).start()
-    yield provider
-    provider.stop()
 
 
 async def _registration_id(cdp: Any) -> str:
@@ -49,14 +45,9 @@ async def _registration_id(cdp: Any) -> str:
 async def test_a_push_becomes_a_notification_and_its_address_opens_the_prompt(
     browser: Any, idp: FakeOidcProvider, tmp_path: Path
 ) -> None:
-    settings = {
-        "threadgate_oidc_issuer": idp.issuer,
-        "threadgate_oidc_client_id": idp.client_id,
-        "threadgate_oidc_client_secret": idp.client_secret,
-        "threadgate_session_secret": "browser-session-secret-0123456789",
-        "threadgate_vapid_private_key": PRIVATE,
-        "threadgate_vapid_subject": "mailto:ops@example.com",
-    }
+    settings = signin_settings(
+        idp, threadgate_vapid_private_key=PRIVATE, threadgate_vapid_subject="mailto:ops@example.com"
+    )
     async with web_gateway(**settings) as gateway, gateway.client(AGENT_AUTH) as agent:
         await gateway.runtime.store.redis.sadd(keys.approvers("ops"), "person:carol")
         run = await start_run(agent, "push", started_by="web:someone-else")

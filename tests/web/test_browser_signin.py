@@ -4,36 +4,20 @@ person answers an approval with no "answer as" field, and signing out ends the s
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
 from playwright.async_api import expect
 
 from gateway.store import keys
 from tests.fakes.oidc import FakeOidcProvider
-from tests.web.conftest import AGENT_AUTH, raise_prompt, start_run, web_gateway
+from tests.web.conftest import AGENT_AUTH, raise_prompt, signin_settings, start_run, web_gateway
 from tests.web.pages import new_page
 
 CALL = {"name": "db__drop", "arguments": {"database": "staging"}}
 
 
-@pytest.fixture
-def idp() -> Iterator[FakeOidcProvider]:
-    provider = FakeOidcProvider(
-        user={"sub": "carol", "email": "carol@example.com", "email_verified": True, "name": "Carol C."}
-    ).start()
-    yield provider
-    provider.stop()
-
-
 async def test_sign_in_answer_in_the_inbox_and_sign_out(browser: Any, idp: FakeOidcProvider) -> None:
-    settings = {
-        "threadgate_oidc_issuer": idp.issuer,
-        "threadgate_oidc_client_id": idp.client_id,
-        "threadgate_oidc_client_secret": idp.client_secret,
-        "threadgate_session_secret": "browser-session-secret-0123456789",
-    }
+    settings = signin_settings(idp)
     async with web_gateway(**settings) as gateway, gateway.client(AGENT_AUTH) as agent:
         # Carol is not in the directory: she signs in as person:carol, whom the approvers name.
         await gateway.runtime.store.redis.sadd(keys.approvers("ops"), "person:carol")
@@ -68,12 +52,7 @@ async def test_sign_in_answer_in_the_inbox_and_sign_out(browser: Any, idp: FakeO
 async def test_sign_in_from_the_web_chat_answer_a_card_and_sign_out(
     browser: Any, idp: FakeOidcProvider
 ) -> None:
-    settings = {
-        "threadgate_oidc_issuer": idp.issuer,
-        "threadgate_oidc_client_id": idp.client_id,
-        "threadgate_oidc_client_secret": idp.client_secret,
-        "threadgate_session_secret": "browser-session-secret-0123456789",
-    }
+    settings = signin_settings(idp)
     async with web_gateway(**settings) as gateway, gateway.client(AGENT_AUTH) as agent:
         await gateway.runtime.store.redis.sadd(keys.approvers("ops"), "person:carol")
         run = await start_run(agent, "deploys", started_by="web:someone-else")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -21,31 +21,16 @@ from gateway.delivery.channel import CountedInbound
 from tests.fakes.oidc import FakeOidcProvider
 from tests.web.conftest import (
     AGENT_AUTH,
+    CAROL,
     OPERATOR_AUTH,
     WebGateway,
     raise_prompt,
+    signin_settings,
     start_run,
     web_gateway,
 )
 
 CALL = {"name": "db__drop", "arguments": {"database": "staging"}}
-CAROL = {"sub": "carol", "email": "carol@example.com", "email_verified": True, "name": "Carol C."}
-
-
-@pytest.fixture
-def idp() -> Iterator[FakeOidcProvider]:
-    provider = FakeOidcProvider(user={**CAROL, "groups": ["sre"]}).start()
-    yield provider
-    provider.stop()
-
-
-def signin_settings(idp: FakeOidcProvider) -> dict[str, Any]:
-    return {
-        "threadgate_oidc_issuer": idp.issuer,
-        "threadgate_oidc_client_id": idp.client_id,
-        "threadgate_oidc_client_secret": idp.client_secret,
-        "threadgate_session_secret": "web-chat-session-secret-0123456789",
-    }
 
 
 @contextlib.asynccontextmanager
