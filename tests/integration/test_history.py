@@ -417,6 +417,17 @@ async def paged(store: Store, query: HistoryQuery, limit: int, **kwargs: Any) ->
     raise AssertionError("the cursor never ended")
 
 
+# Stream ids the tests below write by hand start an hour ago: within any retention, so a sweeper trimming
+# the feeds by age (every gateway's, every 2 s) keeps them.
+RECENT_MS = (int(time.time()) - 3600) * 1000
+
+
+def recent(entry_id: str) -> str:
+    """``"<ms>-<seq>"`` moved to ``RECENT_MS + ms``, keeping the order of ids written this way."""
+    ms, _, seq = entry_id.partition("-")
+    return f"{RECENT_MS + int(ms)}-{seq}"
+
+
 async def append(store: Store, part: int, record: dict[str, Any], entry_id: str = "*") -> str:
     """A record appended straight to a history stream, as the outbox (or an earlier version) wrote it."""
     return str(await store.redis.xadd(STREAMS[part], {"j": json.dumps(record)}, id=entry_id))
@@ -469,7 +480,7 @@ async def test_many_records_in_every_partition_with_equal_ids_page_in_one_order(
                     "thread_id": thread,
                     "agent": rng.choice("ab"),
                 }
-                await append(store, part, record, f"{ms}-{seq}")
+                await append(store, part, record, recent(f"{ms}-{seq}"))
                 entries.append(((ms, seq), part, json.dumps(record)))
     newest = in_merged_order(entries)
     for limit, budget in ((7, 1000), (50, 1000), (500, 1000), (4, 9), (10, 1)):
@@ -532,9 +543,9 @@ async def test_a_cursor_from_before_the_partitions_goes_on_after_its_id_in_every
     assert one != other
     layout = {1000: keys.LEGACY, 2000: one, 3000: keys.LEGACY, 4000: other, 5000: keys.LEGACY, 6000: one}
     for ms, part in layout.items():
-        await append(store, part, {"prompt_id": f"prm_{ms}", "agent": "ops"}, f"{ms}-0")
-    old = history_positions(history_cursor("3000-0"), WIDTH)
-    assert old == ("3000-0",) * WIDTH
+        await append(store, part, {"prompt_id": f"prm_{ms}", "agent": "ops"}, recent(f"{ms}-0"))
+    old = history_positions(history_cursor(recent("3000-0")), WIDTH)
+    assert old == (recent("3000-0"),) * WIDTH
 
     async def ids(newest_first: bool, limit: int) -> list[str]:
         found: list[str] = []
@@ -588,7 +599,9 @@ async def test_a_page_reads_the_partitions_together_in_a_few_steps(store: Store)
     """A scan through records spread evenly over the partitions, none of which the filter keeps, reads
     them in a few rounds of parallel reads, and not many more entries than its budget."""
     for n in range(keys.PARTITIONS * 100):
-        await append(store, n % keys.PARTITIONS, {"prompt_id": f"prm_{n}", "agent": "ops"}, f"{1_000 + n}-0")
+        await append(
+            store, n % keys.PARTITIONS, {"prompt_id": f"prm_{n}", "agent": "ops"}, recent(f"{1_000 + n}-0")
+        )
     real, inflight, steps, fetched = store.history_rows, [0], [0], [0]
 
     async def counted(*args: Any, **kwargs: Any) -> list[tuple[str, str]]:
