@@ -416,12 +416,8 @@ class Logins:
         return AuthResult(success=(data.login, data.password) == self.expected, handled=False)
 
 
-@pytest.mark.filterwarnings("ignore:Requiring AUTH while not requiring TLS")  # a loopback test server
-async def test_mail_goes_out_with_the_urls_login_and_a_refused_login_is_a_channel_error() -> None:
-    """``smtp://user:password@host`` logs in (percent-escapes read); a refused login fails the post so the
-    outbox tries again, and neither the error nor any log line shows the password."""
-    mailbox = Mailbox()
-    logins = Logins("gate@example.org", "p@ss word")
+def login_server(mailbox: Mailbox, logins: Logins) -> tuple[Controller, int]:
+    """A started aiosmtpd that takes mail only after a login ``logins`` accepts (plain text: loopback)."""
     port = free_port()
     server = Controller(
         mailbox,
@@ -432,6 +428,16 @@ async def test_mail_goes_out_with_the_urls_login_and_a_refused_login_is_a_channe
         auth_required=True,
     )
     server.start()
+    return server, port
+
+
+@pytest.mark.filterwarnings("ignore:Requiring AUTH while not requiring TLS")  # a loopback test server
+async def test_mail_goes_out_with_the_urls_login_and_a_refused_login_is_a_channel_error() -> None:
+    """``smtp://user:password@host`` logs in (percent-escapes read); a refused login fails the post so the
+    outbox tries again, and neither the error nor any log line shows the password."""
+    mailbox = Mailbox()
+    logins = Logins("gate@example.org", "p@ss word")
+    server, port = login_server(mailbox, logins)
     thread = ThreadRef(f"email:{ALICE}", "email", (ALICE,))
     item = ThreadItem(type="message", content=[{"type": "text", "text": "The deploy finished."}])
     try:
@@ -459,16 +465,7 @@ async def test_doctor_logs_in_to_the_mail_server_without_sending() -> None:
 
     mailbox = Mailbox()
     logins = Logins("gate", "right")
-    port = free_port()
-    server = Controller(
-        mailbox,
-        hostname="127.0.0.1",
-        port=port,
-        authenticator=logins,
-        auth_require_tls=False,
-        auth_required=True,
-    )
-    server.start()
+    server, port = login_server(mailbox, logins)
 
     def settings(password: str) -> EmailSettings:
         return EmailSettings(  # type: ignore[call-arg]
