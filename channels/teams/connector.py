@@ -1,4 +1,5 @@
-"""Calls to the Bot Connector: the app's token, and activities posted and updated in conversations.
+"""Calls to the Bot Connector: the app's token, activities posted and updated in conversations, and
+personal chats opened unasked.
 
 The token is the client-credentials grant for ``https://api.botframework.com/.default``, kept until
 shortly before it expires. Activities go through the Teams SDK's conversation client to the
