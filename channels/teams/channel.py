@@ -20,9 +20,10 @@ from channels.teams.connector import Connector
 from channels.teams.inbound import origin, to_inbound
 from channels.teams.presses import message_response, safely
 from channels.teams.tenants import FOREIGN_TENANT, from_tenant, tenants_of
-from channels.teams.threads import PREFIX, conversation_of
+from channels.teams.threads import PREFIX, conversation_of, thread_id_for
 from gateway.sdk import (
     ChannelContext,
+    ChannelError,
     GatewayError,
     MessageRef,
     Names,
@@ -111,18 +112,33 @@ class TeamsChannel:
         )
 
     async def direct_thread(self, identity: str) -> str | None:
-        """The person's personal chat with the bot, when this process has heard them there since it
-        started (its conversation id and service URL come with their activities). Opening one unasked
-        needs their Teams user id and tenant, which the gateway does not keep: None then, logged."""
+        """The person's personal chat with the bot: the one this process heard them in, else one opened
+        unasked with their Entra object id in the bot's tenant (``TEAMS_TENANT_ID``), which Teams allows
+        where the app is installed for them. None without a tenant, logged; a refusal (the app not
+        installed: 403) is a permanent ChannelError, logged here and skipped by the escalation."""
         found = self._personal.get(identity)
-        if found is None:
+        if found is not None:
+            return found
+        if self.tenant_id is None:
             event(
                 "teams.direct_unavailable",
                 logging.WARNING,
                 identity=identity,
-                reason="no personal chat with the bot heard from this person by this process",
+                reason="no personal chat heard from this person, and no TEAMS_TENANT_ID to open one in",
             )
-        return found
+            return None
+        try:
+            conversation_id = await self.connector.open_personal(
+                identity.removeprefix(PREFIX), self.tenant_id
+            )
+        except ChannelError as exc:
+            event("teams.direct_refused", logging.WARNING, identity=identity, error=str(exc))
+            raise
+        thread_id = thread_id_for(conversation_id, "personal", None)
+        if thread_id is None:
+            raise ChannelError("Teams opened a personal chat whose id is not one we take", permanent=True)
+        self._heard_in_personal(identity, thread_id)
+        return thread_id
 
     def _heard_in_personal(self, identity: str, thread_id: str) -> None:
         self._personal[identity] = thread_id

@@ -1,4 +1,5 @@
-"""Calls to the Bot Connector: the app's token, and activities posted and updated in conversations.
+"""Calls to the Bot Connector: the app's token, activities posted and updated in conversations, and
+personal chats opened unasked.
 
 The token is the client-credentials grant for ``https://api.botframework.com/.default``, kept until
 shortly before it expires. Activities go through the Teams SDK's conversation client to the
@@ -20,7 +21,9 @@ from urllib.parse import quote
 
 import httpx
 from microsoft_teams.api.activities.message import MessageActivityInput
-from microsoft_teams.api.clients.conversation import ConversationActivityClient
+from microsoft_teams.api.clients.conversation import ConversationActivityClient, ConversationClient
+from microsoft_teams.api.clients.conversation.params import CreateConversationParams
+from microsoft_teams.api.models import Account
 from microsoft_teams.common.http import Client, ClientOptions
 
 from gateway.sdk import ChannelError
@@ -123,6 +126,8 @@ class Connector:
         self._service_urls: OrderedDict[str, str] = OrderedDict()
         self._client = Client(ClientOptions(token=self.tokens.get, timeout=TIMEOUT_S))
         self.activities = ConversationActivityClient(default_service_url, self._client)
+        self.conversations = ConversationClient(default_service_url, self._client)
+        self.bot_id = f"28:{app_id}"
 
     async def close(self) -> None:
         await self._client.http.aclose()
@@ -149,6 +154,28 @@ class Connector:
 
         activity_id: str = await self._call("post", create)
         return activity_id
+
+    async def open_personal(self, aad_object_id: str, tenant_id: str) -> str:
+        """The conversation id of the personal (1:1) chat between the bot and the user with that Entra
+        object id, opened unasked (``POST {serviceUrl}/v3/conversations``; the same user gives the same
+        chat). Teams opens it only where the app is installed for the user: else 403, a permanent
+        ChannelError. Asked at ``TEAMS_SERVICE_URL``, as no activity of that chat has named another."""
+
+        async def create() -> str:
+            params = CreateConversationParams(
+                members=[Account(id=aad_object_id)],
+                tenant_id=tenant_id,
+                channel_data={"tenant": {"id": tenant_id}},
+                bot={"id": self.bot_id},  # sent as the Bot Connector spells them (the SDK's model lacks them)
+                isGroup=False,
+            )
+            opened = await self.conversations.create(params)
+            if opened.service_url:
+                self.learn(opened.id, opened.service_url)
+            return str(opened.id)
+
+        conversation_id: str = await self._call("personal chat", create)
+        return conversation_id
 
     async def update(self, conversation_id: str, activity_id: str, activity: MessageActivityInput) -> None:
         """Replace a posted activity (a settled prompt's card)."""
@@ -188,4 +215,4 @@ class Connector:
                     f"Teams could not be reached for the {what} ({type(exc).__name__})"
                 ) from exc
             except (KeyError, ValueError, TypeError) as exc:  # the SDK reads the answer's ``id``
-                raise ChannelError(f"Teams answered the {what} without an activity id") from exc
+                raise ChannelError(f"Teams answered the {what} without an id") from exc

@@ -1,5 +1,6 @@
 """Reminders and escalation on Teams, against the fake Bot Framework: a reminder names nobody by object
-id, and a copy's card in another conversation answers the prompt, both cards then show the outcome."""
+id, a copy's card in another conversation answers the prompt, both cards then show the outcome, and a
+person is reached in their personal chat with the bot: the one heard from them, else one opened unasked."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from tests.channels.teams_support import (
     fake_bot_framework,
     teams_gateway,
 )
-from tests.fakes.teams import Posted, identity
+from tests.fakes.teams import BOT_ID, TENANT, Posted, identity, person, personal_chat
 from tests.support.conditions import eventually
 
 THREAD = f"teams:{CHANNEL_THREAD}"
@@ -95,7 +96,7 @@ async def test_a_step_to_a_person_reaches_the_personal_chat_they_have_with_the_b
     assert any("Escalated to you" in posted.text for posted in posted_in(gw, PERSONAL))
 
 
-async def test_a_person_never_heard_in_a_personal_chat_is_reached_only_in_the_thread(
+async def test_without_a_tenant_a_person_never_heard_in_a_personal_chat_is_reached_only_in_the_thread(
     gw: TeamsGateway,
 ) -> None:
     await gw.runtime.store.people.put(Person(person="bob", identities=[identity(BOB)]))
@@ -107,4 +108,84 @@ async def test_a_person_never_heard_in_a_personal_chat_is_reached_only_in_the_th
     await eventually(noted, "the escalation's note in the prompt's thread")
     await gw.settled()
     assert posted_in(gw, PERSONAL) == []
+    assert gw.fake.opened == []
     assert (await gw.prompt(prompt.prompt_id)).pending
+
+
+@pytest.fixture
+async def single_tenant(real_redis: str) -> AsyncIterator[TeamsGateway]:
+    """A single-tenant bot (``TEAMS_TENANT_ID`` set): it may open a personal chat unasked."""
+    async with (
+        fake_bot_framework() as fake,
+        teams_gateway(fake, real_redis, sweep_interval=0.1, tenant_id=TENANT) as gateway,
+    ):
+        await gateway.approvers(identity(BOB))
+        await gateway.runtime.store.people.put(Person(person="bob", identities=[identity(BOB)]))
+        yield gateway
+
+
+BOBS_CHAT = personal_chat(person(BOB)["aadObjectId"])
+
+
+async def test_a_person_never_heard_from_gets_the_prompt_in_a_personal_chat_opened_unasked(
+    single_tenant: TeamsGateway,
+) -> None:
+    gw = single_tenant
+    prompt = await gw.ask(THREAD, deploy([{"after_seconds": 1, "to": ["person:bob"]}]))
+
+    async def copied() -> bool:
+        return any(posted.actions() for posted in posted_in(gw, BOBS_CHAT))
+
+    await eventually(copied, "a copy of the prompt in the personal chat opened with Bob")
+    assert gw.fake.opened == [
+        {
+            "members": [{"id": person(BOB)["aadObjectId"]}],
+            "tenantId": TENANT,
+            "channelData": {"tenant": {"id": TENANT}},
+            "bot": {"id": BOT_ID},
+            "isGroup": False,
+        }
+    ]
+    [copy] = [posted for posted in posted_in(gw, BOBS_CHAT) if posted.actions()]
+    assert "Deploy?" in copy.text
+    await gw.press(copy, "Approve", BOB)
+    await gw.settled()
+
+    answered = await gw.prompt(prompt.prompt_id)
+    assert (answered.prompt_state, answered.answered_by) == (PromptState.ANSWERED, identity(BOB))
+    assert any("Escalated to you" in posted.text for posted in posted_in(gw, BOBS_CHAT))
+
+
+async def test_a_person_without_the_app_is_skipped_and_the_next_step_goes_on(
+    single_tenant: TeamsGateway,
+) -> None:
+    gw = single_tenant
+    gw.fake.not_installed.add(person(BOB)["aadObjectId"])
+    steps = [{"after_seconds": 1, "to": ["person:bob"]}, {"after_seconds": 2, "to": [ONCALL]}]
+    prompt = await gw.ask(THREAD, deploy(steps))
+
+    async def next_step() -> bool:
+        return any(posted.actions() for posted in posted_in(gw, GROUP))
+
+    await eventually(next_step, "the next step's copy in the group chat")
+    await gw.settled()
+    assert len(gw.fake.opened) == 1  # refused for good: not asked again
+    assert posted_in(gw, BOBS_CHAT) == []
+    assert any("Escalated to" in posted.text for posted in posted_in(gw, CHANNEL_THREAD))
+    assert (await gw.prompt(prompt.prompt_id)).pending
+
+
+async def test_the_personal_chat_heard_from_the_person_is_preferred_to_opening_one(
+    single_tenant: TeamsGateway,
+) -> None:
+    gw = single_tenant
+    said = await gw.say(IN_PERSONAL, "hello", BOB)
+    assert said.status_code < 300, said.text
+    await gw.ask(THREAD, deploy([{"after_seconds": 1, "to": ["person:bob"]}]))
+
+    async def copied() -> bool:
+        return any(posted.actions() for posted in posted_in(gw, PERSONAL))
+
+    await eventually(copied, "a copy of the prompt in the personal chat Bob wrote in")
+    assert gw.fake.opened == []
+    assert posted_in(gw, BOBS_CHAT) == []

@@ -6,6 +6,10 @@
 - The conversations API under the service URL (``/teams/v3/conversations/...``): posts and updates are
   recorded, as Teams keeps them (an update replaces the activity); ``fail()`` queues failures (a 429 with
   ``Retry-After``, a 5xx) for the next calls.
+- ``POST /teams/v3/conversations`` opens a personal chat unasked, as Teams does for a bot: the bot, one
+  member (a user's Entra object id), ``isGroup`` false and the tenant are checked; it answers the same ``a:``
+  conversation id for the same user, or 403 ``BotNotInConversationRoster`` for a user in ``not_installed``.
+  What was asked is kept in ``opened``; posting into the chat then works like any conversation.
 - ``deliver()`` signs an activity with the key (or with any claims or key a test wants) and POSTs it to
   the gateway's ``/teams/messages`` as the Bot Connector does; ``press()`` presses an ``Action.Execute`` on
   a card the gateway posted (or on a card one of its ``Action.ShowCard`` shows), with the input values of
@@ -51,6 +55,18 @@ def person(name: str) -> dict[str, Any]:
 
 def identity(name: str) -> str:
     return f"teams:{person(name)['aadObjectId']}"
+
+
+def personal_chat(aad_object_id: str) -> str:
+    """The conversation id of the personal chat between the bot and a user (one per user)."""
+    return f"a:1{uuid.UUID(aad_object_id).hex}"
+
+
+def _is_object_id(value: object) -> bool:
+    try:
+        return isinstance(value, str) and str(uuid.UUID(value)) == value
+    except ValueError:
+        return False
 
 
 @dataclass
@@ -123,6 +139,8 @@ class FakeTeams:
         self.posts: list[Posted] = []
         self.calls: list[tuple[str, str]] = []  # (method, raw path) of every conversations API call
         self.unauthorized_calls = 0
+        self.opened: list[dict[str, Any]] = []  # bodies of the personal chats opened unasked
+        self.not_installed: set[str] = set()  # Entra object ids of users without the app
         self._failures: deque[tuple[int, dict[str, str]]] = deque()
         self._ids = itertools.count(1_712_345_600_000)
         self._runner: web.AppRunner | None = None
@@ -135,6 +153,7 @@ class FakeTeams:
         app.router.add_get("/openid", self._metadata)
         app.router.add_get("/keys", self._keys)
         app.router.add_post("/token", self._token)
+        app.router.add_post("/teams/v3/conversations", self._open)
         app.router.add_post("/teams/v3/conversations/{conversation}/activities", self._create)
         app.router.add_put("/teams/v3/conversations/{conversation}/activities/{activity}", self._update)
         self._runner = web.AppRunner(app)
@@ -228,6 +247,36 @@ class FakeTeams:
         )
         self.posts.append(posted)
         return web.json_response({"id": posted.id})
+
+    async def _open(self, request: web.Request) -> web.Response:
+        self.calls.append(("POST", request.raw_path))
+        if not self._authorized(request):
+            return web.json_response({"error": {"code": "Unauthorized"}}, status=401)
+        failed = self._failure()
+        if failed is not None:
+            return failed
+        body = await request.json()
+        members = body.get("members") or []
+        well_formed = (
+            (body.get("bot") or {}).get("id") == BOT_ID
+            and body.get("isGroup") is False
+            and body.get("tenantId") == TENANT
+            and ((body.get("channelData") or {}).get("tenant") or {}).get("id") == TENANT
+            and len(members) == 1
+            and _is_object_id(members[0].get("id"))
+        )
+        if not well_formed:
+            return web.json_response(
+                {"error": {"code": "BadSyntax", "message": "Incorrect conversation"}}, status=400
+            )
+        self.opened.append(body)
+        user = str(members[0]["id"])
+        if user in self.not_installed:
+            message = "The bot is not part of the conversation roster."
+            return web.json_response(
+                {"error": {"code": "BotNotInConversationRoster", "message": message}}, status=403
+            )
+        return web.json_response({"id": personal_chat(user)}, status=201)
 
     async def _update(self, request: web.Request) -> web.Response:
         self.calls.append(("PUT", request.raw_path))
