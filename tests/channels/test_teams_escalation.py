@@ -43,6 +43,17 @@ def posted_in(gw: TeamsGateway, conversation: str) -> list[Posted]:
     return [posted for posted in gw.fake.posts if posted.conversation_id == conversation]
 
 
+async def approved_by_bob_in(gw: TeamsGateway, chat: str, prompt_id: str) -> None:
+    """Bob presses Approve on the copy in ``chat``, under its "Escalated to you" note: the prompt is his."""
+    [copy] = [posted for posted in posted_in(gw, chat) if posted.actions()]
+    assert "Deploy?" in copy.text
+    await gw.press(copy, "Approve", BOB)
+    await gw.settled()
+    answered = await gw.prompt(prompt_id)
+    assert (answered.prompt_state, answered.answered_by) == (PromptState.ANSWERED, identity(BOB))
+    assert any("Escalated to you" in posted.text for posted in posted_in(gw, chat))
+
+
 async def test_a_reminder_names_nobody_by_object_id(gw: TeamsGateway) -> None:
     await gw.ask(THREAD, deploy([{"after_seconds": 1, "remind": True}]))
 
@@ -87,13 +98,7 @@ async def test_a_step_to_a_person_reaches_the_personal_chat_they_have_with_the_b
         return any(posted.actions() for posted in posted_in(gw, PERSONAL))
 
     await eventually(copied, "a copy of the prompt in Bob's personal chat")
-    [copy] = [posted for posted in posted_in(gw, PERSONAL) if posted.actions()]
-    await gw.press(copy, "Approve", BOB)
-    await gw.settled()
-
-    answered = await gw.prompt(prompt.prompt_id)
-    assert (answered.prompt_state, answered.answered_by) == (PromptState.ANSWERED, identity(BOB))
-    assert any("Escalated to you" in posted.text for posted in posted_in(gw, PERSONAL))
+    await approved_by_bob_in(gw, PERSONAL, prompt.prompt_id)
 
 
 async def test_without_a_tenant_a_person_never_heard_in_a_personal_chat_is_reached_only_in_the_thread(
@@ -146,14 +151,7 @@ async def test_a_person_never_heard_from_gets_the_prompt_in_a_personal_chat_open
             "isGroup": False,
         }
     ]
-    [copy] = [posted for posted in posted_in(gw, BOBS_CHAT) if posted.actions()]
-    assert "Deploy?" in copy.text
-    await gw.press(copy, "Approve", BOB)
-    await gw.settled()
-
-    answered = await gw.prompt(prompt.prompt_id)
-    assert (answered.prompt_state, answered.answered_by) == (PromptState.ANSWERED, identity(BOB))
-    assert any("Escalated to you" in posted.text for posted in posted_in(gw, BOBS_CHAT))
+    await approved_by_bob_in(gw, BOBS_CHAT, prompt.prompt_id)
 
 
 async def test_a_person_without_the_app_is_skipped_and_the_next_step_goes_on(

@@ -235,13 +235,16 @@ class FakeTeams:
             {"error": {"code": "Failure", "message": "injected"}}, status=status, headers=headers
         )
 
-    async def _create(self, request: web.Request) -> web.Response:
+    def _admit(self, request: web.Request) -> web.Response | None:
+        """Note the call; the refusal it gets (no valid token, an injected failure), or None to go on."""
         self.calls.append(("POST", request.raw_path))
         if not self._authorized(request):
             return web.json_response({"error": {"code": "Unauthorized"}}, status=401)
-        failed = self._failure()
-        if failed is not None:
-            return failed
+        return self._failure()
+
+    async def _create(self, request: web.Request) -> web.Response:
+        if (refused := self._admit(request)) is not None:
+            return refused
         posted = Posted(
             str(next(self._ids)), request.match_info["conversation"], request.raw_path, await request.json()
         )
@@ -249,12 +252,8 @@ class FakeTeams:
         return web.json_response({"id": posted.id})
 
     async def _open(self, request: web.Request) -> web.Response:
-        self.calls.append(("POST", request.raw_path))
-        if not self._authorized(request):
-            return web.json_response({"error": {"code": "Unauthorized"}}, status=401)
-        failed = self._failure()
-        if failed is not None:
-            return failed
+        if (refused := self._admit(request)) is not None:
+            return refused
         body = await request.json()
         members = body.get("members") or []
         well_formed = (
