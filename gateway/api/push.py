@@ -17,6 +17,8 @@ from gateway.api.errors import error_responses
 from gateway.api.people import CurrentPerson
 from gateway.base import vapid
 from gateway.base.errors import GatewayError
+from gateway.base.settings import Settings
+from gateway.delivery.push import endpoint_problem, push_hosts
 
 router = APIRouter(prefix="/v1", tags=["people"])
 
@@ -37,9 +39,7 @@ class PushSubscriptionBody(BaseModel):
 
     @field_validator("endpoint")
     @classmethod
-    def _https(cls, value: AnyHttpUrl) -> AnyHttpUrl:
-        if value.scheme != "https" and value.host not in ("localhost", "127.0.0.1", "::1"):
-            raise ValueError("a push endpoint is an https URL")
+    def _short(cls, value: AnyHttpUrl) -> AnyHttpUrl:
         if len(str(value)) > 2000:
             raise ValueError("at most 2,000 characters")
         return value
@@ -57,9 +57,13 @@ class PushState(BaseModel):
     subscriptions: int
 
 
+def core_settings(request: Request) -> Settings:
+    settings: Settings = request.app.state.runtime.settings
+    return settings
+
+
 def _public_key(request: Request) -> str | None:
-    settings = request.app.state.runtime.settings
-    key = settings.threadgate_vapid_private_key
+    key = core_settings(request).threadgate_vapid_private_key
     return vapid.public_of(key.get_secret_value()) if key is not None else None
 
 
@@ -83,7 +87,17 @@ async def subscribe(
         raise GatewayError(
             "PUSH_NOT_CONFIGURED", "Web Push is off on this gateway (no THREADGATE_VAPID_PRIVATE_KEY).", 409
         )
-    created = await core.store.push.add(person, body.model_dump(mode="json"))
+    subscription = body.model_dump(mode="json")
+    if (
+        problem := endpoint_problem(subscription["endpoint"], push_hosts(core_settings(request)))
+    ) is not None:
+        raise GatewayError(
+            "VALIDATION_FAILED",
+            f"endpoint: {problem}.",
+            400,
+            {"errors": [{"field": "endpoint", "problem": problem}]},
+        )
+    created = await core.store.push.add(person, subscription)
     count = len(await core.store.push.of(person))
     state = PushState(enabled=True, public_key=public, subscriptions=count)
     return JSONResponse(state.model_dump(), status_code=201 if created else 200)
@@ -98,4 +112,3 @@ async def unsubscribe(
     public = _public_key(request)
     count = len(await core.store.push.of(person))
     return PushState(enabled=public is not None, public_key=public, subscriptions=count)
-

@@ -113,6 +113,9 @@ class Settings(BaseSettings):
     # 32 bytes (``threadgate push keys`` prints a pair), and the contact the push services may reach.
     threadgate_vapid_private_key: SecretStr | None = None
     threadgate_vapid_subject: str | None = None
+    # Push services beyond the browsers' own (Google, Mozilla, Apple, Microsoft) that subscriptions may name:
+    # host names, comma-separated; a host named here may also be plain http (a push service of your own).
+    threadgate_push_hosts: str | None = None
 
     @field_validator("threadgate_log_level")
     @classmethod

@@ -16,6 +16,7 @@ import logging
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 from gateway.base.logs import event
 from gateway.base.models import GROUP_PREFIX, PERSON_PREFIX, names_people, person_id
@@ -27,6 +28,41 @@ TARGET = "push:"  # its name among the webhook queue's targets
 EVENT_TYPES = frozenset({"input.requested", "input.escalated"})
 TTL_S = 3600  # how long a push service keeps a notification for a browser that is away
 SUMMARY_CHARS = 120
+
+# The push services browsers subscribe with (Chrome and Edge's FCM, Firefox's autopush, Safari's, Windows'):
+# a subscription may name an endpoint under one of these only, so a signed-in person cannot make the gateway
+# POST to an address of their choosing (an internal service, say). THREADGATE_PUSH_HOSTS adds more.
+PUSH_SERVICES = (
+    "fcm.googleapis.com",
+    "android.googleapis.com",
+    "push.services.mozilla.com",
+    "push.apple.com",
+    "notify.windows.com",
+)
+
+
+def push_hosts(settings: Settings) -> frozenset[str]:
+    """The extra push-service hosts ``THREADGATE_PUSH_HOSTS`` names (lower case)."""
+    raw = settings.threadgate_push_hosts or ""
+    return frozenset(host.strip().lower() for host in raw.split(",") if host.strip())
+
+
+def endpoint_problem(endpoint: str, extra: frozenset[str] = frozenset()) -> str | None:
+    """Why a subscription's endpoint is not taken (None: it is): an https URL of a known push service, or
+    any URL of a host ``THREADGATE_PUSH_HOSTS`` names."""
+    parts = urlsplit(endpoint)
+    host = (parts.hostname or "").lower()
+    if host in extra and parts.scheme in ("http", "https"):
+        return None
+    if parts.scheme != "https":
+        return "a push endpoint is an https URL"
+    if not any(host == known or host.endswith("." + known) for known in PUSH_SERVICES):
+        return (
+            f"{host or 'that host'} is not a browser push service this gateway sends to "
+            "(an operator can add it with THREADGATE_PUSH_HOSTS)"
+        )
+    return None
+
 
 # (subscription, payload, private key, subject) -> HTTP status the push service answered
 Send = Callable[[dict[str, Any], bytes, str, str], int]
@@ -73,6 +109,7 @@ class PushSender:
         private_key: str,
         subject: str,
         *,
+        hosts: frozenset[str] = frozenset(),
         send: Send = send_with_pywebpush,
         clock: Callable[[], float] | None = None,
     ) -> None:
@@ -81,6 +118,7 @@ class PushSender:
         self.subject = subject
         self._send = send
         self._clock = clock
+        self.hosts = hosts
 
     def wants(self, raw: str) -> bool:
         """Whether an event (its JSON) may notify anyone: a prompt raised, or an escalation step."""
@@ -109,6 +147,12 @@ class PushSender:
 
     async def _notify(self, person: str, subscription: dict[str, Any], payload: bytes) -> bool:
         endpoint = str(subscription.get("endpoint", ""))
+        if endpoint_problem(endpoint, self.hosts) is not None:  # kept before THREADGATE_PUSH_HOSTS changed
+            await self.store.push.remove(person, endpoint)
+            event(
+                "push.subscription_dropped", person=person, reason="not a push service this gateway sends to"
+            )
+            return True
         try:
             status = await asyncio.to_thread(
                 self._send, subscription, payload, self._private_key, self.subject
@@ -180,4 +224,7 @@ def push_targets(settings: Settings, store: Store) -> dict[str, LocalTarget]:
             "THREADGATE_VAPID_PRIVATE_KEY is set but Web Push is not installed: "
             "pip install 'threadgate[push]'"
         ) from None
-    return {TARGET: PushSender(store, key.get_secret_value(), settings.threadgate_vapid_subject)}
+    sender = PushSender(
+        store, key.get_secret_value(), settings.threadgate_vapid_subject, hosts=push_hosts(settings)
+    )
+    return {TARGET: sender}

@@ -16,7 +16,11 @@ from tests.fakes.push import FakePushService
 from tests.integration.test_push import PRIVATE, PUBLIC, SECRET_ARGS, SUBJECT, directory
 from tests.support.api_calls import raise_prompt
 
-VAPID = {"threadgate_vapid_private_key": PRIVATE, "threadgate_vapid_subject": SUBJECT}
+VAPID = {
+    "threadgate_vapid_private_key": PRIVATE,
+    "threadgate_vapid_subject": SUBJECT,
+    "threadgate_push_hosts": "127.0.0.1",  # the push-service fake, on loopback
+}
 
 
 @pytest.fixture
@@ -83,8 +87,16 @@ async def test_a_signed_in_person_subscribes_a_browser_and_stops(
             "/v1/me/push", json=tab.subscription(), headers={"Origin": "https://evil.example"}
         )
         assert foreign.status_code == 403
-        bad = {**tab.subscription(), "endpoint": "http://push.example/x"}
-        assert (await browser.post("/v1/me/push", json=bad, headers=same_origin)).status_code == 400
+        for elsewhere in (
+            "http://push.example/x",
+            "https://10.0.0.7/internal",
+            "https://metadata.google.internal/",
+        ):
+            bad = {**tab.subscription(), "endpoint": elsewhere}
+            refused = await browser.post("/v1/me/push", json=bad, headers=same_origin)
+            assert (refused.status_code, refused.json()["error"]["code"]) == (400, "VALIDATION_FAILED"), (
+                elsewhere
+            )
         gone = await browser.request(
             "DELETE", "/v1/me/push", json={"endpoint": tab.endpoint}, headers=same_origin
         )
