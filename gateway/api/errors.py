@@ -27,6 +27,17 @@ _HTTP_CODES = {
 }
 
 
+def invalid_param(name: str, where: str, problem: str) -> GatewayError:
+    """422 INVALID_PARAMS for one request parameter outside the body (``where``: path, header, query)."""
+    kind = {"path": "Path parameter", "header": "Header"}.get(where, "Parameter")
+    return GatewayError(
+        "INVALID_PARAMS",
+        f"{kind} {name} is invalid: {problem}.",
+        INVALID_PARAMS_STATUS,
+        {"errors": [{"field": name, "in": where, "problem": problem}]},
+    )
+
+
 class ErrorBody(BaseModel):
     code: str = Field(description="Stable UPPER_SNAKE code, e.g. VALIDATION_FAILED.")
     message: str = Field(description="What went wrong and what to do about it.")

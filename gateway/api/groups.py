@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 
 from gateway.api.auth import OperatorCaller
 from gateway.api.deps import Core
-from gateway.api.errors import INVALID_PARAMS_STATUS, error_responses
+from gateway.api.errors import error_responses, invalid_param
 from gateway.api.people import DirectoryWriter
 from gateway.base.errors import GatewayError
 from gateway.base.models.groups import Group, GroupBody, group_name
@@ -35,12 +35,7 @@ def _bare(value: str) -> str:
     try:
         return group_name(value)
     except ValueError as exc:
-        raise GatewayError(
-            "INVALID_PARAMS",
-            f"Path parameter group is invalid: {exc}.",
-            INVALID_PARAMS_STATUS,
-            {"errors": [{"field": "group", "in": "path", "problem": str(exc)}]},
-        ) from exc
+        raise invalid_param("group", "path", str(exc)) from None
 
 
 def _shown(name: str, group: GroupBody) -> Group:

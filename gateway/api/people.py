@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 
 from gateway.api.auth import OperatorCaller, Principal
 from gateway.api.deps import Core
-from gateway.api.errors import INVALID_PARAMS_STATUS, error_responses
+from gateway.api.errors import error_responses, invalid_param
 from gateway.base.errors import GatewayError
 from gateway.base.models import Person, PersonBody, person_id
 from gateway.people.linking import CODE_TTL_MS, new_link_code
@@ -46,12 +46,7 @@ def _bare(value: str) -> str:
     try:
         return person_id(value)
     except ValueError as exc:
-        raise GatewayError(
-            "INVALID_PARAMS",
-            f"Path parameter person is invalid: {exc}.",
-            INVALID_PARAMS_STATUS,
-            {"errors": [{"field": "person", "in": "path", "problem": str(exc)}]},
-        ) from None
+        raise invalid_param("person", "path", str(exc)) from None
 
 
 def _not_found(person: str) -> GatewayError:

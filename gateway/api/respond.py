@@ -11,7 +11,7 @@ from fastapi.responses import JSONResponse
 from gateway.api import answering
 from gateway.api.auth import PERSON, AnswerCaller, answering_as
 from gateway.api.deps import Core, limiter_of, options_of
-from gateway.api.errors import INVALID_PARAMS_STATUS, error_responses
+from gateway.api.errors import error_responses, invalid_param
 from gateway.base.errors import GatewayError
 from gateway.base.ids import is_identity, parse_thread_id, person_examples
 from gateway.decision.answering.bodies import RespondBody, RespondResult
@@ -30,33 +30,14 @@ From = Annotated[
 ]
 
 
-def _bad_from(named: str) -> GatewayError:
-    """The header names someone as ``from`` does: a platform identity, matched whole (422)."""
-    problem = f"must be an identity of the form <platform>:<id>, such as {person_examples()}"
-    return GatewayError(
-        "INVALID_PARAMS",
-        f"Header X-Threadgate-From is invalid: {problem}.",
-        INVALID_PARAMS_STATUS,
-        {"errors": [{"field": "X-Threadgate-From", "in": "header", "problem": problem}]},
-    )
-
-
-def _invalid(name: str, problem: str) -> GatewayError:
-    return GatewayError(
-        "INVALID_PARAMS",
-        f"Path parameter {name} is invalid: {problem}.",
-        INVALID_PARAMS_STATUS,
-        {"errors": [{"field": name, "in": "path", "problem": problem}]},
-    )
-
-
 async def rate_limited(request: Request, caller: AnswerCaller, person: From = None) -> str | None:
     """Counted in Redis per token and person together (30 per 60 s), and per token whoever is named
     (``respond_token_limit``), so naming another person in each call escapes neither. A session answers
     as its own person, whoever is named."""
     person = answering_as(caller, person)
     if person is not None and caller.role != PERSON and not is_identity(person):
-        raise _bad_from(person)
+        problem = f"must be an identity of the form <platform>:<id>, such as {person_examples()}"
+        raise invalid_param("X-Threadgate-From", "header", problem)
     options = options_of(request)
     await limiter_of(request).enforce(
         [
@@ -90,12 +71,12 @@ async def respond(
     the next turn's message tagged ``parked_answer`` whose id is ``turnId``.
     """
     if not RUN_ID.fullmatch(runId):
-        raise _invalid("runId", "expected run_ followed by a 26-character ULID")
+        raise invalid_param("runId", "path", "expected run_ followed by a 26-character ULID")
     if not PROMPT_ID.fullmatch(requestId):
-        raise _invalid("requestId", "expected prm_ followed by a 26-character ULID")
+        raise invalid_param("requestId", "path", "expected prm_ followed by a 26-character ULID")
     try:
         thread = parse_thread_id(threadId)
     except GatewayError as exc:
-        raise _invalid("threadId", exc.message) from exc
+        raise invalid_param("threadId", "path", exc.message) from exc
     result = await answering.respond(core, caller, runId, thread.thread_id, requestId, body, person, groups)
     return JSONResponse(result.public())
