@@ -12,12 +12,11 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from pydantic import AnyHttpUrl, BaseModel, Field, field_validator
 
-from gateway.api.deps import Core
+from gateway.api.deps import Core, runtime_of
 from gateway.api.errors import error_responses
 from gateway.api.people import CurrentPerson
 from gateway.base import vapid
 from gateway.base.errors import GatewayError
-from gateway.base.settings import Settings
 from gateway.delivery.push import endpoint_problem, push_hosts
 
 router = APIRouter(prefix="/v1", tags=["people"])
@@ -57,13 +56,8 @@ class PushState(BaseModel):
     subscriptions: int
 
 
-def core_settings(request: Request) -> Settings:
-    settings: Settings = request.app.state.runtime.settings
-    return settings
-
-
 def _public_key(request: Request) -> str | None:
-    key = core_settings(request).threadgate_vapid_private_key
+    key = runtime_of(request).settings.threadgate_vapid_private_key
     return vapid.public_of(key.get_secret_value()) if key is not None else None
 
 
@@ -89,7 +83,7 @@ async def subscribe(
         )
     subscription = body.model_dump(mode="json")
     if (
-        problem := endpoint_problem(subscription["endpoint"], push_hosts(core_settings(request)))
+        problem := endpoint_problem(subscription["endpoint"], push_hosts(runtime_of(request).settings))
     ) is not None:
         raise GatewayError(
             "VALIDATION_FAILED",
