@@ -19,14 +19,11 @@ from gateway.base.errors import GatewayError
 from gateway.base.ids import ThreadRef, parse_thread_id
 from gateway.base.logs import event
 from gateway.base.models import (
-    GROUP_PREFIX,
-    PERSON_PREFIX,
     EscalationStep,
     Person,
     Prompt,
     ThreadItem,
     names_people,
-    person_id,
     to_ms,
 )
 from gateway.decision.session_threads import parse_channel_ref, thread_starter
@@ -193,29 +190,13 @@ class Escalator:
     async def _identities_on(self, named: list[str], platform: str) -> list[str]:
         """``named`` (identities, ``person:<id>``, ``group:<name>``) as the identities on ``platform`` they
         stand for, each once: a person's linked ones, a directory group's members' ones."""
-        found: list[str] = []
-        for person in await self._people(named):
-            found += person.identities
+        found = [identity for person in await self._people(named) for identity in person.identities]
         found += [name for name in named if not names_people(name)]
         return [identity for identity in dict.fromkeys(found) if identity.partition(":")[0] == platform]
 
     async def _people(self, named: list[str]) -> list[Person]:
-        """The directory people ``named`` lists as ``person:<id>``, ``group:<name>`` (its members) or
-        ``group:<name>:on-duty`` (whose shift it is now), in order, each once."""
-        people = self.store.people
-        at = datetime.fromtimestamp(self.clock(), UTC)
-        found: dict[str, Person] = {}
-        for name in named:
-            if name.startswith(PERSON_PREFIX):
-                listed = await people.get(person_id(name))
-                batch = [listed] if listed is not None else []
-            elif name.startswith(GROUP_PREFIX):
-                batch = await people.members(name, at)
-            else:
-                continue
-            for person in batch:
-                found.setdefault(person.person, person)
-        return list(found.values())
+        """The people ``named`` stands for now (``PeopleStore.named``, by this escalator's clock)."""
+        return await self.store.people.named(named, datetime.fromtimestamp(self.clock(), UTC))
 
     async def escalate(self, prompt: Prompt, step: int, fields: dict[str, str]) -> None:
         """Post the prompt's copies for one step (nothing once it settled): one in each place it names,
@@ -228,19 +209,19 @@ class Escalator:
         for target in places(plan[step].to):
             if (step, target) not in posted:
                 await self._copy(prompt, step, target, plan[step].after_seconds)
-        people = [target for target in plan[step].to if names_people(target)]
-        for identity in await self._direct_identities(people):
+        people = await self._people([target for target in plan[step].to if names_people(target)])
+        for identity in self._direct_identities(people):
             if (step, DIRECT_PREFIX + identity) not in posted:
                 await self._copy(prompt, step, DIRECT_PREFIX + identity, plan[step].after_seconds)
         # People's notice last: it is one post, so a copy retried above never posts it twice.
         if people:
             await self._reach(prompt, people, plan[step].after_seconds)
 
-    async def _direct_identities(self, named: list[str]) -> list[str]:
-        """The identities of the people ``named`` on platforms whose channel here has direct messages."""
+    def _direct_identities(self, people: list[Person]) -> list[str]:
+        """The identities of ``people`` on platforms whose channel here has direct messages."""
         found = [
             identity
-            for person in await self._people(named)
+            for person in people
             for identity in person.identities
             if isinstance(self.channels.get(identity.partition(":")[0]), DirectMessages)
         ]
@@ -249,24 +230,19 @@ class Escalator:
             event("escalation.direct_capped", logging.WARNING, identities=len(found), sent=MAX_DIRECT)
         return found[:MAX_DIRECT]
 
-    async def _reach(self, prompt: Prompt, named: list[str], waited_s: int) -> None:
+    async def _reach(self, prompt: Prompt, people: list[Person], waited_s: int) -> None:
         """Reach the people a step names in the prompt's own thread: mentioned where the platform can
         (their identities there), else by name. Who may answer is still the approver list's to say."""
         thread = parse_thread_id(prompt.thread_id)
         channel = self.channels.for_thread(thread)
-        people = await self._people(named)
-        mentions = (await self._identities_on(named, thread.platform))[:MAX_MENTIONS]
+        mentions: list[str] = []
         if isinstance(channel, Mentions):
-            mentions = [identity for identity in mentions if channel.mention(identity) is not None]
-        else:
-            mentions = []
-        reached = {identity for person in people for identity in person.identities if identity in mentions}
+            there = (
+                i for person in people for i in person.identities if i.partition(":")[0] == thread.platform
+            )
+            mentions = [i for i in dict.fromkeys(there) if channel.mention(i) is not None][:MAX_MENTIONS]
+        reached = set(mentions)
         names = [person.name or person.person for person in people if reached.isdisjoint(person.identities)]
-        names += [
-            name
-            for name in named
-            if name.startswith(PERSON_PREFIX) and person_id(name) not in {person.person for person in people}
-        ]
         item = message_item(
             notices.escalated_to(names, waited_s), {"type": "escalation", "mentions": mentions}
         )

@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from gateway.base.logs import event
-from gateway.base.models import GROUP_PREFIX, PERSON_PREFIX, names_people, person_id
+from gateway.base.models import names_people
 from gateway.base.settings import Settings
 from gateway.delivery.webhooks import LocalTarget
 from gateway.store import Store
@@ -197,18 +197,15 @@ class PushSender:
         return await self._people(named)
 
     async def _people(self, named: list[str]) -> list[str]:
+        """The person ids ``named`` stands for: people and groups as ``PeopleStore.named`` reads them, and
+        the person behind each listed platform identity."""
         people = self.store.people
         at = datetime.fromtimestamp(self._clock(), UTC) if self._clock else datetime.now(UTC)
-        found: dict[str, None] = {}
+        found = [person.person for person in await people.named(named, at)]
         for name in named:
-            if name.startswith(PERSON_PREFIX):
-                found.setdefault(person_id(name), None)
-            elif name.startswith(GROUP_PREFIX):
-                for person in await people.members(name, at):
-                    found.setdefault(person.person, None)
-            elif not names_people(name) and (who := await people.whois(name)) is not None:
-                found.setdefault(who.person, None)
-        return list(found)
+            if not names_people(name) and (who := await people.whois(name)) is not None:
+                found.append(who.person)
+        return list(dict.fromkeys(found))
 
 
 def push_targets(settings: Settings, store: Store) -> dict[str, LocalTarget]:

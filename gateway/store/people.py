@@ -9,6 +9,7 @@ from __future__ import annotations
 import builtins
 import json
 import time
+from collections.abc import Iterable
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
@@ -173,6 +174,24 @@ class PeopleStore:
             if group.rotation is not None and group.rotation.on_duty(at) == person.person:
                 names.append(f"{GROUP_PREFIX}{name}{ON_DUTY}")
         return list(dict.fromkeys(names))
+
+    async def named(self, names: Iterable[str], at: datetime) -> builtins.list[Person]:
+        """The people ``names`` stand for at ``at``, in order, each once: ``person:<id>`` (their record;
+        one nobody put in the directory, such as a signed-in person known by their provider only, as a
+        bare id), ``group:<name>`` (its members) and ``group:<name>:on-duty`` (whose shift it is). Other
+        entries (platform identities) are not people's names and are left out."""
+        found: dict[str, Person] = {}
+        for name in names:
+            if name.startswith(PERSON_PREFIX):
+                bare = name.removeprefix(PERSON_PREFIX)
+                batch = [await self.get(bare) or Person(person=bare)]
+            elif name.startswith(GROUP_PREFIX):
+                batch = await self.members(name, at)
+            else:
+                continue
+            for person in batch:
+                found.setdefault(person.person, person)
+        return builtins.list(found.values())
 
     async def members(self, name: str, at: datetime) -> builtins.list[Person]:
         """The people ``group:<name>`` (or ``group:<name>:on-duty``) names at ``at``: a directory
