@@ -125,6 +125,12 @@ async def test_a_step_to_a_person_sends_a_copy_with_controls_to_each_of_their_di
         await eventually(lambda: len(gw.slack_dm()) >= 2 and len(gw.telegram_dm()) >= 2, "both DMs", 10)
         slack_header, slack_card = gw.slack_dm()
         telegram_header, telegram_card = gw.telegram_dm()
+
+        async def both_recorded() -> bool:  # each copy is noted on the prompt just after it is posted
+            taken = (await gw.runtime.gateway.get_prompt(prompt.prompt_id)).escalations or []
+            return bool(taken) and len(taken[0].threads or []) == 2
+
+        await eventually_async(both_recorded, "both copies noted on the prompt", 10)
         escalated = await gw.runtime.gateway.get_prompt(prompt.prompt_id)
 
     assert [call.params["users"] for call in gw.slack.fake.calls_to("conversations.open")] == [DANA_SLACK]
