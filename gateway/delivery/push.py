@@ -120,12 +120,8 @@ class PushSender:
         self._clock = clock
         self.hosts = hosts
 
-    def wants(self, raw: str) -> bool:
-        """Whether an event (its JSON) may notify anyone: a prompt raised, or an escalation step."""
-        try:
-            kind = json.loads(raw).get("type")
-        except (ValueError, AttributeError):
-            return False
+    def wants(self, kind: str | None) -> bool:
+        """Whether an event of ``kind`` may notify anyone: a prompt raised, or an escalation step."""
         return kind in EVENT_TYPES
 
     async def deliver(self, body: bytes, ident: str) -> str | None:

@@ -69,9 +69,9 @@ def verify(
 
 class LocalTarget(Protocol):
     """A target the queue delivers to in-process instead of by HTTP (Web Push): it picks the events it
-    wants, and delivers one (None when done, else what failed, retried like a URL's)."""
+    wants (by its ``type``), and delivers one (None when done, else what failed, retried like a URL's)."""
 
-    def wants(self, raw: str) -> bool: ...
+    def wants(self, kind: str | None) -> bool: ...
 
     async def deliver(self, body: bytes, ident: str) -> str | None: ...
 
@@ -240,10 +240,11 @@ class WebhookDispatcher:
         raw = row.fields.get("j") if row.fields else None
         if not raw:
             return 0
-        event_id = _event_id(raw) or row.entry_id
+        event_id, kind = _id_and_type(raw)
+        event_id = event_id or row.entry_id
         deliveries = [(delivery_id(event_id, url), url) for url in self.urls]
         deliveries += [
-            (delivery_id(event_id, name), name) for name, local in self.local.items() if local.wants(raw)
+            (delivery_id(event_id, name), name) for name, local in self.local.items() if local.wants(kind)
         ]
         if not deliveries:
             return 0
@@ -326,9 +327,13 @@ class WebhookDispatcher:
         return await self.queue.depth()
 
 
-def _event_id(raw: str) -> str | None:
+def _id_and_type(raw: str) -> tuple[str | None, str | None]:
+    """An event's ``id`` and ``type`` from its JSON, read once (None for what it lacks or cannot be read)."""
     try:
-        value = json.loads(raw).get("id")
-    except (ValueError, AttributeError):
-        return None
-    return value if isinstance(value, str) else None
+        parsed = json.loads(raw)
+    except ValueError:
+        return None, None
+    if not isinstance(parsed, dict):
+        return None, None
+    event_id, kind = parsed.get("id"), parsed.get("type")
+    return (event_id if isinstance(event_id, str) else None, kind if isinstance(kind, str) else None)
