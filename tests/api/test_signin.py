@@ -19,8 +19,6 @@ from tests.api.conftest import AGENT_AUTH, OPERATOR_AUTH, Served, served_gateway
 from tests.fakes.oidc import FakeOidcProvider
 from tests.support.api_calls import raise_prompt
 
-SECRET = "session-secret-for-tests-0123456789"
-
 
 @dataclass(frozen=True)
 class DirectoryPerson:
@@ -54,21 +52,11 @@ def idp() -> Iterator[FakeOidcProvider]:
     provider.stop()
 
 
-def signin_settings(idp: FakeOidcProvider, **extra: Any) -> dict[str, Any]:
-    return {
-        "threadgate_oidc_issuer": idp.issuer,
-        "threadgate_oidc_client_id": idp.client_id,
-        "threadgate_oidc_client_secret": idp.client_secret,
-        "threadgate_session_secret": SECRET,
-        **extra,
-    }
-
-
 @contextlib.asynccontextmanager
 async def signin_gateway(
     real_redis: str, idp: FakeOidcProvider, directory: FakeDirectory | None = None, **extra: Any
 ) -> AsyncIterator[Served]:
-    async with served_gateway(real_redis, **signin_settings(idp, **extra)) as served:
+    async with served_gateway(real_redis, **idp.gateway_settings(**extra)) as served:
         signin = served.app.state.signin
         signin.directory = directory or FakeDirectory(ALICE)
         idp.redirect_uris = {f"{served.base_url}/auth/callback"}

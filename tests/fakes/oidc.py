@@ -67,6 +67,16 @@ class FakeOidcProvider:
 
     # Control -------------------------------------------------------------------------------------------
 
+    def gateway_settings(self, **extra: Any) -> dict[str, Any]:
+        """A gateway's settings for sign-in at this provider (and ``extra`` settings)."""
+        return {
+            "threadgate_oidc_issuer": self.issuer,
+            "threadgate_oidc_client_id": self.client_id,
+            "threadgate_oidc_client_secret": self.client_secret,
+            "threadgate_session_secret": "session-secret-for-tests-0123456789",
+            **extra,
+        }
+
     def start(self) -> FakeOidcProvider:
         provider = self
 

@@ -162,14 +162,3 @@ def idp() -> Iterator[FakeOidcProvider]:
     provider = FakeOidcProvider(user={**CAROL, "groups": ["sre"]}).start()
     yield provider
     provider.stop()
-
-
-def signin_settings(idp: FakeOidcProvider, **extra: Any) -> dict[str, Any]:
-    """A gateway's settings for sign-in at ``idp``."""
-    return {
-        "threadgate_oidc_issuer": idp.issuer,
-        "threadgate_oidc_client_id": idp.client_id,
-        "threadgate_oidc_client_secret": idp.client_secret,
-        "threadgate_session_secret": "browser-session-secret-0123456789",
-        **extra,
-    }

@@ -18,7 +18,6 @@ from tests.web.conftest import (
     AGENT_AUTH,
     raise_prompt,
     screenshot_path,
-    signin_settings,
     start_run,
     web_gateway,
 )
@@ -45,8 +44,8 @@ async def _registration_id(cdp: Any) -> str:
 async def test_a_push_becomes_a_notification_and_its_address_opens_the_prompt(
     browser: Any, idp: FakeOidcProvider, tmp_path: Path
 ) -> None:
-    settings = signin_settings(
-        idp, threadgate_vapid_private_key=PRIVATE, threadgate_vapid_subject="mailto:ops@example.com"
+    settings = idp.gateway_settings(
+        threadgate_vapid_private_key=PRIVATE, threadgate_vapid_subject="mailto:ops@example.com"
     )
     async with web_gateway(**settings) as gateway, gateway.client(AGENT_AUTH) as agent:
         await gateway.runtime.store.redis.sadd(keys.approvers("ops"), "person:carol")

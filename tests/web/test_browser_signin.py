@@ -10,14 +10,14 @@ from playwright.async_api import expect
 
 from gateway.store import keys
 from tests.fakes.oidc import FakeOidcProvider
-from tests.web.conftest import AGENT_AUTH, raise_prompt, signin_settings, start_run, web_gateway
+from tests.web.conftest import AGENT_AUTH, raise_prompt, start_run, web_gateway
 from tests.web.pages import new_page
 
 CALL = {"name": "db__drop", "arguments": {"database": "staging"}}
 
 
 async def test_sign_in_answer_in_the_inbox_and_sign_out(browser: Any, idp: FakeOidcProvider) -> None:
-    settings = signin_settings(idp)
+    settings = idp.gateway_settings()
     async with web_gateway(**settings) as gateway, gateway.client(AGENT_AUTH) as agent:
         # Carol is not in the directory: she signs in as person:carol, whom the approvers name.
         await gateway.runtime.store.redis.sadd(keys.approvers("ops"), "person:carol")
@@ -52,7 +52,7 @@ async def test_sign_in_answer_in_the_inbox_and_sign_out(browser: Any, idp: FakeO
 async def test_sign_in_from_the_web_chat_answer_a_card_and_sign_out(
     browser: Any, idp: FakeOidcProvider
 ) -> None:
-    settings = signin_settings(idp)
+    settings = idp.gateway_settings()
     async with web_gateway(**settings) as gateway, gateway.client(AGENT_AUTH) as agent:
         await gateway.runtime.store.redis.sadd(keys.approvers("ops"), "person:carol")
         run = await start_run(agent, "deploys", started_by="web:someone-else")

@@ -25,7 +25,6 @@ from tests.web.conftest import (
     OPERATOR_AUTH,
     WebGateway,
     raise_prompt,
-    signin_settings,
     start_run,
     web_gateway,
 )
@@ -35,7 +34,7 @@ CALL = {"name": "db__drop", "arguments": {"database": "staging"}}
 
 @contextlib.asynccontextmanager
 async def chat_gateway(idp: FakeOidcProvider, tokens: str | None = None) -> AsyncIterator[WebGateway]:
-    async with web_gateway(tokens=tokens, **signin_settings(idp)) as web:
+    async with web_gateway(tokens=tokens, **idp.gateway_settings()) as web:
         yield web
 
 
