@@ -160,6 +160,7 @@ async def test_an_answer_in_one_direct_message_settles_the_prompt_and_every_copy
         pressed = await gw.telegram.press(DANA_TELEGRAM, card, gw.telegram.button(card, "Approve").data)
         await gw.telegram.answered(pressed)
         settled = await gw.runtime.gateway.wait_prompt(prompt.prompt_id, timeout=5)
+        await gw.runtime.gateway.outbox.idle()  # the settlement's posts, after the step's own pass
 
         def outcome_in(channel: str, ts: str) -> bool:
             return any(
